@@ -1,0 +1,328 @@
+/*
+ * digest.c - SHA-256 (FIPS 180-4) and the canonical graph and options
+ * digests described in digest.h.
+ *
+ * DESIGN
+ *  The hash works on 64-byte blocks. update() first tops up a partial
+ *  block in s->buf, then compresses whole blocks straight from the
+ *  caller's memory, and keeps the tail for later, so large inputs are never
+ *  copied. The graph digest streams one 44-byte record per tensor through
+ *  a small staging buffer, so it needs no memory proportional to the graph
+ *  except the sort permutation, and none at all when the tensors already
+ *  come in strictly ascending id order (the common case for graphs that a
+ *  client builds from an interpreter's tensor table).
+ */
+#include "digest.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Round constants: the first 32 bits of the fractional parts of the cube
+ * roots of the first 64 primes (FIPS 180-4, 4.2.2). */
+static const uint32_t K[64] = {
+    0x428a2f98u, 0x71374491u, 0xb5c0fbcfu, 0xe9b5dba5u, 0x3956c25bu,
+    0x59f111f1u, 0x923f82a4u, 0xab1c5ed5u, 0xd807aa98u, 0x12835b01u,
+    0x243185beu, 0x550c7dc3u, 0x72be5d74u, 0x80deb1feu, 0x9bdc06a7u,
+    0xc19bf174u, 0xe49b69c1u, 0xefbe4786u, 0x0fc19dc6u, 0x240ca1ccu,
+    0x2de92c6fu, 0x4a7484aau, 0x5cb0a9dcu, 0x76f988dau, 0x983e5152u,
+    0xa831c66du, 0xb00327c8u, 0xbf597fc7u, 0xc6e00bf3u, 0xd5a79147u,
+    0x06ca6351u, 0x14292967u, 0x27b70a85u, 0x2e1b2138u, 0x4d2c6dfcu,
+    0x53380d13u, 0x650a7354u, 0x766a0abbu, 0x81c2c92eu, 0x92722c85u,
+    0xa2bfe8a1u, 0xa81a664bu, 0xc24b8b70u, 0xc76c51a3u, 0xd192e819u,
+    0xd6990624u, 0xf40e3585u, 0x106aa070u, 0x19a4c116u, 0x1e376c08u,
+    0x2748774cu, 0x34b0bcb5u, 0x391c0cb3u, 0x4ed8aa4au, 0x5b9cca4fu,
+    0x682e6ff3u, 0x748f82eeu, 0x78a5636fu, 0x84c87814u, 0x8cc70208u,
+    0x90befffau, 0xa4506cebu, 0xbef9a3f7u, 0xc67178f2u};
+
+static uint32_t rotr(uint32_t x, unsigned n)
+{
+  return (x >> n) | (x << (32u - n));
+}
+
+static uint32_t load_be32(const uint8_t *p)
+{
+  return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
+         ((uint32_t)p[2] << 8) | (uint32_t)p[3];
+}
+
+static void store_be32(uint8_t *p, uint32_t v)
+{
+  p[0] = (uint8_t)(v >> 24);
+  p[1] = (uint8_t)(v >> 16);
+  p[2] = (uint8_t)(v >> 8);
+  p[3] = (uint8_t)v;
+}
+
+static void store_le64(uint8_t *p, uint64_t v)
+{
+  for (int i = 0; i < 8; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void store_le32(uint8_t *p, uint32_t v)
+{
+  for (int i = 0; i < 4; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Compresses one 64-byte block into the chaining value h. */
+static void compress(uint32_t h[8], const uint8_t *block)
+{
+  uint32_t w[64];
+  for (int i = 0; i < 16; i++)
+    w[i] = load_be32(block + 4 * i);
+  for (int i = 16; i < 64; i++) {
+    uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+    uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+  }
+  uint32_t a = h[0], b = h[1], c = h[2], d = h[3];
+  uint32_t e = h[4], f = h[5], g = h[6], hh = h[7];
+  for (int i = 0; i < 64; i++) {
+    uint32_t S1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
+    uint32_t ch = (e & f) ^ (~e & g);
+    uint32_t t1 = hh + S1 + ch + K[i] + w[i];
+    uint32_t S0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
+    uint32_t maj = (a & b) ^ (a & c) ^ (b & c);
+    uint32_t t2 = S0 + maj;
+    hh = g;
+    g = f;
+    f = e;
+    e = d + t1;
+    d = c;
+    c = b;
+    b = a;
+    a = t1 + t2;
+  }
+  h[0] += a;
+  h[1] += b;
+  h[2] += c;
+  h[3] += d;
+  h[4] += e;
+  h[5] += f;
+  h[6] += g;
+  h[7] += hh;
+}
+
+void planner_sha256_init(struct planner_sha256 *s)
+{
+  /* Initial hash value: fractional parts of the square roots of the first
+   * eight primes (FIPS 180-4, 5.3.3). */
+  static const uint32_t iv[8] = {0x6a09e667u, 0xbb67ae85u, 0x3c6ef372u,
+                                 0xa54ff53au, 0x510e527fu, 0x9b05688cu,
+                                 0x1f83d9abu, 0x5be0cd19u};
+  memcpy(s->h, iv, sizeof iv);
+  s->n_bytes = 0;
+  s->buf_len = 0;
+}
+
+void planner_sha256_update(struct planner_sha256 *s, const void *data,
+                           size_t len)
+{
+  const uint8_t *p = data;
+  s->n_bytes += len;
+  if (s->buf_len > 0) {
+    size_t take = 64 - s->buf_len;
+    if (take > len)
+      take = len;
+    memcpy(s->buf + s->buf_len, p, take);
+    s->buf_len += take;
+    p += take;
+    len -= take;
+    if (s->buf_len < 64)
+      return;
+    compress(s->h, s->buf);
+    s->buf_len = 0;
+  }
+  while (len >= 64) {
+    compress(s->h, p);
+    p += 64;
+    len -= 64;
+  }
+  if (len > 0) {
+    memcpy(s->buf, p, len);
+    s->buf_len = len;
+  }
+}
+
+void planner_sha256_final(struct planner_sha256 *s,
+                          uint8_t out[PLANNER_DIGEST_LEN])
+{
+  /* Padding: one 0x80 byte, zeros up to 56 mod 64, then the message length
+   * in bits as a big-endian 64-bit number. */
+  uint64_t bits = s->n_bytes * 8u;
+  uint8_t pad[72];
+  size_t pad_len = (s->buf_len < 56) ? 56 - s->buf_len : 120 - s->buf_len;
+  memset(pad, 0, sizeof pad);
+  pad[0] = 0x80;
+  for (int i = 0; i < 8; i++)
+    pad[pad_len + (size_t)i] = (uint8_t)(bits >> (56 - 8 * i));
+  uint64_t keep = s->n_bytes;
+  planner_sha256_update(s, pad, pad_len + 8);
+  s->n_bytes = keep;
+  for (int i = 0; i < 8; i++)
+    store_be32(out + 4 * i, s->h[i]);
+}
+
+void planner_sha256(const void *data, size_t len,
+                    uint8_t out[PLANNER_DIGEST_LEN])
+{
+  struct planner_sha256 s;
+  planner_sha256_init(&s);
+  planner_sha256_update(&s, data, len);
+  planner_sha256_final(&s, out);
+}
+
+/* ---- canonical digests --------------------------------------------------- */
+
+#define GRAPH_TAG "arenad-graph-v1\n"
+#define OPTIONS_TAG "arenad-options-v1\n"
+#define TENSOR_REC_LEN 44u /* bytes per tensor in the graph encoding */
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+  return (a > b) - (a < b);
+}
+
+static int cmp_i64(int64_t a, int64_t b)
+{
+  return (a > b) - (a < b);
+}
+
+/* Total order on tensors: id first, then every other field, so that even
+ * duplicate ids sort the same way whatever the input order. */
+static int cmp_tensor(const void *pa, const void *pb)
+{
+  const struct planner_tensor *a = *(const struct planner_tensor *const *)pa;
+  const struct planner_tensor *b = *(const struct planner_tensor *const *)pb;
+  int c = cmp_u64(a->id, b->id);
+  if (!c)
+    c = cmp_u64(a->size, b->size);
+  if (!c)
+    c = cmp_i64(a->first, b->first);
+  if (!c)
+    c = cmp_i64(a->last, b->last);
+  if (!c)
+    c = cmp_u64(a->align, b->align);
+  if (!c)
+    c = cmp_i64(a->pinned, b->pinned);
+  return c;
+}
+
+static void encode_tensor(uint8_t rec[TENSOR_REC_LEN],
+                          const struct planner_tensor *t)
+{
+  store_le32(rec, t->id);
+  store_le64(rec + 4, t->size);
+  store_le64(rec + 12, (uint64_t)t->first);
+  store_le64(rec + 20, (uint64_t)t->last);
+  store_le64(rec + 28, t->align);
+  store_le64(rec + 36, (uint64_t)t->pinned);
+}
+
+/* Returns 1 when the ids are strictly ascending, so that graph order is
+ * already the canonical order and no sort is needed. */
+static int ids_ascending(const struct planner_tensor *t, size_t n)
+{
+  for (size_t i = 1; i < n; i++)
+    if (t[i - 1].id >= t[i].id)
+      return 0;
+  return 1;
+}
+
+int planner_graph_digest(const struct planner_graph *g,
+                         uint8_t out[PLANNER_DIGEST_LEN])
+{
+  size_t n = g->n_tensors;
+  const struct planner_tensor **order = NULL;
+  if (n > 0 && !g->tensors) {
+    memset(out, 0, PLANNER_DIGEST_LEN);
+    return ARENA_EINVAL;
+  }
+  if (n > 1 && !ids_ascending(g->tensors, n)) {
+    order = malloc(n * sizeof *order);
+    if (!order) {
+      memset(out, 0, PLANNER_DIGEST_LEN);
+      return ARENA_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+      order[i] = &g->tensors[i];
+    qsort(order, n, sizeof *order, cmp_tensor);
+  }
+
+  struct planner_sha256 s;
+  uint8_t head[8];
+  planner_sha256_init(&s);
+  planner_sha256_update(&s, GRAPH_TAG, sizeof GRAPH_TAG - 1);
+  store_le64(head, (uint64_t)n);
+  planner_sha256_update(&s, head, sizeof head);
+
+  /* Stage records in blocks of 64 tensors to keep update() calls few. */
+  uint8_t stage[64 * TENSOR_REC_LEN];
+  size_t used = 0;
+  for (size_t i = 0; i < n; i++) {
+    encode_tensor(stage + used, order ? order[i] : &g->tensors[i]);
+    used += TENSOR_REC_LEN;
+    if (used == sizeof stage) {
+      planner_sha256_update(&s, stage, used);
+      used = 0;
+    }
+  }
+  planner_sha256_update(&s, stage, used);
+  planner_sha256_final(&s, out);
+  free(order);
+  return 0;
+}
+
+void planner_options_digest(const struct planner_options *o,
+                            uint8_t out[PLANNER_DIGEST_LEN])
+{
+  uint8_t enc[sizeof OPTIONS_TAG - 1 + 4 + 8 + 8];
+  size_t at = sizeof OPTIONS_TAG - 1;
+  memcpy(enc, OPTIONS_TAG, at);
+  store_le32(enc + at, (uint32_t)o->algo);
+  store_le64(enc + at + 4, o->alignment);
+  store_le64(enc + at + 12, o->capacity);
+  planner_sha256(enc, sizeof enc, out);
+}
+
+char *planner_hex(const uint8_t *b, size_t n, char *out)
+{
+  static const char digits[] = "0123456789abcdef";
+  for (size_t i = 0; i < n; i++) {
+    out[2 * i] = digits[b[i] >> 4];
+    out[2 * i + 1] = digits[b[i] & 15];
+  }
+  out[2 * n] = '\0';
+  return out;
+}
+
+/* Returns the value of one hex digit, or -1. */
+static int hexval(char c)
+{
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+int planner_unhex(const char *hex, uint8_t *out, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    int hi = hexval(hex[2 * i]);
+    int lo = hi < 0 ? -1 : hexval(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) {
+      memset(out, 0, n);
+      return ARENA_EPARSE;
+    }
+    out[i] = (uint8_t)(hi << 4 | lo);
+  }
+  if (hex[2 * n] != '\0') {
+    memset(out, 0, n);
+    return ARENA_EPARSE;
+  }
+  return 0;
+}

@@ -1,0 +1,146 @@
+# Makefile - builds, tests and benchmarks arenad.
+#
+# Layout (one-way dependencies, each module a static archive so that a
+# wrong include fails at link time):
+#   planner/  libarenaplanner.a  pure planning core, CSV parsing    (libc)
+#   storage/  libarenastorage.a  sqlite plan cache                  (sqlite3, planner)
+#   proto/    libarenawire.a     protobuf-c messages and framing    (protobuf-c)
+#   daemon/   arenad             libuv service                      (all above)
+#   client/   libarenad-client + arenactl                           (proto, planner)
+#   tests/    Check suites, one binary per module: build/tests/check_<module>
+#   bench/    benchmark programs behind `make bench`
+#   deploy/   systemd units and config (no C)
+#
+# Targets: all (default), deps, test (alias check), run, bench, clean.
+# Variables: OPT (default -O2 -g), SANITIZE=address,undefined, DEBUG=1.
+
+BUILD   ?= build
+CC      ?= cc
+OPT     ?= -O2 -g
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=2 -Wvla
+CSTD    := -std=c11
+DEFS    := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+ifeq ($(DEBUG),1)
+DEFS    += -DARENA_DEBUG=1
+endif
+ifneq ($(SANITIZE),)
+SANFLAGS := -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
+endif
+
+# Debian 12 packages the build and the tests need. `make deps` installs the
+# missing ones with apt-get when run as root.
+DEB_DEPS := build-essential pkg-config check libsqlite3-dev
+
+PKGS_CHECK  := check
+PKGS_SQLITE := sqlite3
+
+CFLAGS_ALL  = $(CSTD) $(OPT) $(WARN) $(DEFS) $(SANFLAGS) -MMD -MP \
+              -Iplanner -Istorage -Iproto -Iclient -I$(BUILD)/gen $(CFLAGS)
+LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
+
+pc_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
+pc_libs   = $(shell pkg-config --libs $(1) 2>/dev/null)
+
+.PHONY: all deps test check run bench clean FORCE
+all: $(BUILD)/libarenaplanner.a $(BUILD)/arenactl
+
+# Rebuild everything when the compiler flags change (e.g. SANITIZE=...).
+$(BUILD)/.flags: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL)' | cmp -s - $@ || \
+	  echo '$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL)' > $@
+
+$(BUILD)/%.o: %.c $(BUILD)/.flags
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(EXTRA_CFLAGS_$(firstword $(subst /, ,$<))) -c -o $@ $<
+
+# ---- planner ---------------------------------------------------------------
+PLANNER_SRC := $(wildcard planner/*.c)
+PLANNER_OBJ := $(PLANNER_SRC:%.c=$(BUILD)/%.o)
+$(BUILD)/libarenaplanner.a: $(PLANNER_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+# ---- storage ---------------------------------------------------------------
+STORAGE_SRC := $(wildcard storage/*.c)
+STORAGE_OBJ := $(STORAGE_SRC:%.c=$(BUILD)/%.o)
+EXTRA_CFLAGS_storage = $(call pc_cflags,$(PKGS_SQLITE))
+$(BUILD)/libarenastorage.a: $(STORAGE_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+# ---- client and arenactl ---------------------------------------------------
+CLI_SRC := $(wildcard client/cli_*.c) client/arenactl.c
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+$(BUILD)/arenactl: $(CLI_OBJ) $(BUILD)/libarenaplanner.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
+
+# ---- tests -----------------------------------------------------------------
+# $(call check_prog,module,archives,extra ldlibs): build/tests/check_<module>
+# from tests/check_<module>.c, the shared runner tests/check_main.c and the
+# helpers in tests/testutil.c.
+EXTRA_CFLAGS_tests = $(call pc_cflags,$(PKGS_CHECK) $(PKGS_SQLITE))
+CHECK_LIBS = $(call pc_libs,$(PKGS_CHECK)) -lm -lpthread
+TESTUTIL_OBJ := $(BUILD)/tests/testutil.o
+TEST_BINS :=
+define check_prog
+$(BUILD)/tests/check_main_$(1).o: tests/check_main.c $(BUILD)/.flags
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_ALL) $$(EXTRA_CFLAGS_tests) -DCHECK_SUITE=$(1)_suite -c -o $$@ $$<
+$(BUILD)/tests/check_$(1): $(BUILD)/tests/check_$(1).o $(BUILD)/tests/check_main_$(1).o $(TESTUTIL_OBJ) $(2)
+	$$(CC) $$(LDFLAGS_ALL) -o $$@ $$^ $(3) $$(CHECK_LIBS)
+TEST_BINS += $(BUILD)/tests/check_$(1)
+endef
+
+$(eval $(call check_prog,planner,$(BUILD)/libarenaplanner.a,))
+$(eval $(call check_prog,csv,$(BUILD)/libarenaplanner.a,))
+$(eval $(call check_prog,cli,$(BUILD)/libarenaplanner.a,))
+$(eval $(call check_prog,digest,$(BUILD)/libarenaplanner.a,))
+ifneq ($(STORAGE_SRC),)
+$(eval $(call check_prog,storage,$(BUILD)/libarenastorage.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_SQLITE))))
+endif
+
+test check: deps
+	@$(MAKE) --no-print-directory build-tests
+	@sh tests/run.sh $(BUILD) $(notdir $(TEST_BINS))
+
+.PHONY: build-tests
+build-tests: all $(TEST_BINS)
+
+# ---- run -------------------------------------------------------------------
+RUN_MODEL ?= tests/data/models/person_detect.csv
+run: deps
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/arenactl plan --local $(RUN_MODEL)
+
+# ---- bench -----------------------------------------------------------------
+BENCH_SRC := $(wildcard bench/bench_*.c)
+BENCH_BINS := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+$(BUILD)/bench/bench_planner: $(BUILD)/bench/bench_planner.o $(BUILD)/libarenaplanner.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
+$(BUILD)/bench/bench_storage: $(BUILD)/bench/bench_storage.o $(BUILD)/libarenastorage.a $(BUILD)/libarenaplanner.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_SQLITE)) -lm
+EXTRA_CFLAGS_bench = $(call pc_cflags,$(PKGS_SQLITE))
+
+bench: deps
+	@$(MAKE) --no-print-directory all $(BENCH_BINS)
+	@for b in $(BENCH_BINS); do $$b bench/data || exit 1; done
+
+# ---- deps ------------------------------------------------------------------
+deps:
+	@missing=''; for p in $(DEB_DEPS); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "make deps: installing$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	  else \
+	    echo "make deps: missing Debian packages:$$missing (run 'sudo make deps')" >&2; exit 1; \
+	  fi; \
+	fi
+
+clean:
+	rm -rf $(BUILD)
+
+FORCE:
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,188 @@
+/*
+ * planner.h - arenad's planning core: lifetime graphs in, verified arena
+ * plans out.
+ *
+ * A graph is a flat array of tensors, each with a size in bytes and an
+ * inclusive lifetime [first, last] in operator indexes. A plan gives every
+ * tensor a byte offset in one arena so that two tensors whose lifetimes
+ * overlap never overlap in memory. The core is pure C: no I/O, no globals,
+ * no threads; every call is reentrant and may run on any thread.
+ *
+ * Conventions:
+ *  - Every fallible call returns 0 or a negative ARENA_E* code
+ *    (arena_error.h). Calls that take `char err[ARENA_ERR_LEN]` also write
+ *    a one-line explanation there; err may be NULL.
+ *  - Graphs and options are borrowed: they must outlive the call, and the
+ *    core never keeps a pointer to them afterwards.
+ *  - A struct planner_plan is caller-allocated: planner_plan_init() it,
+ *    let planner_run() fill it, release it with planner_plan_cleanup().
+ *
+ * ALIGNMENT
+ *  Alignment rounds start offsets up, never sizes. A tensor's effective
+ *  alignment is the larger of options->alignment and its own `align`
+ *  (0 = none of its own), so the interpreter-wide alignment is a floor that
+ *  a tensor can only raise. Zero-size tensors take no space and always get
+ *  offset 0; they never conflict with anything.
+ *
+ * LOWER BOUND
+ *  For every operator t let S(t) be the non-empty tensors live at t and
+ *  A(t) the smallest effective alignment among them. All their offsets are
+ *  multiples of A(t), so, ordered by offset, each tensor below the topmost
+ *  one uses at least roundup(size, A(t)) bytes before the next can start.
+ *  Hence
+ *      LB(t) = sum_{i in S(t)} roundup(size_i, A(t))
+ *              - max_{i in S(t)} (roundup(size_i, A(t)) - size_i)
+ *  is a true lower bound, and lower_bound_bytes = max_t LB(t). With
+ *  alignment 1 it is the classic "largest total live at one operator".
+ */
+#ifndef ARENA_PLANNER_H
+#define ARENA_PLANNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena_error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PLANNER_DEFAULT_ALIGNMENT 64u /* bytes, as in TFLite */
+#define PLANNER_DEFAULT_BUDGET_MS 100u /* exact search inside `best` */
+#define PLANNER_MAX_ALIGNMENT (1ull << 32) /* bytes */
+#define PLANNER_MAX_TENSORS 16000000u /* hard cap on one graph */
+#define PLANNER_NOT_PINNED (-1) /* planner_tensor.pinned: free to place */
+
+/* One tensor of a lifetime graph. Value struct; the caller owns arrays. */
+struct planner_tensor {
+  uint32_t id;     /* unique within the graph */
+  uint64_t size;   /* bytes; 0 is legal and takes no space */
+  int64_t first;   /* first operator that touches it, inclusive, >= 0 */
+  int64_t last;    /* last operator that touches it, inclusive, >= first */
+  uint64_t align;  /* own alignment in bytes, power of two; 0 = none */
+  int64_t pinned;  /* fixed offset in bytes, or PLANNER_NOT_PINNED */
+};
+
+/* A lifetime graph: a borrowed view of the caller's tensor array. */
+struct planner_graph {
+  const struct planner_tensor *tensors; /* n_tensors entries, borrowed */
+  size_t n_tensors;                     /* 1 .. PLANNER_MAX_TENSORS */
+};
+
+/* Algorithms. Values are stable: they travel on the wire and into the
+ * cache key, so never renumber them. */
+enum planner_algo {
+  PLANNER_ALGO_BEST = 0,           /* every heuristic, keep the smallest */
+  PLANNER_ALGO_NAIVE = 1,          /* bump allocator in graph order */
+  PLANNER_ALGO_TFLM_GREEDY = 2,    /* TFLite Micro GreedyMemoryPlanner */
+  PLANNER_ALGO_TFLITE_BESTFIT = 3, /* TFLite ArenaPlanner best fit */
+  PLANNER_ALGO_GREEDY_SIZE = 4,    /* size descending, best fit */
+  PLANNER_ALGO_GREEDY_BREADTH = 5, /* widest operator first, best fit */
+  PLANNER_ALGO_EXACT = 6,          /* branch and bound, within a budget */
+  PLANNER_ALGO__COUNT
+};
+
+/* Result of a capacity question (options.capacity != 0). */
+enum planner_fit {
+  PLANNER_FIT_NA = 0,      /* no capacity was given */
+  PLANNER_FIT_YES = 1,     /* the returned plan fits the capacity */
+  PLANNER_FIT_NO = 2,      /* proven: no plan fits the capacity */
+  PLANNER_FIT_UNKNOWN = 3, /* no fitting plan found, none ruled out */
+};
+
+/* Which bound a plan's lower_bound_bytes comes from. */
+enum planner_bound {
+  PLANNER_BOUND_LOAD = 0,   /* max live bytes at one operator (above) */
+  PLANNER_BOUND_SEARCH = 1, /* raised by an exhausted exact search */
+};
+
+/* Returns 1 when this periodically polled callback wants work stopped. */
+typedef int (*planner_stop_cb)(void *ctx);
+
+struct planner_options {
+  enum planner_algo algo; /* default PLANNER_ALGO_BEST */
+  uint64_t alignment;     /* bytes, power of two; 1 = none; default 64 */
+  uint64_t capacity;      /* bytes the arena may use; 0 = unlimited */
+  uint32_t budget_ms;     /* exact search budget; 0 = default */
+  planner_stop_cb stop;   /* optional cancel poll, may be NULL */
+  void *stop_ctx;         /* borrowed, passed to stop */
+};
+
+/* A plan. Caller-allocated; the arrays inside are owned by the plan. */
+struct planner_plan {
+  uint64_t *offsets;          /* n_offsets entries, in graph order */
+  size_t n_offsets;           /* == graph n_tensors */
+  uint64_t arena_bytes;       /* max(offset + size), 0 for all-empty */
+  uint64_t lower_bound_bytes; /* a proven lower bound, see LOWER BOUND */
+  uint64_t naive_bytes;       /* sum of sizes (no reuse, no padding) */
+  enum planner_algo algo;     /* the algorithm that produced offsets */
+  int proven_optimal;         /* 1 when arena_bytes == a lower bound */
+  enum planner_fit fit;       /* answer to the capacity question */
+  enum planner_bound bound;   /* where lower_bound_bytes comes from */
+  uint64_t nodes_explored;    /* exact search nodes, 0 for heuristics */
+  uint64_t search_us;         /* wall time spent in exact search */
+};
+
+/* Fills o with the defaults: best, alignment 64, no capacity, default
+ * budget, no stop callback. */
+void planner_options_init(struct planner_options *o);
+
+/* Checks a graph and options without planning. Returns 0, or
+ * ARENA_EEMPTY, ARENA_EINVAL (NULL tensors, bad algorithm, too many
+ * tensors), ARENA_ELIFETIME (first > last or negative), ARENA_EDUPID,
+ * ARENA_EALIGN (global or per-tensor alignment not a power of two or above
+ * PLANNER_MAX_ALIGNMENT), ARENA_EOVERFLOW (a sum of sizes, or an aligned
+ * end offset, would not fit in 64 bits), ARENA_EPINNED (a pinned offset
+ * that is misaligned, or two pinned tensors that collide). Describes the
+ * first offending tensor in err. O(n log n) time, O(n) memory. */
+int planner_validate(const struct planner_graph *g,
+                     const struct planner_options *o,
+                     char err[ARENA_ERR_LEN]);
+
+/* Computes the load lower bound (see LOWER BOUND) of a graph that passed
+ * planner_validate. Returns 0 and sets *lb_bytes, or ARENA_ENOMEM. */
+int planner_lower_bound(const struct planner_graph *g,
+                        const struct planner_options *o, uint64_t *lb_bytes);
+
+/* Sets p to an empty plan that planner_plan_cleanup() accepts. */
+void planner_plan_init(struct planner_plan *p);
+
+/* Frees what p owns and leaves it empty. Accepts NULL. */
+void planner_plan_cleanup(struct planner_plan *p);
+
+/* Validates g and o, plans with o->algo, and verifies the result with
+ * planner_verify() before returning it. On success fills *out (which must
+ * be planner_plan_init()ed or cleaned up; any old contents are freed).
+ * Deterministic: the same graph and options always give the same offsets.
+ * Returns 0, any planner_validate() code, ARENA_ENOMEM, ARENA_ECANCELED
+ * (the stop callback fired), or ARENA_EVERIFY (an internal bug; never
+ * returns an unverified plan). On failure *out is left empty. */
+int planner_run(const struct planner_graph *g, const struct planner_options *o,
+                struct planner_plan *out, char err[ARENA_ERR_LEN]);
+
+/* Checks plan p against graph g under options o: the offset count, that
+ * every offset is aligned, that no two tensors overlap in both time and
+ * memory, that pinned tensors sit at their offsets, and that
+ * p->arena_bytes equals max(offset + size). Returns 0, ARENA_EVERIFY with
+ * the first bad tensor or pair described in err, a planner_validate()
+ * code for a bad graph, or ARENA_ENOMEM. O(n log n). */
+int planner_verify(const struct planner_graph *g,
+                   const struct planner_options *o,
+                   const struct planner_plan *p, char err[ARENA_ERR_LEN]);
+
+/* Returns the stable name of an algorithm ("best", "naive", "tflm-greedy",
+ * "tflite-bestfit", "greedy-size", "greedy-breadth", "exact"), or "?". */
+const char *planner_algo_name(enum planner_algo a);
+
+/* Parses an algorithm name. Returns 0 and sets *a, or ARENA_EINVAL. */
+int planner_algo_parse(const char *name, enum planner_algo *a);
+
+/* Returns the name of a fit answer: "n/a", "fits", "infeasible",
+ * "unknown". */
+const char *planner_fit_name(enum planner_fit f);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ARENA_PLANNER_H */

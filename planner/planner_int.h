@@ -1,0 +1,87 @@
+/*
+ * planner_int.h - internal interface between the files of planner/.
+ *
+ * Not installed and not included outside planner/ (tests may include it to
+ * reach internals). Cross-file functions use the planner__ prefix.
+ *
+ * A "problem" is a graph that passed planner_validate(), plus the
+ * effective alignment of every tensor (max of the global and the tensor's
+ * own). All algorithms work on it and write offsets in graph order.
+ */
+#ifndef ARENA_PLANNER_INT_H
+#define ARENA_PLANNER_INT_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "planner.h"
+
+struct planner__prob {
+  const struct planner_tensor *t; /* n validated tensors, borrowed */
+  size_t n;                       /* tensor count, >= 1 */
+  uint64_t *align;                /* n effective alignments, owned */
+  uint64_t lb;                    /* load lower bound, bytes */
+  uint64_t naive;                 /* sum of sizes, bytes */
+  int n_pinned;                   /* how many tensors are pinned */
+  const struct planner_options *o;/* borrowed options */
+};
+
+/* Builds a problem from a validated graph. Returns 0 or ARENA_ENOMEM.
+ * Free with planner__prob_cleanup(). */
+int planner__prob_init(struct planner__prob *p, const struct planner_graph *g,
+                       const struct planner_options *o);
+void planner__prob_cleanup(struct planner__prob *p);
+
+/* Formats a message into err (may be NULL) and returns code. */
+int planner__errf(char *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The effective alignment of t under o: max(o->alignment, t->align). */
+uint64_t planner__eff_align(const struct planner_tensor *t,
+                            const struct planner_options *o);
+
+/* Looks for two tensors among subset[0..m) (non-empty ones) that overlap
+ * in both time and memory at the given offsets. Returns 1 and sets *a, *b
+ * to the first such pair in time order, 0 when there is none, or
+ * ARENA_ENOMEM. O(m log m). */
+int planner__find_overlap(const struct planner_tensor *t,
+                          const uint64_t *offsets, const uint32_t *subset,
+                          size_t m, uint32_t *a, uint32_t *b);
+
+/* Rounds v up to a multiple of a (a power of two). The caller guarantees
+ * by validation that the result fits in 64 bits. */
+static inline uint64_t planner__align_up(uint64_t v, uint64_t a)
+{
+  return (v + a - 1) & ~(a - 1);
+}
+
+/* Runs one heuristic (NAIVE, TFLM_GREEDY, TFLITE_BESTFIT, GREEDY_SIZE or
+ * GREEDY_BREADTH) and writes n offsets into offsets (caller-allocated).
+ * Pinned tensors are placed first, at their offsets. Deterministic.
+ * Returns 0, ARENA_EINVAL for another algo, or ARENA_ENOMEM. */
+int planner__heuristic(const struct planner__prob *p, enum planner_algo a,
+                       uint64_t *offsets);
+
+/* Writes greedy-breadth's visiting order of the free tensors (non-empty,
+ * not pinned) into order (n entries of room) and their count into *m.
+ * Returns 0 or ARENA_ENOMEM. */
+int planner__breadth_order(const struct planner__prob *p, uint32_t *order,
+                           size_t *m);
+
+/* Returns max(offset + size) over the non-empty tensors. */
+uint64_t planner__arena_of(const struct planner__prob *p,
+                           const uint64_t *offsets);
+
+/* The exact search (exact.c).
+ * On entry offsets[] holds a valid plan (the best heuristic's) and
+ * res->arena_bytes its arena; res->lower_bound_bytes holds the load bound.
+ * On return offsets[] holds the best plan found and res->arena_bytes its
+ * arena; res->proven_optimal, res->fit, res->lower_bound_bytes (which a
+ * finished search may raise), res->bound, res->nodes_explored and
+ * res->search_us are set. Honours o->capacity, o->budget_ms (0 means
+ * `default_budget_ms`) and o->stop. Never leaves offsets[] invalid.
+ * Returns 0, ARENA_ENOMEM or ARENA_ECANCELED. */
+int planner__exact(const struct planner__prob *p, uint64_t *offsets,
+                   struct planner_plan *res, uint32_t default_budget_ms);
+
+#endif /* ARENA_PLANNER_INT_H */

@@ -1,0 +1,26 @@
+#!/bin/sh
+# run.sh - runs every test binary given and sums Check's results.
+# Usage: tests/run.sh BUILD_DIR check_a check_b ...
+# Each binary prints Check's own "N%: Checks: X, Failures: Y, Errors: Z"
+# line; this script adds a final "tests: P passed, F failed" line and exits
+# non-zero when any binary failed or crashed.
+build=$1; shift
+total=0; bad=0; status=0
+for t in "$@"; do
+  echo "== $t"
+  out=$("$build/tests/$t" 2>&1); rc=$?
+  printf '%s\n' "$out"
+  line=$(printf '%s\n' "$out" | grep -E '^[0-9]+%: Checks: ' | tail -n 1)
+  if [ -n "$line" ]; then
+    n=$(echo "$line" | sed -E 's/.*Checks: ([0-9]+).*/\1/')
+    f=$(echo "$line" | sed -E 's/.*Failures: ([0-9]+).*/\1/')
+    e=$(echo "$line" | sed -E 's/.*Errors: ([0-9]+).*/\1/')
+    total=$((total + n)); bad=$((bad + f + e))
+  else
+    echo "$t: no Check summary (exit $rc)"; bad=$((bad + 1)); total=$((total + 1))
+  fi
+  [ $rc -eq 0 ] || status=1
+done
+echo "tests: $((total - bad)) passed, $bad failed"
+[ $bad -eq 0 ] || status=1
+exit $status

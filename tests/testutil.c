@@ -1,0 +1,80 @@
+/*
+ * testutil.c - helpers shared by the Check suites (see testutil.h).
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+char *tu_read_file(const char *path, size_t *len)
+{
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  size_t cap = 4096, n = 0;
+  char *buf = malloc(cap + 1);
+  while (buf) {
+    size_t got = fread(buf + n, 1, cap - n, f);
+    n += got;
+    if (n < cap)
+      break;
+    cap *= 2;
+    char *nb = realloc(buf, cap + 1);
+    if (!nb) {
+      free(buf);
+      buf = NULL;
+    }
+    buf = nb;
+  }
+  fclose(f);
+  if (!buf)
+    return NULL;
+  buf[n] = '\0';
+  if (len)
+    *len = n;
+  return buf;
+}
+
+char *tu_mkdtemp(void)
+{
+  const char *base = getenv("TMPDIR");
+  char tmpl[512];
+  snprintf(tmpl, sizeof tmpl, "%s/arenad-test-XXXXXX", base ? base : "/tmp");
+  if (!mkdtemp(tmpl))
+    return NULL;
+  return strdup(tmpl);
+}
+
+void tu_rm_rf(const char *path)
+{
+  if (!path || !*path)
+    return;
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+  if (system(cmd) != 0)
+    fprintf(stderr, "testutil: could not remove %s\n", path);
+}
+
+uint64_t tu_rand(uint64_t *s)
+{
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+uint64_t tu_rand_range(uint64_t *s, uint64_t lo, uint64_t hi)
+{
+  if (hi <= lo)
+    return lo;
+  uint64_t span = hi - lo + 1;
+  return span == 0 ? tu_rand(s) : lo + tu_rand(s) % span;
+}
+
+const char *tu_data_dir(void)
+{
+  const char *d = getenv("ARENA_TEST_DATA");
+  return d && *d ? d : "tests/data";
+}

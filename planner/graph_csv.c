@@ -1,0 +1,676 @@
+/*
+ * graph_csv.c - reads and writes lifetime graphs as CSV text (see
+ * graph_csv.h for the formats).
+ *
+ * DESIGN
+ *  The parser walks the buffer once, line by line (memchr for the line
+ *  end), so its cost is linear in the input. The header is turned into a
+ *  small column map (field position -> meaning); each row is then split
+ *  at commas into at most COL__COUNT fields and every field is converted
+ *  by the rule for its column. The tensor array grows geometrically.
+ *  Nothing reads past buf + len: the text need not be NUL-terminated.
+ */
+#include "graph_csv.h"
+
+#include <assert.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What a column means. */
+enum col {
+  COL_ID,
+  COL_SIZE,
+  COL_FIRST,
+  COL_LAST,
+  COL_LOWER,
+  COL_UPPER,
+  COL_ALIGN,
+  COL_OFFSET,
+  COL__COUNT
+};
+
+static const struct {
+  const char *name; /* lower case */
+  enum col col;
+} col_names[] = {
+    {"id", COL_ID},         {"tensor_index", COL_ID}, {"size", COL_SIZE},
+    {"size_bytes", COL_SIZE}, {"first", COL_FIRST},   {"first_op", COL_FIRST},
+    {"last", COL_LAST},     {"last_op", COL_LAST},    {"lower", COL_LOWER},
+    {"upper", COL_UPPER},   {"align", COL_ALIGN},     {"alignment", COL_ALIGN},
+    {"offset", COL_OFFSET},
+};
+
+/* A byte range [p, e) inside the input. */
+struct span {
+  const char *p; /* first byte */
+  const char *e; /* one past the last byte */
+};
+
+/* The parsed header. */
+struct header {
+  int n_cols;                    /* fields per row, 1 .. COL__COUNT */
+  enum col cols[COL__COUNT];     /* meaning of field i */
+  struct span names[COL__COUNT]; /* spelling of field i, for messages */
+  enum planner_csv_format fmt;   /* dialect */
+};
+
+/* Reading position. */
+struct cursor {
+  const char *p;   /* next unread byte */
+  const char *end; /* end of input */
+  size_t line;     /* number of the line last returned, 1-based */
+};
+
+/* Parser state for one call. */
+struct parser {
+  struct cursor cur;          /* where we are */
+  struct header hdr;          /* column map */
+  struct planner_tensor *t;   /* rows so far, owned until handed out */
+  size_t n;                   /* rows used */
+  size_t cap;                 /* rows allocated */
+  int labels;                 /* 1: some MiniMalloc id was not a number */
+  char *err;                  /* caller's message buffer, may be NULL */
+};
+
+/* Result of reading one number. */
+enum num {
+  NUM_OK,
+  NUM_EMPTY,
+  NUM_NOT_NUMBER,
+  NUM_NEGATIVE,
+  NUM_RANGE,
+};
+
+/* ---- small helpers ------------------------------------------------------ */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CSV_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define CSV_PRINTF(f, a)
+#endif
+
+static int fail(struct parser *ps, int code, const char *fmt, ...)
+    CSV_PRINTF(3, 4);
+
+static int fail(struct parser *ps, int code, const char *fmt, ...)
+{
+  if (ps->err) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ps->err, ARENA_ERR_LEN, fmt, ap);
+    va_end(ap);
+  }
+  return code;
+}
+
+static int is_blank(char c)
+{
+  return c == ' ' || c == '\t';
+}
+
+static struct span trim(struct span s)
+{
+  while (s.p < s.e && is_blank(*s.p))
+    s.p++;
+  while (s.e > s.p && is_blank(s.e[-1]))
+    s.e--;
+  return s;
+}
+
+/* Copies up to 40 bytes of s into out (printable ASCII, others as '?')
+ * for quoting in a message, with "..." when cut. */
+static const char *quote(struct span s, char out[48])
+{
+  size_t n = (size_t)(s.e - s.p), k = 0;
+  for (; k < n && k < 40; k++) {
+    unsigned char c = (unsigned char)s.p[k];
+    out[k] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+  }
+  if (k < n) {
+    memcpy(out + k, "...", 3);
+    k += 3;
+  }
+  out[k] = '\0';
+  return out;
+}
+
+/* Returns the next line in *ln without its "\n" or "\r\n", or 0 at the end
+ * of input. */
+static int next_line(struct cursor *c, struct span *ln)
+{
+  if (c->p >= c->end)
+    return 0;
+  const char *nl = memchr(c->p, '\n', (size_t)(c->end - c->p));
+  ln->p = c->p;
+  ln->e = nl ? nl : c->end;
+  c->p = nl ? nl + 1 : c->end;
+  if (ln->e > ln->p && ln->e[-1] == '\r')
+    ln->e--;
+  c->line++;
+  return 1;
+}
+
+/* A line that holds nothing or only a comment. */
+static int skippable(struct span ln)
+{
+  ln = trim(ln);
+  return ln.p == ln.e || *ln.p == '#';
+}
+
+/* Splits ln at commas into at most max fields (trimmed). Returns the total
+ * number of fields on the line, which may exceed max. */
+static int split(struct span ln, struct span *f, int max)
+{
+  int n = 0;
+  const char *p = ln.p;
+  for (;;) {
+    const char *c = memchr(p, ',', (size_t)(ln.e - p));
+    const char *e = c ? c : ln.e;
+    if (n < max)
+      f[n] = trim((struct span){p, e});
+    n++;
+    if (!c)
+      return n;
+    p = c + 1;
+  }
+}
+
+/* Reads a plain decimal number no larger than max. */
+static enum num read_u64(struct span s, uint64_t max, uint64_t *v)
+{
+  *v = 0;
+  if (s.p == s.e)
+    return NUM_EMPTY;
+  int neg = *s.p == '-';
+  const char *p = s.p + neg;
+  if (p == s.e)
+    return NUM_NOT_NUMBER;
+  uint64_t x = 0;
+  int big = 0;
+  for (; p < s.e; p++) {
+    unsigned d = (unsigned)(unsigned char)*p - '0';
+    if (d > 9)
+      return NUM_NOT_NUMBER;
+    if (x > (UINT64_MAX - d) / 10)
+      big = 1;
+    else
+      x = x * 10 + d;
+  }
+  if (neg)
+    return x == 0 && !big ? NUM_OK : NUM_NEGATIVE;
+  if (big || x > max)
+    return NUM_RANGE;
+  *v = x;
+  return NUM_OK;
+}
+
+static int name_is(struct span s, const char *name)
+{
+  size_t n = strlen(name);
+  if ((size_t)(s.e - s.p) != n)
+    return 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = s.p[i];
+    if (c >= 'A' && c <= 'Z')
+      c = (char)(c - 'A' + 'a');
+    if (c != name[i])
+      return 0;
+  }
+  return 1;
+}
+
+/* Returns the column a header name stands for, or -1. */
+static int lookup_col(struct span s)
+{
+  for (size_t i = 0; i < sizeof col_names / sizeof col_names[0]; i++)
+    if (name_is(s, col_names[i].name))
+      return (int)col_names[i].col;
+  return -1;
+}
+
+/* ---- header ------------------------------------------------------------- */
+
+static const char *const HDR_HINT =
+    "expected 'id,size,first,last' or 'id,lower,upper,size'";
+
+/* Checks that the header holds the columns its dialect needs. */
+static int check_columns(struct parser *ps, const int *seen)
+{
+  static const enum col ours[] = {COL_ID, COL_SIZE, COL_FIRST, COL_LAST};
+  static const enum col mm[] = {COL_ID, COL_LOWER, COL_UPPER, COL_SIZE};
+  static const char *const name[COL__COUNT] = {
+      "id", "size", "first", "last", "lower", "upper", "align", "offset"};
+  int is_mm = seen[COL_LOWER] >= 0 || seen[COL_UPPER] >= 0;
+  const enum col *need = is_mm ? mm : ours;
+  ps->hdr.fmt = is_mm ? PLANNER_CSV_MINIMALLOC : PLANNER_CSV_OURS;
+  for (int i = 0; i < 4; i++)
+    if (seen[need[i]] < 0)
+      return fail(ps, ARENA_EPARSE, "line %zu: header lacks column '%s' (%s)",
+                  ps->cur.line, name[need[i]],
+                  is_mm ? "MiniMalloc: id,lower,upper,size"
+                        : "id,size,first,last");
+  if (is_mm && (seen[COL_FIRST] >= 0 || seen[COL_LAST] >= 0)) {
+    int at = seen[COL_FIRST] >= 0 ? seen[COL_FIRST] : seen[COL_LAST];
+    struct span s = ps->hdr.names[at];
+    return fail(ps, ARENA_EPARSE,
+                "line %zu: column '%.*s' cannot be mixed with lower/upper",
+                ps->cur.line, (int)(s.e - s.p), s.p);
+  }
+  return 0;
+}
+
+static int parse_header(struct parser *ps, struct span ln)
+{
+  struct span f[COL__COUNT + 1];
+  int seen[COL__COUNT];
+  char q[48];
+  int n = split(ln, f, COL__COUNT + 1);
+  for (int c = 0; c < COL__COUNT; c++)
+    seen[c] = -1;
+  for (int i = 0; i < n && i <= COL__COUNT; i++) {
+    int c = lookup_col(f[i]);
+    if (c < 0 && i == 0)
+      return fail(ps, ARENA_EPARSE, "line %zu: missing header (%s), found '%s'",
+                  ps->cur.line, HDR_HINT, quote(trim(ln), q));
+    if (c < 0)
+      return fail(ps, ARENA_EPARSE, "line %zu: unknown column '%s'",
+                  ps->cur.line, quote(f[i], q));
+    if (seen[c] >= 0)
+      return fail(ps, ARENA_EPARSE, "line %zu: column '%s' given twice",
+                  ps->cur.line, quote(f[i], q));
+    seen[c] = i;
+    ps->hdr.cols[i] = (enum col)c;
+    ps->hdr.names[i] = f[i];
+  }
+  ps->hdr.n_cols = n;
+  return check_columns(ps, seen);
+}
+
+/* ---- rows --------------------------------------------------------------- */
+
+/* Converts field s of column i into *v, or fails with a message. */
+static int field_u64(struct parser *ps, int i, struct span s, uint64_t max,
+                     uint64_t *v)
+{
+  struct span nm = ps->hdr.names[i];
+  char q[48];
+  switch (read_u64(s, max, v)) {
+  case NUM_OK:
+    return 0;
+  case NUM_EMPTY:
+    return fail(ps, ARENA_EPARSE, "line %zu: %.*s: empty field", ps->cur.line,
+                (int)(nm.e - nm.p), nm.p);
+  case NUM_NEGATIVE:
+    return fail(ps, ARENA_EPARSE, "line %zu: %.*s: negative: '%s'",
+                ps->cur.line, (int)(nm.e - nm.p), nm.p, quote(s, q));
+  case NUM_RANGE:
+    return fail(ps, ARENA_EOVERFLOW,
+                "line %zu: %.*s: out of range (max %llu): '%s'", ps->cur.line,
+                (int)(nm.e - nm.p), nm.p, (unsigned long long)max, quote(s, q));
+  default:
+    return fail(ps, ARENA_EPARSE, "line %zu: %.*s: not a number: '%s'",
+                ps->cur.line, (int)(nm.e - nm.p), nm.p, quote(s, q));
+  }
+}
+
+/* The offset column: empty or -1 means not pinned. */
+static int field_offset(struct parser *ps, int i, struct span s, int64_t *pin)
+{
+  uint64_t v;
+  if (s.p == s.e || (s.e - s.p == 2 && s.p[0] == '-' && s.p[1] == '1')) {
+    *pin = PLANNER_NOT_PINNED;
+    return 0;
+  }
+  int rc = field_u64(ps, i, s, INT64_MAX, &v);
+  *pin = (int64_t)v;
+  return rc;
+}
+
+/* The id column. MiniMalloc ids may be labels; those are noted here and
+ * replaced by row numbers once all rows are read. */
+static int field_id(struct parser *ps, int i, struct span s, uint32_t *id)
+{
+  uint64_t v = 0;
+  if (ps->hdr.fmt == PLANNER_CSV_MINIMALLOC && s.p != s.e) {
+    if (read_u64(s, UINT32_MAX, &v) != NUM_OK)
+      ps->labels = 1;
+    *id = (uint32_t)v;
+    return 0;
+  }
+  int rc = field_u64(ps, i, s, UINT32_MAX, &v);
+  *id = (uint32_t)v;
+  return rc;
+}
+
+/* Fills t->first and t->last from the raw lifetime fields. */
+static int lifetime(struct parser *ps, uint64_t a, uint64_t b,
+                    struct planner_tensor *t)
+{
+  if (ps->hdr.fmt == PLANNER_CSV_MINIMALLOC) {
+    if (a >= b)
+      return fail(ps, ARENA_EPARSE,
+                  "line %zu: lower %llu is not below upper %llu (upper is "
+                  "exclusive)",
+                  ps->cur.line, (unsigned long long)a, (unsigned long long)b);
+    b--;
+  } else if (a > b) {
+    return fail(ps, ARENA_EPARSE, "line %zu: first %llu is after last %llu",
+                ps->cur.line, (unsigned long long)a, (unsigned long long)b);
+  }
+  t->first = (int64_t)a;
+  t->last = (int64_t)b;
+  return 0;
+}
+
+/* Converts the fields of one row into *t. */
+static int parse_fields(struct parser *ps, const struct span *f,
+                        struct planner_tensor *t)
+{
+  uint64_t a = 0, b = 0;
+  int rc = 0;
+  t->align = 0;
+  t->pinned = PLANNER_NOT_PINNED;
+  for (int i = 0; i < ps->hdr.n_cols && rc == 0; i++) {
+    switch (ps->hdr.cols[i]) {
+    case COL_ID:
+      rc = field_id(ps, i, f[i], &t->id);
+      break;
+    case COL_SIZE:
+      rc = field_u64(ps, i, f[i], UINT64_MAX, &t->size);
+      break;
+    case COL_FIRST:
+    case COL_LOWER:
+      rc = field_u64(ps, i, f[i], INT64_MAX, &a);
+      break;
+    case COL_LAST:
+    case COL_UPPER:
+      rc = field_u64(ps, i, f[i], INT64_MAX, &b);
+      break;
+    case COL_ALIGN:
+      rc = f[i].p == f[i].e ? 0 : field_u64(ps, i, f[i], UINT64_MAX, &t->align);
+      break;
+    case COL_OFFSET:
+      rc = field_offset(ps, i, f[i], &t->pinned);
+      break;
+    default:
+      assert(0 && "unknown column");
+      break;
+    }
+  }
+  return rc ? rc : lifetime(ps, a, b, t);
+}
+
+/* Makes room for one more row. */
+static int grow(struct parser *ps)
+{
+  if (ps->n < ps->cap)
+    return 0;
+  if (ps->n >= PLANNER_MAX_TENSORS)
+    return fail(ps, ARENA_ETOOBIG, "line %zu: more than %u tensors",
+                ps->cur.line, PLANNER_MAX_TENSORS);
+  size_t cap = ps->cap ? ps->cap * 2 : 256;
+  if (cap > PLANNER_MAX_TENSORS)
+    cap = PLANNER_MAX_TENSORS;
+  struct planner_tensor *t = realloc(ps->t, cap * sizeof *t);
+  if (!t)
+    return fail(ps, ARENA_ENOMEM, "line %zu: out of memory", ps->cur.line);
+  ps->t = t;
+  ps->cap = cap;
+  return 0;
+}
+
+static int parse_row(struct parser *ps, struct span ln)
+{
+  struct span f[COL__COUNT];
+  int n = split(ln, f, COL__COUNT);
+  if (n != ps->hdr.n_cols)
+    return fail(ps, ARENA_EPARSE, "line %zu: expected %d fields, found %d",
+                ps->cur.line, ps->hdr.n_cols, n);
+  int rc = grow(ps);
+  if (rc)
+    return rc;
+  rc = parse_fields(ps, f, &ps->t[ps->n]);
+  if (rc == 0)
+    ps->n++;
+  return rc;
+}
+
+static int parse_all(struct parser *ps)
+{
+  struct span ln;
+  int have_header = 0, rc = 0;
+  while (rc == 0 && next_line(&ps->cur, &ln)) {
+    if (skippable(ln))
+      continue;
+    if (have_header) {
+      rc = parse_row(ps, ln);
+    } else {
+      rc = parse_header(ps, ln);
+      have_header = 1;
+    }
+  }
+  if (rc)
+    return rc;
+  if (!have_header)
+    return fail(ps, ARENA_EEMPTY, "empty input: no header (%s)", HDR_HINT);
+  if (ps->n == 0)
+    return fail(ps, ARENA_EEMPTY, "no tensors: the header is not followed by "
+                                  "any rows");
+  if (ps->labels)
+    for (size_t i = 0; i < ps->n; i++)
+      ps->t[i].id = (uint32_t)i;
+  return 0;
+}
+
+/* ---- public parser API ---------------------------------------------------- */
+
+void planner_csv_init(struct planner_csv *c)
+{
+  assert(c);
+  c->tensors = NULL;
+  c->n_tensors = 0;
+  c->format = PLANNER_CSV_NONE;
+  c->ids_renumbered = 0;
+}
+
+void planner_csv_cleanup(struct planner_csv *c)
+{
+  if (!c)
+    return;
+  free(c->tensors);
+  planner_csv_init(c);
+}
+
+int planner_csv_parse(const char *buf, size_t len, struct planner_csv *out,
+                      char err[ARENA_ERR_LEN])
+{
+  struct parser ps;
+  memset(&ps, 0, sizeof ps);
+  ps.err = err;
+  if (err)
+    err[0] = '\0';
+  if (!out || (!buf && len > 0))
+    return fail(&ps, ARENA_EINVAL, "NULL argument");
+  planner_csv_cleanup(out);
+  if (!buf)
+    buf = "";
+  ps.cur.p = buf;
+  ps.cur.end = buf + len;
+  if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
+    ps.cur.p += 3; /* a UTF-8 byte order mark, as some editors write */
+  int rc = parse_all(&ps);
+  if (rc) {
+    free(ps.t);
+    return rc;
+  }
+  struct planner_tensor *t = realloc(ps.t, ps.n * sizeof *t);
+  out->tensors = t ? t : ps.t; /* shrinking never needs to succeed */
+  out->n_tensors = ps.n;
+  out->format = ps.hdr.fmt;
+  out->ids_renumbered = ps.labels;
+  return 0;
+}
+
+struct planner_graph planner_csv_graph(const struct planner_csv *c)
+{
+  struct planner_graph g = {NULL, 0};
+  if (c) {
+    g.tensors = c->tensors;
+    g.n_tensors = c->n_tensors;
+  }
+  return g;
+}
+
+const char *planner_csv_format_name(enum planner_csv_format f)
+{
+  switch (f) {
+  case PLANNER_CSV_OURS:
+    return "ours";
+  case PLANNER_CSV_MINIMALLOC:
+    return "minimalloc";
+  default:
+    return "none";
+  }
+}
+
+/* ---- writer --------------------------------------------------------------- */
+
+/* Output sink: counts every byte, stores those that fit. */
+struct sink {
+  char *buf;  /* destination, may be NULL */
+  size_t cap; /* bytes at buf */
+  size_t len; /* bytes produced so far (may exceed cap) */
+};
+
+static void put(struct sink *s, const char *p, size_t n)
+{
+  if (s->len < s->cap) {
+    size_t room = s->cap - s->len;
+    memcpy(s->buf + s->len, p, n < room ? n : room);
+  }
+  s->len += n;
+}
+
+static void put_u64(struct sink *s, uint64_t v)
+{
+  char tmp[24];
+  size_t k = sizeof tmp;
+  do {
+    tmp[--k] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  put(s, tmp + k, sizeof tmp - k);
+}
+
+static void put_i64(struct sink *s, int64_t v)
+{
+  if (v < 0) {
+    put(s, "-", 1);
+    put_u64(s, (uint64_t)0 - (uint64_t)v);
+  } else {
+    put_u64(s, (uint64_t)v);
+  }
+}
+
+static void put_comment(struct sink *s, const char *c)
+{
+  while (c && *c) {
+    const char *nl = strchr(c, '\n');
+    size_t n = nl ? (size_t)(nl - c) : strlen(c);
+    put(s, n ? "# " : "#", n ? 2 : 1);
+    put(s, c, n);
+    put(s, "\n", 1);
+    c += n + (nl != NULL);
+  }
+}
+
+static void put_rows(struct sink *s, const struct planner_graph *g,
+                     int with_align, int with_offset)
+{
+  put(s, "id,size,first,last", 18);
+  if (with_align)
+    put(s, ",align", 6);
+  if (with_offset)
+    put(s, ",offset", 7);
+  put(s, "\n", 1);
+  for (size_t i = 0; i < g->n_tensors; i++) {
+    const struct planner_tensor *t = &g->tensors[i];
+    put_u64(s, t->id);
+    put(s, ",", 1);
+    put_u64(s, t->size);
+    put(s, ",", 1);
+    put_i64(s, t->first);
+    put(s, ",", 1);
+    put_i64(s, t->last);
+    if (with_align) {
+      put(s, ",", 1);
+      put_u64(s, t->align);
+    }
+    if (with_offset) {
+      put(s, ",", 1);
+      if (t->pinned != PLANNER_NOT_PINNED)
+        put_i64(s, t->pinned);
+    }
+    put(s, "\n", 1);
+  }
+}
+
+static void write_all(struct sink *s, const struct planner_graph *g,
+                      const char *comment)
+{
+  int with_align = 0, with_offset = 0;
+  for (size_t i = 0; i < g->n_tensors; i++) {
+    with_align |= g->tensors[i].align != 0;
+    with_offset |= g->tensors[i].pinned != PLANNER_NOT_PINNED;
+  }
+  put_comment(s, comment);
+  put_rows(s, g, with_align, with_offset);
+}
+
+int planner_csv_write(const struct planner_graph *g, const char *comment,
+                      char *buf, size_t cap, size_t *len_out)
+{
+  if (len_out)
+    *len_out = 0;
+  if (!g || !len_out || (!g->tensors && g->n_tensors > 0) || (!buf && cap))
+    return ARENA_EINVAL;
+  struct sink s = {buf, cap, 0};
+  write_all(&s, g, comment);
+  *len_out = s.len;
+  if (s.len >= cap) {
+    if (cap)
+      buf[0] = '\0';
+    return ARENA_ETOOBIG;
+  }
+  buf[s.len] = '\0';
+  return 0;
+}
+
+int planner_csv_write_alloc(const struct planner_graph *g, const char *comment,
+                            char **out, size_t *len_out)
+{
+  size_t need = 0;
+  if (len_out)
+    *len_out = 0;
+  if (!out)
+    return ARENA_EINVAL;
+  *out = NULL;
+  int rc = planner_csv_write(g, comment, NULL, 0, &need);
+  if (rc != ARENA_ETOOBIG)
+    return rc == 0 ? ARENA_EINTERNAL : rc;
+  char *buf = malloc(need + 1);
+  if (!buf)
+    return ARENA_ENOMEM;
+  rc = planner_csv_write(g, comment, buf, need + 1, &need);
+  if (rc) {
+    free(buf);
+    return rc;
+  }
+  *out = buf;
+  if (len_out)
+    *len_out = need;
+  return 0;
+}

@@ -256,8 +256,9 @@ static int run_naive(const struct planner__prob *p, uint64_t *off)
   int rc = sort_or_oom(v, m, ord_id, p);
   uint64_t top = 0;
   for (size_t i = 0; i < p->n; i++) {
-    off[i] = p->t[i].pinned == PLANNER_NOT_PINNED ? 0 : (uint64_t)p->t[i].pinned;
-    if (p->t[i].size && off[i] + p->t[i].size > top)
+    int pin = p->t[i].pinned != PLANNER_NOT_PINNED;
+    off[i] = pin ? (uint64_t)p->t[i].pinned : 0;
+    if (pin && p->t[i].size && off[i] + p->t[i].size > top)
       top = off[i] + p->t[i].size;
   }
   for (size_t k = 0; !rc && k < m; k++) {

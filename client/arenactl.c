@@ -1,0 +1,73 @@
+/*
+ * arenactl.c - entry point of the arenactl command-line tool: global
+ * options and the table of subcommands.
+ *
+ * To add a subcommand, write client/cli_<name>.c with
+ * `int cli_<name>_main(int argc, char **argv)`, declare it in cli.h and
+ * add one row to `commands` below; the Makefile picks up the new file.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* One subcommand. */
+struct cli_command {
+  const char *name;                  /* as typed after "arenactl" */
+  int (*main)(int argc, char **argv); /* argv[0] is the name */
+  const char *summary;               /* one line for --help */
+};
+
+static const struct cli_command commands[] = {
+    {"plan", cli_plan_main, "plan arena offsets for a lifetime-graph CSV"},
+};
+
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f)
+{
+  fprintf(f,
+          "Usage: %s COMMAND [options] [args]\n"
+          "       %s --help | --version\n"
+          "\n"
+          "Memory planning for on-device neural-network inference.\n"
+          "\n"
+          "Commands:\n",
+          CLI_PROG, CLI_PROG);
+  for (size_t i = 0; i < N_COMMANDS; i++)
+    fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf(f, "\nRun '%s COMMAND --help' for the options of one command.\n",
+          CLI_PROG);
+}
+
+static const struct cli_command *find(const char *name)
+{
+  for (size_t i = 0; i < N_COMMANDS; i++)
+    if (strcmp(commands[i].name, name) == 0)
+      return &commands[i];
+  return NULL;
+}
+
+int main(int argc, char **argv)
+{
+  if (argc < 2) {
+    usage(stderr);
+    return CLI_EX_USAGE;
+  }
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 ||
+      strcmp(cmd, "help") == 0) {
+    usage(stdout);
+    return cli_finish_stdout();
+  }
+  if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
+    printf("%s %s\n", CLI_PROG, CLI_VERSION);
+    return cli_finish_stdout();
+  }
+  const struct cli_command *c = find(cmd);
+  if (!c) {
+    cli_error(NULL, "unknown command '%s' (try '%s --help')", cmd, CLI_PROG);
+    return CLI_EX_USAGE;
+  }
+  return c->main(argc - 1, argv + 1);
+}

@@ -1,0 +1,95 @@
+/*
+ * cli.h - the pieces of the arenactl command-line tool.
+ *
+ * arenactl.c holds main() and a table of subcommands; each subcommand
+ * lives in client/cli_<name>.c and exposes `int cli_<name>_main(int argc,
+ * char **argv)`, where argv[0] is the subcommand's name. A subcommand
+ * prints its results on stdout, its errors on stderr as
+ * "arenactl: <what>: <message>", and returns one of the CLI_EX_* exit
+ * statuses (the BSD sysexits values). cli_util.c has the helpers they
+ * share: reading a file, strict number options, error printing.
+ */
+#ifndef ARENA_CLI_H
+#define ARENA_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena_error.h"
+
+#define CLI_PROG "arenactl"
+#define CLI_VERSION "0.1.0"
+
+/* Largest input file arenactl reads into memory, in bytes. */
+#define CLI_MAX_FILE_LEN ((size_t)1 << 30)
+
+/* Exit statuses, as in BSD <sysexits.h>. */
+enum cli_exit {
+  CLI_EX_OK = 0,        /* success */
+  CLI_EX_FAIL = 1,      /* the operation failed, e.g. the plan does not fit */
+  CLI_EX_USAGE = 64,    /* bad command line */
+  CLI_EX_DATAERR = 65,  /* bad input data: parse or validation error */
+  CLI_EX_NOINPUT = 66,  /* input file missing or unreadable */
+  CLI_EX_SOFTWARE = 70, /* internal error (a plan failed verification) */
+  CLI_EX_OSERR = 71,    /* out of memory or another system failure */
+  CLI_EX_IOERR = 74,    /* writing the output failed */
+};
+
+/* ---- subcommands (one file each) ---------------------------------------- */
+
+/* arenactl plan: plans a lifetime graph and prints the plan. */
+int cli_plan_main(int argc, char **argv);
+
+/* ---- helpers (cli_util.c) ----------------------------------------------- */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define CLI_WUR __attribute__((warn_unused_result))
+#else
+#define CLI_PRINTF(f, a)
+#define CLI_WUR
+#endif
+
+/* Prints "arenactl: <what>: <message>\n" on stderr. what (borrowed) may be
+ * NULL, which leaves that part out. */
+void cli_error(const char *what, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/* Reads the whole file at path (borrowed; "-" means standard input) into
+ * a new buffer. On success *buf is owned by the caller (free with free()),
+ * NUL-terminated, and *len holds its length without the NUL. Returns 0,
+ * ARENA_ENOENT (missing, a directory, or no permission),
+ * ARENA_EIO (a read error), ARENA_ETOOBIG (over CLI_MAX_FILE_LEN) or
+ * ARENA_ENOMEM, with the reason in err. On failure *buf is NULL and *len
+ * 0. */
+CLI_WUR int cli_read_file(const char *path, char **buf, size_t *len,
+                          char err[ARENA_ERR_LEN]);
+
+/* Parses a byte count: decimal digits with an optional binary suffix K, M
+ * or G (1024, 1024^2, 1024^3). Returns 0 and sets *v, or ARENA_EINVAL for
+ * anything else (signs, blanks, hex) and ARENA_EOVERFLOW past 2^64 - 1.
+ * *v is 0 on failure. */
+CLI_WUR int cli_parse_bytes(const char *s, uint64_t *v);
+
+/* Parses a plain decimal count no larger than max. Same returns as
+ * cli_parse_bytes(). */
+CLI_WUR int cli_parse_u64(const char *s, uint64_t max, uint64_t *v);
+
+/* Matches argv[*i] against the long option `name` (e.g. "--algo") that
+ * takes a value, given either as "--algo X" or "--algo=X". Returns 1 and
+ * sets *val (borrowed from argv) when it matches, advancing *i past a
+ * separate value; 0 when argv[*i] is another option; -1 when the value is
+ * missing, after printing a usage error. */
+int cli_opt_value(int argc, char **argv, int *i, const char *name,
+                  const char **val);
+
+/* Maps an ARENA_E* code from reading or planning to an exit status:
+ * parse and validation errors give CLI_EX_DATAERR, a missing file
+ * CLI_EX_NOINPUT, out of memory CLI_EX_OSERR, internal errors
+ * CLI_EX_SOFTWARE, anything else CLI_EX_FAIL. 0 gives CLI_EX_OK. */
+int cli_exit_status(int code);
+
+/* Flushes stdout. Returns CLI_EX_OK, or CLI_EX_IOERR after printing a
+ * message when any earlier write to stdout failed. */
+int cli_finish_stdout(void);
+
+#endif /* ARENA_CLI_H */

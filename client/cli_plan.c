@@ -1,0 +1,385 @@
+/*
+ * cli_plan.c - `arenactl plan`: reads a lifetime-graph CSV, plans it and
+ * prints the plan as text or JSON.
+ *
+ * Planning runs in this process through the planner core. `--local` says
+ * so explicitly; without it the command plans locally as well, because
+ * there is no daemon to ask yet. Once the daemon exists, the absence of
+ * `--local` will mean "ask the daemon, fall back to local".
+ *
+ * The JSON object is a stable interface (docs/arenactl.md): keys are only
+ * ever added, never renamed or removed.
+ */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_csv.h"
+#include "planner.h"
+
+/* The parsed command line. */
+struct plan_args {
+  const char *file;         /* input path, "-" for stdin; borrowed */
+  struct planner_options o; /* algorithm, alignment, capacity, budget */
+  int json;                 /* 1: print JSON instead of text */
+};
+
+static void usage(FILE *f)
+{
+  fprintf(f,
+          "Usage: %s plan [--local] [options] FILE\n"
+          "\n"
+          "Plans arena offsets for the lifetime graph in FILE (a CSV file in\n"
+          "arenad's id,size,first,last format or MiniMalloc's\n"
+          "id,lower,upper,size format; \"-\" reads standard input) and\n"
+          "prints the plan.\n"
+          "\n"
+          "Options:\n"
+          "  --local           plan in this process (the default for now:\n"
+          "                    there is no daemon to ask yet)\n"
+          "  --algo A          algorithm: best (default), naive, tflm-greedy,\n"
+          "                    tflite-bestfit, greedy-size, greedy-breadth,\n"
+          "                    exact\n"
+          "  --align N         alignment of every offset in bytes, a power of\n"
+          "                    two (default %u; 1 = none)\n"
+          "  --budget-ms N     time budget of the exact search in ms\n"
+          "                    (default %u)\n"
+          "  --capacity BYTES  arena size available; exit status 1 when the\n"
+          "                    plan does not fit (suffixes K, M, G = 1024^n)\n"
+          "  --json            print one JSON object instead of text\n"
+          "  -h, --help        show this help\n"
+          "\n"
+          "Exit status: 0 planned (and fits), 1 does not fit the capacity,\n"
+          "64 bad command line, 65 bad input data, 66 cannot read FILE.\n",
+          CLI_PROG, PLANNER_DEFAULT_ALIGNMENT, PLANNER_DEFAULT_BUDGET_MS);
+}
+
+static int usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
+
+static int usage_error(const char *fmt, ...)
+{
+  va_list ap;
+  fflush(stdout);
+  fprintf(stderr, "%s: plan: ", CLI_PROG);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\nTry '%s plan --help'.\n", CLI_PROG);
+  return CLI_EX_USAGE;
+}
+
+/* ---- arguments ---------------------------------------------------------- */
+
+static int set_algo(struct plan_args *a, const char *v)
+{
+  if (planner_algo_parse(v, &a->o.algo) == 0)
+    return 0;
+  return usage_error("--algo: unknown algorithm '%s' (one of best, naive, "
+                     "tflm-greedy, tflite-bestfit, greedy-size, "
+                     "greedy-breadth, exact)",
+                     v);
+}
+
+static int set_align(struct plan_args *a, const char *v)
+{
+  uint64_t n;
+  if (cli_parse_u64(v, PLANNER_MAX_ALIGNMENT, &n) != 0 || n == 0 ||
+      (n & (n - 1)) != 0)
+    return usage_error("--align: '%s' is not a power of two from 1 to "
+                       "4294967296",
+                       v);
+  a->o.alignment = n;
+  return 0;
+}
+
+static int set_budget(struct plan_args *a, const char *v)
+{
+  uint64_t n;
+  if (cli_parse_u64(v, UINT32_MAX, &n) != 0)
+    return usage_error("--budget-ms: '%s' is not a number of milliseconds",
+                       v);
+  a->o.budget_ms = (uint32_t)n;
+  return 0;
+}
+
+static int set_capacity(struct plan_args *a, const char *v)
+{
+  uint64_t n;
+  if (cli_parse_bytes(v, &n) != 0 || n == 0)
+    return usage_error("--capacity: '%s' is not a positive byte count", v);
+  a->o.capacity = n;
+  return 0;
+}
+
+/* Tries the options that take a value. Returns 1 when argv[*i] was one
+ * (and *rc holds 0 or an exit status), 0 when it was not. */
+static int value_option(int argc, char **argv, int *i, struct plan_args *a,
+                        int *rc)
+{
+  static const struct {
+    const char *name;
+    int (*set)(struct plan_args *, const char *);
+  } opts[] = {
+      {"--algo", set_algo},
+      {"--align", set_align},
+      {"--budget-ms", set_budget},
+      {"--capacity", set_capacity},
+  };
+  for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+    const char *v = NULL;
+    int m = cli_opt_value(argc, argv, i, opts[k].name, &v);
+    if (m == 0)
+      continue;
+    *rc = m < 0 ? CLI_EX_USAGE : opts[k].set(a, v);
+    return 1;
+  }
+  return 0;
+}
+
+/* Fills *a from argv. Returns 0 to go on, -1 after printing the help, or
+ * an exit status. */
+static int parse_args(int argc, char **argv, struct plan_args *a)
+{
+  int rc = 0, only_files = 0;
+  for (int i = 1; i < argc && rc == 0; i++) {
+    const char *s = argv[i];
+    if (only_files || s[0] != '-' || strcmp(s, "-") == 0) {
+      if (a->file)
+        return usage_error("unexpected argument '%s' (only one FILE)", s);
+      a->file = s;
+    } else if (strcmp(s, "--") == 0) {
+      only_files = 1;
+    } else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+      usage(stdout);
+      return -1;
+    } else if (strcmp(s, "--local") == 0) {
+      /* Planning is local either way for now; see the file comment. */
+    } else if (strcmp(s, "--json") == 0) {
+      a->json = 1;
+    } else if (!value_option(argc, argv, &i, a, &rc)) {
+      return usage_error("unknown option '%s'", s);
+    }
+  }
+  if (rc == 0 && !a->file)
+    return usage_error("%s", "missing FILE (the lifetime-graph CSV)");
+  return rc;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static double percent(uint64_t part, uint64_t whole)
+{
+  return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static int digits(uint64_t v)
+{
+  int n = 1;
+  while (v >= 10) {
+    v /= 10;
+    n++;
+  }
+  return n;
+}
+
+/* Prints one row per tensor in aligned columns. */
+static void print_table(const struct planner_csv *c,
+                        const struct planner_plan *p)
+{
+  int w[5] = {2, 4, 5, 4, 6}; /* widths of the column names */
+  for (size_t i = 0; i < c->n_tensors; i++) {
+    const struct planner_tensor *t = &c->tensors[i];
+    uint64_t v[5] = {t->id, t->size, (uint64_t)t->first, (uint64_t)t->last,
+                     p->offsets[i]};
+    for (int k = 0; k < 5; k++)
+      if (digits(v[k]) > w[k])
+        w[k] = digits(v[k]);
+  }
+  printf("%*s  %*s  %*s  %*s  %*s\n", w[0], "id", w[1], "size", w[2], "first",
+         w[3], "last", w[4], "offset");
+  for (size_t i = 0; i < c->n_tensors; i++) {
+    const struct planner_tensor *t = &c->tensors[i];
+    printf("%*u  %*llu  %*lld  %*lld  %*llu\n", w[0], (unsigned)t->id, w[1],
+           (unsigned long long)t->size, w[2], (long long)t->first, w[3],
+           (long long)t->last, w[4], (unsigned long long)p->offsets[i]);
+  }
+}
+
+static void print_capacity(const struct planner_plan *p, uint64_t cap)
+{
+  printf("capacity:        %llu bytes: ", (unsigned long long)cap);
+  if (p->fit == PLANNER_FIT_YES)
+    printf("fits (%llu bytes spare)\n",
+           (unsigned long long)(cap - p->arena_bytes));
+  else if (p->fit == PLANNER_FIT_NO)
+    printf("does not fit by %llu bytes (proven: no plan fits)\n",
+           (unsigned long long)(p->arena_bytes - cap));
+  else
+    printf("unknown (the best plan found is %llu bytes over; no proof that "
+           "none fits)\n",
+           (unsigned long long)(p->arena_bytes - cap));
+}
+
+/* Whether the exact search ran, so that its figures mean something. */
+static int searched(const struct plan_args *a)
+{
+  return a->o.algo == PLANNER_ALGO_EXACT || a->o.algo == PLANNER_ALGO_BEST;
+}
+
+static void print_text(const struct plan_args *a, const struct planner_csv *c,
+                       const struct planner_plan *p)
+{
+  uint64_t gap = p->arena_bytes - p->lower_bound_bytes;
+  printf("file:            %s (%zu tensors, %s format)\n",
+         strcmp(a->file, "-") ? a->file : "<stdin>", c->n_tensors,
+         planner_csv_format_name(c->format));
+  printf("algorithm:       %s", planner_algo_name(p->algo));
+  if (a->o.algo != p->algo)
+    printf(" (chosen by %s)", planner_algo_name(a->o.algo));
+  printf("\nalignment:       %llu byte%s\n", (unsigned long long)a->o.alignment,
+         a->o.alignment == 1 ? "" : "s");
+  printf("arena:           %llu bytes\n", (unsigned long long)p->arena_bytes);
+  printf("lower bound:     %llu bytes\n",
+         (unsigned long long)p->lower_bound_bytes);
+  printf("naive:           %llu bytes\n", (unsigned long long)p->naive_bytes);
+  if (p->naive_bytes)
+    printf("saving:          %.2f%% vs naive\n",
+           100.0 - percent(p->arena_bytes, p->naive_bytes));
+  printf("proven optimal:  %s\n", p->proven_optimal ? "yes" : "no");
+  if (a->o.capacity)
+    print_capacity(p, a->o.capacity);
+  if (searched(a) && (a->o.algo == PLANNER_ALGO_EXACT || p->nodes_explored))
+    printf("exact search:    %llu nodes in %.3f ms, gap to the bound %llu "
+           "bytes (%.2f%%)\n",
+           (unsigned long long)p->nodes_explored, (double)p->search_us / 1e3,
+           (unsigned long long)gap, percent(gap, p->lower_bound_bytes));
+  printf("\n");
+  print_table(c, p);
+}
+
+static void print_json(const struct plan_args *a, const struct planner_csv *c,
+                       const struct planner_plan *p)
+{
+  printf("{\"arena_bytes\":%llu,\"lower_bound_bytes\":%llu,"
+         "\"naive_bytes\":%llu,\"algorithm\":\"%s\",\"proven_optimal\":%s,"
+         "\"alignment\":%llu",
+         (unsigned long long)p->arena_bytes,
+         (unsigned long long)p->lower_bound_bytes,
+         (unsigned long long)p->naive_bytes, planner_algo_name(p->algo),
+         p->proven_optimal ? "true" : "false",
+         (unsigned long long)a->o.alignment);
+  if (a->o.capacity)
+    printf(",\"capacity\":%llu,\"fit\":\"%s\"",
+           (unsigned long long)a->o.capacity, planner_fit_name(p->fit));
+  if (searched(a))
+    printf(",\"nodes_explored\":%llu,\"search_us\":%llu",
+           (unsigned long long)p->nodes_explored,
+           (unsigned long long)p->search_us);
+  printf(",\"tensors\":[");
+  for (size_t i = 0; i < c->n_tensors; i++) {
+    const struct planner_tensor *t = &c->tensors[i];
+    printf("%s{\"id\":%u,\"size\":%llu,\"first\":%lld,\"last\":%lld,"
+           "\"offset\":%llu}",
+           i ? "," : "", (unsigned)t->id, (unsigned long long)t->size,
+           (long long)t->first, (long long)t->last,
+           (unsigned long long)p->offsets[i]);
+  }
+  printf("]}\n");
+}
+
+/* ---- the command -------------------------------------------------------- */
+
+/* Reads and parses the input. Returns 0 or an exit status. */
+static int load(const char *file, struct planner_csv *c)
+{
+  char err[ARENA_ERR_LEN] = "";
+  char *buf = NULL;
+  size_t len = 0;
+  const char *what = strcmp(file, "-") ? file : "<stdin>";
+  int rc = cli_read_file(file, &buf, &len, err);
+  if (rc) {
+    cli_error(what, "%s", err);
+    return rc == ARENA_ENOMEM ? CLI_EX_OSERR : CLI_EX_NOINPUT;
+  }
+  rc = planner_csv_parse(buf, len, c, err);
+  free(buf);
+  if (rc) {
+    cli_error(what, "%s", err[0] ? err : arena_strerror(rc));
+    return cli_exit_status(rc);
+  }
+  return 0;
+}
+
+/* The plan's answer to the capacity question; fills it in if the planner
+ * left it open. */
+static enum planner_fit fit_of(struct planner_plan *p, uint64_t cap)
+{
+  if (cap && p->fit == PLANNER_FIT_NA) {
+    if (p->arena_bytes <= cap)
+      p->fit = PLANNER_FIT_YES;
+    else
+      p->fit = p->lower_bound_bytes > cap ? PLANNER_FIT_NO
+                                          : PLANNER_FIT_UNKNOWN;
+  }
+  return p->fit;
+}
+
+static int report_misfit(const struct plan_args *a, const struct planner_plan *p)
+{
+  const char *what = strcmp(a->file, "-") ? a->file : "<stdin>";
+  if (p->fit == PLANNER_FIT_NO)
+    cli_error(what, "does not fit in %llu bytes: the plan needs %llu bytes "
+              "and no plan needs fewer than %llu",
+              (unsigned long long)a->o.capacity,
+              (unsigned long long)p->arena_bytes,
+              (unsigned long long)p->lower_bound_bytes);
+  else
+    cli_error(what, "no plan found that fits in %llu bytes: the best one "
+              "needs %llu bytes (whether a fitting plan exists is unknown)",
+              (unsigned long long)a->o.capacity,
+              (unsigned long long)p->arena_bytes);
+  return CLI_EX_FAIL;
+}
+
+int cli_plan_main(int argc, char **argv)
+{
+  struct plan_args a;
+  struct planner_csv c;
+  struct planner_plan p;
+  struct planner_graph g;
+  char err[ARENA_ERR_LEN] = "";
+  int prc;
+  enum planner_fit fit;
+  memset(&a, 0, sizeof a);
+  planner_options_init(&a.o);
+  int rc = parse_args(argc, argv, &a);
+  if (rc)
+    return rc < 0 ? cli_finish_stdout() : rc;
+  planner_csv_init(&c);
+  planner_plan_init(&p);
+  if ((rc = load(a.file, &c)) != 0)
+    goto out;
+  g = planner_csv_graph(&c);
+  prc = planner_run(&g, &a.o, &p, err);
+  if (prc) {
+    cli_error(strcmp(a.file, "-") ? a.file : "<stdin>", "%s",
+              err[0] ? err : arena_strerror(prc));
+    rc = cli_exit_status(prc);
+    goto out;
+  }
+  fit = fit_of(&p, a.o.capacity);
+  if (a.json)
+    print_json(&a, &c, &p);
+  else
+    print_text(&a, &c, &p);
+  rc = cli_finish_stdout();
+  if (rc == 0 && (fit == PLANNER_FIT_NO || fit == PLANNER_FIT_UNKNOWN))
+    rc = report_misfit(&a, &p);
+out:
+  planner_plan_cleanup(&p);
+  planner_csv_cleanup(&c);
+  return rc;
+}

@@ -1,0 +1,213 @@
+/*
+ * cli_util.c - helpers shared by the arenactl subcommands: error output,
+ * whole-file reading, strict number and option parsing, and the mapping
+ * from ARENA_E* codes to exit statuses (see cli.h).
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void cli_error(const char *what, const char *fmt, ...)
+{
+  va_list ap;
+  fflush(stdout); /* keep the order of messages when both go to a tty */
+  if (what)
+    fprintf(stderr, "%s: %s: ", CLI_PROG, what);
+  else
+    fprintf(stderr, "%s: ", CLI_PROG);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+/* ---- file reading ----------------------------------------------------------- */
+
+static int set_err(char *err, int code, const char *fmt, ...) CLI_PRINTF(3, 4);
+
+static int set_err(char *err, int code, const char *fmt, ...)
+{
+  if (err) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, ARENA_ERR_LEN, fmt, ap);
+    va_end(ap);
+  }
+  return code;
+}
+
+/* Reads fd to its end into a growing buffer. */
+static int read_fd(int fd, char **buf, size_t *len, char *err)
+{
+  size_t cap = 1 << 16, n = 0;
+  char *b = malloc(cap + 1);
+  if (!b)
+    return set_err(err, ARENA_ENOMEM, "out of memory");
+  for (;;) {
+    if (n == cap) {
+      if (cap >= CLI_MAX_FILE_LEN) {
+        free(b);
+        return set_err(err, ARENA_ETOOBIG, "file is larger than %zu bytes",
+                       CLI_MAX_FILE_LEN);
+      }
+      char *nb = realloc(b, cap * 2 + 1);
+      if (!nb) {
+        free(b);
+        return set_err(err, ARENA_ENOMEM, "out of memory");
+      }
+      b = nb;
+      cap *= 2;
+    }
+    ssize_t got = read(fd, b + n, cap - n);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0) {
+      int e = errno;
+      free(b);
+      return set_err(err, ARENA_EIO, "read error: %s", strerror(e));
+    }
+    if (got == 0)
+      break;
+    n += (size_t)got;
+  }
+  b[n] = '\0';
+  *buf = b;
+  *len = n;
+  return 0;
+}
+
+int cli_read_file(const char *path, char **buf, size_t *len,
+                  char err[ARENA_ERR_LEN])
+{
+  struct stat st;
+  *buf = NULL;
+  *len = 0;
+  if (strcmp(path, "-") == 0)
+    return read_fd(STDIN_FILENO, buf, len, err);
+  int fd = open(path, O_RDONLY);
+  if (fd < 0)
+    return set_err(err, ARENA_ENOENT, "cannot open: %s", strerror(errno));
+  if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+    close(fd);
+    return set_err(err, ARENA_ENOENT, "cannot read: is a directory");
+  }
+  int rc = read_fd(fd, buf, len, err);
+  close(fd);
+  return rc;
+}
+
+/* ---- numbers and options ---------------------------------------------------- */
+
+int cli_parse_u64(const char *s, uint64_t max, uint64_t *v)
+{
+  uint64_t x = 0;
+  *v = 0;
+  if (!s || !*s)
+    return ARENA_EINVAL;
+  for (; *s; s++) {
+    unsigned d = (unsigned)(unsigned char)*s - '0';
+    if (d > 9)
+      return ARENA_EINVAL;
+    if (x > (UINT64_MAX - d) / 10)
+      return ARENA_EOVERFLOW;
+    x = x * 10 + d;
+  }
+  if (x > max)
+    return ARENA_EOVERFLOW;
+  *v = x;
+  return 0;
+}
+
+int cli_parse_bytes(const char *s, uint64_t *v)
+{
+  char digits[32];
+  unsigned shift = 0;
+  *v = 0;
+  size_t n = s ? strlen(s) : 0;
+  if (n == 0 || n >= sizeof digits)
+    return n == 0 ? ARENA_EINVAL : ARENA_EOVERFLOW;
+  memcpy(digits, s, n + 1);
+  switch (digits[n - 1]) {
+  case 'K': shift = 10; break;
+  case 'M': shift = 20; break;
+  case 'G': shift = 30; break;
+  default: break;
+  }
+  if (shift)
+    digits[n - 1] = '\0';
+  uint64_t x;
+  int rc = cli_parse_u64(digits, UINT64_MAX >> shift, &x);
+  if (rc == 0)
+    *v = x << shift;
+  return rc;
+}
+
+int cli_opt_value(int argc, char **argv, int *i, const char *name,
+                  const char **val)
+{
+  const char *a = argv[*i];
+  size_t n = strlen(name);
+  if (strncmp(a, name, n) != 0)
+    return 0;
+  if (a[n] == '=') {
+    *val = a + n + 1;
+    return 1;
+  }
+  if (a[n] != '\0')
+    return 0;
+  if (*i + 1 >= argc) {
+    cli_error(argv[0], "option %s needs a value", name);
+    return -1;
+  }
+  *i += 1;
+  *val = argv[*i];
+  return 1;
+}
+
+/* ---- statuses --------------------------------------------------------------- */
+
+int cli_exit_status(int code)
+{
+  switch (code) {
+  case 0:
+    return CLI_EX_OK;
+  case ARENA_EPARSE:
+  case ARENA_EEMPTY:
+  case ARENA_EINVAL:
+  case ARENA_EOVERFLOW:
+  case ARENA_ELIFETIME:
+  case ARENA_EDUPID:
+  case ARENA_EALIGN:
+  case ARENA_EPINNED:
+  case ARENA_ETOOBIG:
+  case ARENA_EUNSUPPORTED:
+    return CLI_EX_DATAERR;
+  case ARENA_ENOENT:
+  case ARENA_EDENIED:
+    return CLI_EX_NOINPUT;
+  case ARENA_ENOMEM:
+  case ARENA_EIO:
+    return CLI_EX_OSERR;
+  case ARENA_EVERIFY:
+  case ARENA_EINTERNAL:
+    return CLI_EX_SOFTWARE;
+  default:
+    return CLI_EX_FAIL;
+  }
+}
+
+int cli_finish_stdout(void)
+{
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    cli_error(NULL, "writing the output failed: %s", strerror(errno));
+    return CLI_EX_IOERR;
+  }
+  return CLI_EX_OK;
+}

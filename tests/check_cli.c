@@ -1,0 +1,560 @@
+/*
+ * check_cli.c - end-to-end tests of the arenactl binary.
+ *
+ * Each test runs arenactl as a child process (the path comes from the
+ * ARENACTL environment variable, default build/arenactl, relative to the
+ * repository root where the tests run) and checks its exit status, its
+ * stdout and its stderr. JSON output is read back and the plan in it
+ * checked independently: every offset aligned, no two tensors that share
+ * an operator sharing a byte.
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+/* What one run of arenactl produced. */
+struct run {
+  int status; /* exit status, or 128 + signal number */
+  char *out;  /* stdout, owned */
+  char *err;  /* stderr, owned */
+};
+
+static char *tmpdir; /* fresh per test */
+
+static void setup(void)
+{
+  tmpdir = tu_mkdtemp();
+  ck_assert_ptr_nonnull(tmpdir);
+}
+
+static void teardown(void)
+{
+  tu_rm_rf(tmpdir);
+  free(tmpdir);
+  tmpdir = NULL;
+}
+
+static const char *arenactl(void)
+{
+  const char *p = getenv("ARENACTL");
+  return p && *p ? p : "build/arenactl";
+}
+
+/* Writes text to a file in the temp dir; returns its path (static). */
+static const char *tmp_file(const char *name, const char *text)
+{
+  static char path[4][600];
+  static int k;
+  char *p = path[k++ % 4];
+  snprintf(p, sizeof path[0], "%s/%s", tmpdir, name);
+  FILE *f = fopen(p, "wb");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_eq(fwrite(text, 1, strlen(text), f), strlen(text));
+  ck_assert_int_eq(fclose(f), 0);
+  return p;
+}
+
+static void redirect(const char *path, int fd, int flags)
+{
+  int f = open(path, flags, 0600);
+  if (f < 0 || dup2(f, fd) < 0)
+    _exit(127);
+  close(f);
+}
+
+/* Runs arenactl with the NULL-terminated args and stdin from in_path (NULL
+ * for /dev/null). */
+static void run_cli(struct run *r, const char *in_path, const char *const *args)
+{
+  char out_path[600], err_path[600];
+  const char *argv[32];
+  int n = 0;
+  argv[n++] = arenactl();
+  while (args[n - 1] && n < 31) {
+    argv[n] = args[n - 1];
+    n++;
+  }
+  argv[n] = NULL;
+  snprintf(out_path, sizeof out_path, "%s/stdout", tmpdir);
+  snprintf(err_path, sizeof err_path, "%s/stderr", tmpdir);
+  fflush(NULL);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    redirect(in_path ? in_path : "/dev/null", 0, O_RDONLY);
+    redirect(out_path, 1, O_WRONLY | O_CREAT | O_TRUNC);
+    redirect(err_path, 2, O_WRONLY | O_CREAT | O_TRUNC);
+    execv(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  int st = 0;
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  ck_assert_msg(r->status != 127, "cannot run %s (set ARENACTL)", argv[0]);
+  r->out = tu_read_file(out_path, NULL);
+  r->err = tu_read_file(err_path, NULL);
+  ck_assert_ptr_nonnull(r->out);
+  ck_assert_ptr_nonnull(r->err);
+}
+
+static void run_free(struct run *r)
+{
+  free(r->out);
+  free(r->err);
+}
+
+#define RUN(r, ...) run_cli((r), NULL, (const char *const[]){__VA_ARGS__, NULL})
+
+static void assert_contains(const char *hay, const char *needle)
+{
+  ck_assert_msg(strstr(hay, needle) != NULL, "'%s' not found in:\n%s",
+                needle, hay);
+}
+
+/* ---- reading JSON back ---------------------------------------------------- */
+
+/* Finds "key": at the top level (before the tensor array). */
+static const char *json_key(const char *json, const char *key)
+{
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  const char *end = strstr(json, "\"tensors\":");
+  const char *p = strstr(json, pat);
+  return p && (!end || p < end) ? p + strlen(pat) : NULL;
+}
+
+static uint64_t json_u64(const char *json, const char *key)
+{
+  const char *p = json_key(json, key);
+  ck_assert_msg(p != NULL, "no \"%s\" in %s", key, json);
+  char *e;
+  unsigned long long v = strtoull(p, &e, 10);
+  ck_assert_msg(e != p, "\"%s\" is not a number", key);
+  return v;
+}
+
+/* Copies the string value of key into out. */
+static void json_str(const char *json, const char *key, char *out, size_t cap)
+{
+  const char *p = json_key(json, key);
+  ck_assert_msg(p && *p == '"', "no string \"%s\" in %s", key, json);
+  const char *e = strchr(p + 1, '"');
+  ck_assert_ptr_nonnull(e);
+  size_t n = (size_t)(e - p - 1);
+  ck_assert_uint_lt(n, cap);
+  memcpy(out, p + 1, n);
+  out[n] = '\0';
+}
+
+struct jt {
+  unsigned id;
+  unsigned long long size, offset;
+  long long first, last;
+};
+
+/* Reads the tensor array; returns the count (at most max). */
+static size_t json_tensors(const char *json, struct jt *t, size_t max)
+{
+  const char *p = strstr(json, "\"tensors\":[");
+  ck_assert_ptr_nonnull(p);
+  size_t n = 0;
+  while ((p = strstr(p, "{\"id\":")) != NULL) {
+    ck_assert_uint_lt(n, max);
+    int got = sscanf(p,
+                     "{\"id\":%u,\"size\":%llu,\"first\":%lld,\"last\":%lld,"
+                     "\"offset\":%llu}",
+                     &t[n].id, &t[n].size, &t[n].first, &t[n].last,
+                     &t[n].offset);
+    ck_assert_int_eq(got, 5);
+    n++;
+    p++;
+  }
+  return n;
+}
+
+/* Checks the plan in a JSON reply on its own terms; returns its arena. */
+static uint64_t check_json_plan(const char *json, size_t want_n)
+{
+  static struct jt t[512];
+  size_t n = json_tensors(json, t, 512);
+  uint64_t align = json_u64(json, "alignment"), arena = 0;
+  ck_assert_uint_eq(n, want_n);
+  for (size_t i = 0; i < n; i++) {
+    if (t[i].size && t[i].offset + t[i].size > arena)
+      arena = t[i].offset + t[i].size;
+    ck_assert_msg(t[i].size == 0 || t[i].offset % align == 0,
+                  "tensor %u at %llu not aligned to %llu", t[i].id,
+                  t[i].offset, (unsigned long long)align);
+    for (size_t j = 0; j < i; j++) {
+      int in_time = t[i].first <= t[j].last && t[j].first <= t[i].last;
+      int in_mem = t[i].offset < t[j].offset + t[j].size &&
+                   t[j].offset < t[i].offset + t[i].size;
+      ck_assert_msg(!(in_time && in_mem && t[i].size && t[j].size),
+                    "tensors %u and %u collide", t[i].id, t[j].id);
+    }
+  }
+  ck_assert_uint_eq(json_u64(json, "arena_bytes"), arena);
+  return arena;
+}
+
+/* ---- global options ------------------------------------------------------- */
+
+START_TEST(test_no_arguments)
+{
+  struct run r;
+  run_cli(&r, NULL, (const char *const[]){NULL});
+  ck_assert_int_eq(r.status, 64);
+  assert_contains(r.err, "Usage: arenactl");
+  ck_assert_str_eq(r.out, "");
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_help_and_version)
+{
+  struct run r;
+  RUN(&r, "--help");
+  ck_assert_int_eq(r.status, 0);
+  assert_contains(r.out, "Usage: arenactl");
+  assert_contains(r.out, "plan");
+  ck_assert_str_eq(r.err, "");
+  run_free(&r);
+  RUN(&r, "--version");
+  ck_assert_int_eq(r.status, 0);
+  assert_contains(r.out, "arenactl ");
+  run_free(&r);
+  RUN(&r, "frobnicate");
+  ck_assert_int_eq(r.status, 64);
+  assert_contains(r.err, "arenactl: unknown command 'frobnicate'");
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_plan_help)
+{
+  struct run r;
+  RUN(&r, "plan", "--help");
+  ck_assert_int_eq(r.status, 0);
+  assert_contains(r.out, "Usage: arenactl plan");
+  const char *opts[] = {"--local", "--algo", "--align", "--budget-ms",
+                        "--capacity", "--json", "tflite-bestfit"};
+  for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+    assert_contains(r.out, opts[i]);
+  run_free(&r);
+}
+END_TEST
+
+/* ---- exit statuses -------------------------------------------------------- */
+
+static const char good_csv[] = "id,size,first,last\n0,100,0,1\n1,50,1,2\n"
+                               "2,100,2,3\n";
+
+START_TEST(test_usage_errors)
+{
+  static const char *const cases[][5] = {
+      {"--bogus", "F", NULL},
+      {NULL},
+      {"--algo", "foo", "F", NULL},
+      {"--algo", NULL},
+      {"--align", "3", "F", NULL},
+      {"--align", "0", "F", NULL},
+      {"--align", "abc", "F", NULL},
+      {"--align=8589934592", "F", NULL},
+      {"--capacity", "0", "F", NULL},
+      {"--capacity", "-5", "F", NULL},
+      {"--capacity", "12Q", "F", NULL},
+      {"--budget-ms", "x", "F", NULL},
+      {"--budget-ms", "99999999999", "F", NULL},
+      {"F", "F", NULL},
+  };
+  const char *f = tmp_file("g.csv", good_csv);
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const char *argv[8] = {"plan"};
+    size_t n = 1;
+    for (size_t k = 0; cases[c][k]; k++)
+      argv[n++] = strcmp(cases[c][k], "F") ? cases[c][k] : f;
+    argv[n] = NULL;
+    struct run r;
+    run_cli(&r, NULL, argv);
+    ck_assert_msg(r.status == 64, "case %zu: status %d", c, r.status);
+    ck_assert_msg(strncmp(r.err, "arenactl: plan: ", 16) == 0,
+                  "case %zu: stderr '%s'", c, r.err);
+    ck_assert_str_eq(r.out, "");
+    run_free(&r);
+  }
+}
+END_TEST
+
+START_TEST(test_missing_and_unreadable)
+{
+  char path[700];
+  struct run r;
+  snprintf(path, sizeof path, "%s/no-such.csv", tmpdir);
+  RUN(&r, "plan", "--local", path);
+  ck_assert_int_eq(r.status, 66);
+  char want[800];
+  snprintf(want, sizeof want, "arenactl: %s: ", path);
+  ck_assert_msg(strncmp(r.err, want, strlen(want)) == 0, "stderr '%s'", r.err);
+  ck_assert_str_eq(r.out, "");
+  run_free(&r);
+
+  RUN(&r, "plan", tmpdir);
+  ck_assert_int_eq(r.status, 66);
+  assert_contains(r.err, "directory");
+  run_free(&r);
+}
+END_TEST
+
+static const struct bad_data {
+  const char *text;
+  const char *msg;
+} bad_data[] = {
+    {"", "empty input"},
+    {"id,size,first,last\n", "no tensors"},
+    {"0,1,2,3\n", "line 1: missing header"},
+    {"# c\nid,size,first,last\n0,1,0,1\n1,abc,0,1\n",
+     "line 4: size: not a number: 'abc'"},
+    {"id,size,first,last\n0,1,5,1\n", "first 5 is after last 1"},
+    {"id,size,first,last\n0,1,0\n", "expected 4 fields"},
+    {"id,size,first,last\n0,1,0,1\n0,2,0,1\n", "appears twice"},
+    {"id,size,first,last,align\n0,1,0,1,3\n", "not a power of two"},
+    {"id,size,first,last,offset\n0,128,0,1,0\n1,8,1,2,64\n", "pinned"},
+    {"id,lower,upper,size\n0,4,4,8\n", "lower 4 is not below upper 4"},
+    {"id,size,first,last\n0,99999999999999999999,0,1\n", "out of range"},
+};
+
+START_TEST(test_bad_data)
+{
+  const struct bad_data *b = &bad_data[_i];
+  const char *f = tmp_file("bad.csv", b->text);
+  struct run r;
+  RUN(&r, "plan", "--local", f);
+  ck_assert_msg(r.status == 65, "case %d: status %d: %s", _i, r.status,
+                r.err);
+  char want[800];
+  snprintf(want, sizeof want, "arenactl: %s: ", f);
+  ck_assert_msg(strncmp(r.err, want, strlen(want)) == 0, "stderr '%s'", r.err);
+  assert_contains(r.err + strlen(want), b->msg);
+  const char *nl = strchr(r.err, '\n');
+  ck_assert_ptr_nonnull(nl);
+  ck_assert_int_eq(nl[1], '\0'); /* exactly one line */
+  ck_assert_str_eq(r.out, "");
+  run_free(&r);
+}
+END_TEST
+
+/* ---- output --------------------------------------------------------------- */
+
+START_TEST(test_text_output)
+{
+  struct run r;
+  RUN(&r, "plan", "--local", "tests/data/models/person_detect.csv");
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_str_eq(r.err, "");
+  const char *lines[] = {"arena:", "lower bound:     55296 bytes",
+                         "naive:           241030 bytes", "saving:",
+                         "% vs naive", "proven optimal:", "algorithm:",
+                         "alignment:       64 bytes"};
+  for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+    assert_contains(r.out, lines[i]);
+  const char *table = strstr(r.out, "\n\n");
+  ck_assert_ptr_nonnull(table);
+  unsigned id, lo, hi;
+  unsigned long long size, off;
+  char hdr[5][16];
+  ck_assert_int_eq(sscanf(table, "%15s %15s %15s %15s %15s", hdr[0], hdr[1],
+                          hdr[2], hdr[3], hdr[4]), 5);
+  ck_assert_str_eq(hdr[0], "id");
+  ck_assert_str_eq(hdr[4], "offset");
+  int rows = 0;
+  for (const char *p = strchr(table + 2, '\n'); p && p[1]; p = strchr(p + 1,
+                                                                     '\n')) {
+    ck_assert_int_eq(sscanf(p + 1, "%u %llu %u %u %llu", &id, &size, &lo, &hi,
+                            &off), 5);
+    ck_assert_uint_eq(off % 64, 0);
+    rows++;
+  }
+  ck_assert_int_eq(rows, 32);
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_text_capacity_and_search)
+{
+  const char *f = tmp_file("g.csv", good_csv);
+  struct run r;
+  RUN(&r, "plan", f, "--algo", "exact", "--capacity", "1K", "--align", "1");
+  ck_assert_int_eq(r.status, 0);
+  assert_contains(r.out, "capacity:        1024 bytes: fits (874 bytes spare)");
+  assert_contains(r.out, "exact search:");
+  assert_contains(r.out, "gap to the bound 0 bytes");
+  assert_contains(r.out, "proven optimal:  yes");
+  run_free(&r);
+}
+END_TEST
+
+static const char *const algos[] = {"best", "naive", "tflm-greedy",
+                                    "tflite-bestfit", "greedy-size",
+                                    "greedy-breadth", "exact"};
+
+START_TEST(test_json_every_algorithm)
+{
+  const char *algo = algos[_i];
+  struct run r;
+  RUN(&r, "plan", "--json", "--algo", algo,
+      "tests/data/models/mobilenet_v2_quantized_1x3x224x224.csv");
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_str_eq(r.err, "");
+  ck_assert_int_eq(r.out[0], '{');
+  ck_assert_str_eq(r.out + strlen(r.out) - 3, "]}\n");
+  uint64_t arena = check_json_plan(r.out, 85);
+  uint64_t lb = json_u64(r.out, "lower_bound_bytes");
+  uint64_t naive = json_u64(r.out, "naive_bytes");
+  ck_assert_uint_ge(arena, lb);
+  ck_assert_uint_ge(lb, 2451840); /* alignment 64 can only raise it */
+  ck_assert_uint_eq(naive, 11571924);
+  ck_assert_uint_eq(json_u64(r.out, "alignment"), 64);
+  char got[32], proven[8];
+  json_str(r.out, "algorithm", got, sizeof got);
+  if (strcmp(algo, "best") && strcmp(algo, "exact"))
+    ck_assert_str_eq(got, algo);
+  const char *p = json_key(r.out, "proven_optimal");
+  ck_assert_ptr_nonnull(p);
+  ck_assert_int_eq(sscanf(p, "%7[a-z]", proven), 1);
+  ck_assert_str_eq(proven, arena == lb ? "true" : "false");
+  int searched = !strcmp(algo, "best") || !strcmp(algo, "exact");
+  ck_assert_int_eq(json_key(r.out, "nodes_explored") != NULL, searched);
+  ck_assert_int_eq(json_key(r.out, "search_us") != NULL, searched);
+  ck_assert_ptr_null(json_key(r.out, "capacity"));
+  ck_assert_ptr_null(json_key(r.out, "fit"));
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_json_capacity)
+{
+  struct run r;
+  const char *f = "tests/data/models/person_detect.csv";
+  RUN(&r, "plan", "--json", "--capacity", "64K", f);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_uint_eq(json_u64(r.out, "capacity"), 65536);
+  char fit[16];
+  json_str(r.out, "fit", fit, sizeof fit);
+  ck_assert_str_eq(fit, "fits");
+  ck_assert_uint_le(check_json_plan(r.out, 32), 65536);
+  run_free(&r);
+
+  RUN(&r, "plan", "--json", "--capacity", "50000", f);
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_uint_eq(json_u64(r.out, "capacity"), 50000);
+  json_str(r.out, "fit", fit, sizeof fit);
+  ck_assert_str_eq(fit, "infeasible"); /* 50000 is below the bound */
+  assert_contains(r.err, "does not fit in 50000 bytes");
+  run_free(&r);
+
+  /* Above the bound but tighter than any plan found: fits or unknown. */
+  RUN(&r, "plan", "--json", "--align", "1", "--algo", "naive", "--capacity",
+      "100000", f);
+  ck_assert_int_eq(r.status, 1);
+  json_str(r.out, "fit", fit, sizeof fit);
+  ck_assert_str_eq(fit, "unknown");
+  assert_contains(r.err, "100000");
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_stdin_and_local_default)
+{
+  const char *f = tmp_file("mm.csv", "id,lower,upper,size\nb1,0,3,4\n"
+                                     "b2,3,9,4\nb3,0,9,4\nb4,9,21,4\n"
+                                     "b5,0,21,4\n");
+  struct run r, s;
+  run_cli(&r, f, (const char *const[]){"plan", "--json", "--align", "1", "-",
+                                       NULL});
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_uint_eq(json_u64(r.out, "lower_bound_bytes"), 12);
+  ck_assert_uint_eq(json_u64(r.out, "naive_bytes"), 20);
+  ck_assert_uint_eq(check_json_plan(r.out, 5), 12);
+  RUN(&s, "plan", "--local", "--json", "--align", "1", f);
+  ck_assert_int_eq(s.status, 0);
+  ck_assert_str_eq(r.out, s.out); /* deterministic, however it is read */
+  run_free(&r);
+  run_free(&s);
+}
+END_TEST
+
+/* ---- the reference models ------------------------------------------------- */
+
+static const struct model {
+  const char *name;
+  uint64_t lb;    /* lower bound at alignment 1, bytes */
+  uint64_t naive; /* sum of sizes, bytes */
+  size_t n;       /* planned tensors */
+} model_table[] = {
+    {"hello_world_float", 128, 136, 4},
+    {"micro_speech_quantized", 5960, 7928, 5},
+    {"trained_lstm", 5536, 7856, 7},
+    {"micro_speech_lstm", 16753, 20679, 12},
+    {"dtln_noise_suppression", 1282, 1795, 19},
+    {"magic_wand", 13824, 18848, 8},
+    {"keyword_scrambled", 10528, 10958, 23},
+    {"audio_preprocessor_int8", 2060, 12128, 25},
+    {"person_detect", 55296, 241030, 32},
+    {"mobilenet_v2_quantized_1x3x224x224", 2451840, 11571924, 85},
+    {"face_detection_short_range", 1376256, 9898496, 91},
+    {"face_detection_short_range.keep_dequant", 1376256, 10304056, 165},
+};
+
+START_TEST(test_models)
+{
+  const struct model *m = &model_table[_i];
+  char path[512];
+  snprintf(path, sizeof path, "%s/models/%s.csv", tu_data_dir(), m->name);
+  struct run r;
+  RUN(&r, "plan", "--local", "--align", "1", "--json", path);
+  ck_assert_msg(r.status == 0, "%s: status %d: %s", m->name, r.status, r.err);
+  ck_assert_uint_eq(json_u64(r.out, "lower_bound_bytes"), m->lb);
+  ck_assert_uint_eq(json_u64(r.out, "naive_bytes"), m->naive);
+  ck_assert_uint_eq(json_u64(r.out, "alignment"), 1);
+  uint64_t arena = check_json_plan(r.out, m->n);
+  ck_assert_uint_ge(arena, m->lb);
+  ck_assert_uint_le(arena, m->naive);
+  run_free(&r);
+}
+END_TEST
+
+Suite *cli_suite(void)
+{
+  Suite *s = suite_create("cli");
+  TCase *tc = tcase_create("usage");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_no_arguments);
+  tcase_add_test(tc, test_help_and_version);
+  tcase_add_test(tc, test_plan_help);
+  tcase_add_test(tc, test_usage_errors);
+  tcase_add_test(tc, test_missing_and_unreadable);
+  tcase_add_loop_test(tc, test_bad_data, 0,
+                      (int)(sizeof bad_data / sizeof bad_data[0]));
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("output");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_text_output);
+  tcase_add_test(tc, test_text_capacity_and_search);
+  tcase_add_loop_test(tc, test_json_every_algorithm, 0,
+                      (int)(sizeof algos / sizeof algos[0]));
+  tcase_add_test(tc, test_json_capacity);
+  tcase_add_test(tc, test_stdin_and_local_default);
+  tcase_add_loop_test(tc, test_models, 0,
+                      (int)(sizeof model_table / sizeof model_table[0]));
+  suite_add_tcase(s, tc);
+  return s;
+}

@@ -29,10 +29,13 @@ endif
 
 # Debian 12 packages the build and the tests need. `make deps` installs the
 # missing ones with apt-get when run as root.
-DEB_DEPS := build-essential pkg-config check libsqlite3-dev
+DEB_DEPS := build-essential pkg-config check libsqlite3-dev libuv1-dev \
+            libprotobuf-c-dev protobuf-c-compiler libsystemd-dev libinih-dev
 
 PKGS_CHECK  := check
 PKGS_SQLITE := sqlite3
+PKGS_PROTO  := libprotobuf-c
+PKGS_DAEMON := libuv libsystemd inih
 
 CFLAGS_ALL  = $(CSTD) $(OPT) $(WARN) $(DEFS) $(SANFLAGS) -MMD -MP \
               -Iplanner -Istorage -Iproto -Iclient -I$(BUILD)/gen $(CFLAGS)
@@ -50,7 +53,7 @@ $(BUILD)/.flags: FORCE
 	@echo '$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL)' | cmp -s - $@ || \
 	  echo '$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL)' > $@
 
-$(BUILD)/%.o: %.c $(BUILD)/.flags
+$(BUILD)/%.o: %.c $(BUILD)/.flags | $(BUILD)/gen/arenad.pb-c.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(EXTRA_CFLAGS_$(firstword $(subst /, ,$<))) -c -o $@ $<
 
@@ -65,6 +68,18 @@ STORAGE_SRC := $(wildcard storage/*.c)
 STORAGE_OBJ := $(STORAGE_SRC:%.c=$(BUILD)/%.o)
 EXTRA_CFLAGS_storage = $(call pc_cflags,$(PKGS_SQLITE))
 $(BUILD)/libarenastorage.a: $(STORAGE_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+# ---- proto (generated messages + framing) ----------------------------------
+$(BUILD)/gen/arenad.pb-c.c $(BUILD)/gen/arenad.pb-c.h: proto/arenad.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen -Iproto $<
+$(BUILD)/gen/arenad.pb-c.o: $(BUILD)/gen/arenad.pb-c.c $(BUILD)/.flags
+	$(CC) $(CFLAGS_ALL) $(call pc_cflags,$(PKGS_PROTO)) -c -o $@ $<
+WIRE_SRC := $(wildcard proto/*.c)
+WIRE_OBJ := $(WIRE_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/arenad.pb-c.o
+EXTRA_CFLAGS_proto = $(call pc_cflags,$(PKGS_PROTO))
+$(BUILD)/libarenawire.a: $(WIRE_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 # ---- client and arenactl ---------------------------------------------------
@@ -93,6 +108,7 @@ endef
 $(eval $(call check_prog,planner,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,csv,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,cli,$(BUILD)/libarenaplanner.a,))
+$(eval $(call check_prog,exact,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,digest,$(BUILD)/libarenaplanner.a,))
 ifneq ($(STORAGE_SRC),)
 $(eval $(call check_prog,storage,$(BUILD)/libarenastorage.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_SQLITE))))
@@ -115,6 +131,8 @@ run: deps
 BENCH_SRC := $(wildcard bench/bench_*.c)
 BENCH_BINS := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 $(BUILD)/bench/bench_planner: $(BUILD)/bench/bench_planner.o $(BUILD)/libarenaplanner.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
+$(BUILD)/bench/bench_exact: $(BUILD)/bench/bench_exact.o $(BUILD)/libarenaplanner.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
 $(BUILD)/bench/bench_storage: $(BUILD)/bench/bench_storage.o $(BUILD)/libarenastorage.a $(BUILD)/libarenaplanner.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_SQLITE)) -lm

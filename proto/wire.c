@@ -1,0 +1,206 @@
+/*
+ * wire.c - frame assembly, packing and bounded unpacking (see wire.h).
+ */
+#include "wire.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- frame assembler ---------------------------------------------------- */
+
+void wire_reader_init(struct wire_reader *r, size_t max_frame)
+{
+  memset(r, 0, sizeof *r);
+  r->max_frame = max_frame ? max_frame : WIRE_DEFAULT_MAX_FRAME;
+}
+
+void wire_reader_cleanup(struct wire_reader *r)
+{
+  free(r->buf);
+  memset(r, 0, sizeof *r);
+}
+
+size_t wire_reader_pending(const struct wire_reader *r)
+{
+  return r->len - r->pos;
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+         (uint32_t)p[3];
+}
+
+/* Makes room for `more` bytes, first dropping consumed ones. */
+static int reserve(struct wire_reader *r, size_t more)
+{
+  if (r->pos > 0) {
+    memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+    r->len -= r->pos;
+    r->pos = 0;
+  }
+  if (r->cap - r->len >= more)
+    return 0;
+  size_t want = r->cap ? r->cap : 4096;
+  while (want - r->len < more)
+    want *= 2;
+  uint8_t *nb = realloc(r->buf, want);
+  if (!nb)
+    return ARENA_ENOMEM;
+  r->buf = nb;
+  r->cap = want;
+  return 0;
+}
+
+int wire_reader_feed(struct wire_reader *r, const void *data, size_t len)
+{
+  if (r->failed)
+    return r->failed;
+  if (len == 0)
+    return 0;
+  int rc = reserve(r, len);
+  if (rc)
+    return rc;
+  memcpy(r->buf + r->len, data, len);
+  r->len += len;
+  return 0;
+}
+
+int wire_reader_next(struct wire_reader *r, const uint8_t **body,
+                     size_t *body_len)
+{
+  *body = NULL;
+  *body_len = 0;
+  if (r->failed)
+    return r->failed;
+  size_t avail = r->len - r->pos;
+  if (avail < WIRE_HEADER_LEN)
+    return 0;
+  uint32_t n = be32(r->buf + r->pos);
+  if (n == 0)
+    return r->failed = ARENA_EPROTO;
+  if (n > r->max_frame)
+    return r->failed = ARENA_ETOOBIG;
+  if (avail - WIRE_HEADER_LEN < n)
+    return 0;
+  *body = r->buf + r->pos + WIRE_HEADER_LEN;
+  *body_len = n;
+  r->pos += WIRE_HEADER_LEN + n;
+  if (r->pos == r->len)
+    r->pos = r->len = 0; /* the view stays valid: no bytes move */
+  return 1;
+}
+
+/* ---- packing ------------------------------------------------------------ */
+
+int wire_pack(const ProtobufCMessage *m, size_t max_frame, uint8_t **out,
+              size_t *out_len)
+{
+  *out = NULL;
+  *out_len = 0;
+  size_t n = protobuf_c_message_get_packed_size(m);
+  /* A frame may not be empty; every message arenad sends has a field. */
+  if (n == 0)
+    return ARENA_EINVAL;
+  if (n > (max_frame ? max_frame : WIRE_DEFAULT_MAX_FRAME) || n > UINT32_MAX)
+    return ARENA_ETOOBIG;
+  uint8_t *buf = malloc(WIRE_HEADER_LEN + n);
+  if (!buf)
+    return ARENA_ENOMEM;
+  buf[0] = (uint8_t)(n >> 24);
+  buf[1] = (uint8_t)(n >> 16);
+  buf[2] = (uint8_t)(n >> 8);
+  buf[3] = (uint8_t)n;
+  protobuf_c_message_pack(m, buf + WIRE_HEADER_LEN);
+  *out = buf;
+  *out_len = WIRE_HEADER_LEN + n;
+  return 0;
+}
+
+/* ---- bounded unpacking ------------------------------------------------- */
+
+struct budget {
+  size_t used;  /* bytes handed out so far */
+  size_t limit; /* cap */
+  int refused;  /* set when a request went over the cap */
+};
+
+/* Each block carries its size in front, so free() can give it back. */
+#define BLOCK_HDR 16u
+
+static void *budget_alloc(void *data, size_t size)
+{
+  struct budget *b = data;
+  if (size > b->limit || b->used > b->limit - size) {
+    b->refused = 1;
+    return NULL;
+  }
+  uint8_t *p = malloc(BLOCK_HDR + size);
+  if (!p)
+    return NULL;
+  b->used += size;
+  memcpy(p, &size, sizeof size);
+  return p + BLOCK_HDR;
+}
+
+static void budget_free(void *data, void *ptr)
+{
+  (void)data;
+  if (ptr)
+    free((uint8_t *)ptr - BLOCK_HDR);
+}
+
+static int unpack(const ProtobufCMessageDescriptor *d, const uint8_t *body,
+                  size_t len, size_t mem_limit, ProtobufCMessage **out)
+{
+  struct budget b = {0, mem_limit ? mem_limit : WIRE_DEFAULT_MEM_LIMIT, 0};
+  ProtobufCAllocator a = {budget_alloc, budget_free, &b};
+  *out = protobuf_c_message_unpack(d, &a, len, body);
+  if (*out)
+    return 0;
+  return b.refused ? ARENA_ETOOBIG : ARENA_EPROTO;
+}
+
+int wire_unpack_request(const uint8_t *body, size_t len, size_t mem_limit,
+                        Arenad__V1__Request **out)
+{
+  ProtobufCMessage *m;
+  int rc = unpack(&arenad__v1__request__descriptor, body, len, mem_limit, &m);
+  *out = (Arenad__V1__Request *)m;
+  return rc;
+}
+
+int wire_unpack_response(const uint8_t *body, size_t len, size_t mem_limit,
+                         Arenad__V1__Response **out)
+{
+  ProtobufCMessage *m;
+  int rc =
+      unpack(&arenad__v1__response__descriptor, body, len, mem_limit, &m);
+  *out = (Arenad__V1__Response *)m;
+  return rc;
+}
+
+/* Freeing needs no budget: budget_free ignores its data pointer. */
+static void free_message(ProtobufCMessage *m)
+{
+  ProtobufCAllocator a = {budget_alloc, budget_free, NULL};
+  if (m)
+    protobuf_c_message_free_unpacked(m, &a);
+}
+
+void wire_free_request(Arenad__V1__Request *m)
+{
+  free_message(m ? &m->base : NULL);
+}
+
+void wire_free_response(Arenad__V1__Response *m)
+{
+  free_message(m ? &m->base : NULL);
+}
+
+const char *wire_status_name(Arenad__V1__Status s)
+{
+  const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
+      &arenad__v1__status__descriptor, (int)s);
+  return v ? v->name : "UNKNOWN";
+}

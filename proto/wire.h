@@ -1,0 +1,86 @@
+/*
+ * wire.h - arenad's framing and message codec, shared by the daemon and
+ * the client library.
+ *
+ * FRAMES
+ *  A frame is a 4-byte big-endian length L, then L bytes of one protobuf
+ *  message (arenad.v1.Request or arenad.v1.Response). L = 0 and
+ *  L > max_frame are protocol errors, detected from the 4 header bytes
+ *  alone, before anything is allocated for the body.
+ *
+ * MEMORY
+ *  A wire_reader grows its buffer only as bytes actually arrive, never to
+ *  an announced length, so a peer that announces 16 MiB and sends nothing
+ *  costs nothing. Unpacking goes through a counting allocator that fails
+ *  once a message needs more than `mem_limit` bytes of decoded structures
+ *  (packed varints can expand up to 8x).
+ *
+ * OWNERSHIP
+ *  Messages returned by wire_unpack_* are owned by the caller and freed
+ *  with wire_free_request / wire_free_response. Buffers returned by
+ *  wire_pack are owned by the caller and freed with free().
+ */
+#ifndef ARENA_WIRE_H
+#define ARENA_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena_error.h"
+#include "arenad.pb-c.h"
+
+#define WIRE_PROTOCOL_VERSION 1u
+#define WIRE_HEADER_LEN 4u
+#define WIRE_DEFAULT_MAX_FRAME (16u << 20) /* bytes */
+#define WIRE_DEFAULT_MEM_LIMIT (256ull << 20)    /* bytes per message */
+
+/* Incremental frame assembler for one byte stream. Caller-allocated;
+ * wire_reader_init / wire_reader_cleanup. */
+struct wire_reader {
+  uint8_t *buf;     /* owned bytes received and not yet consumed */
+  size_t len;       /* valid bytes in buf */
+  size_t pos;       /* start of the next unconsumed frame in buf */
+  size_t cap;       /* allocated bytes */
+  size_t max_frame; /* largest body accepted, bytes */
+  int failed;       /* sticky: an error was reported */
+};
+
+void wire_reader_init(struct wire_reader *r, size_t max_frame);
+void wire_reader_cleanup(struct wire_reader *r);
+
+/* Appends len bytes (copied). Returns 0, ARENA_ENOMEM, or the sticky
+ * error of an earlier wire_reader_next. */
+int wire_reader_feed(struct wire_reader *r, const void *data, size_t len);
+
+/* Takes the next complete frame. Returns 1 and sets *body and *body_len (a
+ * view into r, valid until the next feed or next call) when one is ready,
+ * 0 when more bytes are needed, ARENA_EPROTO for a zero length or
+ * ARENA_ETOOBIG for a length over max_frame. Errors are sticky. */
+int wire_reader_next(struct wire_reader *r, const uint8_t **body,
+                     size_t *body_len);
+
+/* Bytes buffered but not yet returned as frames. */
+size_t wire_reader_pending(const struct wire_reader *r);
+
+/* Serialises m with its length prefix. On success *out is owned (free())
+ * and *out_len = 4 + body. Returns 0, ARENA_ETOOBIG (body over
+ * max_frame) or ARENA_ENOMEM; on failure *out is NULL. */
+int wire_pack(const ProtobufCMessage *m, size_t max_frame, uint8_t **out,
+              size_t *out_len);
+
+/* Unpacks one frame body. Returns 0 and an owned message, ARENA_EPROTO
+ * (not a valid message) or ARENA_ETOOBIG (decoded size over mem_limit).
+ * On failure *out is NULL. */
+int wire_unpack_request(const uint8_t *body, size_t len, size_t mem_limit,
+                        Arenad__V1__Request **out);
+int wire_unpack_response(const uint8_t *body, size_t len, size_t mem_limit,
+                         Arenad__V1__Response **out);
+
+/* Free what wire_unpack_* returned. Accept NULL. */
+void wire_free_request(Arenad__V1__Request *m);
+void wire_free_response(Arenad__V1__Response *m);
+
+/* Returns the name of a status ("OK", "BUSY", ...). */
+const char *wire_status_name(Arenad__V1__Status s);
+
+#endif

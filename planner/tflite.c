@@ -1,0 +1,569 @@
+/*
+ * tflite.c - reads a TFLite model and builds the lifetime graph of its
+ * first subgraph (see tflite.h for the rules).
+ *
+ * DESIGN
+ *  One pass over the model's tables: buffers (which ones hold data),
+ *  operator codes (which builtin each is), then subgraph 0's tensors
+ *  (type, shape, size, flags) and operators (first and last use of every
+ *  tensor they name), then the graph inputs, outputs and variables widen
+ *  the lifetimes. All structure goes through the checked primitives of
+ *  tflite_fb.c; this file never reads the buffer directly except through
+ *  positions those primitives have checked.
+ */
+#include "tflite_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "digest.h"
+
+/* What the reader learns about one tensor of subgraph 0. */
+struct tinfo {
+  size_t pos;         /* table position, to fetch the name later */
+  int64_t first;      /* first operator naming it, -1 = none yet */
+  int64_t last;       /* last operator naming it, -1 = none yet */
+  uint64_t size;      /* bytes */
+  uint8_t type;       /* TensorType */
+  uint8_t is_const;   /* 1: backed by a buffer with data */
+  uint8_t variable;   /* 1: is_variable */
+  uint8_t persistent; /* 1: output of DEQUANTIZE-of-constant */
+  uint8_t sized;      /* 1: size is known (not a string/resource/variant) */
+};
+
+/* Element sizes in bits, indexed by TensorType; 0 = no static size. */
+static const uint8_t type_bits[PLANNER_TFLITE_TYPE__COUNT] = {
+    32, /* FLOAT32 */ 16, /* FLOAT16 */ 32, /* INT32 */ 8,  /* UINT8 */
+    64, /* INT64 */   0,  /* STRING */  8,  /* BOOL */  16, /* INT16 */
+    64, /* COMPLEX64 */ 8, /* INT8 */   64, /* FLOAT64 */ 128, /* COMPLEX128 */
+    64, /* UINT64 */  0,  /* RESOURCE */ 0, /* VARIANT */ 32, /* UINT32 */
+    16, /* UINT16 */  4,  /* INT4 */    16, /* BFLOAT16 */ 2, /* INT2 */
+    4,  /* UINT4 */   8,  /* FLOAT8_E4M3FN */ 8, /* FLOAT8_E5M2 */
+};
+
+static const char *const type_names[PLANNER_TFLITE_TYPE__COUNT] = {
+    "FLOAT32", "FLOAT16",  "INT32",      "UINT8",         "INT64",
+    "STRING",  "BOOL",     "INT16",      "COMPLEX64",     "INT8",
+    "FLOAT64", "COMPLEX128", "UINT64",   "RESOURCE",      "VARIANT",
+    "UINT32",  "UINT16",   "INT4",       "BFLOAT16",      "INT2",
+    "UINT4",   "FLOAT8_E4M3FN", "FLOAT8_E5M2",
+};
+
+const char *planner_tflite_type_name(int type)
+{
+  if (type < 0 || type >= PLANNER_TFLITE_TYPE__COUNT)
+    return "?";
+  return type_names[type];
+}
+
+int planner_tflite_is_model(const void *buf, size_t len)
+{
+  return buf && len >= 8 && memcmp((const uint8_t *)buf + 4, "TFL3", 4) == 0;
+}
+
+void planner_tflite_init(struct planner_tflite_model *m)
+{
+  memset(m, 0, sizeof *m);
+}
+
+void planner_tflite_cleanup(struct planner_tflite_model *m)
+{
+  if (!m)
+    return;
+  if (m->names)
+    for (size_t i = 0; i < m->n_planned; i++)
+      free(m->names[i]);
+  free(m->names);
+  free(m->tensors);
+  free(m->inputs);
+  free(m->outputs);
+  planner_tflite_init(m);
+}
+
+struct planner_graph planner_tflite_graph(const struct planner_tflite_model *m)
+{
+  struct planner_graph g;
+  g.tensors = m->tensors;
+  g.n_tensors = m->n_planned;
+  return g;
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+/* The reader's state. */
+struct reader {
+  struct tfl__buf f;                   /* the file */
+  const struct planner_tflite_options *o; /* borrowed, never NULL */
+  struct planner_tflite_model *m;      /* being filled */
+  uint8_t *buf_const;                  /* per buffer: 1 when it holds data */
+  uint32_t n_buffers;                  /* entries in buf_const */
+  int32_t *opcode;                     /* effective builtin per opcode */
+  uint32_t n_opcodes;                  /* entries in opcode */
+  struct tinfo *t;                     /* per tensor of subgraph 0 */
+  uint32_t n_t;                        /* entries in t */
+};
+
+static int read_buffers(struct reader *r, const struct tfl__table *model)
+{
+  struct tfl__vec v;
+  int rc = tfl__vector(&r->f, model, TFL_MODEL_BUFFERS, 4, "model.buffers", &v);
+  if (rc)
+    return rc;
+  r->n_buffers = v.n;
+  r->buf_const = calloc(v.n ? v.n : 1, 1);
+  if (!r->buf_const)
+    return tfl__fail(&r->f, ARENA_ENOMEM, "out of memory");
+  for (uint32_t j = 0; j < v.n; j++) {
+    char what[64];
+    struct tfl__table b;
+    struct tfl__vec data;
+    uint64_t off;
+    snprintf(what, sizeof what, "buffer %u", (unsigned)j);
+    if ((rc = tfl__vec_table(&r->f, &v, j, what, &b)) != 0 ||
+        (rc = tfl__vector(&r->f, &b, TFL_BUF_DATA, 1, what, &data)) != 0 ||
+        (rc = tfl__u64(&r->f, &b, TFL_BUF_OFFSET, 0, what, &off)) != 0)
+      return rc;
+    r->buf_const[j] = data.n > 0 || off > 1;
+  }
+  return 0;
+}
+
+static int read_opcodes(struct reader *r, const struct tfl__table *model)
+{
+  struct tfl__vec v;
+  int rc = tfl__vector(&r->f, model, TFL_MODEL_OPCODES, 4,
+                       "model.operator_codes", &v);
+  if (rc)
+    return rc;
+  r->n_opcodes = v.n;
+  r->opcode = calloc(v.n ? v.n : 1, sizeof *r->opcode);
+  if (!r->opcode)
+    return tfl__fail(&r->f, ARENA_ENOMEM, "out of memory");
+  for (uint32_t j = 0; j < v.n; j++) {
+    char what[64];
+    struct tfl__table oc;
+    uint8_t dep;
+    uint32_t code;
+    snprintf(what, sizeof what, "operator code %u", (unsigned)j);
+    if ((rc = tfl__vec_table(&r->f, &v, j, what, &oc)) != 0 ||
+        (rc = tfl__u8(&r->f, &oc, TFL_OC_DEPRECATED, 0, what, &dep)) != 0 ||
+        (rc = tfl__u32(&r->f, &oc, TFL_OC_BUILTIN, 0, what, &code)) != 0)
+      return rc;
+    int32_t d = (int8_t)dep, b = (int32_t)code;
+    r->opcode[j] = d > b ? d : b;
+  }
+  return 0;
+}
+
+/* Reads the shape (or signature) vector of a tensor and multiplies it
+ * out, skipping negative dims. *elems is 0 for a shape with a 0 dim;
+ * *overflow is set when the product passes 64 bits; *neg_at gets the
+ * first negative dim or -1. dims (may be NULL; else PLANNER_TFLITE_MAX_DIMS
+ * entries) receives the first dims. */
+static int read_dims(struct reader *r, const struct tfl__table *t, unsigned id,
+                     const char *what, uint32_t *rank, int32_t *dims,
+                     uint64_t *elems, int *overflow, int *neg_at)
+{
+  struct tfl__vec v;
+  int rc = tfl__vector(&r->f, t, id, 4, what, &v);
+  if (rc)
+    return rc;
+  uint64_t e = 1;
+  *rank = v.n;
+  *overflow = 0;
+  *neg_at = -1;
+  for (uint32_t k = 0; k < v.n; k++) {
+    int32_t d = tfl__vec_i32(&r->f, &v, k);
+    if (dims && k < PLANNER_TFLITE_MAX_DIMS)
+      dims[k] = d;
+    if (d < 0) {
+      if (*neg_at < 0)
+        *neg_at = (int)k;
+      continue;
+    }
+    if (d != 0 && e > UINT64_MAX / (uint64_t)d)
+      *overflow = 1;
+    else
+      e *= (uint64_t)d;
+  }
+  *elems = e;
+  return 0;
+}
+
+/* Whether a signature vector has a -1 anywhere but in dim 0. */
+static int dynamic_beyond_batch(struct reader *r, const struct tfl__table *t,
+                                int *dyn0, int *dyn_other)
+{
+  struct tfl__vec v;
+  int rc = tfl__vector(&r->f, t, TFL_T_SHAPE_SIGNATURE, 4, "shape_signature",
+                       &v);
+  *dyn0 = *dyn_other = 0;
+  if (rc)
+    return rc;
+  for (uint32_t k = 0; k < v.n; k++)
+    if (tfl__vec_i32(&r->f, &v, k) < 0) {
+      if (k == 0)
+        *dyn0 = 1;
+      else
+        *dyn_other = 1;
+    }
+  return 0;
+}
+
+static int read_tensor(struct reader *r, const struct tfl__vec *v, uint32_t i)
+{
+  char what[64];
+  struct tfl__table t;
+  struct tinfo *ti = &r->t[i];
+  uint8_t type, var;
+  uint32_t buffer, rank;
+  uint64_t elems;
+  int rc, overflow, neg_at, dyn0, dyn_other;
+  int32_t dims[PLANNER_TFLITE_MAX_DIMS] = {0};
+  snprintf(what, sizeof what, "tensor %u", (unsigned)i);
+  if ((rc = tfl__vec_table(&r->f, v, i, what, &t)) != 0 ||
+      (rc = tfl__u8(&r->f, &t, TFL_T_TYPE, 0, what, &type)) != 0 ||
+      (rc = tfl__u32(&r->f, &t, TFL_T_BUFFER, 0, what, &buffer)) != 0 ||
+      (rc = tfl__u8(&r->f, &t, TFL_T_IS_VARIABLE, 0, what, &var)) != 0 ||
+      (rc = read_dims(r, &t, TFL_T_SHAPE, what, &rank, dims, &elems,
+                      &overflow, &neg_at)) != 0 ||
+      (rc = dynamic_beyond_batch(r, &t, &dyn0, &dyn_other)) != 0)
+    return rc;
+  ti->pos = t.pos;
+  ti->first = ti->last = -1;
+  ti->type = type;
+  ti->variable = var != 0;
+  if (buffer >= r->n_buffers && buffer != 0)
+    return tfl__fail(&r->f, ARENA_EPARSE,
+                     "tensor %u: buffer index %u out of range (the model has "
+                     "%u buffers)",
+                     (unsigned)i, (unsigned)buffer, (unsigned)r->n_buffers);
+  ti->is_const = buffer > 0 && r->buf_const[buffer];
+  if (type >= PLANNER_TFLITE_TYPE__COUNT)
+    return tfl__fail(&r->f, ARENA_EUNSUPPORTED,
+                     "tensor %u: unknown tensor type %u", (unsigned)i,
+                     (unsigned)type);
+  if (dyn0 || dyn_other)
+    r->m->dynamic = 1;
+  ti->sized = type_bits[type] != 0;
+  if (!ti->sized || ti->is_const)
+    return 0;
+  int batched = 0;
+  if (r->o->batch && dyn0 && !dyn_other && rank > 0) {
+    /* Replace dimension 0 by the batch (elems skips a negative dim 0). */
+    uint64_t rest = dims[0] > 0 ? elems / (uint64_t)dims[0] : elems;
+    if (rest && r->o->batch > UINT64_MAX / rest)
+      overflow = 1;
+    else
+      elems = rest * r->o->batch;
+    r->m->batch_applied = batched = 1;
+  } else if (r->o->batch && dyn_other) {
+    return tfl__fail(&r->f, ARENA_EUNSUPPORTED,
+                     "tensor %u has a dynamic dimension other than the batch "
+                     "(dimension 0); its size cannot be set from a batch "
+                     "size, only from running the model",
+                     (unsigned)i);
+  }
+  if (neg_at > 0 || (neg_at == 0 && !batched))
+    return tfl__fail(&r->f, ARENA_EUNSUPPORTED,
+                     "tensor %u: shape has a negative dimension (%d); its "
+                     "size is unknown",
+                     (unsigned)i, neg_at);
+  if (overflow || elems > UINT64_MAX / 128)
+    return tfl__fail(&r->f, ARENA_EOVERFLOW,
+                     "tensor %u: shape multiplies out beyond 64 bits",
+                     (unsigned)i);
+  ti->size = (elems * type_bits[type] + 7) / 8;
+  return 0;
+}
+
+/* Marks tensor idx (from operator k's list `list`) as used at k. */
+static int touch(struct reader *r, int32_t idx, int64_t k, const char *list)
+{
+  if (idx == -1)
+    return 0; /* absent optional tensor */
+  if (idx < 0 || (uint32_t)idx >= r->n_t)
+    return tfl__fail(&r->f, ARENA_EPARSE,
+                     "operator %lld: %s names tensor %d, but subgraph 0 has "
+                     "%u tensors",
+                     (long long)k, list, (int)idx, (unsigned)r->n_t);
+  struct tinfo *ti = &r->t[idx];
+  if (ti->first < 0 || k < ti->first)
+    ti->first = k;
+  if (k > ti->last)
+    ti->last = k;
+  return 0;
+}
+
+static int read_operator(struct reader *r, const struct tfl__vec *ops,
+                         uint32_t k)
+{
+  static const struct {
+    unsigned id;
+    const char *name;
+  } lists[] = {{TFL_OP_INPUTS, "inputs"},
+               {TFL_OP_OUTPUTS, "outputs"},
+               {TFL_OP_INTERMEDIATES, "intermediates"}};
+  char what[64];
+  struct tfl__table op;
+  struct tfl__vec v[3];
+  uint32_t oc;
+  int rc;
+  snprintf(what, sizeof what, "operator %u", (unsigned)k);
+  if ((rc = tfl__vec_table(&r->f, ops, k, what, &op)) != 0 ||
+      (rc = tfl__u32(&r->f, &op, TFL_OP_OPCODE, 0, what, &oc)) != 0)
+    return rc;
+  if (oc >= r->n_opcodes)
+    return tfl__fail(&r->f, ARENA_EPARSE,
+                     "operator %u: opcode index %u out of range (the model has "
+                     "%u operator codes)",
+                     (unsigned)k, (unsigned)oc, (unsigned)r->n_opcodes);
+  if (r->opcode[oc] == TFL_OP_CUSTOM)
+    r->m->n_custom_ops++;
+  for (int l = 0; l < 3; l++) {
+    if ((rc = tfl__vector(&r->f, &op, lists[l].id, 4, what, &v[l])) != 0)
+      return rc;
+    for (uint32_t j = 0; j < v[l].n; j++)
+      if ((rc = touch(r, tfl__vec_i32(&r->f, &v[l], j), k, lists[l].name)) != 0)
+        return rc;
+  }
+  if (r->opcode[oc] == TFL_OP_DEQUANTIZE && v[0].n > 0) {
+    int32_t in = tfl__vec_i32(&r->f, &v[0], 0);
+    if (in >= 0 && r->t[in].is_const)
+      for (uint32_t j = 0; j < v[1].n; j++) {
+        int32_t out = tfl__vec_i32(&r->f, &v[1], j);
+        if (out >= 0)
+          r->t[out].persistent = 1;
+      }
+  }
+  return 0;
+}
+
+/* Reads the graph inputs or outputs (field id) into *io. */
+static int read_io(struct reader *r, const struct tfl__table *sg, unsigned id,
+                   const struct tfl__vec *tensors,
+                   struct planner_tflite_io **io, size_t *n)
+{
+  const char *list = id == TFL_SG_INPUTS ? "subgraph 0 inputs"
+                                         : "subgraph 0 outputs";
+  struct tfl__vec v;
+  int rc = tfl__vector(&r->f, sg, id, 4, list, &v);
+  if (rc)
+    return rc;
+  *io = calloc(v.n ? v.n : 1, sizeof **io);
+  if (!*io)
+    return tfl__fail(&r->f, ARENA_ENOMEM, "out of memory");
+  *n = v.n;
+  int64_t last_op = r->m->n_ops ? (int64_t)r->m->n_ops - 1 : 0;
+  for (uint32_t j = 0; j < v.n; j++) {
+    struct planner_tflite_io *e = &(*io)[j];
+    int32_t idx = tfl__vec_i32(&r->f, &v, j);
+    struct tfl__table t;
+    uint32_t rank, srank;
+    uint64_t elems;
+    int ovf, neg;
+    uint8_t type;
+    if (idx < 0 || (uint32_t)idx >= r->n_t)
+      return tfl__fail(&r->f, ARENA_EPARSE,
+                       "%s: tensor index %d out of range (%u tensors)", list,
+                       (int)idx, (unsigned)r->n_t);
+    e->tensor = idx;
+    if ((rc = tfl__vec_table(&r->f, tensors, (uint32_t)idx, list, &t)) != 0 ||
+        (rc = tfl__u8(&r->f, &t, TFL_T_TYPE, 0, list, &type)) != 0 ||
+        (rc = read_dims(r, &t, TFL_T_SHAPE, list, &rank, e->dims, &elems,
+                        &ovf, &neg)) != 0 ||
+        (rc = read_dims(r, &t, TFL_T_SHAPE_SIGNATURE, list, &srank, e->sig,
+                        &elems, &ovf, &neg)) != 0 ||
+        (rc = tfl__string(&r->f, &t, TFL_T_NAME, list, e->name,
+                          sizeof e->name, NULL)) != 0)
+      return rc;
+    e->type = type;
+    e->rank = rank;
+    if (srank != rank)
+      memcpy(e->sig, e->dims, sizeof e->sig);
+    for (uint32_t k = 0; k < rank && k < PLANNER_TFLITE_MAX_DIMS; k++)
+      if (e->sig[k] < 0)
+        e->dynamic = 1;
+    struct tinfo *ti = &r->t[idx];
+    if (id == TFL_SG_INPUTS) {
+      ti->first = 0;
+      if (ti->last < 0)
+        ti->last = 0;
+    } else {
+      if (ti->last < last_op)
+        ti->last = last_op;
+      if (ti->first < 0)
+        ti->first = ti->last;
+    }
+  }
+  return 0;
+}
+
+static int find_offline(struct reader *r, const struct tfl__table *model)
+{
+  struct tfl__vec v;
+  int rc = tfl__vector(&r->f, model, TFL_MODEL_METADATA, 4, "model.metadata",
+                       &v);
+  for (uint32_t j = 0; rc == 0 && j < v.n; j++) {
+    struct tfl__table md;
+    char name[64];
+    size_t full;
+    if ((rc = tfl__vec_table(&r->f, &v, j, "metadata", &md)) != 0 ||
+        (rc = tfl__string(&r->f, &md, TFL_MD_NAME, "metadata name", name,
+                          sizeof name, &full)) != 0)
+      break;
+    if (full == strlen(PLANNER_TFLITE_OFFLINE_NAME) &&
+        strcmp(name, PLANNER_TFLITE_OFFLINE_NAME) == 0)
+      r->m->has_offline_plan = 1;
+  }
+  return rc;
+}
+
+/* Builds the planned tensor list from r->t. */
+static int collect(struct reader *r, const struct tfl__vec *tensors)
+{
+  struct planner_tflite_model *m = r->m;
+  size_t n = r->n_t;
+  m->tensors = calloc(n ? n : 1, sizeof *m->tensors);
+  m->names = calloc(n ? n : 1, sizeof *m->names);
+  if (!m->tensors || !m->names)
+    return tfl__fail(&r->f, ARENA_ENOMEM, "out of memory");
+  int64_t last_op = m->n_ops ? (int64_t)m->n_ops - 1 : 0;
+  for (uint32_t i = 0; i < r->n_t; i++) {
+    struct tinfo *ti = &r->t[i];
+    if (ti->is_const) {
+      m->n_const++;
+      continue;
+    }
+    if (!ti->sized) {
+      m->n_unplannable++;
+      continue;
+    }
+    if (ti->variable) {
+      ti->first = 0;
+      ti->last = last_op;
+    }
+    if (ti->first < 0) {
+      m->n_unused++;
+      continue;
+    }
+    if (ti->persistent && !r->o->keep_dequant) {
+      m->n_persistent++;
+      m->persistent_bytes += ti->size;
+      continue;
+    }
+    struct planner_tensor *pt = &m->tensors[m->n_planned];
+    struct tfl__table t;
+    char name[PLANNER_TFLITE_NAME_LEN];
+    int rc;
+    pt->id = i;
+    pt->size = ti->size;
+    pt->first = ti->first;
+    pt->last = ti->last;
+    pt->align = 0;
+    pt->pinned = PLANNER_NOT_PINNED;
+    if (ti->variable)
+      m->n_variable++;
+    if ((rc = tfl__vec_table(&r->f, tensors, i, "tensor", &t)) != 0 ||
+        (rc = tfl__string(&r->f, &t, TFL_T_NAME, "tensor name", name,
+                          sizeof name, NULL)) != 0)
+      return rc;
+    m->names[m->n_planned] = strdup(name);
+    if (!m->names[m->n_planned])
+      return tfl__fail(&r->f, ARENA_ENOMEM, "out of memory");
+    m->n_planned++;
+  }
+  return 0;
+}
+
+static int read_model(struct reader *r)
+{
+  struct tfl__table model, sg;
+  struct tfl__vec sgs, tensors, ops;
+  int rc;
+  if ((rc = tfl__root(&r->f, &model)) != 0 ||
+      (rc = tfl__u32(&r->f, &model, TFL_MODEL_VERSION, 0, "model",
+                     &r->m->version)) != 0 ||
+      (rc = read_buffers(r, &model)) != 0 ||
+      (rc = read_opcodes(r, &model)) != 0 ||
+      (rc = find_offline(r, &model)) != 0 ||
+      (rc = tfl__vector(&r->f, &model, TFL_MODEL_SUBGRAPHS, 4,
+                        "model.subgraphs", &sgs)) != 0)
+    return rc;
+  if (sgs.n == 0)
+    return tfl__fail(&r->f, ARENA_EEMPTY, "model has no subgraphs");
+  r->m->n_subgraphs = sgs.n;
+  for (uint32_t s = 0; s < sgs.n; s++) {
+    char what[64];
+    snprintf(what, sizeof what, "subgraph %u", (unsigned)s);
+    if ((rc = tfl__vec_table(&r->f, &sgs, s, what, &sg)) != 0 ||
+        (rc = tfl__vector(&r->f, &sg, TFL_SG_TENSORS, 4, what, &tensors)) != 0)
+      return rc;
+    r->m->n_tensors_all += tensors.n;
+  }
+  if ((rc = tfl__vec_table(&r->f, &sgs, 0, "subgraph 0", &sg)) != 0 ||
+      (rc = tfl__vector(&r->f, &sg, TFL_SG_TENSORS, 4, "subgraph 0", &tensors)) !=
+          0 ||
+      (rc = tfl__vector(&r->f, &sg, TFL_SG_OPERATORS, 4, "subgraph 0",
+                        &ops)) != 0)
+    return rc;
+  r->n_t = tensors.n;
+  r->m->n_tensors = tensors.n;
+  r->m->n_ops = ops.n;
+  r->t = calloc(tensors.n ? tensors.n : 1, sizeof *r->t);
+  if (!r->t)
+    return tfl__fail(&r->f, ARENA_ENOMEM, "out of memory");
+  for (uint32_t i = 0; i < tensors.n; i++)
+    if ((rc = read_tensor(r, &tensors, i)) != 0)
+      return rc;
+  for (uint32_t k = 0; k < ops.n; k++)
+    if ((rc = read_operator(r, &ops, k)) != 0)
+      return rc;
+  if ((rc = read_io(r, &sg, TFL_SG_INPUTS, &tensors, &r->m->inputs,
+                    &r->m->n_inputs)) != 0 ||
+      (rc = read_io(r, &sg, TFL_SG_OUTPUTS, &tensors, &r->m->outputs,
+                    &r->m->n_outputs)) != 0 ||
+      (rc = collect(r, &tensors)) != 0)
+    return rc;
+  if (r->m->n_planned == 0)
+    return tfl__fail(&r->f, ARENA_EEMPTY,
+                     "subgraph 0 has no tensor to plan (%u tensors, %u "
+                     "constant)",
+                     (unsigned)r->n_t, (unsigned)r->m->n_const);
+  return 0;
+}
+
+int planner_tflite_read(const void *buf, size_t len,
+                        const struct planner_tflite_options *o,
+                        struct planner_tflite_model *out,
+                        char err[ARENA_ERR_LEN])
+{
+  static const struct planner_tflite_options defaults = {0, 0};
+  struct reader r;
+  if (err)
+    err[0] = '\0';
+  if (!out || (!buf && len > 0)) {
+    if (err)
+      snprintf(err, ARENA_ERR_LEN, "invalid argument");
+    return ARENA_EINVAL;
+  }
+  planner_tflite_cleanup(out);
+  memset(&r, 0, sizeof r);
+  r.f.b = buf;
+  r.f.len = len;
+  r.f.err = err;
+  r.f.work_cap = (uint64_t)PLANNER_TFLITE_WORK_PER_BYTE * len + 4096;
+  r.o = o ? o : &defaults;
+  r.m = out;
+  int rc = read_model(&r);
+  free(r.buf_const);
+  free(r.opcode);
+  free(r.t);
+  if (rc) {
+    planner_tflite_cleanup(out);
+    return rc;
+  }
+  planner_sha256(buf, len, out->sha256);
+  return 0;
+}

@@ -40,6 +40,11 @@ enum cli_exit {
 /* arenactl plan: plans a lifetime graph and prints the plan. */
 int cli_plan_main(int argc, char **argv);
 
+/* arenactl import / explain / render / diff / embed: TFLite models and
+ * plans (cli_model.c, cli_explain.c, cli_render.c, cli_diff.c,
+ * cli_embed.c; docs/models.md). */
+int cli_import_main(int argc, char **argv);
+
 /* ---- helpers (cli_util.c) ----------------------------------------------- */
 
 #if defined(__GNUC__) || defined(__clang__)

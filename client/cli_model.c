@@ -1,0 +1,697 @@
+/*
+ * cli_model.c - loading graphs from CSV, plan JSON or TFLite files for the
+ * model subcommands (cli_model.h), and `arenactl import`.
+ *
+ * DESIGN
+ *  The file is read whole; "TFL3" at bytes 4..7 selects the TFLite reader
+ *  (planner/tflite.h), a first non-blank '{' selects the plan-JSON reader
+ *  below, anything else goes to the CSV parser. The JSON reader knows the
+ *  fixed schema of `arenactl plan --json` and skips any other key, so new
+ *  keys in that output do not break it; it nests at most JSON_MAX_DEPTH
+ *  levels, so hostile input cannot exhaust the stack.
+ */
+#include "cli_model.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "digest.h"
+
+#define JSON_MAX_DEPTH 64
+#define SHAPE_MAX_DIMS 8
+
+void cli_graph_init(struct cli_graph *g)
+{
+  memset(g, 0, sizeof *g);
+  planner_tflite_init(&g->model);
+}
+
+void cli_graph_cleanup(struct cli_graph *g)
+{
+  if (!g)
+    return;
+  if (g->names)
+    for (size_t i = 0; i < g->n; i++)
+      free(g->names[i]);
+  free(g->names);
+  free(g->tensors);
+  free(g->offsets);
+  planner_tflite_cleanup(&g->model);
+  cli_graph_init(g);
+}
+
+struct planner_graph cli_graph_view(const struct cli_graph *g)
+{
+  struct planner_graph v;
+  v.tensors = g->tensors;
+  v.n_tensors = g->n;
+  return v;
+}
+
+int cli_model_option(int argc, char **argv, int *i, struct cli_load_opts *o,
+                     int *rc)
+{
+  const char *v;
+  *rc = 0;
+  if (strcmp(argv[*i], "--keep-dequant") == 0) {
+    o->keep_dequant = 1;
+    return 1;
+  }
+  int m = cli_opt_value(argc, argv, i, "--shape", &v);
+  if (m == 0)
+    return 0;
+  if (m < 0)
+    *rc = CLI_EX_USAGE;
+  else
+    o->shape = v;
+  return 1;
+}
+
+/* ---- --shape ---------------------------------------------------------------- */
+
+/* Parses "1x3x224x224" (or with commas) into dims. Returns the rank, or
+ * -1 when the text is not a list of positive numbers. */
+static int parse_shape(const char *s, uint64_t *dims)
+{
+  int n = 0;
+  while (*s) {
+    const char *e = s;
+    char num[24];
+    while (*e && *e != 'x' && *e != ',')
+      e++;
+    if (e == s || (size_t)(e - s) >= sizeof num || n == SHAPE_MAX_DIMS)
+      return -1;
+    memcpy(num, s, (size_t)(e - s));
+    num[e - s] = '\0';
+    if (cli_parse_u64(num, UINT32_MAX, &dims[n]) != 0 || dims[n] == 0)
+      return -1;
+    n++;
+    s = *e ? e + 1 : e;
+    if (*e && !*s)
+      return -1;
+  }
+  return n ? n : -1;
+}
+
+/* Checks a --shape against the model's first input; sets *batch. Prints
+ * and returns an exit status on a mismatch. */
+static int check_shape(const char *what, const char *shape,
+                       const struct planner_tflite_model *m, uint64_t *batch)
+{
+  uint64_t d[SHAPE_MAX_DIMS];
+  int n = parse_shape(shape, d);
+  if (n < 0) {
+    cli_error(what, "--shape '%s': expected dimensions like 1x96x96x1", shape);
+    return CLI_EX_USAGE;
+  }
+  const struct planner_tflite_io *in = m->n_inputs ? &m->inputs[0] : NULL;
+  if (!in) {
+    cli_error(what, "--shape: the model has no graph input");
+    return CLI_EX_DATAERR;
+  }
+  if (n > 1 && (uint32_t)n != in->rank) {
+    cli_error(what, "--shape '%s' has %d dimensions, input %d has %u", shape,
+              n, (int)in->tensor, (unsigned)in->rank);
+    return CLI_EX_DATAERR;
+  }
+  for (int k = 1; k < n && k < (int)PLANNER_TFLITE_MAX_DIMS; k++)
+    if (in->sig[k] >= 0 && (uint64_t)in->sig[k] != d[k]) {
+      cli_error(what, "--shape '%s': dimension %d of input %d is fixed at "
+                "%d; only a dynamic batch dimension (0) can be set",
+                shape, k, (int)in->tensor, (int)in->sig[k]);
+      return CLI_EX_DATAERR;
+    } else if (in->sig[k] < 0) {
+      cli_error(what, "--shape: input %d is dynamic in dimension %d, not "
+                "only in the batch; arenactl cannot size it without running "
+                "the model",
+                (int)in->tensor, k);
+      return CLI_EX_DATAERR;
+    }
+  if (!m->dynamic && in->rank > 0 && (uint64_t)in->dims[0] != d[0]) {
+    cli_error(what, "--shape: the model's shapes are static (batch %d); "
+              "they cannot be changed without reconverting the model",
+              (int)in->dims[0]);
+    return CLI_EX_DATAERR;
+  }
+  *batch = d[0];
+  return 0;
+}
+
+/* ---- TFLite ----------------------------------------------------------------- */
+
+static int load_tflite(const char *what, const char *buf, size_t len,
+                       const struct cli_load_opts *o, struct cli_graph *g)
+{
+  char err[ARENA_ERR_LEN] = "";
+  struct planner_tflite_options to;
+  memset(&to, 0, sizeof to);
+  to.keep_dequant = o ? o->keep_dequant : 0;
+  int rc = planner_tflite_read(buf, len, &to, &g->model, err);
+  if (rc == 0 && o && o->shape) {
+    uint64_t batch = 0;
+    int x = check_shape(what, o->shape, &g->model, &batch);
+    if (x)
+      return x;
+    if (g->model.dynamic) {
+      to.batch = batch;
+      rc = planner_tflite_read(buf, len, &to, &g->model, err);
+    }
+  }
+  if (rc) {
+    cli_error(what, "%s", err[0] ? err : arena_strerror(rc));
+    return cli_exit_status(rc);
+  }
+  g->has_model = 1;
+  g->kind = CLI_GRAPH_TFLITE;
+  g->n = g->model.n_planned;
+  g->tensors = malloc(g->n * sizeof *g->tensors);
+  g->names = calloc(g->n, sizeof *g->names);
+  if (!g->tensors || !g->names)
+    goto nomem;
+  memcpy(g->tensors, g->model.tensors, g->n * sizeof *g->tensors);
+  for (size_t i = 0; i < g->n; i++)
+    if (!(g->names[i] = strdup(g->model.names[i])))
+      goto nomem;
+  return 0;
+nomem:
+  cli_error(what, "out of memory");
+  return CLI_EX_OSERR;
+}
+
+int cli_model_to_csv(const char *what, const char *buf, size_t len,
+                     struct planner_csv *c)
+{
+  struct cli_graph g;
+  cli_graph_init(&g);
+  int rc = load_tflite(what, buf, len, NULL, &g);
+  if (rc == 0) {
+    planner_csv_cleanup(c);
+    c->tensors = g.tensors;
+    c->n_tensors = g.n;
+    g.tensors = NULL;
+  }
+  cli_graph_cleanup(&g);
+  return rc;
+}
+
+/* ---- plan JSON -------------------------------------------------------------- */
+
+/* The JSON reading position. */
+struct json {
+  const char *p;   /* next byte */
+  const char *e;   /* end of input */
+  int depth;       /* current nesting */
+  char msg[128];   /* first error */
+};
+
+static int jfail(struct json *j, const char *m)
+{
+  if (!j->msg[0])
+    snprintf(j->msg, sizeof j->msg, "%s", m);
+  return -1;
+}
+
+static void jws(struct json *j)
+{
+  while (j->p < j->e && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' ||
+                         *j->p == '\r'))
+    j->p++;
+}
+
+static int jlit(struct json *j, char c)
+{
+  jws(j);
+  if (j->p < j->e && *j->p == c) {
+    j->p++;
+    return 0;
+  }
+  char m[48];
+  snprintf(m, sizeof m, "expected '%c'", c);
+  return jfail(j, m);
+}
+
+/* Reads a string into out (cap bytes, truncated; escapes kept raw). */
+static int jstr(struct json *j, char *out, size_t cap)
+{
+  size_t n = 0;
+  if (jlit(j, '"'))
+    return -1;
+  while (j->p < j->e && *j->p != '"') {
+    if (*j->p == '\\') {
+      j->p++;
+      if (j->p >= j->e)
+        break;
+    }
+    if (out && n + 1 < cap)
+      out[n++] = *j->p;
+    j->p++;
+  }
+  if (out)
+    out[n] = '\0';
+  if (j->p >= j->e)
+    return jfail(j, "unterminated string");
+  j->p++;
+  return 0;
+}
+
+static int jnum(struct json *j, uint64_t *v)
+{
+  uint64_t x = 0;
+  int any = 0;
+  jws(j);
+  while (j->p < j->e && isdigit((unsigned char)*j->p)) {
+    unsigned d = (unsigned)(*j->p - '0');
+    if (x > (UINT64_MAX - d) / 10)
+      return jfail(j, "number out of range");
+    x = x * 10 + d;
+    any = 1;
+    j->p++;
+  }
+  if (!any)
+    return jfail(j, "expected a non-negative integer");
+  *v = x;
+  return 0;
+}
+
+static int jskip(struct json *j)
+{
+  jws(j);
+  if (j->p >= j->e)
+    return jfail(j, "unexpected end of input");
+  char c = *j->p;
+  if (c == '"')
+    return jstr(j, NULL, 0);
+  if (c == '{' || c == '[') {
+    char close = c == '{' ? '}' : ']';
+    if (++j->depth > JSON_MAX_DEPTH)
+      return jfail(j, "nested too deeply");
+    j->p++;
+    jws(j);
+    if (j->p < j->e && *j->p == close) {
+      j->p++;
+      j->depth--;
+      return 0;
+    }
+    for (;;) {
+      if (c == '{' && (jstr(j, NULL, 0) || jlit(j, ':')))
+        return -1;
+      if (jskip(j))
+        return -1;
+      jws(j);
+      if (j->p < j->e && *j->p == ',') {
+        j->p++;
+        continue;
+      }
+      if (jlit(j, close))
+        return -1;
+      j->depth--;
+      return 0;
+    }
+  }
+  const char *s = j->p;
+  while (j->p < j->e && (isalnum((unsigned char)*j->p) || *j->p == '-' ||
+                         *j->p == '+' || *j->p == '.'))
+    j->p++;
+  return j->p > s ? 0 : jfail(j, "unexpected character");
+}
+
+/* Iterates the members of an object: calls f(j, key, ctx) for each. */
+static int jobject(struct json *j, int (*f)(struct json *, const char *, void *),
+                   void *ctx)
+{
+  char key[64];
+  if (jlit(j, '{'))
+    return -1;
+  jws(j);
+  if (j->p < j->e && *j->p == '}') {
+    j->p++;
+    return 0;
+  }
+  for (;;) {
+    if (jstr(j, key, sizeof key) || jlit(j, ':') || f(j, key, ctx))
+      return -1;
+    jws(j);
+    if (j->p < j->e && *j->p == ',') {
+      j->p++;
+      continue;
+    }
+    return jlit(j, '}');
+  }
+}
+
+/* One tensor row of a plan, and the growing list of them. */
+struct jplan {
+  struct cli_graph *g; /* being filled */
+  size_t cap;          /* allocated entries */
+  struct planner_tensor t; /* the row being read */
+  uint64_t off;        /* its offset */
+  int seen;            /* bit mask of keys seen */
+};
+
+static int jtensor_key(struct json *j, const char *k, void *ctx)
+{
+  struct jplan *jp = ctx;
+  uint64_t v;
+  static const char *const keys[] = {"id", "size", "first", "last", "offset"};
+  for (int i = 0; i < 5; i++)
+    if (strcmp(k, keys[i]) == 0) {
+      if (jnum(j, &v))
+        return -1;
+      if ((i == 0 && v > UINT32_MAX) || ((i == 2 || i == 3) && v > INT64_MAX))
+        return jfail(j, "tensor field out of range");
+      jp->seen |= 1 << i;
+      switch (i) {
+      case 0: jp->t.id = (uint32_t)v; break;
+      case 1: jp->t.size = v; break;
+      case 2: jp->t.first = (int64_t)v; break;
+      case 3: jp->t.last = (int64_t)v; break;
+      default: jp->off = v; break;
+      }
+      return 0;
+    }
+  return jskip(j);
+}
+
+static int jtensors(struct json *j, struct jplan *jp)
+{
+  struct cli_graph *g = jp->g;
+  if (jlit(j, '['))
+    return -1;
+  jws(j);
+  if (j->p < j->e && *j->p == ']') {
+    j->p++;
+    return 0;
+  }
+  for (;;) {
+    memset(&jp->t, 0, sizeof jp->t);
+    jp->t.pinned = PLANNER_NOT_PINNED;
+    jp->seen = 0;
+    if (jobject(j, jtensor_key, jp))
+      return -1;
+    if (jp->seen != 0x1f)
+      return jfail(j, "a tensor lacks one of id, size, first, last, offset");
+    if (g->n == jp->cap) {
+      if (jp->cap >= PLANNER_MAX_TENSORS)
+        return jfail(j, "too many tensors");
+      size_t nc = jp->cap ? jp->cap * 2 : 64;
+      struct planner_tensor *nt = realloc(g->tensors, nc * sizeof *nt);
+      if (nt)
+        g->tensors = nt;
+      uint64_t *no = realloc(g->offsets, nc * sizeof *no);
+      if (no)
+        g->offsets = no;
+      if (!nt || !no)
+        return jfail(j, "out of memory");
+      jp->cap = nc;
+    }
+    g->tensors[g->n] = jp->t;
+    g->offsets[g->n] = jp->off;
+    g->n++;
+    jws(j);
+    if (j->p < j->e && *j->p == ',') {
+      j->p++;
+      continue;
+    }
+    return jlit(j, ']');
+  }
+}
+
+static int jplan_key(struct json *j, const char *k, void *ctx)
+{
+  struct jplan *jp = ctx;
+  if (strcmp(k, "tensors") == 0)
+    return jtensors(j, jp);
+  if (strcmp(k, "arena_bytes") == 0)
+    return jnum(j, &jp->g->arena_bytes);
+  if (strcmp(k, "alignment") == 0)
+    return jnum(j, &jp->g->alignment);
+  if (strcmp(k, "algorithm") == 0)
+    return jstr(j, jp->g->algo, sizeof jp->g->algo);
+  return jskip(j);
+}
+
+static int load_json(const char *what, const char *buf, size_t len,
+                     struct cli_graph *g)
+{
+  struct json j;
+  struct jplan jp;
+  memset(&j, 0, sizeof j);
+  memset(&jp, 0, sizeof jp);
+  j.p = buf;
+  j.e = buf + len;
+  jp.g = g;
+  g->kind = CLI_GRAPH_PLAN;
+  int rc = jobject(&j, jplan_key, &jp);
+  if (rc == 0) {
+    jws(&j);
+    if (j.p != j.e)
+      rc = jfail(&j, "text after the JSON object");
+  }
+  if (rc == 0 && g->n == 0)
+    rc = jfail(&j, "the plan has no tensors");
+  if (rc) {
+    cli_error(what, "plan JSON, byte %zu: %s", (size_t)(j.p - buf), j.msg);
+    return strstr(j.msg, "memory") ? CLI_EX_OSERR : CLI_EX_DATAERR;
+  }
+  return 0;
+}
+
+/* ---- CSV and dispatch ------------------------------------------------------- */
+
+static int load_csv(const char *what, const char *buf, size_t len,
+                    struct cli_graph *g)
+{
+  char err[ARENA_ERR_LEN] = "";
+  struct planner_csv c;
+  planner_csv_init(&c);
+  int rc = planner_csv_parse(buf, len, &c, err);
+  if (rc) {
+    cli_error(what, "%s", err[0] ? err : arena_strerror(rc));
+    return cli_exit_status(rc);
+  }
+  g->kind = CLI_GRAPH_CSV;
+  g->n = c.n_tensors;
+  g->tensors = c.tensors;
+  c.tensors = NULL;
+  int pinned = 0;
+  for (size_t i = 0; i < g->n; i++)
+    pinned |= g->tensors[i].pinned != PLANNER_NOT_PINNED;
+  if (pinned) {
+    /* An offset column makes the CSV a plan. */
+    g->offsets = calloc(g->n, sizeof *g->offsets);
+    if (!g->offsets) {
+      planner_csv_cleanup(&c);
+      cli_error(what, "out of memory");
+      return CLI_EX_OSERR;
+    }
+    for (size_t i = 0; i < g->n; i++) {
+      const struct planner_tensor *t = &g->tensors[i];
+      g->offsets[i] = t->pinned >= 0 ? (uint64_t)t->pinned : 0;
+    }
+  }
+  planner_csv_cleanup(&c);
+  return 0;
+}
+
+int cli_graph_load(const char *path, const struct cli_load_opts *o,
+                   struct cli_graph *g)
+{
+  char err[ARENA_ERR_LEN] = "";
+  char *buf = NULL;
+  size_t len = 0;
+  const char *what = strcmp(path, "-") ? path : "<stdin>";
+  cli_graph_cleanup(g);
+  g->what = what;
+  int rc = cli_read_file(path, &buf, &len, err);
+  if (rc) {
+    cli_error(what, "%s", err);
+    return rc == ARENA_ENOMEM ? CLI_EX_OSERR : CLI_EX_NOINPUT;
+  }
+  size_t k = 0;
+  while (k < len && isspace((unsigned char)buf[k]))
+    k++;
+  if (planner_tflite_is_model(buf, len))
+    rc = load_tflite(what, buf, len, o, g);
+  else if (k < len && buf[k] == '{')
+    rc = load_json(what, buf, len, g);
+  else
+    rc = load_csv(what, buf, len, g);
+  free(buf);
+  if (rc == 0 && g->kind != CLI_GRAPH_TFLITE && o && (o->shape || o->keep_dequant)) {
+    cli_error(what, "--shape and --keep-dequant apply to .tflite models only");
+    rc = CLI_EX_USAGE;
+  }
+  if (rc == 0)
+    for (size_t i = 0; i < g->n; i++)
+      g->tensors[i].pinned = PLANNER_NOT_PINNED;
+  if (rc)
+    cli_graph_cleanup(g);
+  return rc;
+}
+
+/* ---- summary and import ----------------------------------------------------- */
+
+static void print_io(FILE *f, const char *prefix, const char *label,
+                     const struct planner_tflite_io *io, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    fprintf(f, "%s%s %d '%s': %s [", prefix, label, (int)io[i].tensor,
+            io[i].name, planner_tflite_type_name(io[i].type));
+    for (uint32_t k = 0; k < io[i].rank && k < PLANNER_TFLITE_MAX_DIMS; k++)
+      fprintf(f, "%s%d", k ? ", " : "", (int)io[i].dims[k]);
+    if (io[i].rank > PLANNER_TFLITE_MAX_DIMS)
+      fprintf(f, ", ...");
+    fprintf(f, "]");
+    if (io[i].dynamic) {
+      fprintf(f, " signature [");
+      for (uint32_t k = 0; k < io[i].rank && k < PLANNER_TFLITE_MAX_DIMS; k++)
+        fprintf(f, "%s%d", k ? ", " : "", (int)io[i].sig[k]);
+      fprintf(f, "] (dynamic)");
+    }
+    fprintf(f, "\n");
+  }
+}
+
+void cli_model_summary(FILE *f, const char *prefix,
+                       const struct planner_tflite_model *m)
+{
+  char hex[PLANNER_DIGEST_HEX_LEN];
+  fprintf(f, "%ssha256=%s\n", prefix, planner_hex(m->sha256, 32, hex));
+  fprintf(f, "%sversion=%u subgraphs=%u (only subgraph 0 is planned; %llu "
+          "tensors in all)\n",
+          prefix, (unsigned)m->version, (unsigned)m->n_subgraphs,
+          (unsigned long long)m->n_tensors_all);
+  fprintf(f, "%sops=%u tensors=%u planned=%zu constant=%u variable=%u "
+          "unused=%u custom_ops=%u\n",
+          prefix, (unsigned)m->n_ops, (unsigned)m->n_tensors, m->n_planned,
+          (unsigned)m->n_const, (unsigned)m->n_variable, (unsigned)m->n_unused,
+          (unsigned)m->n_custom_ops);
+  if (m->n_persistent)
+    fprintf(f, "%spersistent, not planned (DEQUANTIZE of constant): %u "
+            "tensors, %llu bytes (--keep-dequant plans them)\n",
+            prefix, (unsigned)m->n_persistent,
+            (unsigned long long)m->persistent_bytes);
+  if (m->n_unplannable)
+    fprintf(f, "%snot plannable (STRING, RESOURCE or VARIANT): %u tensors\n",
+            prefix, (unsigned)m->n_unplannable);
+  print_io(f, prefix, "input", m->inputs, m->n_inputs);
+  print_io(f, prefix, "output", m->outputs, m->n_outputs);
+  if (m->dynamic)
+    fprintf(f, "%sdynamic dimensions: sizes use `shape`%s\n", prefix,
+            m->batch_applied ? " with the batch set by --shape"
+                             : "; --shape can set a dynamic batch");
+  if (m->has_offline_plan)
+    fprintf(f, "%scarries an OfflineMemoryAllocation plan\n", prefix);
+}
+
+static void import_usage(FILE *f)
+{
+  fprintf(f,
+          "Usage: %s import [options] MODEL.tflite\n"
+          "\n"
+          "Reads a TFLite model and writes the lifetime graph of subgraph 0\n"
+          "as CSV (id,size,first,last; ids are the model's tensor indexes),\n"
+          "with the model's facts as '#' comments.\n"
+          "\n"
+          "Options:\n"
+          "  -o FILE          write to FILE instead of standard output\n"
+          "  --keep-dequant   also plan outputs of DEQUANTIZE-of-constant\n"
+          "  --shape DIMS     size a dynamic batch, e.g. 4x96x96x1\n"
+          "  -h, --help       show this help\n"
+          "\n"
+          "Exit status: 0 done, 64 bad command line, 65 bad model,\n"
+          "66 cannot read MODEL, 74 cannot write the output.\n",
+          CLI_PROG);
+}
+
+/* Writes len bytes to path ("-" = stdout). Returns 0 or CLI_EX_IOERR. */
+int cli_model_write(const char *path, const void *data, size_t len)
+{
+  if (!path || strcmp(path, "-") == 0) {
+    fwrite(data, 1, len, stdout);
+    return cli_finish_stdout();
+  }
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    cli_error(path, "cannot create: %s", strerror(errno));
+    return CLI_EX_IOERR;
+  }
+  size_t w = fwrite(data, 1, len, f);
+  int bad = w != len || ferror(f);
+  if (fclose(f) != 0)
+    bad = 1;
+  if (bad) {
+    cli_error(path, "write failed");
+    return CLI_EX_IOERR;
+  }
+  return 0;
+}
+
+int cli_import_main(int argc, char **argv)
+{
+  struct cli_load_opts lo;
+  const char *file = NULL, *out = NULL;
+  int rc = 0;
+  memset(&lo, 0, sizeof lo);
+  for (int i = 1; i < argc; i++) {
+    const char *v;
+    int m;
+    if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+      import_usage(stdout);
+      return cli_finish_stdout();
+    }
+    if (cli_model_option(argc, argv, &i, &lo, &rc)) {
+      if (rc)
+        return rc;
+    } else if ((m = cli_opt_value(argc, argv, &i, "-o", &v)) != 0) {
+      if (m < 0)
+        return CLI_EX_USAGE;
+      out = v;
+    } else if (argv[i][0] == '-' && strcmp(argv[i], "-") != 0) {
+      cli_error("import", "unknown option '%s'", argv[i]);
+      return CLI_EX_USAGE;
+    } else if (file) {
+      cli_error("import", "only one MODEL may be given");
+      return CLI_EX_USAGE;
+    } else {
+      file = argv[i];
+    }
+  }
+  if (!file) {
+    import_usage(stderr);
+    return CLI_EX_USAGE;
+  }
+  struct cli_graph g;
+  cli_graph_init(&g);
+  if ((rc = cli_graph_load(file, &lo, &g)) != 0)
+    return rc;
+  if (g.kind != CLI_GRAPH_TFLITE) {
+    cli_error(g.what, "not a TFLite model (no \"TFL3\" at bytes 4-7)");
+    cli_graph_cleanup(&g);
+    return CLI_EX_DATAERR;
+  }
+  char *text = NULL, *comment = NULL;
+  size_t text_len = 0, clen = 0;
+  FILE *cf = open_memstream(&comment, &clen);
+  if (cf) {
+    const char *base = strrchr(file, '/');
+    fprintf(cf, "model=%s\n", base ? base + 1 : file);
+    cli_model_summary(cf, "", &g.model);
+    fclose(cf);
+  }
+  struct planner_graph view = cli_graph_view(&g);
+  if (!comment || planner_csv_write_alloc(&view, comment, &text, &text_len)) {
+    cli_error(g.what, "out of memory");
+    rc = CLI_EX_OSERR;
+  } else {
+    rc = cli_model_write(out, text, text_len);
+  }
+  free(text);
+  free(comment);
+  cli_graph_cleanup(&g);
+  return rc;
+}

@@ -1,0 +1,81 @@
+/*
+ * cli_model.h - input loading shared by the model subcommands of arenactl
+ * (import, explain, render, diff, embed) and by `plan` for .tflite files.
+ *
+ * A FILE may be a lifetime-graph CSV (ours or MiniMalloc's; an offset
+ * column makes it a plan), the JSON object of `arenactl plan --json` (a
+ * plan), or a TFLite model (recognised by "TFL3" at bytes 4..7, whatever
+ * its name).
+ */
+#ifndef ARENA_CLI_MODEL_H
+#define ARENA_CLI_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "graph_csv.h"
+#include "planner.h"
+#include "tflite.h"
+
+/* What kind of file a graph came from. */
+enum cli_graph_kind {
+  CLI_GRAPH_CSV = 1,    /* lifetime-graph CSV */
+  CLI_GRAPH_TFLITE = 2, /* TFLite model */
+  CLI_GRAPH_PLAN = 3,   /* arenactl plan --json output */
+};
+
+/* Options of the loader (set by cli_model_option()). */
+struct cli_load_opts {
+  int keep_dequant;  /* --keep-dequant */
+  const char *shape; /* --shape value, borrowed, or NULL */
+};
+
+/* A loaded graph, perhaps with a plan. Arrays are owned. */
+struct cli_graph {
+  enum cli_graph_kind kind;       /* where it came from */
+  const char *what;               /* file name for messages, borrowed */
+  struct planner_tensor *tensors; /* n entries; pins cleared */
+  char **names;                   /* n names or NULL */
+  size_t n;                       /* tensors */
+  uint64_t *offsets;              /* n offsets when the file is a plan, else NULL */
+  uint64_t arena_bytes;           /* from a plan file, else 0 */
+  uint64_t alignment;             /* from a plan file, else 0 */
+  char algo[32];                  /* from a plan file, else "" */
+  int has_model;                  /* 1: model below is filled */
+  struct planner_tflite_model model; /* when kind == CLI_GRAPH_TFLITE */
+};
+
+void cli_graph_init(struct cli_graph *g);
+void cli_graph_cleanup(struct cli_graph *g);
+
+/* Loads path (borrowed; "-" = stdin) into g (cli_graph_init()ed). Prints
+ * any error as "arenactl: FILE: message" and returns its exit status
+ * (CLI_EX_NOINPUT, CLI_EX_DATAERR, CLI_EX_OSERR), or 0. */
+int cli_graph_load(const char *path, const struct cli_load_opts *o,
+                   struct cli_graph *g);
+
+/* A borrowed planner view of g's tensors. */
+struct planner_graph cli_graph_view(const struct cli_graph *g);
+
+/* Tries the loader options (--keep-dequant, --shape S) at argv[*i].
+ * Returns 1 when it was one (0 in *rc, or CLI_EX_USAGE), else 0. */
+int cli_model_option(int argc, char **argv, int *i, struct cli_load_opts *o,
+                     int *rc);
+
+/* Reads a TFLite model that is already in memory into a CSV result, for
+ * `arenactl plan`. Prints errors under `what`; returns 0 or an exit
+ * status. */
+int cli_model_to_csv(const char *what, const char *buf, size_t len,
+                     struct planner_csv *c);
+
+/* Writes len bytes of data to path (borrowed; NULL or "-" = stdout).
+ * Returns 0, or CLI_EX_IOERR after printing why. */
+int cli_model_write(const char *path, const void *data, size_t len);
+
+/* Prints one line per model fact on f, each prefixed by prefix. */
+void cli_model_summary(FILE *f, const char *prefix,
+                       const struct planner_tflite_model *m);
+
+#endif /* ARENA_CLI_MODEL_H */

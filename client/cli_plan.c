@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_model.h"
 #include "graph_csv.h"
 #include "planner.h"
 
@@ -303,6 +304,11 @@ static int load(const char *file, struct planner_csv *c)
   if (rc) {
     cli_error(what, "%s", err);
     return rc == ARENA_ENOMEM ? CLI_EX_OSERR : CLI_EX_NOINPUT;
+  }
+  if (planner_tflite_is_model(buf, len)) {
+    rc = cli_model_to_csv(what, buf, len, c); /* TFLite: cli_model.c */
+    free(buf);
+    return rc;
   }
   rc = planner_csv_parse(buf, len, c, err);
   free(buf);

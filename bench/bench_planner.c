@@ -1,0 +1,386 @@
+/*
+ * bench_planner.c - arena size and speed of every planning algorithm.
+ *
+ * Usage: bench_planner DATADIR   (run from the repository root)
+ *
+ * Prints two plain-text tables:
+ *  (a) the reference model graphs (tests/data/models), the MiniMalloc
+ *      challenging suite (DATADIR/minimalloc) and large real traces
+ *      (DATADIR/traces), all at alignment 1: for each instance and
+ *      algorithm the arena, its ratio to the lower bound, and the time per
+ *      plan; then the geometric mean ratio per group.
+ *  (b) random graphs of 10^3 .. 10^6 tensors shaped like inference graphs
+ *      (a chain of operators whose outputs are mostly consumed by the next
+ *      few, some skip connections, a few tensors that live long), at the
+ *      default alignment of 64 bytes, from a fixed seed.
+ *
+ * Times are wall-clock (CLOCK_MONOTONIC) medians over repeated runs of
+ * planner_run(), which includes validation and verification of the plan.
+ * Each measurement repeats a plan until 50 ms have passed (at most
+ * MAX_REPS runs); a plan slower than that is timed once. `best` includes
+ * the exact search with its default budget when the heuristics stay above
+ * the lower bound.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "graph_csv.h"
+#include "planner.h"
+
+#define TARGET_S 0.050 /* wall time one measurement aims for */
+#define MAX_REPS 300   /* runs per measurement at most */
+#define SLOW_S 30.0    /* skip a size predicted to take longer per plan */
+
+static const enum planner_algo algos[] = {
+    PLANNER_ALGO_NAIVE,        PLANNER_ALGO_TFLM_GREEDY,
+    PLANNER_ALGO_TFLITE_BESTFIT, PLANNER_ALGO_GREEDY_SIZE,
+    PLANNER_ALGO_GREEDY_BREADTH, PLANNER_ALGO_BEST,
+};
+#define N_ALGOS (sizeof algos / sizeof algos[0])
+
+/* One timed algorithm on one graph. */
+struct result {
+  int ok;           /* 1 when planning succeeded */
+  uint64_t arena;   /* bytes */
+  uint64_t lb;      /* lower bound, bytes */
+  double median_s;  /* wall time per plan */
+  int reps;         /* runs the median is over */
+};
+
+static double now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Runs one plan; returns its wall time, or a negative value on error. */
+static double plan_once(const struct planner_graph *g,
+                        const struct planner_options *o, struct result *r)
+{
+  struct planner_plan p;
+  char err[ARENA_ERR_LEN] = "";
+  planner_plan_init(&p);
+  double t0 = now_s();
+  int rc = planner_run(g, o, &p, err);
+  double t = now_s() - t0;
+  if (rc) {
+    fprintf(stderr, "bench_planner: %s: %s\n", planner_algo_name(o->algo),
+            err[0] ? err : arena_strerror(rc));
+    return -1.0;
+  }
+  r->ok = 1;
+  r->arena = p.arena_bytes;
+  r->lb = p.lower_bound_bytes;
+  planner_plan_cleanup(&p);
+  return t;
+}
+
+/* Measures algo on g: repeats the plan until TARGET_S have passed or
+ * MAX_REPS runs are done, and takes the median. */
+static struct result measure(const struct planner_graph *g, uint64_t align,
+                             enum planner_algo algo)
+{
+  struct planner_options o;
+  struct result r = {0, 0, 0, 0.0, 0};
+  double times[MAX_REPS], total = 0.0;
+  int reps = 0;
+  planner_options_init(&o);
+  o.algo = algo;
+  o.alignment = align;
+  while (reps < MAX_REPS && total < TARGET_S) {
+    double t = plan_once(g, &o, &r);
+    if (t < 0) {
+      r.ok = 0;
+      return r;
+    }
+    times[reps++] = t;
+    total += t;
+  }
+  qsort(times, (size_t)reps, sizeof times[0], cmp_double);
+  r.median_s = times[reps / 2];
+  r.reps = reps;
+  return r;
+}
+
+static const char *fmt_time(double s, char buf[32])
+{
+  if (s < 1e-3)
+    snprintf(buf, 32, "%.1f us", s * 1e6);
+  else if (s < 1.0)
+    snprintf(buf, 32, "%.2f ms", s * 1e3);
+  else
+    snprintf(buf, 32, "%.2f s", s);
+  return buf;
+}
+
+static double ratio(uint64_t arena, uint64_t lb)
+{
+  return lb ? (double)arena / (double)lb : 1.0;
+}
+
+static void print_result(const char *inst, size_t n, enum planner_algo a,
+                         const struct result *r)
+{
+  char t[32];
+  if (inst)
+    printf("%-40s %9zu %12llu  ", inst, n, (unsigned long long)r->lb);
+  else
+    printf("%-40s %9s %12s  ", "", "", "");
+  if (!r->ok) {
+    printf("%-15s %s\n", planner_algo_name(a), "failed");
+    return;
+  }
+  printf("%-15s %14llu %10.4f %11s %5d\n", planner_algo_name(a),
+         (unsigned long long)r->arena, ratio(r->arena, r->lb),
+         fmt_time(r->median_s, t), r->reps);
+}
+
+static void print_head(void)
+{
+  printf("%-40s %9s %12s  %-15s %14s %10s %11s %5s\n", "instance", "tensors",
+         "lower bound", "algorithm", "arena", "/LB", "median", "reps");
+}
+
+/* ---- table (a): files ----------------------------------------------------- */
+
+/* Per-group sums of log(ratio) for the geometric means. */
+struct group {
+  const char *name;       /* shown in the summary */
+  double log_sum[N_ALGOS]; /* sum of log(arena / LB) */
+  int n[N_ALGOS];         /* instances counted */
+};
+
+static char *read_file(const char *path, size_t *len)
+{
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  char *buf = NULL;
+  long size = -1;
+  if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 &&
+      fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)size + 1)) != NULL &&
+      fread(buf, 1, (size_t)size, f) != (size_t)size) {
+    free(buf);
+    buf = NULL;
+  }
+  fclose(f);
+  if (buf)
+    *len = (size_t)size;
+  return buf;
+}
+
+static void bench_file(const char *dir, const char *file, struct group *gr)
+{
+  char path[1024], name[64];
+  size_t len = 0;
+  struct planner_csv c;
+  char err[ARENA_ERR_LEN];
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  snprintf(name, sizeof name, "%.*s", (int)(strlen(file) - 4), file);
+  char *text = read_file(path, &len);
+  planner_csv_init(&c);
+  if (!text || planner_csv_parse(text, len, &c, err) != 0) {
+    fprintf(stderr, "bench_planner: %s: %s\n", path,
+            text ? err : "cannot read");
+    free(text);
+    return;
+  }
+  free(text);
+  struct planner_graph g = planner_csv_graph(&c);
+  for (size_t k = 0; k < N_ALGOS; k++) {
+    struct result r = measure(&g, 1, algos[k]);
+    print_result(k ? NULL : name, c.n_tensors, algos[k], &r);
+    if (r.ok && r.lb) {
+      gr->log_sum[k] += log(ratio(r.arena, r.lb));
+      gr->n[k]++;
+    }
+  }
+  planner_csv_cleanup(&c);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Benchmarks every *.csv in dir, in name order. */
+static void bench_dir(const char *dir, struct group *gr)
+{
+  char *names[256];
+  size_t n = 0;
+  DIR *d = opendir(dir);
+  if (!d) {
+    fprintf(stderr, "bench_planner: cannot open %s\n", dir);
+    return;
+  }
+  for (struct dirent *e; (e = readdir(d)) != NULL && n < 256;) {
+    size_t l = strlen(e->d_name);
+    if (l > 4 && strcmp(e->d_name + l - 4, ".csv") == 0)
+      names[n++] = strdup(e->d_name);
+  }
+  closedir(d);
+  qsort(names, n, sizeof names[0], cmp_str);
+  for (size_t i = 0; i < n; i++) {
+    if (names[i])
+      bench_file(dir, names[i], gr);
+    free(names[i]);
+  }
+}
+
+static void print_groups(const struct group *gr, size_t n_groups)
+{
+  printf("\ngeometric mean of arena / lower bound\n%-15s", "algorithm");
+  for (size_t g = 0; g < n_groups; g++)
+    printf(" %12s", gr[g].name);
+  printf("\n");
+  for (size_t k = 0; k < N_ALGOS; k++) {
+    printf("%-15s", planner_algo_name(algos[k]));
+    for (size_t g = 0; g < n_groups; g++)
+      printf(" %12.4f", gr[g].n[k] ? exp(gr[g].log_sum[k] / gr[g].n[k]) : 0.0);
+    printf("\n");
+  }
+}
+
+/* ---- table (b): random graphs --------------------------------------------- */
+
+static uint64_t rnd(uint64_t *s)
+{
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static uint64_t rnd_in(uint64_t *s, uint64_t lo, uint64_t hi)
+{
+  return lo + rnd(s) % (hi - lo + 1);
+}
+
+/* How long a tensor produced at some operator stays live, in operators:
+ * mostly until the next one or two, sometimes a skip connection. */
+static int64_t span_of(uint64_t *s)
+{
+  uint64_t u = rnd(s) % 1000;
+  if (u < 700)
+    return 1;
+  if (u < 900)
+    return (int64_t)rnd_in(s, 2, 4);
+  if (u < 990)
+    return (int64_t)rnd_in(s, 5, 16);
+  return (int64_t)rnd_in(s, 17, 200);
+}
+
+/* Fills t with n tensors over about n/2 operators. Sizes are log-uniform
+ * from 64 B to 1 MiB; 16 tensors live across most of the graph (inputs,
+ * state, outputs). */
+static void random_graph(struct planner_tensor *t, size_t n, uint64_t seed)
+{
+  int64_t ops = (int64_t)(n / 2 > 1 ? n / 2 : 1);
+  for (size_t i = 0; i < n; i++) {
+    int64_t op = (int64_t)((double)i * (double)ops / (double)n);
+    int64_t last = op + span_of(&seed);
+    unsigned e = (unsigned)rnd_in(&seed, 6, 19);
+    t[i].id = (uint32_t)i;
+    t[i].size = (1ull << e) + rnd_in(&seed, 0, (1ull << e) - 1);
+    t[i].first = op;
+    if (last > ops - 1)
+      last = ops - 1;
+    t[i].last = last < op ? op : last;
+    t[i].align = 0;
+    t[i].pinned = PLANNER_NOT_PINNED;
+  }
+  for (size_t k = 0; k < 16 && k < n; k++) {
+    size_t i = (size_t)rnd_in(&seed, 0, n - 1);
+    t[i].first = (int64_t)rnd_in(&seed, 0, (uint64_t)ops / 8);
+    t[i].last = ops - 1 - (int64_t)rnd_in(&seed, 0, (uint64_t)ops / 8);
+    if (t[i].last < t[i].first)
+      t[i].last = t[i].first;
+  }
+}
+
+/* Predicts the time at ten times the size from the last two sizes: the
+ * growth seen so far, at least linear and at most quadratic (assumed when
+ * only one size is known). */
+static double predict(double t, double t_before)
+{
+  double e = 2.0;
+  if (t > 0 && t_before > 0)
+    e = log10(t / t_before);
+  e = e < 1.0 ? 1.0 : e > 2.0 ? 2.0 : e;
+  return t * pow(10.0, e);
+}
+
+static void bench_random(void)
+{
+  static const size_t sizes[] = {1000, 10000, 100000, 1000000};
+  double prev[N_ALGOS] = {0};  /* time at the previous size */
+  double prev2[N_ALGOS] = {0}; /* and at the one before */
+  struct planner_tensor *t = malloc(1000000 * sizeof *t);
+  if (!t) {
+    fprintf(stderr, "bench_planner: out of memory\n");
+    return;
+  }
+  printf("\n(b) random inference-like graphs, alignment 64, seed 1\n");
+  print_head();
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+    char name[32];
+    snprintf(name, sizeof name, "random-%zu", sizes[s]);
+    random_graph(t, sizes[s], 1);
+    struct planner_graph g = {t, sizes[s]};
+    for (size_t k = 0; k < N_ALGOS; k++) {
+      if (predict(prev[k], prev2[k]) > SLOW_S) {
+        printf("%-40s %9zu %12s  %-15s skipped: predicted over %.0f s\n",
+               k ? "" : name, sizes[s], "", planner_algo_name(algos[k]),
+               SLOW_S);
+        continue;
+      }
+      struct result r = measure(&g, PLANNER_DEFAULT_ALIGNMENT, algos[k]);
+      print_result(k ? NULL : name, sizes[s], algos[k], &r);
+      prev2[k] = prev[k];
+      prev[k] = r.ok ? r.median_s : 1e9;
+    }
+    fflush(stdout);
+  }
+  free(t);
+}
+
+int main(int argc, char **argv)
+{
+  if (argc != 2) {
+    fprintf(stderr, "usage: bench_planner DATADIR (from the repository "
+                    "root; models come from tests/data/models)\n");
+    return 64;
+  }
+  char dir[1024];
+  struct group gr[3] = {{"models", {0}, {0}},
+                        {"minimalloc", {0}, {0}},
+                        {"traces", {0}, {0}}};
+  double t0 = now_s();
+  printf("bench_planner: arena and wall-clock median time per plan\n\n");
+  printf("(a) reference models, MiniMalloc suite and traces, alignment 1\n");
+  print_head();
+  bench_dir("tests/data/models", &gr[0]);
+  fflush(stdout);
+  snprintf(dir, sizeof dir, "%s/minimalloc", argv[1]);
+  bench_dir(dir, &gr[1]);
+  fflush(stdout);
+  snprintf(dir, sizeof dir, "%s/traces", argv[1]);
+  bench_dir(dir, &gr[2]);
+  print_groups(gr, 3);
+  fflush(stdout);
+  bench_random();
+  printf("\nbench_planner: done in %.1f s\n", now_s() - t0);
+  return 0;
+}

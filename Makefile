@@ -92,7 +92,7 @@ $(BUILD)/arenactl: $(CLI_OBJ) $(BUILD)/libarenaplanner.a
 # $(call check_prog,module,archives,extra ldlibs): build/tests/check_<module>
 # from tests/check_<module>.c, the shared runner tests/check_main.c and the
 # helpers in tests/testutil.c.
-EXTRA_CFLAGS_tests = $(call pc_cflags,$(PKGS_CHECK) $(PKGS_SQLITE))
+EXTRA_CFLAGS_tests = $(call pc_cflags,$(PKGS_CHECK) $(PKGS_SQLITE) $(PKGS_PROTO))
 CHECK_LIBS = $(call pc_libs,$(PKGS_CHECK)) -lm -lpthread
 TESTUTIL_OBJ := $(BUILD)/tests/testutil.o
 TEST_BINS :=
@@ -110,6 +110,7 @@ $(eval $(call check_prog,csv,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,cli,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,exact,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,digest,$(BUILD)/libarenaplanner.a,))
+$(eval $(call check_prog,wire,$(BUILD)/libarenawire.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_PROTO))))
 ifneq ($(STORAGE_SRC),)
 $(eval $(call check_prog,storage,$(BUILD)/libarenastorage.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_SQLITE))))
 endif

@@ -76,7 +76,9 @@ static int options_from_msg(const Arenad__V1__PlanOptions *mo,
   planner_options_init(o);
   if (!mo)
     return 0;
-  if (mo->algorithm < 0 || (int)mo->algorithm >= (int)PLANNER_ALGO__COUNT)
+  /* Compare as int: the generated enum type may be unsigned, and a peer
+   * can send any 32-bit value, negative ones included. */
+  if ((int)mo->algorithm < 0 || (int)mo->algorithm >= (int)PLANNER_ALGO__COUNT)
     return fail(err, ARENA_EINVAL, "unknown algorithm %d",
                 (int)mo->algorithm);
   o->algo = (enum planner_algo)mo->algorithm;
@@ -257,8 +259,8 @@ int wire_plan_from_reply(const Arenad__V1__PlanReply *r,
                          struct planner_plan *out)
 {
   planner_plan_cleanup(out);
-  if (r->algorithm < 0 || (int)r->algorithm >= (int)PLANNER_ALGO__COUNT ||
-      r->fit < 0 || (int)r->fit > (int)PLANNER_FIT_UNKNOWN)
+  if ((int)r->algorithm < 0 || (int)r->algorithm >= (int)PLANNER_ALGO__COUNT ||
+      (int)r->fit < 0 || (int)r->fit > (int)PLANNER_FIT_UNKNOWN)
     return ARENA_EPROTO;
   out->offsets = malloc((r->n_offsets ? r->n_offsets : 1) * sizeof(uint64_t));
   if (!out->offsets)

@@ -44,6 +44,7 @@ int cli_plan_main(int argc, char **argv);
  * plans (cli_model.c, cli_explain.c, cli_render.c, cli_diff.c,
  * cli_embed.c; docs/models.md). */
 int cli_import_main(int argc, char **argv);
+int cli_embed_main(int argc, char **argv);
 
 /* ---- helpers (cli_util.c) ----------------------------------------------- */
 

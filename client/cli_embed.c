@@ -1,0 +1,225 @@
+/*
+ * cli_embed.c - `arenactl embed`: plans subgraph 0 of a TFLite model and
+ * writes a copy of the model that carries the plan as TFLite Micro
+ * OfflineMemoryAllocation metadata (planner_tflite_embed()).
+ *
+ * TFLite Micro has no persistent DEQUANTIZE-of-constant outputs: it plans
+ * them in the arena like any other tensor, so embed always plans them
+ * (as --keep-dequant does elsewhere). Tensors of other subgraphs, and
+ * tensors the plan leaves out, get -1: the runtime plans those itself.
+ * After writing, the output is read back and its plan compared with the
+ * one computed, so a written file is known to round-trip.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_model.h"
+#include "planner.h"
+#include "tflite.h"
+
+#define EMBED_DEFAULT_ALIGN 16u /* bytes, TFLite Micro's arena alignment */
+
+static void usage(FILE *f)
+{
+  fprintf(f,
+          "Usage: %s embed [options] MODEL.tflite -o OUT.tflite\n"
+          "\n"
+          "Plans subgraph 0 of MODEL and writes a copy of it with the plan as\n"
+          "TFLite Micro 'OfflineMemoryAllocation' metadata (see\n"
+          "docs/models.md). All original bytes are kept; a new root table\n"
+          "in front of them adds the plan.\n"
+          "\n"
+          "Options:\n"
+          "  -o FILE       output model (required)\n"
+          "  --algo A      algorithm (default best; see 'plan --help')\n"
+          "  --align N     offset alignment in bytes (default %u, as TFLite\n"
+          "                Micro aligns its arena)\n"
+          "  -h, --help    show this help\n"
+          "\n"
+          "Exit status: 0 written, 64 bad command line, 65 bad model or a\n"
+          "plan that cannot be embedded, 66 cannot read MODEL, 74 cannot\n"
+          "write OUT.\n",
+          CLI_PROG, EMBED_DEFAULT_ALIGN);
+}
+
+/* Parsed command line. */
+struct embed_args {
+  const char *file;         /* input model, borrowed */
+  const char *out;          /* output path, borrowed */
+  struct planner_options o; /* algorithm and alignment */
+};
+
+static int parse_args(int argc, char **argv, struct embed_args *a)
+{
+  for (int i = 1; i < argc; i++) {
+    const char *v;
+    int m;
+    uint64_t n;
+    if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+      usage(stdout);
+      return -1;
+    } else if ((m = cli_opt_value(argc, argv, &i, "-o", &v)) != 0) {
+      if (m < 0)
+        return CLI_EX_USAGE;
+      a->out = v;
+    } else if ((m = cli_opt_value(argc, argv, &i, "--algo", &v)) != 0) {
+      if (m < 0)
+        return CLI_EX_USAGE;
+      if (planner_algo_parse(v, &a->o.algo) != 0) {
+        cli_error("embed", "--algo: unknown algorithm '%s'", v);
+        return CLI_EX_USAGE;
+      }
+    } else if ((m = cli_opt_value(argc, argv, &i, "--align", &v)) != 0) {
+      if (m < 0)
+        return CLI_EX_USAGE;
+      if (cli_parse_u64(v, 1u << 30, &n) != 0 || n == 0 || (n & (n - 1))) {
+        cli_error("embed", "--align: '%s' is not a power of two", v);
+        return CLI_EX_USAGE;
+      }
+      a->o.alignment = n;
+    } else if (argv[i][0] == '-' && strcmp(argv[i], "-") != 0) {
+      cli_error("embed", "unknown option '%s'", argv[i]);
+      return CLI_EX_USAGE;
+    } else if (a->file) {
+      cli_error("embed", "only one MODEL may be given");
+      return CLI_EX_USAGE;
+    } else {
+      a->file = argv[i];
+    }
+  }
+  if (!a->file || !a->out) {
+    cli_error("embed", "%s", !a->file ? "missing MODEL" : "missing -o OUT");
+    return CLI_EX_USAGE;
+  }
+  return 0;
+}
+
+/* Plans m and fills offs (n_all entries, -1 where unplanned). */
+static int plan_offsets(const char *what, const struct planner_tflite_model *m,
+                        const struct planner_options *o, int32_t *offs,
+                        struct planner_plan *p)
+{
+  char err[ARENA_ERR_LEN] = "";
+  struct planner_graph g = planner_tflite_graph(m);
+  int rc = planner_run(&g, o, p, err);
+  if (rc) {
+    cli_error(what, "%s", err[0] ? err : arena_strerror(rc));
+    return cli_exit_status(rc);
+  }
+  for (uint64_t i = 0; i < m->n_tensors_all; i++)
+    offs[i] = -1;
+  for (size_t i = 0; i < m->n_planned; i++) {
+    if (p->offsets[i] > INT32_MAX) {
+      cli_error(what, "tensor %u sits at byte %llu, beyond the int32 range "
+                "of an offline plan",
+                (unsigned)m->tensors[i].id, (unsigned long long)p->offsets[i]);
+      return CLI_EX_DATAERR;
+    }
+    offs[m->tensors[i].id] = (int32_t)p->offsets[i];
+  }
+  return 0;
+}
+
+/* Reads the plan back from the written bytes and compares. */
+static int round_trip(const char *what, const uint8_t *buf, size_t len,
+                      const int32_t *offs, size_t n)
+{
+  char err[ARENA_ERR_LEN] = "";
+  int32_t *back = NULL;
+  size_t nb = 0;
+  struct planner_tflite_model m;
+  planner_tflite_init(&m);
+  int rc = planner_tflite_read(buf, len, NULL, &m, err);
+  if (rc == 0)
+    rc = planner_tflite_offline_plan(buf, len, &back, &nb, err);
+  planner_tflite_cleanup(&m);
+  if (rc == 0 && (nb != n || memcmp(back, offs, n * sizeof *offs) != 0)) {
+    snprintf(err, sizeof err, "the plan read back differs from the one "
+             "written");
+    rc = ARENA_EINTERNAL;
+  }
+  free(back);
+  if (rc) {
+    cli_error(what, "written model failed its check: %s", err);
+    return CLI_EX_SOFTWARE;
+  }
+  return 0;
+}
+
+int cli_embed_main(int argc, char **argv)
+{
+  struct embed_args a;
+  struct planner_tflite_model m;
+  struct planner_tflite_options to;
+  struct planner_plan p;
+  char err[ARENA_ERR_LEN] = "";
+  char *buf = NULL;
+  uint8_t *outb = NULL;
+  int32_t *offs = NULL;
+  size_t len = 0, out_len = 0;
+  memset(&a, 0, sizeof a);
+  planner_options_init(&a.o);
+  a.o.alignment = EMBED_DEFAULT_ALIGN;
+  int rc = parse_args(argc, argv, &a);
+  if (rc)
+    return rc < 0 ? cli_finish_stdout() : rc;
+  planner_tflite_init(&m);
+  planner_plan_init(&p);
+  const char *what = a.file;
+  if ((rc = cli_read_file(a.file, &buf, &len, err)) != 0) {
+    cli_error(what, "%s", err);
+    return rc == ARENA_ENOMEM ? CLI_EX_OSERR : CLI_EX_NOINPUT;
+  }
+  memset(&to, 0, sizeof to);
+  to.keep_dequant = 1;
+  if (!planner_tflite_is_model(buf, len)) {
+    cli_error(what, "not a TFLite model (no \"TFL3\" at bytes 4-7)");
+    rc = CLI_EX_DATAERR;
+    goto out;
+  }
+  if ((rc = planner_tflite_read(buf, len, &to, &m, err)) != 0) {
+    cli_error(what, "%s", err);
+    rc = cli_exit_status(rc);
+    goto out;
+  }
+  offs = malloc((size_t)m.n_tensors_all * sizeof *offs + 1);
+  if (!offs) {
+    cli_error(what, "out of memory");
+    rc = CLI_EX_OSERR;
+    goto out;
+  }
+  if ((rc = plan_offsets(what, &m, &a.o, offs, &p)) != 0)
+    goto out;
+  rc = planner_tflite_embed(buf, len, offs, (size_t)m.n_tensors_all, &outb,
+                            &out_len, err);
+  if (rc) {
+    cli_error(what, "%s", err[0] ? err : arena_strerror(rc));
+    rc = cli_exit_status(rc);
+    goto out;
+  }
+  if ((rc = round_trip(a.out, outb, out_len, offs,
+                       (size_t)m.n_tensors_all)) != 0 ||
+      (rc = cli_model_write(a.out, outb, out_len)) != 0)
+    goto out;
+  if (strcmp(a.out, "-") != 0) {
+    printf("embedded: %zu of %llu tensors planned offline (%s, alignment "
+           "%llu), arena %llu bytes, lower bound %llu bytes\n",
+           m.n_planned, (unsigned long long)m.n_tensors_all,
+           planner_algo_name(p.algo), (unsigned long long)a.o.alignment,
+           (unsigned long long)p.arena_bytes,
+           (unsigned long long)p.lower_bound_bytes);
+    printf("wrote:    %s (%zu bytes, %zu added)\n", a.out, out_len,
+           out_len - len);
+    rc = cli_finish_stdout();
+  }
+out:
+  free(outb);
+  free(offs);
+  free(buf);
+  planner_plan_cleanup(&p);
+  planner_tflite_cleanup(&m);
+  return rc;
+}

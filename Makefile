@@ -11,8 +11,10 @@
 #   bench/    benchmark programs behind `make bench`
 #   deploy/   systemd units and config (no C)
 #
-# Targets: all (default), deps, test (alias check), run, bench, clean.
-# Variables: OPT (default -O2 -g), SANITIZE=address,undefined, DEBUG=1.
+# Targets: all (default), deps, test (alias check), run, bench, fuzz,
+#          test-browser, clean.
+# Variables: OPT (default -O2 -g), SANITIZE=address,undefined, DEBUG=1,
+#            FUZZ_SECONDS (per fuzz target, default 60).
 
 BUILD   ?= build
 CC      ?= cc
@@ -45,7 +47,7 @@ pc_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
 pc_libs   = $(shell pkg-config --libs $(1) 2>/dev/null)
 
 .PHONY: all deps test check run bench clean FORCE
-all: $(BUILD)/libarenaplanner.a $(BUILD)/arenactl
+all: $(BUILD)/libarenaplanner.a $(BUILD)/arenactl $(BUILD)/arenad
 
 # Rebuild everything when the compiler flags change (e.g. SANITIZE=...).
 $(BUILD)/.flags: FORCE
@@ -82,11 +84,53 @@ EXTRA_CFLAGS_proto = $(call pc_cflags,$(PKGS_PROTO))
 $(BUILD)/libarenawire.a: $(WIRE_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-# ---- client and arenactl ---------------------------------------------------
+# ---- daemon --------------------------------------------------------------
+DAEMON_SRC := $(wildcard daemon/*.c)
+DAEMON_OBJ := $(DAEMON_SRC:%.c=$(BUILD)/%.o)
+EXTRA_CFLAGS_daemon = $(call pc_cflags,$(PKGS_DAEMON) $(PKGS_PROTO) $(PKGS_SQLITE))
+DAEMON_LIBS = $(call pc_libs,$(PKGS_DAEMON) $(PKGS_PROTO) $(PKGS_SQLITE)) -lpthread
+$(BUILD)/arenad: $(DAEMON_OBJ) $(BUILD)/libarenastorage.a $(BUILD)/libarenawire.a $(BUILD)/libarenaplanner.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(DAEMON_LIBS)
+
+# ---- client library --------------------------------------------------------
+# libarenad-client bundles the client, wire and planner objects, compiled
+# with -fPIC into $(BUILD)/pic/ so that one set of objects serves both the
+# static archive and the shared library. `make install` is not written yet;
+# PREFIX only goes into the pkg-config file.
+CLIENT_VERSION   := 0.1.0
+CLIENT_SOVERSION := 1
+PREFIX           ?= /usr/local
+CLIENT_SO        := libarenad-client.so.$(CLIENT_SOVERSION)
+CLIENT_LIB_SRC   := client/arenad_client.c $(WIRE_SRC) $(PLANNER_SRC)
+CLIENT_PIC_OBJ   := $(CLIENT_LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/arenad.pb-c.o
+CLIENT_TARGETS   := $(BUILD)/libarenad-client.a $(BUILD)/$(CLIENT_SO) \
+                    $(BUILD)/libarenad-client.so $(BUILD)/arenad-client.pc \
+                    $(BUILD)/examples/plan_example
+all: $(CLIENT_TARGETS)
+$(BUILD)/pic/%.o: %.c $(BUILD)/.flags | $(BUILD)/gen/arenad.pb-c.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fPIC $(call pc_cflags,$(PKGS_PROTO)) -c -o $@ $<
+$(BUILD)/pic/gen/arenad.pb-c.o: $(BUILD)/gen/arenad.pb-c.c $(BUILD)/.flags
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fPIC $(call pc_cflags,$(PKGS_PROTO)) -c -o $@ $<
+$(BUILD)/libarenad-client.a: $(CLIENT_PIC_OBJ)
+	rm -f $@ && ar rcs $@ $^
+$(BUILD)/$(CLIENT_SO): $(CLIENT_PIC_OBJ)
+	$(CC) $(LDFLAGS_ALL) -shared -Wl,-soname,$(CLIENT_SO) -o $@ $^ \
+	  $(call pc_libs,$(PKGS_PROTO)) -lm
+$(BUILD)/libarenad-client.so: $(BUILD)/$(CLIENT_SO)
+	ln -sf $(CLIENT_SO) $@
+$(BUILD)/arenad-client.pc: client/arenad-client.pc.in Makefile
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(CLIENT_VERSION)|g' $< > $@
+$(BUILD)/examples/plan_example: $(BUILD)/client/examples/plan_example.o $(BUILD)/libarenad-client.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_PROTO)) -lm
+
+# ---- arenactl ----------------------------------------------------------------
 CLI_SRC := $(wildcard client/cli_*.c) client/arenactl.c
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
-$(BUILD)/arenactl: $(CLI_OBJ) $(BUILD)/libarenaplanner.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
+$(BUILD)/arenactl: $(CLI_OBJ) $(BUILD)/libarenad-client.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_PROTO)) -lm
 
 # ---- tests -----------------------------------------------------------------
 # $(call check_prog,module,archives,extra ldlibs): build/tests/check_<module>
@@ -110,7 +154,9 @@ $(eval $(call check_prog,csv,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,cli,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,exact,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,digest,$(BUILD)/libarenaplanner.a,))
+$(eval $(call check_prog,tflite,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,wire,$(BUILD)/libarenawire.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_PROTO))))
+$(eval $(call check_prog,client,$(BUILD)/libarenad-client.a,$(call pc_libs,$(PKGS_PROTO))))
 ifneq ($(STORAGE_SRC),)
 $(eval $(call check_prog,storage,$(BUILD)/libarenastorage.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_SQLITE))))
 endif
@@ -142,6 +188,48 @@ EXTRA_CFLAGS_bench = $(call pc_cflags,$(PKGS_SQLITE))
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do $$b bench/data || exit 1; done
+
+# ---- fuzz ------------------------------------------------------------------
+# Every fuzz/fuzz_<name>.c is a libFuzzer target built with clang against
+# the planner sources; it starts from the seeds in fuzz/corpus/<name>/
+# (kept in the repo, read only) and writes what it learns to
+# $(BUILD)/fuzz/corpus/<name>/. Each target runs FUZZ_SECONDS.
+FUZZ_SECONDS ?= 60
+FUZZ_CC      ?= clang
+FUZZ_MAX_LEN ?= 65536
+FUZZ_SRC     := $(wildcard fuzz/fuzz_*.c)
+FUZZ_BINS    := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_FLAGS   := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+                -fno-omit-frame-pointer -O1 -g
+$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c $(PLANNER_SRC) $(wildcard planner/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CSTD) $(WARN) $(DEFS) -Iplanner $(FUZZ_FLAGS) -o $@ $< $(PLANNER_SRC) -lm
+
+.PHONY: fuzz fuzz-build
+fuzz-build: $(FUZZ_BINS)
+fuzz: fuzz-build
+	@for b in $(FUZZ_BINS); do \
+	  n=$$(basename $$b | sed 's/^fuzz_//'); \
+	  mkdir -p $(BUILD)/fuzz/corpus/$$n; \
+	  echo "== fuzz $$n for $(FUZZ_SECONDS) s"; \
+	  $$b -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) \
+	    -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/$$n- \
+	    $(BUILD)/fuzz/corpus/$$n $$( [ -d fuzz/corpus/$$n ] && echo fuzz/corpus/$$n ) \
+	    || exit 1; \
+	done
+
+# ---- browser test -----------------------------------------------------------
+# Renders a real model as HTML, loads it in headless Chromium and checks
+# that the page loaded cleanly and the screenshot is not blank. Not part of
+# `make test`: it needs Chromium, which it installs with apt-get as root.
+BROWSER_MODEL ?= tests/data/models/face_detection_short_range.tflite
+.PHONY: test-browser
+test-browser: all
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; \
+	  else echo "test-browser: install chromium (sudo apt-get install chromium)" >&2; exit 1; fi; }
+	@sh tests/browser.sh $(BUILD) $(BROWSER_MODEL)
 
 # ---- deps ------------------------------------------------------------------
 deps:

@@ -1,0 +1,73 @@
+/*
+ * config.h - arenad's configuration: defaults, the ini file
+ * (/etc/arenad/arenad.conf, read with libinih), command-line overrides,
+ * validation, and printing the effective values.
+ *
+ * A struct daemon_config is a plain value: the server copies what it needs
+ * and SIGHUP builds a fresh one, so no pointer into a config outlives it.
+ * Allow-lists are fixed-size arrays so the struct can be copied whole.
+ */
+#ifndef ARENA_DAEMON_CONFIG_H
+#define ARENA_DAEMON_CONFIG_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "arena_error.h"
+
+#define DAEMON_DEFAULT_CONFIG "/etc/arenad/arenad.conf"
+#define DAEMON_DEFAULT_SOCKET "/run/arenad/arenad.sock"
+#define DAEMON_DEFAULT_DB "/var/lib/arenad/cache.db"
+#define DAEMON_MAX_ALLOW 64 /* entries per allow-list */
+#define DAEMON_PATH_MAX 512 /* bytes, including the NUL */
+
+struct daemon_config {
+  char socket_path[DAEMON_PATH_MAX];
+  char db_path[DAEMON_PATH_MAX];
+  char log_level[16];             /* dlog level name */
+  unsigned workers;               /* planning threads, 1..128 */
+  unsigned max_connections;       /* open connections at once */
+  unsigned max_inflight_per_conn; /* unanswered requests per connection */
+  unsigned max_queued_jobs;       /* planning jobs queued or running */
+  uint64_t max_frame_bytes;       /* largest request frame */
+  uint64_t request_mem_bytes;     /* decoded size of one request */
+  uint64_t max_tensors;           /* tensors in one graph */
+  uint64_t write_queue_bytes;     /* unsent reply bytes before reads stop */
+  uint64_t idle_timeout_ms;       /* close a silent, idle connection */
+  uint64_t drain_timeout_ms;      /* SIGTERM: wait this long for jobs */
+  uint32_t default_budget_ms;     /* exact-search budget when unset */
+  uint64_t memory_cache_bytes;    /* hot-plan LRU cap */
+  uint64_t memory_cache_entries;  /* hot-plan LRU entry cap */
+  uint64_t db_max_bytes;          /* storage byte cap */
+  uint64_t db_max_entries;        /* storage entry cap */
+  uid_t allow_uids[DAEMON_MAX_ALLOW]; /* empty = any uid */
+  unsigned n_allow_uids;
+  gid_t allow_gids[DAEMON_MAX_ALLOW]; /* empty = any gid */
+  unsigned n_allow_gids;
+};
+
+/* Fills c with the built-in defaults. */
+void daemon_config_defaults(struct daemon_config *c);
+
+/* Reads an ini file into c (keys not in the file keep their values).
+ * Returns 0, ARENA_ENOENT (file missing), ARENA_EPARSE (syntax error,
+ * unknown key or bad value; err names the line and key). */
+int daemon_config_load(struct daemon_config *c, const char *path,
+                       char err[ARENA_ERR_LEN]);
+
+/* Sets one key ("section.key" or a bare key) from text, as the ini file
+ * would. Returns 0 or ARENA_EPARSE with err explaining. */
+int daemon_config_set(struct daemon_config *c, const char *section,
+                      const char *key, const char *value,
+                      char err[ARENA_ERR_LEN]);
+
+/* Checks cross-field rules (paths set, limits non-zero, level known).
+ * Returns 0 or ARENA_EINVAL with err explaining. */
+int daemon_config_validate(const struct daemon_config *c,
+                           char err[ARENA_ERR_LEN]);
+
+/* Writes the effective configuration as an ini file to f. */
+void daemon_config_print(const struct daemon_config *c, FILE *f);
+
+#endif

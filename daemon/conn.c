@@ -1,0 +1,445 @@
+/*
+ * conn.c - one client connection: accepting it (limits, peer
+ * credentials, allow-lists), reading frames, dispatching requests, writing
+ * replies, backpressure and the idle timeout.
+ *
+ * DESIGN: reading is on only while the connection has room: fewer than
+ * max_inflight_per_conn unanswered requests and fewer than
+ * write_queue_bytes of unsent replies. Frames already buffered are
+ * "pumped" whenever room appears (a job finished, a write completed), so
+ * pipelined requests are served in arrival order of their frames.
+ * A connection is freed only after both of its handles' close callbacks
+ * and all of its write callbacks have run.
+ */
+#define _GNU_SOURCE 1 /* struct ucred for SO_PEERCRED */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "arena_version.h"
+#include "server_int.h"
+
+#define READ_CHUNK 16384
+
+struct conn {
+  uv_pipe_t pipe;         /* the socket; pipe.data = this */
+  uv_timer_t idle;        /* idle timeout; idle.data = this */
+  struct server *s;
+  struct conn *prev, *next; /* s->conns list */
+  struct wire_reader rd;  /* frames received, not yet handled */
+  unsigned inflight;      /* requests waiting on jobs */
+  size_t write_queued;    /* reply bytes handed to libuv, not yet sent */
+  unsigned writes;        /* write callbacks still to come */
+  unsigned handles;       /* close callbacks still to come */
+  int reading;            /* uv_read_start is in effect */
+  int closing;            /* conn_close has run */
+  int close_after_write;  /* a fatal reply is queued: close once sent */
+  int has_cred;           /* peer credentials known */
+  pid_t pid;
+  uid_t uid;
+  gid_t gid;
+  uint64_t id;            /* for logs */
+  char rbuf[READ_CHUNK];  /* libuv reads land here */
+};
+
+struct wreq {
+  uv_write_t req;
+  struct conn *c;
+  uint8_t *buf; /* owned packed frame */
+  size_t len;
+};
+
+static void pump(struct conn *c);
+
+const char *conn_peer_desc(const struct conn *c, char *buf, size_t len)
+{
+  if (c->has_cred)
+    snprintf(buf, len, "conn %" PRIu64 " (pid %ld uid %lu gid %lu)", c->id,
+             (long)c->pid, (unsigned long)c->uid, (unsigned long)c->gid);
+  else
+    snprintf(buf, len, "conn %" PRIu64 " (peer unknown)", c->id);
+  return buf;
+}
+
+static void maybe_free(struct conn *c)
+{
+  if (c->handles == 0 && c->writes == 0) {
+    wire_reader_cleanup(&c->rd);
+    free(c);
+  }
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+  struct conn *c = h->data;
+  c->handles--;
+  maybe_free(c);
+}
+
+void conn_close(struct conn *c)
+{
+  if (c->closing)
+    return;
+  struct server *s = c->s;
+  c->closing = 1;
+  jobs_detach_conn(s, c);
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    s->conns = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  s->n_conns--;
+  uv_read_stop((uv_stream_t *)&c->pipe);
+  uv_close((uv_handle_t *)&c->pipe, on_handle_closed);
+  uv_close((uv_handle_t *)&c->idle, on_handle_closed);
+  if (s->draining)
+    server_maybe_finish_drain(s);
+}
+
+void conn_close_all(struct server *s)
+{
+  while (s->conns)
+    conn_close(s->conns);
+}
+
+static void on_write(uv_write_t *req, int status)
+{
+  struct wreq *w = (struct wreq *)req;
+  struct conn *c = w->c;
+  c->writes--;
+  c->write_queued -= w->len;
+  free(w->buf);
+  free(w);
+  if (!c->closing) {
+    if (status < 0) {
+      char who[96];
+      dlog(&c->s->log, DLOG_DEBUG, "%s: write failed: %s",
+           conn_peer_desc(c, who, sizeof who), uv_strerror(status));
+      conn_close(c);
+    } else if (c->close_after_write && c->write_queued == 0) {
+      conn_close(c);
+    } else {
+      pump(c);
+    }
+  }
+  if (c->s->draining)
+    server_maybe_finish_drain(c->s);
+  maybe_free(c);
+}
+
+/* Largest reply frame: a plan of the largest graph, with slack. */
+static size_t reply_max(const struct server *s)
+{
+  uint64_t m = s->limits.max_tensors * 12 + (1u << 20);
+  return m > (256u << 20) ? m : (256u << 20);
+}
+
+void conn_send(struct conn *c, const Arenad__V1__Response *r)
+{
+  if (c->closing)
+    return;
+  struct wreq *w = calloc(1, sizeof *w);
+  int rc = w ? wire_pack(&r->base, reply_max(c->s), &w->buf, &w->len)
+             : ARENA_ENOMEM;
+  if (rc) {
+    char who[96];
+    dlog(&c->s->log, DLOG_ERR, "%s: cannot pack reply: %s",
+         conn_peer_desc(c, who, sizeof who), arena_strerror(rc));
+    free(w);
+    conn_close(c);
+    return;
+  }
+  w->c = c;
+  uv_buf_t b = uv_buf_init((char *)w->buf, (unsigned)w->len);
+  rc = uv_write(&w->req, (uv_stream_t *)&c->pipe, &b, 1, on_write);
+  if (rc < 0) {
+    free(w->buf);
+    free(w);
+    conn_close(c);
+    return;
+  }
+  c->writes++;
+  c->write_queued += w->len;
+}
+
+void conn_send_status(struct conn *c, uint64_t request_id,
+                      Arenad__V1__Status st, const char *msg)
+{
+  Arenad__V1__Response r = ARENAD__V1__RESPONSE__INIT;
+  r.request_id = request_id;
+  r.status = st;
+  r.error = (char *)(msg ? msg : "");
+  conn_send(c, &r);
+}
+
+/* Sends a last reply and closes once it is out. */
+static void reject(struct conn *c, Arenad__V1__Status st, const char *msg)
+{
+  conn_send_status(c, 0, st, msg);
+  c->close_after_write = 1;
+  if (!c->closing && c->write_queued == 0)
+    conn_close(c);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
+
+static void update_reading(struct conn *c)
+{
+  struct server *s = c->s;
+  int want = !c->closing && !c->close_after_write && !s->draining &&
+             c->inflight < s->cfg.max_inflight_per_conn &&
+             c->write_queued < s->cfg.write_queue_bytes;
+  if (want && !c->reading) {
+    if (uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read) == 0)
+      c->reading = 1;
+  } else if (!want && c->reading) {
+    uv_read_stop((uv_stream_t *)&c->pipe);
+    c->reading = 0;
+  }
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+  (void)suggested;
+  struct conn *c = h->data;
+  *buf = uv_buf_init(c->rbuf, sizeof c->rbuf);
+}
+
+static void protocol_error(struct conn *c, int rc, const char *what)
+{
+  struct server *s = c->s;
+  char who[96];
+  s->c.protocol_errors++;
+  dlog(&s->log, DLOG_WARNING, "%s: %s: %s; dropping the connection",
+       conn_peer_desc(c, who, sizeof who), what, arena_strerror(rc));
+  reject(c,
+         rc == ARENA_ETOOBIG ? ARENAD__V1__STATUS__TOO_LARGE
+                             : ARENAD__V1__STATUS__INVALID_ARGUMENT,
+         what);
+}
+
+static void handle_ping(struct conn *c, Arenad__V1__Request *req)
+{
+  Arenad__V1__Response r = ARENAD__V1__RESPONSE__INIT;
+  Arenad__V1__Pong pong = ARENAD__V1__PONG__INIT;
+  pong.payload = req->ping->payload;
+  pong.version = (char *)ARENA_VERSION;
+  r.request_id = req->request_id;
+  r.body_case = ARENAD__V1__RESPONSE__BODY_PONG;
+  r.pong = &pong;
+  conn_send(c, &r);
+  wire_free_request(req);
+}
+
+static void handle_frame(struct conn *c, const uint8_t *body, size_t len)
+{
+  struct server *s = c->s;
+  Arenad__V1__Request *req;
+  int rc = wire_unpack_request(body, len, s->cfg.request_mem_bytes, &req);
+  if (rc) {
+    protocol_error(c, rc,
+                   rc == ARENA_ETOOBIG ? "request decodes to more than "
+                                         "request_mem_bytes"
+                                       : "frame is not a valid Request");
+    return;
+  }
+  s->c.requests++;
+  char who[96];
+  dlog(&s->log, DLOG_DEBUG, "%s: request %" PRIu64 " kind %d",
+       conn_peer_desc(c, who, sizeof who), req->request_id,
+       (int)req->body_case);
+  if (req->protocol_version != WIRE_PROTOCOL_VERSION) {
+    char msg[96];
+    snprintf(msg, sizeof msg, "protocol version %u is not supported (%u is)",
+             req->protocol_version, WIRE_PROTOCOL_VERSION);
+    conn_send_status(c, req->request_id,
+                     ARENAD__V1__STATUS__UNSUPPORTED_VERSION, msg);
+    wire_free_request(req);
+    return;
+  }
+  switch (req->body_case) {
+  case ARENAD__V1__REQUEST__BODY_PING:
+    handle_ping(c, req);
+    return;
+  case ARENAD__V1__REQUEST__BODY_PLAN:
+    jobs_submit_plan(s, c, req->request_id, req);
+    return;
+  case ARENAD__V1__REQUEST__BODY_LOOKUP:
+  case ARENAD__V1__REQUEST__BODY_LIST:
+  case ARENAD__V1__REQUEST__BODY_STATS:
+  case ARENAD__V1__REQUEST__BODY_EVICT:
+    jobs_submit_storage(s, c, req->request_id, req);
+    return;
+  default:
+    conn_send_status(c, req->request_id,
+                     ARENAD__V1__STATUS__INVALID_ARGUMENT,
+                     "request has no body");
+    wire_free_request(req);
+    return;
+  }
+}
+
+static void pump(struct conn *c)
+{
+  struct server *s = c->s;
+  while (!c->closing && !c->close_after_write && !s->draining &&
+         c->inflight < s->cfg.max_inflight_per_conn &&
+         c->write_queued < s->cfg.write_queue_bytes) {
+    const uint8_t *body;
+    size_t len;
+    int rc = wire_reader_next(&c->rd, &body, &len);
+    if (rc == 0)
+      break;
+    if (rc < 0) {
+      protocol_error(c, rc,
+                     rc == ARENA_ETOOBIG ? "frame longer than max_frame_bytes"
+                                         : "zero-length frame");
+      return;
+    }
+    handle_frame(c, body, len);
+  }
+  if (!c->closing)
+    update_reading(c);
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+  (void)buf;
+  struct conn *c = st->data;
+  if (nread == 0)
+    return;
+  if (nread < 0) {
+    char who[96];
+    if (nread != UV_EOF)
+      dlog(&c->s->log, DLOG_DEBUG, "%s: read failed: %s",
+           conn_peer_desc(c, who, sizeof who), uv_strerror((int)nread));
+    conn_close(c);
+    return;
+  }
+  uv_timer_again(&c->idle);
+  int rc = wire_reader_feed(&c->rd, c->rbuf, (size_t)nread);
+  if (rc) {
+    protocol_error(c, rc, "cannot buffer request");
+    return;
+  }
+  pump(c);
+}
+
+static void on_idle(uv_timer_t *t)
+{
+  struct conn *c = t->data;
+  if (c->inflight || c->write_queued)
+    return; /* busy, not idle: the repeating timer checks again */
+  char who[96];
+  dlog(&c->s->log, DLOG_INFO, "%s: idle for %" PRIu64 " ms, closing",
+       conn_peer_desc(c, who, sizeof who), c->s->cfg.idle_timeout_ms);
+  conn_close(c);
+}
+
+void conn_job_start(struct conn *c)
+{
+  c->inflight++;
+}
+
+void conn_job_done(struct conn *c)
+{
+  c->inflight--;
+  uv_timer_again(&c->idle);
+  pump(c);
+}
+
+void conn_pause_all(struct server *s)
+{
+  for (struct conn *c = s->conns; c; c = c->next)
+    update_reading(c);
+}
+
+int conn_writes_pending(const struct server *s)
+{
+  for (const struct conn *c = s->conns; c; c = c->next)
+    if (c->write_queued)
+      return 1;
+  return 0;
+}
+
+static int allowed(const struct server *s, const struct conn *c)
+{
+  const struct daemon_config *k = &s->cfg;
+  if (k->n_allow_uids == 0 && k->n_allow_gids == 0)
+    return 1;
+  if (!c->has_cred)
+    return 0;
+  for (unsigned i = 0; i < k->n_allow_uids; i++)
+    if (k->allow_uids[i] == c->uid)
+      return 1;
+  for (unsigned i = 0; i < k->n_allow_gids; i++)
+    if (k->allow_gids[i] == c->gid)
+      return 1;
+  return 0;
+}
+
+static void read_cred(struct conn *c)
+{
+  uv_os_fd_t fd;
+  struct ucred cr;
+  socklen_t len = sizeof cr;
+  if (uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 &&
+      getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0) {
+    c->has_cred = 1;
+    c->pid = cr.pid;
+    c->uid = cr.uid;
+    c->gid = cr.gid;
+  }
+}
+
+void conn_accept(struct server *s)
+{
+  struct conn *c = calloc(1, sizeof *c);
+  if (!c)
+    return;
+  c->s = s;
+  c->id = ++s->next_conn_id;
+  wire_reader_init(&c->rd, s->cfg.max_frame_bytes);
+  uv_pipe_init(&s->loop, &c->pipe, 0);
+  uv_timer_init(&s->loop, &c->idle);
+  c->pipe.data = c->idle.data = c;
+  c->handles = 2;
+  int rc = uv_accept((uv_stream_t *)&s->listener, (uv_stream_t *)&c->pipe);
+  c->next = s->conns;
+  if (s->conns)
+    s->conns->prev = c;
+  s->conns = c;
+  s->n_conns++;
+  if (rc < 0) {
+    conn_close(c);
+    return;
+  }
+  s->c.connections_total++;
+  read_cred(c);
+  char who[96];
+  conn_peer_desc(c, who, sizeof who);
+  dlog(&s->log, DLOG_DEBUG, "%s: connected", who);
+  if (s->n_conns > s->cfg.max_connections) {
+    s->c.busy_rejections++;
+    dlog(&s->log, DLOG_WARNING, "%s: over max_connections (%u), sent BUSY",
+         who, s->cfg.max_connections);
+    reject(c, ARENAD__V1__STATUS__BUSY, "too many connections");
+    return;
+  }
+  if (!allowed(s, c)) {
+    s->c.denied++;
+    dlog(&s->log, DLOG_WARNING, "%s: not in the allow-lists, sent DENIED",
+         who);
+    reject(c, ARENAD__V1__STATUS__DENIED,
+           "this user or group may not use arenad");
+    return;
+  }
+  uv_timer_start(&c->idle, on_idle, s->cfg.idle_timeout_ms,
+                 s->cfg.idle_timeout_ms);
+  pump(c);
+}

@@ -1,0 +1,77 @@
+/*
+ * hotcache.h - the daemon's in-memory LRU of hot plans, consulted on the
+ * loop thread so that a repeated request is answered without touching
+ * sqlite or the worker pool.
+ *
+ * An entry is found by the request's identity: the exact bytes of its
+ * model hash, input shape, options (algorithm, alignment, capacity) and
+ * tensor columns, in request order. A 64-bit hash picks the bucket and a
+ * full byte comparison confirms the match, so a hit is only ever served
+ * to a graph identical to the one whose plan was verified when it entered
+ * the cache. Bounded by bytes and by entries; least recently used first
+ * out. Used by the loop thread only.
+ */
+#ifndef ARENA_HOTCACHE_H
+#define ARENA_HOTCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "digest.h"
+#include "planner.h"
+
+struct hotcache;
+
+/* A cached plan. Arrays are owned by the cache. */
+struct hot_plan {
+  uint64_t *offsets;       /* n_offsets, request order */
+  size_t n_offsets;
+  uint64_t arena_bytes;
+  uint64_t lower_bound_bytes;
+  uint64_t naive_bytes;
+  enum planner_algo algo;
+  int proven_optimal;
+  enum planner_fit fit;
+  uint64_t nodes_explored;
+  uint64_t planning_us;    /* time the plan took when it was computed */
+  uint8_t graph_digest[PLANNER_DIGEST_LEN];
+  uint8_t options_digest[PLANNER_DIGEST_LEN];
+};
+
+/* 64-bit hash of a byte string (not cryptographic). */
+uint64_t hot_hash(const void *data, size_t len);
+
+/* Returns a new cache, or NULL on OOM. Free with hotcache_free. A cap of
+ * 0 bytes or entries disables the cache (every get misses). */
+struct hotcache *hotcache_new(uint64_t max_bytes, uint64_t max_entries);
+void hotcache_free(struct hotcache *hc);
+
+/* Changes the caps, evicting as needed. */
+void hotcache_set_caps(struct hotcache *hc, uint64_t max_bytes,
+                       uint64_t max_entries);
+
+/* Returns the plan for identity (ident, len, h) and marks it recently
+ * used, or NULL. The pointer is borrowed until the next call. */
+const struct hot_plan *hotcache_get(struct hotcache *hc, const uint8_t *ident,
+                                    size_t len, uint64_t h);
+
+/* Copies ident and plan in (replacing an entry with the same identity).
+ * Returns 0, or -1 on OOM or when the entry alone exceeds the byte cap
+ * (then nothing is cached). */
+int hotcache_put(struct hotcache *hc, const uint8_t *ident, size_t len,
+                 uint64_t h, const struct hot_plan *plan);
+
+/* Removes entries: every one, those whose identity starts with the given
+ * model hash, or the one with these digests and model hash. Returns how
+ * many were removed. */
+size_t hotcache_clear(struct hotcache *hc);
+size_t hotcache_remove_model(struct hotcache *hc, const uint8_t *model_hash,
+                             size_t len);
+size_t hotcache_remove_digests(struct hotcache *hc, const uint8_t *model_hash,
+                               size_t len, const uint8_t *graph_digest,
+                               const uint8_t *options_digest);
+
+void hotcache_usage(const struct hotcache *hc, uint64_t *entries,
+                    uint64_t *bytes);
+
+#endif

@@ -1,0 +1,884 @@
+/*
+ * jobs.c - work that must not run on the loop thread: planning misses,
+ * and every sqlite access (lookups, lists, stats, evictions).
+ *
+ * DESIGN
+ *  A Plan request is first looked up in the hot LRU on the loop thread
+ *  by its identity bytes (see hotcache.h). On a miss it joins an identical
+ *  job already in flight (single flight) or starts a new one on the libuv
+ *  worker pool. The worker validates the graph, computes its digests,
+ *  asks storage, plans on a miss, and stores the verified plan; the
+ *  after-work callback, back on the loop, answers every waiter and fills
+ *  the hot LRU. Storage handles are used by one worker at a time under
+ *  st_lock.
+ *
+ *  A connection that goes away detaches from its jobs. A job nobody
+ *  waits for is cancelled: uv_cancel() if it has not started, otherwise
+ *  the planner's stop callback sees the flag at its next poll.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keycodec.h"
+#include "server_int.h"
+
+enum job_kind { JOB_PLAN, JOB_STORAGE };
+
+struct job {
+  uv_work_t work;            /* work.data = this */
+  struct server *s;
+  enum job_kind kind;
+  struct job *prev, *next;   /* s->jobs */
+  uint64_t h;                /* identity hash (plan jobs) */
+  uint8_t *ident;            /* identity bytes (plan jobs), owned */
+  size_t ident_len;
+  Arenad__V1__Request *req;  /* owned */
+  struct waiter *waiters;    /* owned list */
+  unsigned live_waiters;     /* waiters whose conn is still open */
+  atomic_int cancel;         /* set by the loop, read by the planner */
+  /* results, written by the worker, read in after-work */
+  Arenad__V1__Status status;
+  char err[ARENA_ERR_LEN];
+  struct planner_plan plan;
+  uint8_t gd[PLANNER_DIGEST_LEN];
+  uint8_t od[PLANNER_DIGEST_LEN];
+  int from_storage;          /* plan came from sqlite */
+  uint64_t planning_us;
+  struct storage_record *recs; /* lookup/list results */
+  size_t n_recs;
+  struct storage_stats stats;
+  int stats_ok;
+  uint64_t evicted;
+  struct keycodec_key evict_key; /* decoded Evict.key, for the hot LRU */
+};
+
+/* ---- identity bytes of a Plan request ---------------------------------- */
+
+struct buf {
+  uint8_t *p;
+  size_t len, cap;
+  int oom;
+};
+
+static void put(struct buf *b, const void *d, size_t n)
+{
+  if (b->oom)
+    return;
+  if (b->cap - b->len < n) {
+    size_t nc = b->cap ? b->cap : 256;
+    while (nc - b->len < n)
+      nc *= 2;
+    uint8_t *np = realloc(b->p, nc);
+    if (!np) {
+      b->oom = 1;
+      return;
+    }
+    b->p = np;
+    b->cap = nc;
+  }
+  memcpy(b->p + b->len, d, n);
+  b->len += n;
+}
+
+static void put_u64(struct buf *b, uint64_t v)
+{
+  put(b, &v, sizeof v);
+}
+
+/* Cheap structural checks, enough to make the identity well defined; the
+ * worker validates fully. Returns 0 or an error status with msg. */
+static Arenad__V1__Status precheck(const struct server *s,
+                                   const Arenad__V1__Plan *m, char *msg,
+                                   size_t len)
+{
+  size_t n = m->n_tensor_ids;
+  if (n > s->limits.max_tensors) {
+    snprintf(msg, len, "graph has %zu tensors, over the limit of %zu", n,
+             s->limits.max_tensors);
+    return ARENAD__V1__STATUS__TOO_LARGE;
+  }
+  if (n == 0 || m->n_tensor_sizes != n || m->n_tensor_first != n ||
+      m->n_tensor_last != n || (m->n_tensor_align && m->n_tensor_align != n) ||
+      (m->n_tensor_pinned && m->n_tensor_pinned != n)) {
+    snprintf(msg, len, "tensor columns are empty or differ in length");
+    return ARENAD__V1__STATUS__INVALID_ARGUMENT;
+  }
+  if (m->model_hash.len == 0 || m->model_hash.len > WIRE_MAX_MODEL_HASH ||
+      m->n_input_shape > WIRE_MAX_INPUTS) {
+    snprintf(msg, len, "model hash must be 1 to %u bytes and the shape at "
+                       "most %u inputs",
+             WIRE_MAX_MODEL_HASH, WIRE_MAX_INPUTS);
+    return ARENAD__V1__STATUS__INVALID_ARGUMENT;
+  }
+  for (size_t i = 0; i < m->n_input_shape; i++)
+    if (!m->input_shape[i] || m->input_shape[i]->n_dims > WIRE_MAX_RANK) {
+      snprintf(msg, len, "input %zu has no dims or too many", i);
+      return ARENAD__V1__STATUS__INVALID_ARGUMENT;
+    }
+  return ARENAD__V1__STATUS__OK;
+}
+
+static uint8_t *identity(const Arenad__V1__Plan *m, size_t *len)
+{
+  struct buf b = {0};
+  uint8_t hl = (uint8_t)m->model_hash.len;
+  put(&b, &hl, 1);
+  put(&b, m->model_hash.data, m->model_hash.len);
+  put_u64(&b, m->n_input_shape);
+  for (size_t i = 0; i < m->n_input_shape; i++) {
+    put_u64(&b, m->input_shape[i]->n_dims);
+    put(&b, m->input_shape[i]->dims, m->input_shape[i]->n_dims * 8);
+  }
+  const Arenad__V1__PlanOptions *o = m->options;
+  put_u64(&b, o ? (uint64_t)o->algorithm : 0);
+  put_u64(&b, o && o->alignment ? o->alignment : PLANNER_DEFAULT_ALIGNMENT);
+  put_u64(&b, o ? o->capacity : 0);
+  size_t n = m->n_tensor_ids;
+  put_u64(&b, n);
+  put(&b, m->tensor_ids, n * 4);
+  put(&b, m->tensor_sizes, n * 8);
+  put(&b, m->tensor_first, n * 8);
+  put(&b, m->tensor_last, n * 8);
+  put_u64(&b, m->n_tensor_align);
+  put(&b, m->tensor_align, m->n_tensor_align * 8);
+  put_u64(&b, m->n_tensor_pinned);
+  put(&b, m->tensor_pinned, m->n_tensor_pinned * 8);
+  if (b.oom) {
+    free(b.p);
+    return NULL;
+  }
+  *len = b.len;
+  return b.p;
+}
+
+/* ---- replies ------------------------------------------------------------ */
+
+static void send_hot(struct conn *c, uint64_t request_id,
+                     const struct hot_plan *hp)
+{
+  Arenad__V1__Response r = ARENAD__V1__RESPONSE__INIT;
+  Arenad__V1__PlanReply pr = ARENAD__V1__PLAN_REPLY__INIT;
+  pr.offsets = hp->offsets;
+  pr.n_offsets = hp->n_offsets;
+  pr.arena_bytes = hp->arena_bytes;
+  pr.lower_bound_bytes = hp->lower_bound_bytes;
+  pr.naive_bytes = hp->naive_bytes;
+  pr.proven_optimal = hp->proven_optimal != 0;
+  pr.algorithm = (Arenad__V1__Algorithm)hp->algo;
+  pr.fit = (Arenad__V1__Fit)hp->fit;
+  pr.nodes_explored = hp->nodes_explored;
+  pr.graph_digest.data = (uint8_t *)hp->graph_digest;
+  pr.graph_digest.len = PLANNER_DIGEST_LEN;
+  pr.options_digest.data = (uint8_t *)hp->options_digest;
+  pr.options_digest.len = PLANNER_DIGEST_LEN;
+  pr.cached = 1;
+  pr.planning_us = hp->planning_us;
+  r.request_id = request_id;
+  r.body_case = ARENAD__V1__RESPONSE__BODY_PLAN;
+  r.plan = &pr;
+  conn_send(c, &r);
+}
+
+static void hot_from_job(const struct job *j, struct hot_plan *hp)
+{
+  memset(hp, 0, sizeof *hp);
+  hp->offsets = j->plan.offsets;
+  hp->n_offsets = j->plan.n_offsets;
+  hp->arena_bytes = j->plan.arena_bytes;
+  hp->lower_bound_bytes = j->plan.lower_bound_bytes;
+  hp->naive_bytes = j->plan.naive_bytes;
+  hp->algo = j->plan.algo;
+  hp->proven_optimal = j->plan.proven_optimal;
+  hp->fit = j->plan.fit;
+  hp->nodes_explored = j->plan.nodes_explored;
+  hp->planning_us = j->planning_us;
+  memcpy(hp->graph_digest, j->gd, PLANNER_DIGEST_LEN);
+  memcpy(hp->options_digest, j->od, PLANNER_DIGEST_LEN);
+}
+
+/* ---- job bookkeeping ------------------------------------------------------ */
+
+static struct job *job_new(struct server *s, enum job_kind kind,
+                           Arenad__V1__Request *req)
+{
+  struct job *j = calloc(1, sizeof *j);
+  if (!j)
+    return NULL;
+  j->s = s;
+  j->kind = kind;
+  j->req = req;
+  j->work.data = j;
+  j->status = ARENAD__V1__STATUS__OK;
+  atomic_init(&j->cancel, 0);
+  planner_plan_init(&j->plan);
+  return j;
+}
+
+static void job_free(struct job *j)
+{
+  while (j->waiters) {
+    struct waiter *w = j->waiters;
+    j->waiters = w->next;
+    free(w);
+  }
+  wire_free_request(j->req);
+  free(j->ident);
+  planner_plan_cleanup(&j->plan);
+  storage_records_free(j->recs, j->n_recs);
+  keycodec_cleanup(&j->evict_key);
+  free(j);
+}
+
+static int add_waiter(struct job *j, struct conn *c, uint64_t request_id)
+{
+  struct waiter *w = malloc(sizeof *w);
+  if (!w)
+    return -1;
+  w->conn = c;
+  w->request_id = request_id;
+  w->next = j->waiters;
+  j->waiters = w;
+  j->live_waiters++;
+  conn_job_start(c);
+  return 0;
+}
+
+static void link_job(struct server *s, struct job *j)
+{
+  j->next = s->jobs;
+  if (s->jobs)
+    s->jobs->prev = j;
+  s->jobs = j;
+  s->n_jobs++;
+}
+
+static void unlink_job(struct server *s, struct job *j)
+{
+  if (j->prev)
+    j->prev->next = j->next;
+  else
+    s->jobs = j->next;
+  if (j->next)
+    j->next->prev = j->prev;
+  s->n_jobs--;
+}
+
+void jobs_detach_conn(struct server *s, struct conn *c)
+{
+  for (struct job *j = s->jobs; j; j = j->next) {
+    for (struct waiter *w = j->waiters; w; w = w->next)
+      if (w->conn == c) {
+        w->conn = NULL;
+        j->live_waiters--;
+      }
+    if (j->live_waiters == 0 && j->kind == JOB_PLAN &&
+        !atomic_load(&j->cancel)) {
+      atomic_store(&j->cancel, 1);
+      uv_cancel((uv_req_t *)&j->work);
+    }
+  }
+}
+
+void jobs_cancel_all(struct server *s)
+{
+  for (struct job *j = s->jobs; j; j = j->next)
+    if (j->kind == JOB_PLAN && !atomic_load(&j->cancel)) {
+      atomic_store(&j->cancel, 1);
+      uv_cancel((uv_req_t *)&j->work);
+    }
+}
+
+static int queue_full(struct server *s, struct conn *c, uint64_t request_id)
+{
+  if (s->n_jobs < s->cfg.max_queued_jobs)
+    return 0;
+  s->c.busy_rejections++;
+  conn_send_status(c, request_id, ARENAD__V1__STATUS__BUSY,
+                   "planning queue is full; retry later");
+  return 1;
+}
+
+/* ---- plan jobs: worker side --------------------------------------------- */
+
+static int job_stop(void *ctx)
+{
+  struct job *j = ctx;
+  return atomic_load(&j->cancel);
+}
+
+static void storage_failed(struct server *s, const char *what, int rc)
+{
+  /* caller holds st_lock */
+  s->storage_ok = 0;
+  snprintf(s->storage_err, sizeof s->storage_err, "%s: %s (%s)", what,
+           storage_errmsg(s->st), arena_strerror(rc));
+}
+
+static Arenad__V1__Status status_of(int rc)
+{
+  switch (rc) {
+  case ARENA_ETOOBIG:
+    return ARENAD__V1__STATUS__TOO_LARGE;
+  case ARENA_ENOMEM:
+  case ARENA_EVERIFY:
+  case ARENA_ECANCELED:
+  case ARENA_EINTERNAL:
+    return ARENAD__V1__STATUS__INTERNAL;
+  default:
+    return ARENAD__V1__STATUS__INVALID_ARGUMENT;
+  }
+}
+
+static void plan_in_worker(struct job *j, struct wire_graph *g,
+                           struct storage_key *k)
+{
+  struct server *s = j->s;
+  struct planner_graph pg = {g->tensors, g->n_tensors};
+  struct planner_options o = g->opts;
+  struct storage_info info;
+  uv_mutex_lock(&s->st_lock);
+  int rc = s->st ? storage_get(s->st, k, &pg, &o, &j->plan, &info)
+                 : ARENA_ENOENT;
+  if (rc && rc != ARENA_ENOENT)
+    storage_failed(s, "read", rc);
+  uv_mutex_unlock(&s->st_lock);
+  if (rc == 0) {
+    j->from_storage = 1;
+    j->planning_us = info.plan_us;
+    return;
+  }
+  if (!o.budget_ms)
+    o.budget_ms = s->cfg.default_budget_ms;
+  o.stop = job_stop;
+  o.stop_ctx = j;
+  uint64_t t0 = uv_hrtime();
+  rc = planner_run(&pg, &o, &j->plan, j->err);
+  j->planning_us = (uv_hrtime() - t0) / 1000;
+  if (rc) {
+    j->status = status_of(rc);
+    return;
+  }
+  uv_mutex_lock(&s->st_lock);
+  if (s->st) {
+    rc = storage_put(s->st, k, &pg, &g->opts, &j->plan, j->planning_us, NULL);
+    if (rc)
+      storage_failed(s, "write", rc);
+    else
+      s->storage_ok = 1;
+  }
+  uv_mutex_unlock(&s->st_lock);
+}
+
+static void work_plan(uv_work_t *w)
+{
+  struct job *j = w->data;
+  struct wire_graph g;
+  int rc = wire_graph_from_plan(j->req->plan, &j->s->limits, &g, j->err);
+  if (rc) {
+    j->status = status_of(rc);
+    return;
+  }
+  struct planner_graph pg = {g.tensors, g.n_tensors};
+  if (planner_graph_digest(&pg, j->gd) != 0) {
+    j->status = ARENAD__V1__STATUS__INTERNAL;
+    snprintf(j->err, sizeof j->err, "out of memory");
+    wire_graph_cleanup(&g);
+    return;
+  }
+  planner_options_digest(&g.opts, j->od);
+  struct storage_key k = {g.model_hash, g.model_hash_len, g.shape.ranks,
+                          g.shape.n_inputs, g.shape.dims};
+  plan_in_worker(j, &g, &k);
+  wire_graph_cleanup(&g);
+}
+
+/* ---- plan jobs: loop side ------------------------------------------------ */
+
+static void answer_plan(struct job *j, struct waiter *w)
+{
+  if (j->status != ARENAD__V1__STATUS__OK) {
+    conn_send_status(w->conn, w->request_id, j->status, j->err);
+    return;
+  }
+  Arenad__V1__Response r = ARENAD__V1__RESPONSE__INIT;
+  Arenad__V1__PlanReply pr;
+  wire_reply_from_plan(&pr, &j->plan, j->gd, j->od);
+  pr.cached = j->from_storage;
+  pr.planning_us = j->planning_us;
+  r.request_id = w->request_id;
+  r.body_case = ARENAD__V1__RESPONSE__BODY_PLAN;
+  r.plan = &pr;
+  conn_send(w->conn, &r);
+  j->s->c.plans_served++;
+}
+
+static void after_plan(uv_work_t *w, int status)
+{
+  struct job *j = w->data;
+  struct server *s = j->s;
+  unlink_job(s, j);
+  if (status == UV_ECANCELED || atomic_load(&j->cancel)) {
+    s->c.jobs_cancelled++;
+  } else {
+    if (j->status == ARENAD__V1__STATUS__OK) {
+      if (j->from_storage) {
+        s->c.storage_hits++;
+      } else {
+        s->c.misses++;
+        s->c.plans_computed++;
+      }
+      struct hot_plan hp;
+      hot_from_job(j, &hp);
+      hotcache_put(s->hot, j->ident, j->ident_len, j->h, &hp);
+    }
+  }
+  for (struct waiter *wt = j->waiters; wt; wt = wt->next)
+    if (wt->conn) {
+      struct conn *c = wt->conn;
+      if (status == UV_ECANCELED)
+        conn_send_status(c, wt->request_id, ARENAD__V1__STATUS__INTERNAL,
+                         "planning was cancelled");
+      else
+        answer_plan(j, wt);
+      conn_job_done(c);
+    }
+  job_free(j);
+  if (s->draining)
+    server_maybe_finish_drain(s);
+}
+
+static struct job *find_flight(struct server *s, const uint8_t *ident,
+                               size_t len, uint64_t h)
+{
+  for (struct job *j = s->jobs; j; j = j->next)
+    if (j->kind == JOB_PLAN && j->h == h && j->ident_len == len &&
+        !atomic_load(&j->cancel) && memcmp(j->ident, ident, len) == 0)
+      return j;
+  return NULL;
+}
+
+void jobs_submit_plan(struct server *s, struct conn *c, uint64_t request_id,
+                      Arenad__V1__Request *req)
+{
+  char msg[ARENA_ERR_LEN];
+  Arenad__V1__Status st = precheck(s, req->plan, msg, sizeof msg);
+  if (st != ARENAD__V1__STATUS__OK) {
+    conn_send_status(c, request_id, st, msg);
+    wire_free_request(req);
+    return;
+  }
+  size_t len;
+  uint8_t *ident = identity(req->plan, &len);
+  if (!ident) {
+    conn_send_status(c, request_id, ARENAD__V1__STATUS__INTERNAL,
+                     "out of memory");
+    wire_free_request(req);
+    return;
+  }
+  uint64_t h = hot_hash(ident, len);
+  const struct hot_plan *hp = hotcache_get(s->hot, ident, len, h);
+  if (hp) {
+    s->c.memory_hits++;
+    s->c.plans_served++;
+    send_hot(c, request_id, hp);
+    free(ident);
+    wire_free_request(req);
+    return;
+  }
+  struct job *j = find_flight(s, ident, len, h);
+  if (j) {
+    free(ident);
+    wire_free_request(req);
+    if (add_waiter(j, c, request_id) == 0)
+      s->c.single_flight_joined++;
+    else
+      conn_send_status(c, request_id, ARENAD__V1__STATUS__INTERNAL,
+                       "out of memory");
+    return;
+  }
+  if (queue_full(s, c, request_id) || !(j = job_new(s, JOB_PLAN, req))) {
+    free(ident);
+    wire_free_request(req);
+    return;
+  }
+  j->ident = ident;
+  j->ident_len = len;
+  j->h = h;
+  if (add_waiter(j, c, request_id) ||
+      uv_queue_work(&s->loop, &j->work, work_plan, after_plan)) {
+    if (j->waiters)
+      conn_job_done(c);
+    conn_send_status(c, request_id, ARENAD__V1__STATUS__INTERNAL,
+                     "cannot queue the planning job");
+    job_free(j);
+    return;
+  }
+  link_job(s, j);
+}
+
+/* ---- storage jobs ---------------------------------------------------------- */
+
+static void work_lookup(struct job *j)
+{
+  Arenad__V1__Lookup *m = j->req->lookup;
+  struct wire_shape shape;
+  int rc;
+  if (m->model_hash.len == 0 || m->model_hash.len > WIRE_MAX_MODEL_HASH) {
+    snprintf(j->err, sizeof j->err, "model hash must be 1 to %u bytes",
+             WIRE_MAX_MODEL_HASH);
+    j->status = ARENAD__V1__STATUS__INVALID_ARGUMENT;
+    return;
+  }
+  if (m->graph_digest.len != 0 && m->graph_digest.len != PLANNER_DIGEST_LEN) {
+    snprintf(j->err, sizeof j->err, "graph digest must be 32 bytes");
+    j->status = ARENAD__V1__STATUS__INVALID_ARGUMENT;
+    return;
+  }
+  if ((rc = wire_shape_from_msg(m->input_shape, m->n_input_shape, &shape,
+                                j->err))) {
+    j->status = status_of(rc);
+    return;
+  }
+  struct storage_key k = {m->model_hash.data, m->model_hash.len, shape.ranks,
+                          shape.n_inputs, shape.dims};
+  uv_mutex_lock(&j->s->st_lock);
+  rc = storage_lookup(j->s->st, &k, &j->recs, &j->n_recs);
+  if (rc)
+    storage_failed(j->s, "lookup", rc);
+  uv_mutex_unlock(&j->s->st_lock);
+  wire_shape_cleanup(&shape);
+  if (rc) {
+    snprintf(j->err, sizeof j->err, "cache lookup failed: %s",
+             arena_strerror(rc));
+    j->status = ARENAD__V1__STATUS__INTERNAL;
+  }
+}
+
+static void work_list(struct job *j)
+{
+  Arenad__V1__List *m = j->req->list;
+  if (m->model_hash.len > WIRE_MAX_MODEL_HASH) {
+    snprintf(j->err, sizeof j->err, "model hash too long");
+    j->status = ARENAD__V1__STATUS__INVALID_ARGUMENT;
+    return;
+  }
+  struct storage_list_query q = {
+      m->model_hash.len ? m->model_hash.data : NULL, m->model_hash.len,
+      m->order == ARENAD__V1__LIST_ORDER__MOST_USED ? STORAGE_ORDER_MOST_USED
+                                                    : STORAGE_ORDER_NEWEST,
+      m->offset, m->limit ? m->limit : 100};
+  if (q.limit > STORAGE_LIST_MAX)
+    q.limit = STORAGE_LIST_MAX;
+  uv_mutex_lock(&j->s->st_lock);
+  int rc = storage_list(j->s->st, &q, &j->recs, &j->n_recs);
+  if (rc)
+    storage_failed(j->s, "list", rc);
+  uv_mutex_unlock(&j->s->st_lock);
+  if (rc) {
+    snprintf(j->err, sizeof j->err, "cache list failed: %s",
+             arena_strerror(rc));
+    j->status = ARENAD__V1__STATUS__INTERNAL;
+  }
+}
+
+static int do_evict(struct job *j)
+{
+  Arenad__V1__Evict *m = j->req->evict;
+  storage_t *st = j->s->st;
+  switch (m->target_case) {
+  case ARENAD__V1__EVICT__TARGET_ALL:
+    return storage_evict_all(st, &j->evicted);
+  case ARENAD__V1__EVICT__TARGET_MODEL_HASH:
+    if (m->model_hash.len == 0 || m->model_hash.len > WIRE_MAX_MODEL_HASH)
+      return ARENA_EINVAL;
+    return storage_evict_model(st, m->model_hash.data, m->model_hash.len,
+                               &j->evicted);
+  case ARENAD__V1__EVICT__TARGET_KEY: {
+    struct keycodec_key *k = &j->evict_key;
+    int rc = keycodec_decode(m->key.data, m->key.len, k);
+    if (rc)
+      return rc;
+    struct storage_key sk = {k->hash, k->hash_len, k->ranks, k->n_inputs,
+                             k->dims};
+    return storage_evict(st, &sk, k->graph_digest, k->options_digest,
+                         &j->evicted);
+  }
+  default:
+    return ARENA_EINVAL;
+  }
+}
+
+static void work_storage(uv_work_t *w)
+{
+  struct job *j = w->data;
+  int rc;
+  if (!j->s->st && j->req->body_case != ARENAD__V1__REQUEST__BODY_STATS) {
+    j->status = ARENAD__V1__STATUS__INTERNAL;
+    snprintf(j->err, sizeof j->err, "the cache database is not open");
+    return;
+  }
+  switch (j->req->body_case) {
+  case ARENAD__V1__REQUEST__BODY_LOOKUP:
+    work_lookup(j);
+    break;
+  case ARENAD__V1__REQUEST__BODY_LIST:
+    work_list(j);
+    break;
+  case ARENAD__V1__REQUEST__BODY_STATS:
+    uv_mutex_lock(&j->s->st_lock);
+    j->stats_ok = j->s->st && storage_get_stats(j->s->st, &j->stats) == 0;
+    uv_mutex_unlock(&j->s->st_lock);
+    break;
+  case ARENAD__V1__REQUEST__BODY_EVICT:
+    uv_mutex_lock(&j->s->st_lock);
+    rc = do_evict(j);
+    uv_mutex_unlock(&j->s->st_lock);
+    if (rc) {
+      j->status = rc == ARENA_EINVAL ? ARENAD__V1__STATUS__INVALID_ARGUMENT
+                                     : ARENAD__V1__STATUS__INTERNAL;
+      snprintf(j->err, sizeof j->err, "evict failed: %s",
+               rc == ARENA_EINVAL ? "malformed target" : arena_strerror(rc));
+    }
+    break;
+  default:
+    j->status = ARENAD__V1__STATUS__INVALID_ARGUMENT;
+    break;
+  }
+}
+
+struct reply_arena {
+  Arenad__V1__PlanReply *plans;
+  Arenad__V1__PlanReply **plan_ptrs;
+  Arenad__V1__CacheEntry *entries;
+  Arenad__V1__CacheEntry **entry_ptrs;
+  Arenad__V1__Dims *dims;
+  Arenad__V1__Dims **dim_ptrs;
+  uint8_t **keys;
+  size_t n;
+};
+
+static void arena_free(struct reply_arena *a)
+{
+  for (size_t i = 0; a->keys && i < a->n; i++)
+    free(a->keys[i]);
+  free(a->plans);
+  free(a->plan_ptrs);
+  free(a->entries);
+  free(a->entry_ptrs);
+  free(a->dims);
+  free(a->dim_ptrs);
+  free(a->keys);
+}
+
+/* Points dim messages at a record's flat shape. */
+static void shape_to_msg(const struct storage_record *rec,
+                         Arenad__V1__Dims *dims, Arenad__V1__Dims **ptrs)
+{
+  size_t off = 0;
+  for (size_t i = 0; i < rec->n_inputs; i++) {
+    arenad__v1__dims__init(&dims[i]);
+    dims[i].n_dims = rec->ranks[i];
+    dims[i].dims = rec->dims + off;
+    off += rec->ranks[i];
+    ptrs[i] = &dims[i];
+  }
+}
+
+static size_t total_inputs(const struct job *j)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < j->n_recs; i++)
+    n += j->recs[i].n_inputs;
+  return n;
+}
+
+static int build_lookup(struct job *j, Arenad__V1__LookupReply *lr,
+                        struct reply_arena *a)
+{
+  const Arenad__V1__Lookup *m = j->req->lookup;
+  a->plans = calloc(j->n_recs + 1, sizeof *a->plans);
+  a->plan_ptrs = calloc(j->n_recs + 1, sizeof *a->plan_ptrs);
+  if (!a->plans || !a->plan_ptrs)
+    return -1;
+  size_t k = 0;
+  for (size_t i = 0; i < j->n_recs; i++) {
+    const struct storage_record *rec = &j->recs[i];
+    if (m->graph_digest.len &&
+        memcmp(m->graph_digest.data, rec->graph_digest, PLANNER_DIGEST_LEN))
+      continue;
+    wire_reply_from_plan(&a->plans[k], &rec->plan, rec->graph_digest,
+                         rec->options_digest);
+    a->plans[k].cached = 1;
+    a->plans[k].planning_us = rec->info.plan_us;
+    a->plan_ptrs[k] = &a->plans[k];
+    k++;
+  }
+  lr->plans = a->plan_ptrs;
+  lr->n_plans = k;
+  return 0;
+}
+
+static int build_list(struct job *j, Arenad__V1__ListReply *lr,
+                      struct reply_arena *a)
+{
+  size_t ni = total_inputs(j);
+  a->n = j->n_recs;
+  a->entries = calloc(j->n_recs + 1, sizeof *a->entries);
+  a->entry_ptrs = calloc(j->n_recs + 1, sizeof *a->entry_ptrs);
+  a->dims = calloc(ni + 1, sizeof *a->dims);
+  a->dim_ptrs = calloc(ni + 1, sizeof *a->dim_ptrs);
+  a->keys = calloc(j->n_recs + 1, sizeof *a->keys);
+  if (!a->entries || !a->entry_ptrs || !a->dims || !a->dim_ptrs || !a->keys)
+    return -1;
+  size_t di = 0;
+  for (size_t i = 0; i < j->n_recs; i++) {
+    const struct storage_record *rec = &j->recs[i];
+    Arenad__V1__CacheEntry *e = &a->entries[i];
+    arenad__v1__cache_entry__init(e);
+    size_t klen;
+    a->keys[i] = keycodec_encode(rec->model_hash, rec->model_hash_len,
+                                 rec->ranks, rec->dims, rec->n_inputs,
+                                 rec->graph_digest, rec->options_digest,
+                                 &klen);
+    if (!a->keys[i])
+      return -1;
+    e->key.data = a->keys[i];
+    e->key.len = klen;
+    e->model_hash.data = (uint8_t *)rec->model_hash;
+    e->model_hash.len = rec->model_hash_len;
+    shape_to_msg(rec, a->dims + di, a->dim_ptrs + di);
+    e->input_shape = a->dim_ptrs + di;
+    e->n_input_shape = rec->n_inputs;
+    di += rec->n_inputs;
+    e->graph_digest.data = (uint8_t *)rec->graph_digest;
+    e->graph_digest.len = PLANNER_DIGEST_LEN;
+    e->options_digest.data = (uint8_t *)rec->options_digest;
+    e->options_digest.len = PLANNER_DIGEST_LEN;
+    e->n_tensors = rec->info.n_tensors;
+    e->arena_bytes = rec->plan.arena_bytes;
+    e->lower_bound_bytes = rec->plan.lower_bound_bytes;
+    e->proven_optimal = rec->plan.proven_optimal != 0;
+    e->algorithm = (Arenad__V1__Algorithm)rec->plan.algo;
+    e->hits = rec->info.hits;
+    e->created_unix_ms = rec->info.created_ms;
+    e->last_used_unix_ms = rec->info.last_used_ms;
+    e->planning_us = rec->info.plan_us;
+    a->entry_ptrs[i] = e;
+  }
+  lr->entries = a->entry_ptrs;
+  lr->n_entries = j->n_recs;
+  return 0;
+}
+
+static void purge_hot(struct job *j)
+{
+  Arenad__V1__Evict *m = j->req->evict;
+  struct hotcache *hc = j->s->hot;
+  if (m->target_case == ARENAD__V1__EVICT__TARGET_ALL)
+    hotcache_clear(hc);
+  else if (m->target_case == ARENAD__V1__EVICT__TARGET_MODEL_HASH)
+    hotcache_remove_model(hc, m->model_hash.data, m->model_hash.len);
+  else if (j->evict_key.ranks)
+    hotcache_remove_digests(hc, j->evict_key.hash, j->evict_key.hash_len,
+                            j->evict_key.graph_digest,
+                            j->evict_key.options_digest);
+}
+
+static void answer_storage(struct job *j, struct conn *c, uint64_t rid)
+{
+  Arenad__V1__Response r = ARENAD__V1__RESPONSE__INIT;
+  Arenad__V1__LookupReply lr = ARENAD__V1__LOOKUP_REPLY__INIT;
+  Arenad__V1__ListReply li = ARENAD__V1__LIST_REPLY__INIT;
+  Arenad__V1__StatsReply sr = ARENAD__V1__STATS_REPLY__INIT;
+  Arenad__V1__EvictReply er = ARENAD__V1__EVICT_REPLY__INIT;
+  struct reply_arena a = {0};
+  r.request_id = rid;
+  int oom = 0;
+  switch (j->req->body_case) {
+  case ARENAD__V1__REQUEST__BODY_LOOKUP:
+    oom = build_lookup(j, &lr, &a);
+    r.body_case = ARENAD__V1__RESPONSE__BODY_LOOKUP;
+    r.lookup = &lr;
+    if (!oom && lr.n_plans == 0) {
+      r.status = ARENAD__V1__STATUS__NOT_FOUND;
+      r.error = "no stored plan for this model hash and shape";
+    }
+    break;
+  case ARENAD__V1__REQUEST__BODY_LIST:
+    oom = build_list(j, &li, &a);
+    r.body_case = ARENAD__V1__RESPONSE__BODY_LIST;
+    r.list = &li;
+    break;
+  case ARENAD__V1__REQUEST__BODY_STATS:
+    server_fill_stats(j->s, &sr);
+    if (j->stats_ok) {
+      sr.storage_entries = j->stats.entries;
+      sr.storage_bytes = j->stats.bytes;
+      sr.storage_evictions = j->stats.evictions;
+      sr.storage_corrupt_dropped = j->stats.corrupt_dropped;
+      sr.storage_file_bytes = j->stats.file_bytes;
+    }
+    r.body_case = ARENAD__V1__RESPONSE__BODY_STATS;
+    r.stats = &sr;
+    break;
+  case ARENAD__V1__REQUEST__BODY_EVICT:
+    er.evicted = j->evicted;
+    r.body_case = ARENAD__V1__RESPONSE__BODY_EVICT;
+    r.evict = &er;
+    break;
+  default:
+    break;
+  }
+  if (oom)
+    conn_send_status(c, rid, ARENAD__V1__STATUS__INTERNAL, "out of memory");
+  else
+    conn_send(c, &r);
+  arena_free(&a);
+}
+
+static void after_storage(uv_work_t *w, int status)
+{
+  struct job *j = w->data;
+  struct server *s = j->s;
+  unlink_job(s, j);
+  if (status == 0 && j->status == ARENAD__V1__STATUS__OK &&
+      j->req->body_case == ARENAD__V1__REQUEST__BODY_EVICT)
+    purge_hot(j);
+  for (struct waiter *wt = j->waiters; wt; wt = wt->next)
+    if (wt->conn) {
+      struct conn *c = wt->conn;
+      if (status != 0)
+        conn_send_status(c, wt->request_id, ARENAD__V1__STATUS__INTERNAL,
+                         "request was cancelled");
+      else if (j->status != ARENAD__V1__STATUS__OK)
+        conn_send_status(c, wt->request_id, j->status, j->err);
+      else
+        answer_storage(j, c, wt->request_id);
+      conn_job_done(c);
+    }
+  job_free(j);
+  if (s->draining)
+    server_maybe_finish_drain(s);
+}
+
+void jobs_submit_storage(struct server *s, struct conn *c,
+                         uint64_t request_id, Arenad__V1__Request *req)
+{
+  struct job *j;
+  if (queue_full(s, c, request_id) || !(j = job_new(s, JOB_STORAGE, req))) {
+    wire_free_request(req);
+    return;
+  }
+  if (add_waiter(j, c, request_id) ||
+      uv_queue_work(&s->loop, &j->work, work_storage, after_storage)) {
+    if (j->waiters)
+      conn_job_done(c);
+    conn_send_status(c, request_id, ARENAD__V1__STATUS__INTERNAL,
+                     "cannot queue the request");
+    job_free(j);
+    return;
+  }
+  link_job(s, j);
+}

@@ -1,0 +1,38 @@
+/*
+ * log.h - the daemon's logger: one line per event on stderr, prefixed
+ * with an sd-daemon priority ("<3>" error ... "<7>" debug) so that journald
+ * files each line at the right level. Without journald the prefixes are
+ * still readable.
+ *
+ * A logger is a small value owned by the server context; there is no
+ * global logger. Lines are written with one fprintf each, which POSIX
+ * stdio makes atomic per call, so worker threads may log too.
+ */
+#ifndef ARENA_DAEMON_LOG_H
+#define ARENA_DAEMON_LOG_H
+
+#include <stdarg.h>
+
+enum dlog_level {
+  DLOG_ERR = 3,
+  DLOG_WARNING = 4,
+  DLOG_NOTICE = 5,
+  DLOG_INFO = 6,
+  DLOG_DEBUG = 7,
+};
+
+struct dlog {
+  volatile int level; /* lines above this level are dropped; SIGHUP may
+                         change it while workers log (a benign race on
+                         an int that is read whole) */
+};
+
+/* Parses "error", "warning", "notice", "info" or "debug". Returns 0 and
+ * sets *out, or -1. */
+int dlog_parse_level(const char *s, enum dlog_level *out);
+const char *dlog_level_name(enum dlog_level l);
+
+void dlog(const struct dlog *l, enum dlog_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

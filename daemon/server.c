@@ -1,0 +1,428 @@
+/*
+ * server.c - arenad's lifecycle: opening storage, the listening socket
+ * (bound here, or inherited from systemd), signals, systemd notification
+ * and the watchdog, SIGHUP reloads, and the graceful drain on SIGTERM.
+ *
+ * Shutdown order: stop accepting, stop reading, let queued and running
+ * jobs finish and replies flush (up to drain_timeout_ms, then cancel),
+ * close every handle, run the loop dry, then flush and close storage.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "arena_version.h"
+#include "server_int.h"
+
+#define TICK_MS_DEFAULT 2000
+
+static void storage_log(void *ctx, enum storage_log_level level,
+                        const char *msg)
+{
+  struct server *s = ctx;
+  dlog(&s->log,
+       level == STORAGE_LOG_ERROR  ? DLOG_ERR
+       : level == STORAGE_LOG_WARN ? DLOG_WARNING
+                                   : DLOG_INFO,
+       "storage: %s", msg);
+}
+
+static void apply_config(struct server *s, const struct daemon_config *cfg)
+{
+  enum dlog_level lvl = DLOG_INFO;
+  s->cfg = *cfg;
+  dlog_parse_level(cfg->log_level, &lvl);
+  s->log.level = (int)lvl;
+  wire_limits_init(&s->limits);
+  s->limits.max_tensors = cfg->max_tensors;
+  if (s->hot)
+    hotcache_set_caps(s->hot, cfg->memory_cache_bytes,
+                      cfg->memory_cache_entries);
+}
+
+/* Makes the parent directory of path when it is missing (one level). */
+static void make_parent(const char *path)
+{
+  char dir[DAEMON_PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (!slash || slash == dir)
+    return;
+  *slash = '\0';
+  if (mkdir(dir, 0750) != 0 && errno != EEXIST)
+    return;
+}
+
+static int open_storage(struct server *s)
+{
+  struct storage_options so;
+  storage_options_init(&so);
+  so.max_bytes = s->cfg.db_max_bytes;
+  so.max_entries = s->cfg.db_max_entries;
+  so.log = storage_log;
+  so.log_ctx = s;
+  char err[ARENA_ERR_LEN] = "";
+  make_parent(s->cfg.db_path);
+  int rc = storage_open(s->cfg.db_path, &so, &s->st, err);
+  if (rc) {
+    s->storage_ok = 0;
+    snprintf(s->storage_err, sizeof s->storage_err, "open: %s", err);
+    dlog(&s->log, DLOG_ERR,
+         "cannot open the cache database %s: %s; serving without it",
+         s->cfg.db_path, err);
+    return rc;
+  }
+  s->storage_ok = 1;
+  return 0;
+}
+
+/* Is something listening on path? 1 yes, 0 no (stale or absent). */
+static int socket_alive(const char *path)
+{
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return 0;
+  struct sockaddr_un a = {.sun_family = AF_UNIX};
+  size_t n = strlen(path);
+  if (n >= sizeof a.sun_path) {
+    close(fd);
+    return 0;
+  }
+  memcpy(a.sun_path, path, n + 1);
+  int alive = connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+  close(fd);
+  return alive;
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+  struct server *s = server->data;
+  if (status < 0) {
+    dlog(&s->log, DLOG_WARNING, "accept failed: %s", uv_strerror(status));
+    return;
+  }
+  conn_accept(s);
+}
+
+static int bind_socket(struct server *s)
+{
+  const char *path = s->cfg.socket_path;
+  struct stat st;
+  if (lstat(path, &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      dlog(&s->log, DLOG_ERR, "%s exists and is not a socket; not touching it",
+           path);
+      return -1;
+    }
+    if (socket_alive(path)) {
+      dlog(&s->log, DLOG_ERR,
+           "another arenad is already listening on %s; not taking it over",
+           path);
+      return -1;
+    }
+    dlog(&s->log, DLOG_NOTICE, "removing stale socket %s", path);
+    unlink(path);
+  }
+  make_parent(path);
+  mode_t old = umask(0117); /* the socket is born 0660 */
+  int rc = uv_pipe_bind(&s->listener, path);
+  umask(old);
+  if (rc == 0) {
+    s->bound = 1;
+    chmod(path, 0660);
+  }
+  else
+    dlog(&s->log, DLOG_ERR, "cannot bind %s: %s", path, uv_strerror(rc));
+  return rc;
+}
+
+/* Binds (or adopts systemd's socket); listening starts later, once the
+ * cache is open. */
+static int open_listener(struct server *s)
+{
+  uv_pipe_init(&s->loop, &s->listener, 0);
+  s->listener.data = s;
+  s->listening = 1;
+  if (sd_listen_fds(1) <= 0)
+    return bind_socket(s);
+  s->activated = 1;
+  int rc = uv_pipe_open(&s->listener, SD_LISTEN_FDS_START);
+  if (rc)
+    dlog(&s->log, DLOG_ERR, "cannot use the socket from systemd: %s",
+         uv_strerror(rc));
+  else
+    dlog(&s->log, DLOG_INFO, "using the socket passed by systemd");
+  return rc;
+}
+
+static int start_listening(struct server *s)
+{
+  int rc = uv_listen((uv_stream_t *)&s->listener, 128, on_connection);
+  if (rc)
+    dlog(&s->log, DLOG_ERR, "cannot listen on %s: %s", s->cfg.socket_path,
+         uv_strerror(rc));
+  return rc;
+}
+
+void server_fill_stats(struct server *s, Arenad__V1__StatsReply *r)
+{
+  arenad__v1__stats_reply__init(r);
+  r->version = (char *)ARENA_VERSION;
+  r->pid = (uint64_t)getpid();
+  r->uptime_ms = uv_now(&s->loop) - s->start_ms;
+  r->socket_path = s->cfg.socket_path;
+  r->db_path = s->cfg.db_path;
+  r->connections = s->n_conns;
+  r->connections_total = s->c.connections_total;
+  r->requests = s->c.requests;
+  r->plans_served = s->c.plans_served;
+  r->memory_hits = s->c.memory_hits;
+  r->storage_hits = s->c.storage_hits;
+  r->misses = s->c.misses;
+  r->plans_computed = s->c.plans_computed;
+  r->single_flight_joined = s->c.single_flight_joined;
+  r->busy_rejections = s->c.busy_rejections;
+  r->denied = s->c.denied;
+  r->protocol_errors = s->c.protocol_errors;
+  r->jobs_queued = s->n_jobs;
+  r->jobs_cancelled = s->c.jobs_cancelled;
+  r->verify_failures = s->c.verify_failures;
+  uint64_t e, b;
+  hotcache_usage(s->hot, &e, &b);
+  r->lru_entries = e;
+  r->lru_bytes = b;
+  r->workers = s->cfg.workers;
+  /* Copied under the lock: a worker may rewrite storage_err. */
+  uv_mutex_lock(&s->st_lock);
+  r->storage_ok = s->storage_ok != 0;
+  memcpy(s->storage_err_copy, s->storage_ok ? "" : s->storage_err,
+         sizeof s->storage_err_copy);
+  uv_mutex_unlock(&s->st_lock);
+  r->storage_error = s->storage_err_copy;
+}
+
+static void notify_status(struct server *s)
+{
+  char msg[256];
+  snprintf(msg, sizeof msg,
+           "STATUS=%u connections, %" PRIu64 " requests, %" PRIu64
+           " hits, %" PRIu64 " plans computed, %u jobs%s",
+           s->n_conns, s->c.requests, s->c.memory_hits + s->c.storage_hits,
+           s->c.plans_computed, s->n_jobs,
+           s->storage_ok ? "" : ", cache database failing");
+  sd_notify(0, msg);
+}
+
+static void on_tick(uv_timer_t *t)
+{
+  struct server *s = t->data;
+  if (s->watchdog_usec)
+    sd_notify(0, "WATCHDOG=1");
+  notify_status(s);
+}
+
+static void close_cb_noop(uv_handle_t *h)
+{
+  (void)h;
+}
+
+static void finish(struct server *s)
+{
+  conn_close_all(s);
+  if (s->listening) {
+    uv_close((uv_handle_t *)&s->listener, close_cb_noop);
+    s->listening = 0;
+  }
+  uv_timer_stop(&s->drain);
+  uv_timer_stop(&s->tick);
+  uv_close((uv_handle_t *)&s->drain, close_cb_noop);
+  uv_close((uv_handle_t *)&s->tick, close_cb_noop);
+  uv_close((uv_handle_t *)&s->sig_term, close_cb_noop);
+  uv_close((uv_handle_t *)&s->sig_int, close_cb_noop);
+  uv_close((uv_handle_t *)&s->sig_hup, close_cb_noop);
+}
+
+void server_maybe_finish_drain(struct server *s)
+{
+  if (!s->draining || s->draining == 2 || s->n_jobs > 0 ||
+      conn_writes_pending(s))
+    return;
+  s->draining = 2;
+  dlog(&s->log, DLOG_INFO, "drained; shutting down");
+  finish(s);
+}
+
+static void on_drain_timeout(uv_timer_t *t)
+{
+  struct server *s = t->data;
+  dlog(&s->log, DLOG_WARNING,
+       "drain deadline passed with %u jobs left; cancelling them", s->n_jobs);
+  jobs_cancel_all(s);
+  s->draining = 2;
+  finish(s);
+}
+
+static void begin_drain(struct server *s, const char *why)
+{
+  if (s->draining)
+    return;
+  s->draining = 1;
+  sd_notify(0, "STOPPING=1");
+  dlog(&s->log, DLOG_INFO, "%s: draining %u jobs, then exiting", why,
+       s->n_jobs);
+  if (s->listening) {
+    uv_close((uv_handle_t *)&s->listener, close_cb_noop);
+    s->listening = 0;
+  }
+  conn_pause_all(s);
+  uv_timer_start(&s->drain, on_drain_timeout, s->cfg.drain_timeout_ms, 0);
+  server_maybe_finish_drain(s);
+}
+
+static void reload(struct server *s)
+{
+  struct daemon_config c;
+  char err[ARENA_ERR_LEN] = "";
+  daemon_config_defaults(&c);
+  const struct server_reload *r = s->reload;
+  int rc = 0;
+  if (r && r->config_path)
+    rc = daemon_config_load(&c, r->config_path, err);
+  for (int i = 0; !rc && r && i < r->n_overrides; i++)
+    rc = daemon_config_set(&c, r->overrides[3 * i], r->overrides[3 * i + 1],
+                           r->overrides[3 * i + 2], err);
+  if (!rc)
+    rc = daemon_config_validate(&c, err);
+  if (rc) {
+    dlog(&s->log, DLOG_ERR, "SIGHUP: configuration not reloaded: %s", err);
+    return;
+  }
+  /* Paths and the worker count need a restart; keep the running ones. */
+  snprintf(c.socket_path, sizeof c.socket_path, "%s", s->cfg.socket_path);
+  snprintf(c.db_path, sizeof c.db_path, "%s", s->cfg.db_path);
+  c.workers = s->cfg.workers;
+  apply_config(s, &c);
+  dlog(&s->log, DLOG_NOTICE, "SIGHUP: configuration reloaded (log level %s)",
+       c.log_level);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+  struct server *s = h->data;
+  if (signum == SIGHUP)
+    reload(s);
+  else
+    begin_drain(s, signum == SIGTERM ? "SIGTERM" : "SIGINT");
+}
+
+static void start_signals(struct server *s)
+{
+  uv_signal_t *hs[] = {&s->sig_term, &s->sig_int, &s->sig_hup};
+  int nums[] = {SIGTERM, SIGINT, SIGHUP};
+  for (int i = 0; i < 3; i++) {
+    uv_signal_init(&s->loop, hs[i]);
+    hs[i]->data = s;
+    uv_signal_start(hs[i], on_signal, nums[i]);
+  }
+  signal(SIGPIPE, SIG_IGN);
+}
+
+static void start_timers(struct server *s)
+{
+  uint64_t usec = 0, every = TICK_MS_DEFAULT;
+  if (sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {
+    s->watchdog_usec = usec;
+    every = usec / 1000 / 2;
+    if (every < 1)
+      every = 1;
+  }
+  uv_timer_init(&s->loop, &s->tick);
+  uv_timer_init(&s->loop, &s->drain);
+  s->tick.data = s->drain.data = s;
+  uv_timer_start(&s->tick, on_tick, every, every);
+}
+
+/* Returns 0, -1 when the listener failed (handles need closing), or -2
+ * when nothing was set up. */
+static int setup(struct server *s, const struct daemon_config *cfg)
+{
+  char n[16];
+  /* libuv sizes its pool from this on first use, which is still ahead. */
+  snprintf(n, sizeof n, "%u", cfg->workers);
+  setenv("UV_THREADPOOL_SIZE", n, 1);
+  if (uv_loop_init(&s->loop))
+    return -2;
+  if (uv_mutex_init(&s->st_lock)) {
+    uv_loop_close(&s->loop);
+    return -2;
+  }
+  s->hot = hotcache_new(cfg->memory_cache_bytes, cfg->memory_cache_entries);
+  if (!s->hot) {
+    uv_mutex_destroy(&s->st_lock);
+    uv_loop_close(&s->loop);
+    return -2;
+  }
+  s->start_ms = uv_now(&s->loop);
+  start_signals(s);
+  start_timers(s);
+  if (open_listener(s))
+    return -1;
+  open_storage(s);
+  return start_listening(s) ? -1 : 0;
+}
+
+static void teardown(struct server *s)
+{
+  uv_run(&s->loop, UV_RUN_DEFAULT);
+  if (uv_loop_close(&s->loop) != 0)
+    dlog(&s->log, DLOG_WARNING, "event loop closed with handles open");
+  if (s->st) {
+    storage_close(s->st);
+    s->st = NULL;
+  }
+  hotcache_free(s->hot);
+  uv_mutex_destroy(&s->st_lock);
+}
+
+int server_run(const struct daemon_config *cfg,
+               const struct server_reload *reload_info)
+{
+  struct server *s = calloc(1, sizeof *s);
+  if (!s)
+    return 1;
+  s->reload = reload_info;
+  apply_config(s, cfg);
+  int rc = setup(s, cfg);
+  if (rc) {
+    if (rc == -1) {
+      s->draining = 2;
+      finish(s);
+      teardown(s);
+    }
+    free(s);
+    return 1;
+  }
+  dlog(&s->log, DLOG_INFO,
+       "arenad %s listening on %s (database %s, %u workers, pid %ld)",
+       ARENA_VERSION, s->cfg.socket_path, s->cfg.db_path, s->cfg.workers,
+       (long)getpid());
+  sd_notify(0, "READY=1");
+  notify_status(s);
+  uv_run(&s->loop, UV_RUN_DEFAULT);
+  int bound = s->bound;
+  teardown(s);
+  if (bound)
+    unlink(s->cfg.socket_path);
+  dlog(&s->log, DLOG_INFO, "stopped");
+  free(s);
+  return 0;
+}

@@ -1,0 +1,120 @@
+/*
+ * server_int.h - state shared by the files of daemon/ (server.c, conn.c,
+ * jobs.c). Not for other modules.
+ *
+ * THREADS
+ *  Everything here belongs to the loop thread, except: the storage handle
+ *  (used by workers, one at a time, under st_lock), storage_ok/storage_err
+ *  (written by workers under st_lock), and each job's cancel flag (set by
+ *  the loop, polled by the planner on a worker).
+ */
+#ifndef ARENA_DAEMON_SERVER_INT_H
+#define ARENA_DAEMON_SERVER_INT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "arenad.pb-c.h"
+#include "config.h"
+#include "hotcache.h"
+#include "log.h"
+#include "server.h"
+#include "storage.h"
+#include "wire.h"
+#include "wire_plan.h"
+
+struct counters {
+  uint64_t connections_total;
+  uint64_t requests;
+  uint64_t plans_served;
+  uint64_t memory_hits;
+  uint64_t storage_hits;
+  uint64_t misses;
+  uint64_t plans_computed;
+  uint64_t single_flight_joined;
+  uint64_t busy_rejections;
+  uint64_t denied;
+  uint64_t protocol_errors;
+  uint64_t jobs_cancelled;
+  uint64_t storage_errors;
+  uint64_t verify_failures;
+};
+
+struct conn;
+struct job;
+
+struct server {
+  uv_loop_t loop;
+  struct daemon_config cfg;        /* effective configuration */
+  const struct server_reload *reload; /* borrowed, for SIGHUP */
+  struct dlog log;
+  struct wire_limits limits;
+  uv_pipe_t listener;
+  int listening;                   /* listener open */
+  int activated;                   /* listener came from systemd */
+  int bound;                       /* we created the socket file */
+  uv_signal_t sig_term, sig_int, sig_hup;
+  uv_timer_t tick;                 /* watchdog and STATUS= */
+  uv_timer_t drain;                /* shutdown deadline */
+  uint64_t watchdog_usec;          /* 0 = no watchdog */
+  storage_t *st;                   /* guarded by st_lock */
+  uv_mutex_t st_lock;
+  int storage_ok;                  /* guarded by st_lock */
+  char storage_err[ARENA_ERR_LEN]; /* guarded by st_lock */
+  char storage_err_copy[ARENA_ERR_LEN]; /* loop thread's copy for Stats */
+  struct hotcache *hot;
+  struct conn *conns;              /* all open connections */
+  unsigned n_conns;
+  struct job *jobs;                /* plan jobs in flight (single-flight) */
+  unsigned n_jobs;                 /* all jobs queued or running */
+  struct counters c;
+  uint64_t start_ms;               /* uv_now at start */
+  int draining;
+  uint64_t next_conn_id;
+};
+
+/* A reply waiting for a job. */
+struct waiter {
+  struct waiter *next;
+  struct conn *conn;   /* NULL once the connection went away */
+  uint64_t request_id;
+};
+
+/* conn.c */
+void conn_accept(struct server *s);
+void conn_close(struct conn *c);
+void conn_close_all(struct server *s);
+/* Sends a response (packed here); closes the connection on failure. */
+void conn_send(struct conn *c, const Arenad__V1__Response *r);
+void conn_send_status(struct conn *c, uint64_t request_id,
+                      Arenad__V1__Status st, const char *msg);
+/* A job this connection waits on started / finished: the per-connection
+ * in-flight count that pauses reading. */
+void conn_job_start(struct conn *c);
+void conn_job_done(struct conn *c);
+/* Stops or resumes reading on every connection (drain). */
+void conn_pause_all(struct server *s);
+/* Whether any connection still has reply bytes queued. */
+int conn_writes_pending(const struct server *s);
+/* Writes "pid P uid U gid G" for logs into buf and returns buf. */
+const char *conn_peer_desc(const struct conn *c, char *buf, size_t len);
+
+/* jobs.c */
+/* Starts or joins the planning job for a Plan request, which it takes.
+ * The reply goes to conn when done. */
+void jobs_submit_plan(struct server *s, struct conn *c, uint64_t request_id,
+                      Arenad__V1__Request *req);
+/* Runs Lookup, List, Stats or Evict off the loop thread; takes req. */
+void jobs_submit_storage(struct server *s, struct conn *c,
+                         uint64_t request_id, Arenad__V1__Request *req);
+/* Forgets every waiter of connection c; cancels jobs nobody waits for. */
+void jobs_detach_conn(struct server *s, struct conn *c);
+void jobs_cancel_all(struct server *s);
+
+/* server.c */
+void server_maybe_finish_drain(struct server *s);
+void server_fill_stats(struct server *s, Arenad__V1__StatsReply *r);
+
+#endif

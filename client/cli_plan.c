@@ -252,7 +252,8 @@ static void print_text(const struct plan_args *a, const struct planner_csv *c,
   printf("proven optimal:  %s\n", p->proven_optimal ? "yes" : "no");
   if (a->o.capacity)
     print_capacity(p, a->o.capacity);
-  if (searched(a) && (a->o.algo == PLANNER_ALGO_EXACT || p->nodes_explored))
+  if (searched(a) && (a->o.algo == PLANNER_ALGO_EXACT || p->nodes_explored ||
+                      p->search_us))
     printf("exact search:    %llu nodes in %.3f ms, gap to the bound %llu "
            "bytes (%.2f%%)\n",
            (unsigned long long)p->nodes_explored, (double)p->search_us / 1e3,

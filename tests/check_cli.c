@@ -203,6 +203,14 @@ static uint64_t check_json_plan(const char *json, size_t want_n)
   return arena;
 }
 
+/* Path of a reference model graph (static buffer, one at a time). */
+static const char *model_path(const char *name)
+{
+  static char path[512];
+  snprintf(path, sizeof path, "%s/models/%s.csv", tu_data_dir(), name);
+  return path;
+}
+
 /* ---- global options ------------------------------------------------------- */
 
 START_TEST(test_no_arguments)
@@ -354,7 +362,7 @@ END_TEST
 START_TEST(test_text_output)
 {
   struct run r;
-  RUN(&r, "plan", "--local", "tests/data/models/person_detect.csv");
+  RUN(&r, "plan", "--local", model_path("person_detect"));
   ck_assert_int_eq(r.status, 0);
   ck_assert_str_eq(r.err, "");
   const char *lines[] = {"arena:", "lower bound:     55296 bytes",
@@ -408,7 +416,7 @@ START_TEST(test_json_every_algorithm)
   const char *algo = algos[_i];
   struct run r;
   RUN(&r, "plan", "--json", "--algo", algo,
-      "tests/data/models/mobilenet_v2_quantized_1x3x224x224.csv");
+      model_path("mobilenet_v2_quantized_1x3x224x224"));
   ck_assert_int_eq(r.status, 0);
   ck_assert_str_eq(r.err, "");
   ck_assert_int_eq(r.out[0], '{');
@@ -440,7 +448,7 @@ END_TEST
 START_TEST(test_json_capacity)
 {
   struct run r;
-  const char *f = "tests/data/models/person_detect.csv";
+  const char *f = model_path("person_detect");
   RUN(&r, "plan", "--json", "--capacity", "64K", f);
   ck_assert_int_eq(r.status, 0);
   ck_assert_uint_eq(json_u64(r.out, "capacity"), 65536);
@@ -514,10 +522,8 @@ static const struct model {
 START_TEST(test_models)
 {
   const struct model *m = &model_table[_i];
-  char path[512];
-  snprintf(path, sizeof path, "%s/models/%s.csv", tu_data_dir(), m->name);
   struct run r;
-  RUN(&r, "plan", "--local", "--align", "1", "--json", path);
+  RUN(&r, "plan", "--local", "--align", "1", "--json", model_path(m->name));
   ck_assert_msg(r.status == 0, "%s: status %d: %s", m->name, r.status, r.err);
   ck_assert_uint_eq(json_u64(r.out, "lower_bound_bytes"), m->lb);
   ck_assert_uint_eq(json_u64(r.out, "naive_bytes"), m->naive);

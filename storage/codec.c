@@ -1,0 +1,333 @@
+/*
+ * codec.c - byte encodings of the plan cache: the canonical input-shape
+ * blob, the canonical tensor order, the compact offsets blob and the
+ * value checksum. Pure C with no sqlite, so every encoding can be tested
+ * on its own and the formats stay independent of the database.
+ *
+ * All multi-byte integers are little-endian; the formats are described in
+ * docs/storage.md and must only change together with a schema migration.
+ */
+#include "storage_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECKSUM_TAG "arenad-plan-v1\n"
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+  for (int i = 0; i < 4; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+  for (int i = 0; i < 8; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+  uint32_t v = 0;
+  for (int i = 0; i < 4; i++)
+    v |= (uint32_t)p[i] << (8 * i);
+  return v;
+}
+
+static uint64_t get_le64(const uint8_t *p)
+{
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++)
+    v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+/* ---- shape -------------------------------------------------------------- */
+
+int storage__shape_encode(const struct storage_key *k, uint8_t **buf,
+                          size_t *cap, size_t *len)
+{
+  *len = 0;
+  if (!k->model_hash || k->model_hash_len < 1 ||
+      k->model_hash_len > STORAGE_MODEL_HASH_MAX ||
+      k->n_inputs > STORAGE_MAX_INPUTS || (k->n_inputs && !k->ranks))
+    return ARENA_EINVAL;
+  size_t n_dims = 0;
+  for (size_t i = 0; i < k->n_inputs; i++) {
+    if (k->ranks[i] > STORAGE_MAX_RANK)
+      return ARENA_EINVAL;
+    n_dims += k->ranks[i];
+  }
+  if (n_dims && !k->dims)
+    return ARENA_EINVAL;
+  for (size_t i = 0; i < n_dims; i++)
+    if (k->dims[i] < 0)
+      return ARENA_EINVAL;
+
+  size_t need = 4 + 4 * k->n_inputs + 8 * n_dims;
+  if (need > *cap) {
+    uint8_t *nb = realloc(*buf, need);
+    if (!nb)
+      return ARENA_ENOMEM;
+    *buf = nb;
+    *cap = need;
+  }
+  uint8_t *p = *buf;
+  put_le32(p, (uint32_t)k->n_inputs);
+  p += 4;
+  const int64_t *d = k->dims;
+  for (size_t i = 0; i < k->n_inputs; i++) {
+    put_le32(p, k->ranks[i]);
+    p += 4;
+    for (uint32_t j = 0; j < k->ranks[i]; j++, p += 8)
+      put_le64(p, (uint64_t)*d++);
+  }
+  *len = need;
+  return 0;
+}
+
+int storage__shape_decode(const uint8_t *blob, size_t len, uint32_t **ranks,
+                          int64_t **dims, size_t *n_inputs)
+{
+  *ranks = NULL;
+  *dims = NULL;
+  *n_inputs = 0;
+  if (len < 4)
+    return ARENA_ECORRUPT;
+  uint32_t n = get_le32(blob);
+  if (n > STORAGE_MAX_INPUTS)
+    return ARENA_ECORRUPT;
+  /* First pass: check the structure and count the dims. */
+  size_t at = 4, n_dims = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (len - at < 4)
+      return ARENA_ECORRUPT;
+    uint32_t r = get_le32(blob + at);
+    if (r > STORAGE_MAX_RANK || (len - at - 4) / 8 < r)
+      return ARENA_ECORRUPT;
+    at += 4 + 8 * (size_t)r;
+    n_dims += r;
+  }
+  if (at != len)
+    return ARENA_ECORRUPT;
+  uint32_t *rk = malloc((n ? n : 1) * sizeof *rk);
+  int64_t *dm = malloc((n_dims ? n_dims : 1) * sizeof *dm);
+  if (!rk || !dm) {
+    free(rk);
+    free(dm);
+    return ARENA_ENOMEM;
+  }
+  at = 4;
+  size_t d = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    rk[i] = get_le32(blob + at);
+    at += 4;
+    for (uint32_t j = 0; j < rk[i]; j++, at += 8)
+      dm[d++] = (int64_t)get_le64(blob + at);
+  }
+  *ranks = rk;
+  *dims = dm;
+  *n_inputs = n;
+  return 0;
+}
+
+/* ---- canonical order ---------------------------------------------------- */
+
+/* qsort has no context argument, so the sort works on (tensor, index)
+ * pairs instead of bare indexes. */
+struct perm_item {
+  const struct planner_tensor *t; /* borrowed */
+  size_t index;                   /* graph index of t */
+};
+
+static int cmp3(uint64_t a, uint64_t b)
+{
+  return (a > b) - (a < b);
+}
+
+static int cmp3s(int64_t a, int64_t b)
+{
+  return (a > b) - (a < b);
+}
+
+/* Same total order as planner_graph_digest, so that both agree on which
+ * tensor is the k-th even for duplicate ids. */
+static int cmp_item(const void *pa, const void *pb)
+{
+  const struct planner_tensor *a = ((const struct perm_item *)pa)->t;
+  const struct planner_tensor *b = ((const struct perm_item *)pb)->t;
+  int c = cmp3(a->id, b->id);
+  if (!c)
+    c = cmp3(a->size, b->size);
+  if (!c)
+    c = cmp3s(a->first, b->first);
+  if (!c)
+    c = cmp3s(a->last, b->last);
+  if (!c)
+    c = cmp3(a->align, b->align);
+  if (!c)
+    c = cmp3s(a->pinned, b->pinned);
+  return c;
+}
+
+int storage__canonical_perm(const struct planner_graph *g, size_t **perm)
+{
+  *perm = NULL;
+  size_t n = g->n_tensors;
+  int sorted = 1;
+  for (size_t i = 1; i < n && sorted; i++)
+    sorted = g->tensors[i - 1].id < g->tensors[i].id;
+  if (sorted)
+    return 0;
+  struct perm_item *items = malloc(n * sizeof *items);
+  size_t *p = malloc(n * sizeof *p);
+  if (!items || !p) {
+    free(items);
+    free(p);
+    return ARENA_ENOMEM;
+  }
+  for (size_t i = 0; i < n; i++) {
+    items[i].t = &g->tensors[i];
+    items[i].index = i;
+  }
+  qsort(items, n, sizeof *items, cmp_item);
+  for (size_t k = 0; k < n; k++)
+    p[k] = items[k].index;
+  free(items);
+  *perm = p;
+  return 0;
+}
+
+/* ---- offsets ------------------------------------------------------------ */
+
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+  size_t n = 0;
+  while (v >= 0x80) {
+    p[n++] = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  p[n++] = (uint8_t)v;
+  return n;
+}
+
+/* Reads one varint at *at, at most 10 bytes, rejecting values that do not
+ * fit in 64 bits. Returns 0 or -1. */
+static int get_varint(const uint8_t *p, size_t len, size_t *at, uint64_t *v)
+{
+  uint64_t r = 0;
+  for (unsigned shift = 0; shift < 70; shift += 7) {
+    if (*at >= len)
+      return -1;
+    uint8_t b = p[(*at)++];
+    if (shift == 63 && (b & 0x7e))
+      return -1;
+    r |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *v = r;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+int storage__offsets_encode(const uint64_t *offsets, size_t n,
+                            const size_t *perm, uint8_t **blob, size_t *len)
+{
+  *blob = NULL;
+  *len = 0;
+  /* The common alignment: the lowest set bit over all offsets. */
+  uint64_t any = 0;
+  for (size_t i = 0; i < n; i++)
+    any |= offsets[i];
+  unsigned shift = 0;
+  while (any && !(any & 1)) {
+    any >>= 1;
+    shift++;
+  }
+  uint8_t *b = malloc(2 + 10 + 10 * n);
+  if (!b)
+    return ARENA_ENOMEM;
+  size_t at = 0;
+  b[at++] = STORAGE__OFFSETS_FORMAT;
+  b[at++] = (uint8_t)shift;
+  at += put_varint(b + at, (uint64_t)n);
+  for (size_t k = 0; k < n; k++)
+    at += put_varint(b + at, offsets[perm ? perm[k] : k] >> shift);
+  uint8_t *shrunk = realloc(b, at);
+  *blob = shrunk ? shrunk : b;
+  *len = at;
+  return 0;
+}
+
+int storage__offsets_decode(const uint8_t *blob, size_t len, size_t n,
+                            const size_t *perm, uint64_t *out)
+{
+  size_t at = 2;
+  uint64_t count;
+  if (len < 3 || blob[0] != STORAGE__OFFSETS_FORMAT || blob[1] > 63)
+    return ARENA_ECORRUPT;
+  unsigned shift = blob[1];
+  if (get_varint(blob, len, &at, &count) || count != (uint64_t)n)
+    return ARENA_ECORRUPT;
+  for (size_t k = 0; k < n; k++) {
+    uint64_t v;
+    if (get_varint(blob, len, &at, &v) || (v << shift) >> shift != v)
+      return ARENA_ECORRUPT;
+    out[perm ? perm[k] : k] = v << shift;
+  }
+  return at == len ? 0 : ARENA_ECORRUPT;
+}
+
+/* ---- checksum ----------------------------------------------------------- */
+
+static void hash_u64(struct planner_sha256 *s, uint64_t v)
+{
+  uint8_t b[8];
+  put_le64(b, v);
+  planner_sha256_update(s, b, sizeof b);
+}
+
+static void hash_u32(struct planner_sha256 *s, uint32_t v)
+{
+  uint8_t b[4];
+  put_le32(b, v);
+  planner_sha256_update(s, b, sizeof b);
+}
+
+/* A length-prefixed byte string, so that field boundaries are unique. */
+static void hash_bytes(struct planner_sha256 *s, const uint8_t *p, size_t n)
+{
+  hash_u64(s, (uint64_t)n);
+  planner_sha256_update(s, p, n);
+}
+
+void storage__checksum(const struct storage__row *r,
+                       uint8_t out[PLANNER_DIGEST_LEN])
+{
+  struct planner_sha256 s;
+  planner_sha256_init(&s);
+  planner_sha256_update(&s, CHECKSUM_TAG, sizeof CHECKSUM_TAG - 1);
+  hash_bytes(&s, r->model_hash, r->model_hash_len);
+  hash_bytes(&s, r->shape, r->shape_len);
+  planner_sha256_update(&s, r->graph_digest, PLANNER_DIGEST_LEN);
+  planner_sha256_update(&s, r->options_digest, PLANNER_DIGEST_LEN);
+  hash_u64(&s, r->n_tensors);
+  hash_bytes(&s, r->offsets, r->offsets_len);
+  hash_u64(&s, r->arena_bytes);
+  hash_u64(&s, r->lower_bound);
+  hash_u64(&s, r->naive_bytes);
+  hash_u32(&s, r->proven_optimal);
+  hash_u32(&s, r->algo);
+  hash_u32(&s, r->fit);
+  hash_u32(&s, r->bound);
+  hash_u64(&s, r->plan_us);
+  hash_u64(&s, (uint64_t)r->created_ms);
+  planner_sha256_final(&s, out);
+}
+
+uint64_t storage__entry_bytes(const struct storage__row *r)
+{
+  return STORAGE__ROW_OVERHEAD + r->model_hash_len + r->shape_len +
+         2u * PLANNER_DIGEST_LEN + r->offsets_len + PLANNER_DIGEST_LEN;
+}

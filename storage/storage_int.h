@@ -1,0 +1,140 @@
+/*
+ * storage_int.h - internal interface between the files of storage/.
+ *
+ * Not included outside storage/ (tests may include it to reach the codec
+ * and the schema constants). Cross-file functions use the storage__
+ * prefix.
+ *
+ *   codec.c   value and key encodings: the canonical shape blob, the
+ *             compact offsets blob, the canonical tensor order and the
+ *             value checksum. Pure C, no sqlite.
+ *   schema.c  opening a file safely: classification, moving bad files
+ *             aside, sqlite settings and the numbered migrations.
+ *   storage.c the handle and the public calls.
+ */
+#ifndef ARENA_STORAGE_INT_H
+#define ARENA_STORAGE_INT_H
+
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "storage.h"
+
+/* "AREN" in the sqlite header's application_id field. */
+#define STORAGE__APP_ID 0x4152454e
+/* The schema version this code writes; older files are migrated. */
+#define STORAGE__SCHEMA_VERSION 2
+/* Accounted bytes per plan on top of its blobs (fixed-width columns and
+ * row overhead); see storage__entry_bytes. */
+#define STORAGE__ROW_OVERHEAD 128u
+/* Version byte at the start of every offsets blob. */
+#define STORAGE__OFFSETS_FORMAT 1u
+
+/* ---- codec.c ------------------------------------------------------------ */
+
+/* Checks key k and writes its canonical shape blob (u32 n_inputs, then per
+ * input u32 rank and rank i64 dims, little-endian) into *buf, growing it
+ * with realloc as needed (the caller owns *buf and *cap; free()). Sets
+ * *len. Returns 0, ARENA_EINVAL (bad key) or ARENA_ENOMEM. */
+int storage__shape_encode(const struct storage_key *k, uint8_t **buf,
+                          size_t *cap, size_t *len);
+
+/* Decodes a shape blob (borrowed) into owned ranks and dims arrays
+ * (free()). Returns 0, ARENA_ECORRUPT or ARENA_ENOMEM; on failure both
+ * outputs are NULL. */
+int storage__shape_decode(const uint8_t *blob, size_t len, uint32_t **ranks,
+                          int64_t **dims, size_t *n_inputs);
+
+/* Computes the canonical order of g's tensors (ascending id, ties broken
+ * by the other fields as in planner_graph_digest): *perm is set to NULL
+ * when graph order already is canonical, else to an owned array (free())
+ * with perm[k] = graph index of the k-th canonical tensor.
+ * Returns 0 or ARENA_ENOMEM. */
+int storage__canonical_perm(const struct planner_graph *g, size_t **perm);
+
+/* Encodes n offsets (borrowed), taken in the order perm gives (NULL =
+ * as is), into an owned blob (free()) of *len bytes: the format byte, a
+ * shift s (every offset is a multiple of 2^s), a varint count, then each
+ * offset >> s as a LEB128 varint. Returns 0 or ARENA_ENOMEM. */
+int storage__offsets_encode(const uint64_t *offsets, size_t n,
+                            const size_t *perm, uint8_t **blob, size_t *len);
+
+/* Decodes a blob that must hold exactly n offsets into out (caller-
+ * allocated, n entries), writing the k-th stored offset to out[perm[k]]
+ * (perm NULL = out[k]). Returns 0 or ARENA_ECORRUPT. */
+int storage__offsets_decode(const uint8_t *blob, size_t len, size_t n,
+                            const size_t *perm, uint64_t *out);
+
+/* Everything the value checksum covers: the key and the stored value. */
+struct storage__row {
+  const uint8_t *model_hash;  /* model_hash_len bytes, borrowed */
+  size_t model_hash_len;      /* 1 .. 64 */
+  const uint8_t *shape;       /* canonical shape blob, borrowed */
+  size_t shape_len;           /* bytes */
+  const uint8_t *graph_digest;   /* PLANNER_DIGEST_LEN bytes, borrowed */
+  const uint8_t *options_digest; /* PLANNER_DIGEST_LEN bytes, borrowed */
+  uint64_t n_tensors;         /* offsets in the blob */
+  const uint8_t *offsets;     /* offsets blob, borrowed */
+  size_t offsets_len;         /* bytes */
+  uint64_t arena_bytes;       /* plan fields, as in struct planner_plan */
+  uint64_t lower_bound;       /* bytes */
+  uint64_t naive_bytes;       /* bytes */
+  uint32_t proven_optimal;    /* 0 or 1 */
+  uint32_t algo;              /* enum planner_algo */
+  uint32_t fit;               /* enum planner_fit */
+  uint32_t bound;             /* enum planner_bound */
+  uint64_t plan_us;           /* planning time */
+  int64_t created_ms;         /* Unix ms */
+};
+
+/* SHA-256 over the canonical encoding of r (see docs/storage.md). The
+ * mutable bookkeeping (last use, hits, LRU sequence) is not covered, so a
+ * touch never rewrites the checksum. */
+void storage__checksum(const struct storage__row *r,
+                       uint8_t out[PLANNER_DIGEST_LEN]);
+
+/* Accounted bytes of a row: its blobs plus STORAGE__ROW_OVERHEAD. The SQL
+ * in schema.c computes the same sum for migrated rows. */
+uint64_t storage__entry_bytes(const struct storage__row *r);
+
+/* ---- schema.c ----------------------------------------------------------- */
+
+/* Log sink used while no handle exists yet. */
+struct storage__log {
+  storage_log_cb cb; /* may be NULL */
+  void *ctx;         /* borrowed */
+};
+
+/* Formats and sends one line to lg (printf-style). */
+void storage__logf(const struct storage__log *lg, enum storage_log_level lv,
+                   const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Opens path, moves it aside when it is not a healthy arenad database of
+ * this or an older schema, applies the connection settings (WAL,
+ * synchronous=NORMAL, busy timeout) and runs the migrations. On success
+ * *out is an open connection (sqlite3_close_v2 it). Returns 0 or an
+ * ARENA_E* code with err filled; *out is NULL on failure. */
+int storage__open_db(const char *path, uint32_t busy_timeout_ms,
+                     const struct storage__log *lg, sqlite3 **out,
+                     char err[ARENA_ERR_LEN]);
+
+/* Runs the migrations from the file's user_version up to
+ * STORAGE__SCHEMA_VERSION, each in its own IMMEDIATE transaction that
+ * also stamps application_id and user_version. Returns 0 or an ARENA_E*
+ * code with err filled. */
+int storage__migrate(sqlite3 *db, const struct storage__log *lg,
+                     char err[ARENA_ERR_LEN]);
+
+/* Maps a sqlite result code to an ARENA_E* code. */
+int storage__err_of(int sqlite_rc);
+
+/* Current wall-clock time in Unix milliseconds. */
+int64_t storage__now_ms(void);
+
+#endif /* ARENA_STORAGE_INT_H */

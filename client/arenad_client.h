@@ -1,0 +1,167 @@
+/*
+ * arenad_client.h - the C library an interpreter links to get arena plans
+ * from the arenad daemon, with a local fallback.
+ *
+ * An interpreter builds its lifetime graph (planner.h), opens a client
+ * handle once, and calls arenad_client_plan() whenever it needs offsets.
+ * The daemon answers from its cache or plans the graph; the library
+ * verifies every plan it receives against the caller's own graph before
+ * returning it, so a buggy or hostile daemon can cost time but never
+ * produce overlapping tensors. When the daemon cannot be reached (or is
+ * busy, slow or broken) and fallback is enabled, the library plans in
+ * the calling process instead and says so in the result: an interpreter
+ * never fails just because the daemon is down.
+ *
+ * ERRORS
+ *  Every fallible call returns 0 or a negative ARENA_E* code
+ *  (arena_error.h); arenad_client_errmsg() gives the text of the last
+ *  failure, including the daemon's own message. Daemon statuses map to:
+ *      daemon unreachable          ARENA_EUNAVAIL
+ *      no reply within the timeout ARENA_ETIMEDOUT
+ *      BUSY                        ARENA_EBUSY
+ *      DENIED                      ARENA_EDENIED
+ *      UNSUPPORTED_VERSION         ARENA_EVERSION
+ *      TOO_LARGE                   ARENA_ETOOBIG
+ *      INVALID_ARGUMENT            ARENA_EINVAL
+ *      NOT_FOUND                   ARENA_ENOENT
+ *      INTERNAL                    ARENA_EINTERNAL
+ *      malformed reply             ARENA_EPROTO
+ *      plan fails verification     ARENA_EVERIFY
+ *
+ * THREADS
+ *  A handle is not thread-safe: use one handle per thread, or hold a lock
+ *  around every call on a shared handle. Different handles are
+ *  independent. The library installs no signal handlers; it sends with
+ *  MSG_NOSIGNAL so a closed socket never raises SIGPIPE.
+ *
+ * This header exposes no protobuf-c types; it needs only planner.h and
+ * arena_error.h, which are installed next to it.
+ */
+#ifndef ARENAD_CLIENT_H
+#define ARENAD_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena_error.h"
+#include "planner.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ARENAD_CLIENT_DEFAULT_SOCKET "/run/arenad/arenad.sock"
+#define ARENAD_CLIENT_SOCKET_ENV "ARENAD_SOCKET"
+#define ARENAD_CLIENT_DEFAULT_CONNECT_TIMEOUT_MS 1000u
+#define ARENAD_CLIENT_DEFAULT_REQUEST_TIMEOUT_MS 30000u
+#define ARENAD_CLIENT_DIGEST_LEN 32u /* bytes in a graph or options digest */
+#define ARENAD_CLIENT_MAX_MODEL_HASH 64u /* bytes */
+
+/* A connection to the daemon. Opaque; arenad_client_open/close. */
+typedef struct arenad_client arenad_client_t;
+
+/* How to reach the daemon. Value struct; arenad_client_options_init()
+ * fills the defaults. */
+struct arenad_client_options {
+  const char *socket_path;     /* NULL: $ARENAD_SOCKET, else the default */
+  uint32_t connect_timeout_ms; /* 0: ARENAD_CLIENT_DEFAULT_CONNECT_... */
+  uint32_t request_timeout_ms; /* 0: ARENAD_CLIENT_DEFAULT_REQUEST_... */
+  int fallback;                /* 1: plan locally when the daemon fails */
+};
+
+/* The dims of one graph input. */
+struct arenad_dims {
+  const int64_t *dims; /* n_dims entries, each >= 0; borrowed */
+  size_t n_dims;       /* 0 .. 32 */
+};
+
+/* What a cached plan is stored under: the model's identity (any stable
+ * hash of the model file, 1..64 bytes) and the shapes of its inputs. */
+struct arenad_model_key {
+  const uint8_t *model_hash;       /* model_hash_len bytes, borrowed */
+  size_t model_hash_len;           /* 1 .. ARENAD_CLIENT_MAX_MODEL_HASH */
+  const struct arenad_dims *inputs; /* n_inputs entries, borrowed; may be
+                                       NULL when n_inputs is 0 */
+  size_t n_inputs;                 /* 0 .. 1024 */
+};
+
+/* A verified plan and where it came from. Caller-allocated:
+ * arenad_client_result_init() it, let a call fill it, release it with
+ * arenad_client_result_cleanup(). */
+struct arenad_client_result {
+  struct planner_plan plan; /* offsets in the caller's tensor order */
+  int cached;               /* 1: the daemon served it from its cache */
+  int local;                /* 1: planned in this process (fallback) */
+  int fallback_reason;      /* when local: the ARENA_E* code that made the
+                               daemon path fail, else 0 */
+  uint8_t graph_digest[ARENAD_CLIENT_DIGEST_LEN];   /* of the caller's graph */
+  uint8_t options_digest[ARENAD_CLIENT_DIGEST_LEN]; /* of the options */
+  uint64_t planning_us; /* time spent planning (daemon or local), in
+                           microseconds; 0 for a cache hit */
+};
+
+/* Fills o with the defaults: socket from the environment or the default
+ * path, default timeouts, fallback enabled. */
+void arenad_client_options_init(struct arenad_client_options *o);
+
+/* Creates a handle. o (borrowed; NULL means the defaults) is copied,
+ * socket path included. Does not connect: the first request does, so a
+ * daemon that is down at open time costs nothing. Returns 0 and sets *out
+ * (owned, free with arenad_client_close), ARENA_EINVAL (socket path empty
+ * or too long for a Unix socket) or ARENA_ENOMEM; *out is NULL on
+ * failure. */
+int arenad_client_open(const struct arenad_client_options *o,
+                       arenad_client_t **out);
+
+/* Closes the connection and frees the handle. Accepts NULL. */
+void arenad_client_close(arenad_client_t *c);
+
+/* Returns the handle's last error text (owned by the handle, valid until
+ * the next call on it). After a successful call that fell back to local
+ * planning it explains why the daemon was not used. "" when there is
+ * nothing to report. Never NULL; c may be NULL, giving "". */
+const char *arenad_client_errmsg(const arenad_client_t *c);
+
+/* Sets r to an empty result that arenad_client_result_cleanup() accepts. */
+void arenad_client_result_init(struct arenad_client_result *r);
+
+/* Frees what r owns and leaves it empty. Accepts NULL. */
+void arenad_client_result_cleanup(struct arenad_client_result *r);
+
+/* Plans graph g under options o (NULL: planner_options_init defaults) for
+ * the model key k; all three borrowed. Blocks up to the connect timeout
+ * plus the request timeout. The graph is validated locally first; the
+ * daemon's plan is checked with planner_verify and its graph digest must
+ * equal the digest of g. On success fills *out (initialised or cleaned;
+ * old contents freed) with offsets in g's order.
+ *
+ * Returns 0, a planner_validate() code for a bad graph, ARENA_EINVAL for
+ * a bad key, or (fallback off) any daemon error listed in ERRORS. With
+ * fallback on, a daemon failure is not returned: the graph is planned
+ * locally, out->local = 1, out->fallback_reason holds the daemon error,
+ * and only a local planning error (ARENA_ENOMEM, ...) can fail the call.
+ * On failure *out is left empty. */
+int arenad_client_plan(arenad_client_t *c, const struct planner_graph *g,
+                       const struct planner_options *o,
+                       const struct arenad_model_key *k,
+                       struct arenad_client_result *out);
+
+/* Asks the daemon for a stored plan of graph g under options o (NULL:
+ * defaults) and key k, without sending the graph. The daemon returns the
+ * plans stored under k; the library picks the one whose graph and options
+ * digests equal those of g and o, maps its offsets from ascending tensor
+ * id order to g's order and verifies it. Never plans locally, fallback or
+ * not: a lookup asks what is cached. Returns 0 and fills *out (cached =
+ * 1), ARENA_ENOENT when nothing matches, ARENA_EVERIFY when the matching
+ * plan is wrong for g, a planner_validate() code, or a daemon error from
+ * ERRORS. On failure *out is left empty. */
+int arenad_client_lookup(arenad_client_t *c, const struct arenad_model_key *k,
+                         const struct planner_graph *g,
+                         const struct planner_options *o,
+                         struct arenad_client_result *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ARENAD_CLIENT_H */

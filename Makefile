@@ -157,6 +157,9 @@ $(eval $(call check_prog,digest,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,tflite,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,wire,$(BUILD)/libarenawire.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_PROTO))))
 $(eval $(call check_prog,client,$(BUILD)/libarenad-client.a,$(call pc_libs,$(PKGS_PROTO))))
+$(BUILD)/tests/check_daemon: $(BUILD)/tests/daemon_harness.o
+$(eval $(call check_prog,daemon,$(BUILD)/tests/daemon_harness.o $(BUILD)/libarenawire.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_PROTO))))
+$(BUILD)/tests/check_daemon: | $(BUILD)/arenad
 ifneq ($(STORAGE_SRC),)
 $(eval $(call check_prog,storage,$(BUILD)/libarenastorage.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_SQLITE))))
 endif

@@ -1,0 +1,436 @@
+/*
+ * check_daemon.c - integration tests that start a real arenad on a
+ * temporary socket and database and talk the wire protocol to it: the
+ * cache path, restarts, single flight, bad peers, limits and signals.
+ * (Load and fallback through the client library: check_service.c.)
+ */
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon_harness.h"
+#include "testutil.h"
+#include "wire.h"
+
+#define MODEL "tests/data/models/person_detect.csv"
+
+static Arenad__V1__Response *plan_once(const struct harness *h,
+                                       const struct hn_graph *g,
+                                       const char *hash, uint64_t rid)
+{
+  int fd = hn_connect(h);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(hn_send_plan(fd, rid, g, hash, 0, 64, 0), 0);
+  Arenad__V1__Response *r = hn_recv(fd, 20000);
+  close(fd);
+  return r;
+}
+
+static void check_plan_reply(const Arenad__V1__Response *r,
+                             const struct hn_graph *g, uint64_t rid)
+{
+  ck_assert_ptr_nonnull(r);
+  ck_assert_msg(r->status == ARENAD__V1__STATUS__OK, "status %d: %s",
+                r->status, r->error);
+  ck_assert_uint_eq(r->request_id, rid);
+  ck_assert_int_eq(r->body_case, ARENAD__V1__RESPONSE__BODY_PLAN);
+  ck_assert_uint_eq(r->plan->n_offsets, g->n);
+  ck_assert_uint_eq(r->plan->graph_digest.len, 32);
+  struct planner_graph pg = {g->t, g->n};
+  struct planner_options o;
+  planner_options_init(&o);
+  struct planner_plan p = {0};
+  p.offsets = r->plan->offsets;
+  p.n_offsets = r->plan->n_offsets;
+  p.arena_bytes = r->plan->arena_bytes;
+  char err[ARENA_ERR_LEN];
+  ck_assert_msg(planner_verify(&pg, &o, &p, err) == 0, "%s", err);
+}
+
+START_TEST(test_ping_and_version)
+{
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  int fd = hn_connect(&h);
+  Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
+  Arenad__V1__Ping ping = ARENAD__V1__PING__INIT;
+  ping.payload.data = (uint8_t *)"hello";
+  ping.payload.len = 5;
+  req.protocol_version = 1;
+  req.request_id = 7;
+  req.body_case = ARENAD__V1__REQUEST__BODY_PING;
+  req.ping = &ping;
+  ck_assert_int_eq(hn_send(fd, &req), 0);
+  Arenad__V1__Response *r = hn_recv(fd, 5000);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(r->status, ARENAD__V1__STATUS__OK);
+  ck_assert_uint_eq(r->request_id, 7);
+  ck_assert_int_eq(r->body_case, ARENAD__V1__RESPONSE__BODY_PONG);
+  ck_assert_uint_eq(r->pong->payload.len, 5);
+  ck_assert_int_eq(memcmp(r->pong->payload.data, "hello", 5), 0);
+  wire_free_response(r);
+  /* an unknown protocol version gets its own status, and the
+   * connection stays usable */
+  req.protocol_version = 9;
+  req.request_id = 8;
+  ck_assert_int_eq(hn_send(fd, &req), 0);
+  r = hn_recv(fd, 5000);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(r->status, ARENAD__V1__STATUS__UNSUPPORTED_VERSION);
+  wire_free_response(r);
+  req.protocol_version = 1;
+  ck_assert_int_eq(hn_send(fd, &req), 0);
+  r = hn_recv(fd, 5000);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(r->status, ARENAD__V1__STATUS__OK);
+  wire_free_response(r);
+  close(fd);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+}
+END_TEST
+
+START_TEST(test_cache_path_and_restart)
+{
+  struct harness h;
+  struct hn_graph g;
+  ck_assert_int_eq(hn_load_csv(MODEL, &g), 0);
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  Arenad__V1__Response *a = plan_once(&h, &g, "person", 1);
+  check_plan_reply(a, &g, 1);
+  ck_assert_int_eq(a->plan->cached, 0);
+  Arenad__V1__Response *b = plan_once(&h, &g, "person", 2);
+  check_plan_reply(b, &g, 2);
+  ck_assert_int_eq(b->plan->cached, 1);
+  ck_assert_mem_eq(a->plan->offsets, b->plan->offsets, g.n * 8);
+  ck_assert_int_eq(hn_stop(&h), 0);
+
+  /* a new daemon on the same database serves it from sqlite */
+  ck_assert_int_eq(hn_start(&h), 0);
+  Arenad__V1__Response *c = plan_once(&h, &g, "person", 3);
+  check_plan_reply(c, &g, 3);
+  ck_assert_int_eq(c->plan->cached, 1);
+  ck_assert_mem_eq(a->plan->offsets, c->plan->offsets, g.n * 8);
+  Arenad__V1__Response *st = hn_stats(&h);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_uint_eq(st->stats->storage_hits, 1);
+  ck_assert_uint_eq(st->stats->plans_computed, 0);
+  ck_assert_uint_ge(st->stats->storage_entries, 1);
+  wire_free_response(st);
+  wire_free_response(a);
+  wire_free_response(b);
+  wire_free_response(c);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+  hn_graph_free(&g);
+}
+END_TEST
+
+/* Many identical requests in flight at once cause one planning job. */
+START_TEST(test_single_flight)
+{
+  struct harness h;
+  struct hn_graph g;
+  hn_random_graph(&g, 60000, 5);
+  ck_assert_int_eq(hn_init(&h, "[daemon]\nworkers = 2\n"), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  enum { N = 12 };
+  int fds[N];
+  for (int i = 0; i < N; i++) {
+    fds[i] = hn_connect(&h);
+    ck_assert_int_ge(fds[i], 0);
+  }
+  /* exact with a budget keeps the job busy while the others arrive */
+  for (int i = 0; i < N; i++)
+    ck_assert_int_eq(hn_send_plan(fds[i], 100 + i, &g, "sf", 6, 64, 1500),
+                     0);
+  Arenad__V1__Response *first = NULL;
+  for (int i = 0; i < N; i++) {
+    Arenad__V1__Response *r = hn_recv(fds[i], 60000);
+    check_plan_reply(r, &g, 100 + i);
+    if (!first)
+      first = r;
+    else {
+      ck_assert_mem_eq(first->plan->offsets, r->plan->offsets, g.n * 8);
+      wire_free_response(r);
+    }
+    close(fds[i]);
+  }
+  wire_free_response(first);
+  Arenad__V1__Response *st = hn_stats(&h);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_uint_eq(st->stats->plans_computed, 1);
+  ck_assert_uint_eq(st->stats->single_flight_joined, N - 1);
+  wire_free_response(st);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+  hn_graph_free(&g);
+}
+END_TEST
+
+static void assert_still_serving(const struct harness *h)
+{
+  Arenad__V1__Response *st = hn_stats(h);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_int_eq(st->status, ARENAD__V1__STATUS__OK);
+  wire_free_response(st);
+}
+
+START_TEST(test_bad_peers)
+{
+  struct harness h;
+  ck_assert_int_eq(
+      hn_init(&h, "[limits]\nmax_frame_bytes = 1M\nidle_timeout_ms = 400\n"
+                  "max_tensors = 1000\n"),
+      0);
+  ck_assert_int_eq(hn_start(&h), 0);
+
+  /* zero-length frame: one INVALID_ARGUMENT reply, then closed */
+  int fd = hn_connect(&h);
+  ck_assert_int_eq(hn_send_raw(fd, "\0\0\0\0", 4), 0);
+  Arenad__V1__Response *r = hn_recv(fd, 5000);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(r->status, ARENAD__V1__STATUS__INVALID_ARGUMENT);
+  wire_free_response(r);
+  ck_assert(hn_wait_closed(fd, 5000));
+  close(fd);
+  assert_still_serving(&h);
+
+  /* oversized header: TOO_LARGE before any body arrives */
+  fd = hn_connect(&h);
+  ck_assert_int_eq(hn_send_raw(fd, "\x7f\xff\xff\xff", 4), 0);
+  r = hn_recv(fd, 5000);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(r->status, ARENAD__V1__STATUS__TOO_LARGE);
+  wire_free_response(r);
+  ck_assert(hn_wait_closed(fd, 5000));
+  close(fd);
+
+  /* garbage that is not a protobuf Request */
+  fd = hn_connect(&h);
+  ck_assert_int_eq(hn_send_raw(fd, "\0\0\0\x08\xff\xff\xff\xff\xff\xff\xff\xff",
+                               12),
+                   0);
+  r = hn_recv(fd, 5000);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(r->status, ARENAD__V1__STATUS__INVALID_ARGUMENT);
+  wire_free_response(r);
+  ck_assert(hn_wait_closed(fd, 5000));
+  close(fd);
+  assert_still_serving(&h);
+
+  /* truncated frame, then hang up */
+  fd = hn_connect(&h);
+  ck_assert_int_eq(hn_send_raw(fd, "\0\0\1\0abc", 7), 0);
+  close(fd);
+
+  /* a client that connects and never sends is closed at the idle timeout */
+  fd = hn_connect(&h);
+  ck_assert(hn_wait_closed(fd, 5000));
+  close(fd);
+
+  /* a request over the tensor limit */
+  struct hn_graph g;
+  hn_random_graph(&g, 1001, 1);
+  fd = hn_connect(&h);
+  ck_assert_int_eq(hn_send_plan(fd, 5, &g, "big", 0, 64, 0), 0);
+  r = hn_recv(fd, 5000);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(r->status, ARENAD__V1__STATUS__TOO_LARGE);
+  wire_free_response(r);
+  /* invalid graph: lifetime ends before it starts */
+  g.n = 10;
+  g.t[3].first = 9;
+  g.t[3].last = 2;
+  ck_assert_int_eq(hn_send_plan(fd, 6, &g, "bad", 0, 64, 0), 0);
+  r = hn_recv(fd, 5000);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(r->status, ARENAD__V1__STATUS__INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(r->error, "before it starts"));
+  wire_free_response(r);
+  close(fd);
+  hn_graph_free(&g);
+
+  Arenad__V1__Response *st = hn_stats(&h);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_uint_ge(st->stats->protocol_errors, 3);
+  wire_free_response(st);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+}
+END_TEST
+
+/* A client that disconnects mid-request cancels its job. */
+START_TEST(test_disconnect_cancels)
+{
+  struct harness h;
+  struct hn_graph g;
+  hn_random_graph(&g, 60000, 9);
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  int fd = hn_connect(&h);
+  ck_assert_int_eq(hn_send_plan(fd, 1, &g, "gone", 6, 64, 20000), 0);
+  struct timespec ts = {0, 300 * 1000000L};
+  nanosleep(&ts, NULL);
+  close(fd);
+  /* the job stops long before its 20 s budget */
+  int cancelled = 0;
+  for (int i = 0; i < 100 && !cancelled; i++) {
+    Arenad__V1__Response *st = hn_stats(&h);
+    ck_assert_ptr_nonnull(st);
+    cancelled = st->stats->jobs_cancelled == 1 && st->stats->jobs_queued == 0;
+    wire_free_response(st);
+    nanosleep(&ts, NULL);
+  }
+  ck_assert(cancelled);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+  hn_graph_free(&g);
+}
+END_TEST
+
+START_TEST(test_max_connections_and_reload)
+{
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, "[limits]\nmax_connections = 3\n"), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  int fds[4];
+  for (int i = 0; i < 3; i++)
+    fds[i] = hn_connect(&h);
+  int extra = hn_connect(&h);
+  Arenad__V1__Response *r = hn_recv(extra, 5000);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(r->status, ARENAD__V1__STATUS__BUSY);
+  wire_free_response(r);
+  ck_assert(hn_wait_closed(extra, 5000));
+  close(extra);
+
+  /* raise the limit with SIGHUP: now a fourth connection is served */
+  FILE *f = fopen(h.conf, "a");
+  fprintf(f, "[limits]\nmax_connections = 10\n");
+  fclose(f);
+  kill(h.pid, SIGHUP);
+  struct timespec ts = {0, 200 * 1000000L};
+  nanosleep(&ts, NULL);
+  fds[3] = hn_connect(&h);
+  Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
+  Arenad__V1__Ping ping = ARENAD__V1__PING__INIT;
+  req.protocol_version = 1;
+  req.request_id = 4;
+  req.body_case = ARENAD__V1__REQUEST__BODY_PING;
+  req.ping = &ping;
+  ck_assert_int_eq(hn_send(fds[3], &req), 0);
+  r = hn_recv(fds[3], 5000);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(r->status, ARENAD__V1__STATUS__OK);
+  wire_free_response(r);
+  for (int i = 0; i < 4; i++)
+    close(fds[i]);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+}
+END_TEST
+
+/* SIGTERM with a request in flight: it completes, then exit 0. */
+START_TEST(test_sigterm_drains)
+{
+  struct harness h;
+  struct hn_graph g;
+  hn_random_graph(&g, 40000, 3);
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  int fd = hn_connect(&h);
+  ck_assert_int_eq(hn_send_plan(fd, 77, &g, "drain", 6, 64, 800), 0);
+  struct timespec ts = {0, 200 * 1000000L};
+  nanosleep(&ts, NULL);
+  kill(h.pid, SIGTERM);
+  Arenad__V1__Response *r = hn_recv(fd, 20000);
+  check_plan_reply(r, &g, 77);
+  wire_free_response(r);
+  close(fd);
+  int st;
+  ck_assert_int_eq(waitpid(h.pid, &st, 0), h.pid);
+  h.pid = 0;
+  ck_assert(WIFEXITED(st));
+  ck_assert_int_eq(WEXITSTATUS(st), 0);
+  ck_assert_int_ne(access(h.sock, F_OK), 0); /* socket removed */
+  hn_cleanup(&h);
+  hn_graph_free(&g);
+}
+END_TEST
+
+/* A live daemon is never displaced; a stale socket file is replaced. */
+START_TEST(test_socket_ownership)
+{
+  struct harness h, h2;
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  ck_assert_int_eq(hn_init(&h2, NULL), 0);
+  FILE *f = fopen(h2.conf, "w");
+  fprintf(f, "[daemon]\nsocket = %s\ndatabase = %s\n", h.sock, h2.db);
+  fclose(f);
+  snprintf(h2.sock, sizeof h2.sock, "%s", h.sock);
+  pid_t pid = fork();
+  if (pid == 0) {
+    FILE *lf = freopen("/dev/null", "w", stderr);
+    (void)lf;
+    execl("build/arenad", "build/arenad", "--config", h2.conf, (char *)NULL);
+    _exit(127);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  ck_assert(WIFEXITED(st));
+  ck_assert_int_eq(WEXITSTATUS(st), 1);
+  assert_still_serving(&h);
+  /* SIGKILL leaves a stale socket file behind; a new daemon replaces it */
+  kill(h.pid, SIGKILL);
+  waitpid(h.pid, NULL, 0);
+  h.pid = 0;
+  ck_assert_int_eq(access(h.sock, F_OK), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  assert_still_serving(&h);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+  hn_cleanup(&h2);
+}
+END_TEST
+
+START_TEST(test_check_config)
+{
+  ck_assert_int_eq(system("build/arenad --check-config --config /nonexistent "
+                          ">/dev/null 2>&1") >> 8,
+                   78);
+  ck_assert_int_eq(system("build/arenad --bogus >/dev/null 2>&1") >> 8, 64);
+  ck_assert_int_eq(system("build/arenad --workers 0 >/dev/null 2>&1") >> 8, 64);
+  ck_assert_int_eq(system("build/arenad --check-config -s /tmp/x.sock "
+                          "| grep -q 'socket = /tmp/x.sock'"),
+                   0);
+  ck_assert_int_eq(system("build/arenad --help | grep -q Usage"), 0);
+}
+END_TEST
+
+Suite *daemon_suite(void)
+{
+  Suite *s = suite_create("daemon");
+  TCase *tc = tcase_create("daemon");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_ping_and_version);
+  tcase_add_test(tc, test_cache_path_and_restart);
+  tcase_add_test(tc, test_single_flight);
+  tcase_add_test(tc, test_bad_peers);
+  tcase_add_test(tc, test_disconnect_cancels);
+  tcase_add_test(tc, test_max_connections_and_reload);
+  tcase_add_test(tc, test_sigterm_drains);
+  tcase_add_test(tc, test_socket_ownership);
+  tcase_add_test(tc, test_check_config);
+  suite_add_tcase(s, tc);
+  return s;
+}

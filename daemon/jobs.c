@@ -64,7 +64,7 @@ struct buf {
 
 static void put(struct buf *b, const void *d, size_t n)
 {
-  if (b->oom)
+  if (b->oom || n == 0)
     return;
   if (b->cap - b->len < n) {
     size_t nc = b->cap ? b->cap : 256;

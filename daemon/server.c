@@ -204,8 +204,8 @@ void server_fill_stats(struct server *s, Arenad__V1__StatsReply *r)
   /* Copied under the lock: a worker may rewrite storage_err. */
   uv_mutex_lock(&s->st_lock);
   r->storage_ok = s->storage_ok != 0;
-  memcpy(s->storage_err_copy, s->storage_ok ? "" : s->storage_err,
-         sizeof s->storage_err_copy);
+  snprintf(s->storage_err_copy, sizeof s->storage_err_copy, "%s",
+           s->storage_ok ? "" : s->storage_err);
   uv_mutex_unlock(&s->st_lock);
   r->storage_error = s->storage_err_copy;
 }

@@ -160,6 +160,8 @@ $(eval $(call check_prog,client,$(BUILD)/libarenad-client.a,$(call pc_libs,$(PKG
 $(BUILD)/tests/check_daemon: $(BUILD)/tests/daemon_harness.o
 $(eval $(call check_prog,daemon,$(BUILD)/tests/daemon_harness.o $(BUILD)/libarenawire.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_PROTO))))
 $(BUILD)/tests/check_daemon: | $(BUILD)/arenad
+$(eval $(call check_prog,service,$(BUILD)/tests/daemon_harness.o $(BUILD)/libarenad-client.a,$(call pc_libs,$(PKGS_PROTO))))
+$(BUILD)/tests/check_service: | $(BUILD)/arenad
 ifneq ($(STORAGE_SRC),)
 $(eval $(call check_prog,storage,$(BUILD)/libarenastorage.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_SQLITE))))
 endif

@@ -1,0 +1,298 @@
+/*
+ * check_service.c - the daemon through the real client library: a load
+ * test with 32 concurrent client processes, lookups without the graph,
+ * and the local fallback when the daemon is down.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "arenad_client.h"
+#include "client_int.h"
+#include "daemon_harness.h"
+#include "testutil.h"
+
+#define MAX_MODELS 16
+
+struct models {
+  struct hn_graph g[MAX_MODELS];
+  char name[MAX_MODELS][96];
+  size_t n;
+};
+
+static void load_models(struct models *m)
+{
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/models", tu_data_dir());
+  DIR *d = opendir(dir);
+  ck_assert_ptr_nonnull(d);
+  struct dirent *e;
+  m->n = 0;
+  while ((e = readdir(d)) && m->n < MAX_MODELS) {
+    size_t l = strlen(e->d_name);
+    if (l < 5 || strcmp(e->d_name + l - 4, ".csv") != 0)
+      continue;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    ck_assert_int_eq(hn_load_csv(path, &m->g[m->n]), 0);
+    snprintf(m->name[m->n], sizeof m->name[m->n], "%.90s", e->d_name);
+    m->n++;
+  }
+  closedir(d);
+  ck_assert_uint_ge(m->n, 10);
+}
+
+static void free_models(struct models *m)
+{
+  for (size_t i = 0; i < m->n; i++)
+    hn_graph_free(&m->g[i]);
+}
+
+static arenad_client_t *open_client(const struct harness *h, int fallback)
+{
+  struct arenad_client_options o;
+  arenad_client_options_init(&o);
+  o.socket_path = h->sock;
+  o.fallback = fallback;
+  o.request_timeout_ms = 30000;
+  arenad_client_t *c = NULL;
+  ck_assert_int_eq(arenad_client_open(&o, &c), 0);
+  return c;
+}
+
+/* Plans model i with alignment al; returns 0 when the plan verifies. */
+static int plan_model(arenad_client_t *c, const struct models *m, size_t i,
+                      uint64_t al, struct arenad_client_result *r)
+{
+  struct planner_graph g = {m->g[i].t, m->g[i].n};
+  struct planner_options o;
+  planner_options_init(&o);
+  o.alignment = al;
+  struct arenad_model_key k = {(const uint8_t *)m->name[i],
+                               strlen(m->name[i]), NULL, 0};
+  int rc = arenad_client_plan(c, &g, &o, &k, r);
+  if (rc)
+    return rc;
+  return planner_verify(&g, &o, &r->plan, NULL);
+}
+
+static int lookup_model(arenad_client_t *c, const struct models *m, size_t i,
+                        uint64_t al)
+{
+  struct planner_graph g = {m->g[i].t, m->g[i].n};
+  struct planner_options o;
+  planner_options_init(&o);
+  o.alignment = al;
+  struct arenad_model_key k = {(const uint8_t *)m->name[i],
+                               strlen(m->name[i]), NULL, 0};
+  struct arenad_client_result r;
+  arenad_client_result_init(&r);
+  int rc = arenad_client_lookup(c, &k, &g, &o, &r);
+  if (!rc)
+    rc = planner_verify(&g, &o, &r.plan, NULL);
+  arenad_client_result_cleanup(&r);
+  return rc;
+}
+
+static int stats_call(arenad_client_t *c)
+{
+  Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
+  Arenad__V1__Stats st = ARENAD__V1__STATS__INIT;
+  req.body_case = ARENAD__V1__REQUEST__BODY_STATS;
+  req.stats = &st;
+  Arenad__V1__Response *resp = NULL;
+  int rc = arenad_client__call(c, &req, &resp);
+  if (!rc && resp->status != ARENAD__V1__STATUS__OK)
+    rc = -1;
+  wire_free_response(resp);
+  return rc;
+}
+
+/* One client process: n mixed requests; exits with the failure count. */
+static void client_child(const struct harness *h, const struct models *m,
+                         int id, int n)
+{
+  arenad_client_t *c = open_client(h, 0);
+  int failures = 0;
+  for (int i = 0; i < n; i++) {
+    size_t which = (size_t)(i + id) % m->n;
+    uint64_t al = (i / 7) % 2 ? 64 : 1;
+    int kind = i % 10;
+    int rc;
+    if (kind < 7) {
+      struct arenad_client_result r;
+      arenad_client_result_init(&r);
+      rc = plan_model(c, m, which, al, &r);
+      if (!rc && r.local)
+        rc = -1; /* fallback is off: a local plan is a failure */
+      arenad_client_result_cleanup(&r);
+    } else if (kind < 9) {
+      rc = lookup_model(c, m, which, 64);
+    } else {
+      rc = stats_call(c);
+    }
+    if (rc) {
+      failures++;
+      fprintf(stderr, "client %d request %d: %s\n", id, i,
+              arenad_client_errmsg(c));
+    }
+  }
+  arenad_client_close(c);
+  _exit(failures > 100 ? 100 : failures);
+}
+
+START_TEST(test_load_32_clients)
+{
+  struct models m;
+  load_models(&m);
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, "[daemon]\nworkers = 2\nlog_level = info\n"),
+                   0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  /* warm-up: every model at both alignments, so lookups can succeed */
+  arenad_client_t *c = open_client(&h, 0);
+  for (int round = 0; round < 3; round++)
+    for (size_t i = 0; i < m.n; i++)
+      for (int a = 0; a < 2; a++) {
+        struct arenad_client_result r;
+        arenad_client_result_init(&r);
+        ck_assert_int_eq(plan_model(c, &m, i, a ? 64 : 1, &r), 0);
+        arenad_client_result_cleanup(&r);
+      }
+  arenad_client_close(c);
+  long rss_warm = hn_rss_kib(&h);
+  ck_assert_int_gt(rss_warm, 0);
+
+  enum { CLIENTS = 32, REQUESTS = 1000 };
+  pid_t kids[CLIENTS];
+  for (int k = 0; k < CLIENTS; k++) {
+    kids[k] = fork();
+    ck_assert_int_ge(kids[k], 0);
+    if (kids[k] == 0)
+      client_child(&h, &m, k, REQUESTS);
+  }
+  int failed = 0;
+  for (int k = 0; k < CLIENTS; k++) {
+    int st;
+    ck_assert_int_eq(waitpid(kids[k], &st, 0), kids[k]);
+    ck_assert(WIFEXITED(st));
+    failed += WEXITSTATUS(st);
+  }
+  ck_assert_int_eq(failed, 0);
+  long rss_after = hn_rss_kib(&h);
+  /* steady state: no growth beyond allocator noise */
+  ck_assert_msg(rss_after <= rss_warm + 8192,
+                "RSS grew from %ld KiB to %ld KiB", rss_warm, rss_after);
+  Arenad__V1__Response *st = hn_stats(&h);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_uint_ge(st->stats->requests, CLIENTS * REQUESTS);
+  ck_assert_uint_eq(st->stats->protocol_errors, 0);
+  ck_assert_uint_le(st->stats->plans_computed, 2 * m.n);
+  wire_free_response(st);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+  free_models(&m);
+}
+END_TEST
+
+/* With the daemon down, the library plans locally, and the plan equals
+ * the one the daemon served. */
+START_TEST(test_fallback_matches_daemon)
+{
+  struct models m;
+  load_models(&m);
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  arenad_client_t *c = open_client(&h, 1);
+  struct arenad_client_result remote[MAX_MODELS];
+  for (size_t i = 0; i < m.n; i++) {
+    arenad_client_result_init(&remote[i]);
+    ck_assert_int_eq(plan_model(c, &m, i, 64, &remote[i]), 0);
+    ck_assert_int_eq(remote[i].local, 0);
+  }
+  ck_assert_int_eq(hn_stop(&h), 0);
+  for (size_t i = 0; i < m.n; i++) {
+    struct arenad_client_result r;
+    arenad_client_result_init(&r);
+    ck_assert_int_eq(plan_model(c, &m, i, 64, &r), 0);
+    ck_assert_int_eq(r.local, 1);
+    ck_assert_uint_eq(r.plan.arena_bytes, remote[i].plan.arena_bytes);
+    ck_assert_mem_eq(r.plan.offsets, remote[i].plan.offsets, m.g[i].n * 8);
+    arenad_client_result_cleanup(&r);
+    arenad_client_result_cleanup(&remote[i]);
+  }
+  arenad_client_close(c);
+  /* without fallback the caller hears that the daemon is unreachable */
+  c = open_client(&h, 0);
+  struct arenad_client_result r;
+  arenad_client_result_init(&r);
+  ck_assert_int_eq(plan_model(c, &m, 0, 64, &r), ARENA_EUNAVAIL);
+  arenad_client_result_cleanup(&r);
+  arenad_client_close(c);
+  hn_cleanup(&h);
+  free_models(&m);
+}
+END_TEST
+
+/* Two graphs under one model hash never get each other's plan; a lookup
+ * without the graph returns plans the client checks by digest. */
+START_TEST(test_same_hash_different_graphs)
+{
+  struct harness h;
+  struct hn_graph a, b;
+  hn_random_graph(&a, 50, 1);
+  hn_random_graph(&b, 50, 2);
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  arenad_client_t *c = open_client(&h, 0);
+  struct planner_options o;
+  planner_options_init(&o);
+  struct arenad_model_key k = {(const uint8_t *)"H", 1, NULL, 0};
+  struct planner_graph ga = {a.t, a.n}, gb = {b.t, b.n};
+  struct arenad_client_result ra, rb, la;
+  arenad_client_result_init(&ra);
+  arenad_client_result_init(&rb);
+  arenad_client_result_init(&la);
+  ck_assert_int_eq(arenad_client_plan(c, &ga, &o, &k, &ra), 0);
+  ck_assert_int_eq(arenad_client_plan(c, &gb, &o, &k, &rb), 0);
+  ck_assert_int_eq(planner_verify(&ga, &o, &ra.plan, NULL), 0);
+  ck_assert_int_eq(planner_verify(&gb, &o, &rb.plan, NULL), 0);
+  ck_assert(memcmp(ra.graph_digest, rb.graph_digest, 32) != 0);
+  ck_assert_int_eq(arenad_client_lookup(c, &k, &ga, &o, &la), 0);
+  ck_assert_mem_eq(la.plan.offsets, ra.plan.offsets, a.n * 8);
+  /* a third graph that was never planned: no stored plan matches */
+  struct hn_graph x;
+  hn_random_graph(&x, 50, 3);
+  struct planner_graph gx = {x.t, x.n};
+  struct arenad_client_result rx;
+  arenad_client_result_init(&rx);
+  ck_assert_int_eq(arenad_client_lookup(c, &k, &gx, &o, &rx), ARENA_ENOENT);
+  arenad_client_result_cleanup(&rx);
+  arenad_client_result_cleanup(&ra);
+  arenad_client_result_cleanup(&rb);
+  arenad_client_result_cleanup(&la);
+  arenad_client_close(c);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+  hn_graph_free(&a);
+  hn_graph_free(&b);
+  hn_graph_free(&x);
+}
+END_TEST
+
+Suite *service_suite(void)
+{
+  Suite *s = suite_create("service");
+  TCase *tc = tcase_create("service");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_load_32_clients);
+  tcase_add_test(tc, test_fallback_matches_daemon);
+  tcase_add_test(tc, test_same_hash_different_graphs);
+  suite_add_tcase(s, tc);
+  return s;
+}

@@ -188,7 +188,9 @@ $(BUILD)/bench/bench_exact: $(BUILD)/bench/bench_exact.o $(BUILD)/libarenaplanne
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
 $(BUILD)/bench/bench_storage: $(BUILD)/bench/bench_storage.o $(BUILD)/libarenastorage.a $(BUILD)/libarenaplanner.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_SQLITE)) -lm
-EXTRA_CFLAGS_bench = $(call pc_cflags,$(PKGS_SQLITE))
+$(BUILD)/bench/bench_service: $(BUILD)/bench/bench_service.o $(BUILD)/tests/daemon_harness.o $(BUILD)/tests/testutil.o $(BUILD)/libarenad-client.a | $(BUILD)/arenad
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_PROTO)) -lpthread -lm
+EXTRA_CFLAGS_bench = $(call pc_cflags,$(PKGS_SQLITE) $(PKGS_PROTO)) -Itests
 
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS)

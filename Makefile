@@ -174,10 +174,13 @@ test check: deps
 build-tests: all $(TEST_BINS)
 
 # ---- run -------------------------------------------------------------------
-RUN_MODEL ?= tests/data/models/person_detect.csv
+# Starts arenad in the foreground on ./run/arenad.sock with its cache in
+# ./run/cache.db; Ctrl-C drains and stops it. In another terminal:
+#   ARENAD_SOCKET=run/arenad.sock build/arenactl plan tests/data/models/person_detect.csv
 run: deps
 	@$(MAKE) --no-print-directory all
-	$(BUILD)/arenactl plan --local $(RUN_MODEL)
+	@mkdir -p run
+	$(BUILD)/arenad --socket run/arenad.sock --db run/cache.db
 
 # ---- bench -----------------------------------------------------------------
 BENCH_SRC := $(wildcard bench/bench_*.c)

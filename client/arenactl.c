@@ -22,6 +22,7 @@ static const struct cli_command commands[] = {
     {"plan", cli_plan_main, "plan arena offsets for a lifetime-graph CSV"},
     {"import", cli_import_main, "convert a .tflite model to a lifetime-graph CSV"},
     {"embed", cli_embed_main, "write a plan into a .tflite model for TFLite Micro"},
+    {"explain", cli_explain_main, "show where a graph's memory goes and why"},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -45,6 +45,7 @@ int cli_plan_main(int argc, char **argv);
  * cli_embed.c; docs/models.md). */
 int cli_import_main(int argc, char **argv);
 int cli_embed_main(int argc, char **argv);
+int cli_explain_main(int argc, char **argv);
 
 /* ---- helpers (cli_util.c) ----------------------------------------------- */
 

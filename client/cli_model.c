@@ -533,6 +533,156 @@ int cli_graph_load(const char *path, const struct cli_load_opts *o,
   return rc;
 }
 
+/* ---- analysis helpers ------------------------------------------------------- */
+
+int cli_live_bytes(const struct cli_graph *g, uint64_t **live, size_t *n_ops)
+{
+  int64_t max_last = 0;
+  *live = NULL;
+  *n_ops = 0;
+  for (size_t i = 0; i < g->n; i++)
+    if (g->tensors[i].last > max_last)
+      max_last = g->tensors[i].last;
+  if (max_last >= (int64_t)CLI_MAX_OPS) {
+    cli_error(g->what, "operator indexes reach %lld; more than %u operators "
+              "cannot be charted",
+              (long long)max_last, CLI_MAX_OPS);
+    return CLI_EX_DATAERR;
+  }
+  size_t n = (size_t)max_last + 1;
+  uint64_t *d = calloc(n + 1, sizeof *d);
+  if (!d) {
+    cli_error(g->what, "out of memory");
+    return CLI_EX_OSERR;
+  }
+  /* A difference array: +size at first, -size after last. Sums stay in
+   * range because planner_validate() capped the total. */
+  for (size_t i = 0; i < g->n; i++) {
+    const struct planner_tensor *t = &g->tensors[i];
+    if (t->first < 0 || t->last < t->first)
+      continue;
+    d[t->first] += t->size;
+    d[t->last + 1] -= t->size;
+  }
+  uint64_t run = 0;
+  for (size_t k = 0; k < n; k++) {
+    run += d[k];
+    d[k] = run;
+  }
+  *live = d;
+  *n_ops = n;
+  return 0;
+}
+
+int cli_graph_plan(const struct cli_graph *g, const struct planner_options *o,
+                   struct planner_plan *p)
+{
+  char err[ARENA_ERR_LEN] = "";
+  struct planner_graph v = cli_graph_view(g);
+  int rc;
+  if (!g->offsets) {
+    rc = planner_run(&v, o, p, err);
+  } else {
+    planner_plan_cleanup(p);
+    p->offsets = malloc(g->n * sizeof *p->offsets);
+    if (!p->offsets) {
+      cli_error(g->what, "out of memory");
+      return CLI_EX_OSERR;
+    }
+    memcpy(p->offsets, g->offsets, g->n * sizeof *p->offsets);
+    p->n_offsets = g->n;
+    p->arena_bytes = 0;
+    p->naive_bytes = 0;
+    for (size_t i = 0; i < g->n; i++) {
+      const struct planner_tensor *t = &g->tensors[i];
+      p->naive_bytes += t->size;
+      if (t->size && p->offsets[i] + t->size > p->arena_bytes)
+        p->arena_bytes = p->offsets[i] + t->size;
+    }
+    if (planner_algo_parse(g->algo, &p->algo) != 0)
+      p->algo = PLANNER_ALGO_BEST;
+    rc = planner_validate(&v, o, err);
+    if (rc == 0)
+      rc = planner_lower_bound(&v, o, &p->lower_bound_bytes);
+    if (rc == 0)
+      rc = planner_verify(&v, o, p, err);
+    p->proven_optimal = rc == 0 && p->arena_bytes == p->lower_bound_bytes;
+  }
+  if (rc) {
+    cli_error(g->what, "%s", err[0] ? err : arena_strerror(rc));
+    return cli_exit_status(rc);
+  }
+  return 0;
+}
+
+int cli_plan_option(int argc, char **argv, int *i, struct planner_options *o,
+                    int *rc)
+{
+  const char *v;
+  uint64_t n;
+  int m;
+  *rc = 0;
+  if ((m = cli_opt_value(argc, argv, i, "--algo", &v)) != 0) {
+    if (m < 0)
+      *rc = CLI_EX_USAGE;
+    else if (planner_algo_parse(v, &o->algo) != 0) {
+      cli_error(argv[0], "--algo: unknown algorithm '%s' (one of best, "
+                "naive, tflm-greedy, tflite-bestfit, greedy-size, "
+                "greedy-breadth, exact)",
+                v);
+      *rc = CLI_EX_USAGE;
+    }
+    return 1;
+  }
+  if ((m = cli_opt_value(argc, argv, i, "--align", &v)) != 0) {
+    if (m < 0)
+      *rc = CLI_EX_USAGE;
+    else if (cli_parse_u64(v, PLANNER_MAX_ALIGNMENT, &n) != 0 || n == 0 ||
+             (n & (n - 1)) != 0) {
+      cli_error(argv[0], "--align: '%s' is not a power of two", v);
+      *rc = CLI_EX_USAGE;
+    } else {
+      o->alignment = n;
+    }
+    return 1;
+  }
+  return 0;
+}
+
+void cli_xml_escape(FILE *f, const char *s)
+{
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    switch (c) {
+    case '<': fputs("&lt;", f); break;
+    case '>': fputs("&gt;", f); break;
+    case '&': fputs("&amp;", f); break;
+    case '"': fputs("&quot;", f); break;
+    case '\'': fputs("&#39;", f); break;
+    default:
+      if (c < 0x20 || c >= 0x7f)
+        fputc('?', f); /* control bytes are not XML; others may not be UTF-8 */
+      else
+        fputc(c, f);
+    }
+  }
+}
+
+void cli_json_escape(FILE *f, const char *s)
+{
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else if (c >= 0x7f)
+      fputc('?', f); /* the name may not be valid UTF-8 */
+    else
+      fputc(c, f);
+  }
+}
+
 /* ---- summary and import ----------------------------------------------------- */
 
 static void print_io(FILE *f, const char *prefix, const char *label,

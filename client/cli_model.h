@@ -70,6 +70,31 @@ int cli_model_option(int argc, char **argv, int *i, struct cli_load_opts *o,
 int cli_model_to_csv(const char *what, const char *buf, size_t len,
                      struct planner_csv *c);
 
+/* Live bytes (sizes summed, no alignment) at every operator 0 .. n-1,
+ * where n = 1 + the largest `last`. On success *live is owned (free()).
+ * Prints and returns CLI_EX_DATAERR when n would pass CLI_MAX_OPS, or
+ * CLI_EX_OSERR. */
+#define CLI_MAX_OPS 10000000u
+int cli_live_bytes(const struct cli_graph *g, uint64_t **live, size_t *n_ops);
+
+/* Gives g a plan in *p (planner_plan_init()ed): its own offsets when the
+ * file was a plan (checked with planner_verify(); o->alignment should
+ * then be the plan's), otherwise planner_run() with o. Prints errors;
+ * returns 0 or an exit status. */
+int cli_graph_plan(const struct cli_graph *g, const struct planner_options *o,
+                   struct planner_plan *p);
+
+/* Tries --algo A and --align N at argv[*i] for o. Same returns as
+ * cli_model_option(). */
+int cli_plan_option(int argc, char **argv, int *i, struct planner_options *o,
+                    int *rc);
+
+/* Writes s to f with XML/HTML special characters escaped. */
+void cli_xml_escape(FILE *f, const char *s);
+
+/* Writes s to f as a JSON string body (no quotes), escaped. */
+void cli_json_escape(FILE *f, const char *s);
+
 /* Writes len bytes of data to path (borrowed; NULL or "-" = stdout).
  * Returns 0, or CLI_EX_IOERR after printing why. */
 int cli_model_write(const char *path, const void *data, size_t len);

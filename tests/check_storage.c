@@ -224,6 +224,17 @@ static int count_aside(const char *word)
   return n;
 }
 
+static void write_at(const char *path, long at, const void *b, size_t n);
+
+/* Finds needle in hay (memmem is not in POSIX). Returns NULL if absent. */
+static char *find_bytes(char *hay, size_t len, const void *needle, size_t n)
+{
+  for (size_t i = 0; n <= len && i <= len - n; i++)
+    if (memcmp(hay + i, needle, n) == 0)
+      return hay + i;
+  return NULL;
+}
+
 /* ---- codec -------------------------------------------------------------- */
 
 START_TEST(codec_shape)
@@ -1197,8 +1208,63 @@ START_TEST(corrupt_value_flipped)
   ck_assert_uint_eq(s.corrupt_dropped, 2);
   ck_assert_uint_eq(s.entries, 1);
   ck_assert(has(st, &f, 0)); /* the healthy one is untouched */
+
+  /* A put over a corrupt row replaces it instead of comparing with it. */
+  b = raw_offsets(1, &n);
+  b[2] ^= 0x80;
+  raw_update_blob("UPDATE plans SET offsets = ? WHERE id = 1", b, n);
+  free(b);
+  ck_assert_int_eq(put_ok(st, &f.k[0], &f.g[0], &f.p[0]),
+                   STORAGE_PUT_INSERTED);
+  stats_of(st, &s);
+  ck_assert_uint_eq(s.corrupt_dropped, 3);
+  ck_assert_uint_eq(s.entries, 1);
+  ck_assert(has(st, &f, 0));
   storage_close(st);
   planner_plan_cleanup(&q);
+  fleet_cleanup(&f);
+}
+END_TEST
+
+/* Bytes flipped in the file itself, inside a stored blob, where sqlite's
+ * own structure checks cannot see them: the value checksum catches it. */
+START_TEST(corrupt_value_on_disk)
+{
+  struct fleet f;
+  struct logbook lb = {0};
+  fleet_init(&f, 400);
+  storage_t *st = open_logged(&lb);
+  put_ok(st, &f.k[0], &f.g[0], &f.p[0]);
+  put_ok(st, &f.k[1], &f.g[1], &f.p[1]);
+  size_t n;
+  uint8_t *blob = raw_offsets(1, &n);
+  ck_assert_uint_gt(n, 64);
+  storage_close(st); /* checkpoints the WAL into the main file */
+
+  size_t len;
+  char *file = tu_read_file(dbpath, &len);
+  ck_assert_ptr_nonnull(file);
+  char *at = find_bytes(file, len, blob, n);
+  ck_assert_ptr_nonnull(at);
+  ck_assert_ptr_null(
+      find_bytes(at + 1, len - (size_t)(at + 1 - file), blob, n));
+  uint8_t flipped = (uint8_t)(at[n / 2] ^ 0x24);
+  write_at(dbpath, (long)(at - file) + (long)(n / 2), &flipped, 1);
+  free(file);
+  free(blob);
+
+  st = open_logged(&lb);
+  ck_assert_int_eq(count_aside("corrupt"), 0); /* the file is fine */
+  struct planner_plan q;
+  planner_plan_init(&q);
+  ck_assert_int_eq(get_rc(st, &f.k[0], &f.g[0], &q), ARENA_ENOENT);
+  ck_assert_ptr_nonnull(strstr(lb.last_warn, "deleted plan 1"));
+  ck_assert(has(st, &f, 1));
+  struct storage_stats s;
+  stats_of(st, &s);
+  ck_assert_uint_eq(s.corrupt_dropped, 1);
+  ck_assert_uint_eq(s.entries, 1);
+  storage_close(st);
   fleet_cleanup(&f);
 }
 END_TEST
@@ -1711,6 +1777,7 @@ Suite *storage_suite(void)
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, corrupt_value_flipped);
   tcase_add_test(tc, corrupt_value_fails_verify);
+  tcase_add_test(tc, corrupt_value_on_disk);
   tcase_add_test(tc, bad_file_truncated);
   tcase_add_test(tc, bad_file_garbled_header);
   tcase_add_test(tc, bad_file_foreign_and_newer);

@@ -249,10 +249,12 @@ static void handle_frame(struct conn *c, const uint8_t *body, size_t len)
     return;
   }
   s->c.requests++;
-  char who[96];
-  dlog(&s->log, DLOG_DEBUG, "%s: request %" PRIu64 " kind %d",
-       conn_peer_desc(c, who, sizeof who), req->request_id,
-       (int)req->body_case);
+  if (s->log.level >= DLOG_DEBUG) {
+    char who[96];
+    dlog(&s->log, DLOG_DEBUG, "%s: request %" PRIu64 " kind %d",
+         conn_peer_desc(c, who, sizeof who), req->request_id,
+         (int)req->body_case);
+  }
   if (req->protocol_version != WIRE_PROTOCOL_VERSION) {
     char msg[96];
     snprintf(msg, sizeof msg, "protocol version %u is not supported (%u is)",

@@ -23,6 +23,7 @@ static const struct cli_command commands[] = {
     {"import", cli_import_main, "convert a .tflite model to a lifetime-graph CSV"},
     {"embed", cli_embed_main, "write a plan into a .tflite model for TFLite Micro"},
     {"explain", cli_explain_main, "show where a graph's memory goes and why"},
+    {"render", cli_render_main, "draw a plan as SVG or an HTML page"},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -521,7 +521,8 @@ int cli_graph_load(const char *path, const struct cli_load_opts *o,
   else
     rc = load_csv(what, buf, len, g);
   free(buf);
-  if (rc == 0 && g->kind != CLI_GRAPH_TFLITE && o && (o->shape || o->keep_dequant)) {
+  if (rc == 0 && g->kind != CLI_GRAPH_TFLITE && o && !o->other_kinds_ok &&
+      (o->shape || o->keep_dequant)) {
     cli_error(what, "--shape and --keep-dequant apply to .tflite models only");
     rc = CLI_EX_USAGE;
   }

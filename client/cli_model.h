@@ -30,6 +30,7 @@ enum cli_graph_kind {
 struct cli_load_opts {
   int keep_dequant;  /* --keep-dequant */
   const char *shape; /* --shape value, borrowed, or NULL */
+  int other_kinds_ok; /* 1: the options may meet non-TFLite files (diff) */
 };
 
 /* A loaded graph, perhaps with a plan. Arrays are owned. */

@@ -479,6 +479,8 @@ int storage_open(const char *path, const struct storage_options *o,
     storage_options_init(&st->opt);
   if (st->opt.touch_batch < 1)
     st->opt.touch_batch = 1;
+  if (st->opt.touch_batch > 65536)
+    st->opt.touch_batch = 65536; /* bounds the pending array */
   st->log.cb = st->opt.log;
   st->log.ctx = st->opt.log_ctx;
   st->path = strdup(path);

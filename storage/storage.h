@@ -63,6 +63,13 @@ extern "C" {
 #define STORAGE_DEFAULT_BUSY_TIMEOUT_MS 5000u
 #define STORAGE_DEFAULT_TOUCH_BATCH 64u
 
+/* Marks calls whose result must be checked. */
+#if defined(__GNUC__)
+#define STORAGE_WUR __attribute__((warn_unused_result))
+#else
+#define STORAGE_WUR
+#endif
+
 /* An open cache. Opaque; see storage_open / storage_close. */
 typedef struct storage storage_t;
 
@@ -163,7 +170,7 @@ void storage_options_init(struct storage_options *o);
  * (the file stayed locked past the busy timeout), ARENA_EIO (cannot open,
  * create or rename) or ARENA_ECORRUPT; on failure *out is NULL and err
  * (optional) explains. */
-int storage_open(const char *path, const struct storage_options *o,
+STORAGE_WUR int storage_open(const char *path, const struct storage_options *o,
                  storage_t **out, char err[ARENA_ERR_LEN]);
 
 /* Flushes pending hit updates (best effort; failures are logged), frees
@@ -185,7 +192,7 @@ const char *storage_errmsg(const storage_t *st);
  * exceeds max_bytes), ARENA_EVERIFY or another planner_verify code,
  * ARENA_ENOMEM, ARENA_EBUSY or ARENA_EIO. On failure the database is
  * unchanged. */
-int storage_put(storage_t *st, const struct storage_key *k,
+STORAGE_WUR int storage_put(storage_t *st, const struct storage_key *k,
                 const struct planner_graph *g,
                 const struct planner_options *o,
                 const struct planner_plan *p, uint64_t plan_us,
@@ -201,7 +208,7 @@ int storage_put(storage_t *st, const struct storage_key *k,
  * Returns 0, ARENA_ENOENT (miss), ARENA_EINVAL, a planner_validate code
  * for a bad g, ARENA_ENOMEM, ARENA_EBUSY or ARENA_EIO. On failure *out is
  * empty. */
-int storage_get(storage_t *st, const struct storage_key *k,
+STORAGE_WUR int storage_get(storage_t *st, const struct storage_key *k,
                 const struct planner_graph *g,
                 const struct planner_options *o, struct planner_plan *out,
                 struct storage_info *info);
@@ -214,13 +221,15 @@ int storage_get(storage_t *st, const struct storage_key *k,
  * *out is an owned array of *n_out records (NULL when 0) to free with
  * storage_records_free. Returns 0, ARENA_EINVAL, ARENA_ENOMEM,
  * ARENA_EBUSY or ARENA_EIO; on failure *out is NULL and *n_out 0. */
-int storage_lookup(storage_t *st, const struct storage_key *k,
+STORAGE_WUR int storage_lookup(storage_t *st, const struct storage_key *k,
                    struct storage_record **out, size_t *n_out);
 
-/* Lists stored plans without their offsets, filtered and paged by q
- * (borrowed). Output and errors as storage_lookup. Flushes pending uses
- * first so that STORAGE_ORDER_MOST_USED is current. */
-int storage_list(storage_t *st, const struct storage_list_query *q,
+/* Lists stored plans without their offsets (plan.offsets is NULL,
+ * plan.n_offsets is set), filtered and paged by q (borrowed). Since the
+ * offsets are not read, checksums are not checked here; get and lookup
+ * check them. Flushes pending uses first so that STORAGE_ORDER_MOST_USED
+ * is current. Output and errors as storage_lookup. */
+STORAGE_WUR int storage_list(storage_t *st, const struct storage_list_query *q,
                  struct storage_record **out, size_t *n_out);
 
 /* Frees an array from storage_lookup / storage_list. Accepts NULL. */
@@ -229,31 +238,31 @@ void storage_records_free(struct storage_record *r, size_t n);
 /* Removes the plan under the full key (k, graph_digest, options_digest;
  * all borrowed). Sets *n_removed (optional) to 0 or 1. Returns 0,
  * ARENA_EINVAL, ARENA_EBUSY or ARENA_EIO. */
-int storage_evict(storage_t *st, const struct storage_key *k,
+STORAGE_WUR int storage_evict(storage_t *st, const struct storage_key *k,
                   const uint8_t graph_digest[PLANNER_DIGEST_LEN],
                   const uint8_t options_digest[PLANNER_DIGEST_LEN],
                   uint64_t *n_removed);
 
 /* Removes every plan of one model hash (borrowed, 1..64 bytes). */
-int storage_evict_model(storage_t *st, const uint8_t *model_hash,
+STORAGE_WUR int storage_evict_model(storage_t *st, const uint8_t *model_hash,
                         size_t model_hash_len, uint64_t *n_removed);
 
 /* Removes every plan. */
-int storage_evict_all(storage_t *st, uint64_t *n_removed);
+STORAGE_WUR int storage_evict_all(storage_t *st, uint64_t *n_removed);
 
 /* Writes pending uses (last-use times, hit and miss counts) in one
  * transaction. Returns 0, ARENA_EBUSY or ARENA_EIO; on failure the
  * pending uses are kept for the next flush. */
-int storage_flush(storage_t *st);
+STORAGE_WUR int storage_flush(storage_t *st);
 
 /* Fills *out with the counters (including this handle's pending ones)
  * and the file sizes. Returns 0, ARENA_EBUSY or ARENA_EIO. */
-int storage_get_stats(storage_t *st, struct storage_stats *out);
+STORAGE_WUR int storage_get_stats(storage_t *st, struct storage_stats *out);
 
 /* Flushes, checkpoints the WAL and rebuilds the file to return free pages
  * to the OS (VACUUM). Needs free disk space about the size of the file.
  * Returns 0, ARENA_EBUSY (another connection is active) or ARENA_EIO. */
-int storage_vacuum(storage_t *st);
+STORAGE_WUR int storage_vacuum(storage_t *st);
 
 #ifdef __cplusplus
 }

@@ -1108,7 +1108,7 @@ START_TEST(migrate_from_v1)
    * times: the next put evicts plan 1. */
   ck_assert(has(st, &f, 2));
   ck_assert(has(st, &f, 0));
-  storage_flush(st);
+  ck_assert_int_eq(storage_flush(st), 0);
   put_ok(st, &f.k[3], &f.g[3], &f.p[3]);
   ck_assert(!has(st, &f, 1));
   ck_assert(has(st, &f, 3));

@@ -312,7 +312,7 @@ START_TEST(test_missing_and_unreadable)
   ck_assert_str_eq(r.out, "");
   run_free(&r);
 
-  RUN(&r, "plan", tmpdir);
+  RUN(&r, "plan", "--local", tmpdir);
   ck_assert_int_eq(r.status, 66);
   assert_contains(r.err, "directory");
   run_free(&r);
@@ -397,7 +397,7 @@ START_TEST(test_text_capacity_and_search)
 {
   const char *f = tmp_file("g.csv", good_csv);
   struct run r;
-  RUN(&r, "plan", f, "--algo", "exact", "--capacity", "1K", "--align", "1");
+  RUN(&r, "plan", "--local", f, "--algo", "exact", "--capacity", "1K", "--align", "1");
   ck_assert_int_eq(r.status, 0);
   assert_contains(r.out, "capacity:        1024 bytes: fits (874 bytes spare)");
   assert_contains(r.out, "exact search:");
@@ -415,7 +415,7 @@ START_TEST(test_json_every_algorithm)
 {
   const char *algo = algos[_i];
   struct run r;
-  RUN(&r, "plan", "--json", "--algo", algo,
+  RUN(&r, "plan", "--local", "--json", "--algo", algo,
       model_path("mobilenet_v2_quantized_1x3x224x224"));
   ck_assert_int_eq(r.status, 0);
   ck_assert_str_eq(r.err, "");
@@ -449,7 +449,7 @@ START_TEST(test_json_capacity)
 {
   struct run r;
   const char *f = model_path("person_detect");
-  RUN(&r, "plan", "--json", "--capacity", "64K", f);
+  RUN(&r, "plan", "--local", "--json", "--capacity", "64K", f);
   ck_assert_int_eq(r.status, 0);
   ck_assert_uint_eq(json_u64(r.out, "capacity"), 65536);
   char fit[16];
@@ -458,7 +458,7 @@ START_TEST(test_json_capacity)
   ck_assert_uint_le(check_json_plan(r.out, 32), 65536);
   run_free(&r);
 
-  RUN(&r, "plan", "--json", "--capacity", "50000", f);
+  RUN(&r, "plan", "--local", "--json", "--capacity", "50000", f);
   ck_assert_int_eq(r.status, 1);
   ck_assert_uint_eq(json_u64(r.out, "capacity"), 50000);
   json_str(r.out, "fit", fit, sizeof fit);
@@ -467,8 +467,8 @@ START_TEST(test_json_capacity)
   run_free(&r);
 
   /* Above the bound but tighter than any plan found: fits or unknown. */
-  RUN(&r, "plan", "--json", "--align", "1", "--algo", "naive", "--capacity",
-      "100000", f);
+  RUN(&r, "plan", "--local", "--json", "--align", "1", "--algo", "naive",
+      "--capacity", "100000", f);
   ck_assert_int_eq(r.status, 1);
   json_str(r.out, "fit", fit, sizeof fit);
   ck_assert_str_eq(fit, "unknown");
@@ -477,14 +477,15 @@ START_TEST(test_json_capacity)
 }
 END_TEST
 
-START_TEST(test_stdin_and_local_default)
+static const char mm_csv[] = "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\n"
+                             "b3,0,9,4\nb4,9,21,4\nb5,0,21,4\n";
+
+START_TEST(test_stdin)
 {
-  const char *f = tmp_file("mm.csv", "id,lower,upper,size\nb1,0,3,4\n"
-                                     "b2,3,9,4\nb3,0,9,4\nb4,9,21,4\n"
-                                     "b5,0,21,4\n");
+  const char *f = tmp_file("mm.csv", mm_csv);
   struct run r, s;
-  run_cli(&r, f, (const char *const[]){"plan", "--json", "--align", "1", "-",
-                                       NULL});
+  run_cli(&r, f, (const char *const[]){"plan", "--local", "--json", "--align",
+                                       "1", "-", NULL});
   ck_assert_int_eq(r.status, 0);
   ck_assert_uint_eq(json_u64(r.out, "lower_bound_bytes"), 12);
   ck_assert_uint_eq(json_u64(r.out, "naive_bytes"), 20);
@@ -494,6 +495,22 @@ START_TEST(test_stdin_and_local_default)
   ck_assert_str_eq(r.out, s.out); /* deterministic, however it is read */
   run_free(&r);
   run_free(&s);
+}
+END_TEST
+
+/* Without --local and without a daemon to ask, plan still plans here. */
+START_TEST(test_no_daemon_falls_back)
+{
+  char sock[700];
+  const char *f = tmp_file("mm.csv", mm_csv);
+  snprintf(sock, sizeof sock, "%s/no-daemon.sock", tmpdir);
+  ck_assert_int_eq(setenv("ARENAD_SOCKET", sock, 1), 0);
+  struct run r;
+  RUN(&r, "plan", "--json", "--align", "1", f);
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_uint_eq(json_u64(r.out, "lower_bound_bytes"), 12);
+  ck_assert_uint_eq(check_json_plan(r.out, 5), 12);
+  run_free(&r);
 }
 END_TEST
 
@@ -558,7 +575,8 @@ Suite *cli_suite(void)
   tcase_add_loop_test(tc, test_json_every_algorithm, 0,
                       (int)(sizeof algos / sizeof algos[0]));
   tcase_add_test(tc, test_json_capacity);
-  tcase_add_test(tc, test_stdin_and_local_default);
+  tcase_add_test(tc, test_stdin);
+  tcase_add_test(tc, test_no_daemon_falls_back);
   tcase_add_loop_test(tc, test_models, 0,
                       (int)(sizeof model_table / sizeof model_table[0]));
   suite_add_tcase(s, tc);

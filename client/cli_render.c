@@ -155,7 +155,10 @@ static void draw_axes(FILE *f, const struct render *r)
   }
   fprintf(f, "<text class=\"axl\" x=\"%.2f\" y=\"%.2f\">operator</text>\n",
           (x0 + x1) / 2, y0 + 40);
-  uint64_t bstep = nice_step((double)r->top / 6.0);
+  /* Power-of-two steps give round labels in KiB and MiB. */
+  uint64_t bstep = 1;
+  while (bstep < r->top / 6)
+    bstep <<= 1;
   for (uint64_t b = 0; b <= r->top; b += bstep) {
     char s[32];
     fmt_bytes(s, sizeof s, b);

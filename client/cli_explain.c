@@ -197,16 +197,23 @@ static void print_text(const struct explain *e)
       printf("%s %zu", shown > 1 ? "," : "", k);
   printf("%s\n", n_peak > 20 ? ", ..." : "");
   printf("\ntensors live at operator %zu, largest first:\n", e->peak_op);
-  printf("  %10s %12s %7s  %-13s %s\n", "id", "bytes", "share", "lifetime",
-         "name");
+  if (g->names)
+    printf("  %10s %12s %7s  %-13s %s\n", "id", "bytes", "share", "lifetime",
+           "name");
+  else
+    printf("  %10s %12s %7s  %s\n", "id", "bytes", "share", "lifetime");
   for (size_t h = 0; h < e->n_at_peak; h++) {
     const struct planner_tensor *t = &g->tensors[e->at_peak[h]];
     char life[48];
     snprintf(life, sizeof life, "%lld-%lld", (long long)t->first,
              (long long)t->last);
-    printf("  %10u %12llu %6.1f%%  %-13s %s\n", (unsigned)t->id,
-           (unsigned long long)t->size, pct(t->size, e->peak), life,
-           g->names ? g->names[e->at_peak[h]] : "");
+    if (g->names)
+      printf("  %10u %12llu %6.1f%%  %-13s %s\n", (unsigned)t->id,
+             (unsigned long long)t->size, pct(t->size, e->peak), life,
+             g->names[e->at_peak[h]]);
+    else
+      printf("  %10u %12llu %6.1f%%  %s\n", (unsigned)t->id,
+             (unsigned long long)t->size, pct(t->size, e->peak), life);
   }
   printf("\nif one tensor were half its size (lower bound %llu bytes):\n",
          (unsigned long long)e->lb);

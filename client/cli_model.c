@@ -514,12 +514,16 @@ int cli_graph_load(const char *path, const struct cli_load_opts *o,
   size_t k = 0;
   while (k < len && isspace((unsigned char)buf[k]))
     k++;
-  if (planner_tflite_is_model(buf, len))
+  if (planner_tflite_is_model(buf, len)) {
     rc = load_tflite(what, buf, len, o, g);
-  else if (k < len && buf[k] == '{')
+  } else if (o && o->tflite_only) {
+    cli_error(what, "not a TFLite model (no \"TFL3\" at bytes 4-7)");
+    rc = CLI_EX_DATAERR;
+  } else if (k < len && buf[k] == '{') {
     rc = load_json(what, buf, len, g);
-  else
+  } else {
     rc = load_csv(what, buf, len, g);
+  }
   free(buf);
   if (rc == 0 && g->kind != CLI_GRAPH_TFLITE && o && !o->other_kinds_ok &&
       (o->shape || o->keep_dequant)) {
@@ -818,13 +822,9 @@ int cli_import_main(int argc, char **argv)
   }
   struct cli_graph g;
   cli_graph_init(&g);
+  lo.tflite_only = 1;
   if ((rc = cli_graph_load(file, &lo, &g)) != 0)
     return rc;
-  if (g.kind != CLI_GRAPH_TFLITE) {
-    cli_error(g.what, "not a TFLite model (no \"TFL3\" at bytes 4-7)");
-    cli_graph_cleanup(&g);
-    return CLI_EX_DATAERR;
-  }
   char *text = NULL, *comment = NULL;
   size_t text_len = 0, clen = 0;
   FILE *cf = open_memstream(&comment, &clen);

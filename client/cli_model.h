@@ -31,6 +31,7 @@ struct cli_load_opts {
   int keep_dequant;  /* --keep-dequant */
   const char *shape; /* --shape value, borrowed, or NULL */
   int other_kinds_ok; /* 1: the options may meet non-TFLite files (diff) */
+  int tflite_only;    /* 1: refuse anything but a TFLite model (import) */
 };
 
 /* A loaded graph, perhaps with a plan. Arrays are owned. */

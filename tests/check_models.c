@@ -1,0 +1,629 @@
+/*
+ * check_models.c - end-to-end tests of the model subcommands of arenactl
+ * (import, plan on .tflite, explain, render, diff, embed).
+ *
+ * Each test runs arenactl as a child process (path from ARENACTL, default
+ * build/arenactl, made absolute) inside a fresh temp dir, so that file
+ * names in the output are short and stable. Golden outputs for small
+ * graphs live in tests/data/golden/; real models get structural checks:
+ * the imported graph equals the reference CSV, the SVG holds one tensor
+ * rectangle per planned tensor and is well-formed XML, explain's peak
+ * equals the reference lower bound, an embedded plan reads back.
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "graph_csv.h"
+#include "tflite.h"
+#include "testutil.h"
+
+/* What one run of arenactl produced. */
+struct run {
+  int status; /* exit status, or 128 + signal number */
+  char *out;  /* stdout, owned */
+  size_t out_len; /* bytes in out */
+  char *err;  /* stderr, owned */
+};
+
+static char *tmpdir;            /* fresh per test */
+static char exe[PATH_MAX];      /* absolute path of arenactl */
+static char data[PATH_MAX];     /* absolute path of the test data */
+
+static void setup(void)
+{
+  const char *p = getenv("ARENACTL");
+  ck_assert_ptr_nonnull(realpath(p && *p ? p : "build/arenactl", exe));
+  ck_assert_ptr_nonnull(realpath(tu_data_dir(), data));
+  tmpdir = tu_mkdtemp();
+  ck_assert_ptr_nonnull(tmpdir);
+}
+
+static void teardown(void)
+{
+  tu_rm_rf(tmpdir);
+  free(tmpdir);
+  tmpdir = NULL;
+}
+
+static void redirect(const char *path, int fd, int flags)
+{
+  int f = open(path, flags, 0600);
+  if (f < 0 || dup2(f, fd) < 0)
+    _exit(127);
+  close(f);
+}
+
+/* Runs arenactl with the NULL-terminated args inside tmpdir. */
+static void run_cli(struct run *r, const char *const *args)
+{
+  char out_path[PATH_MAX + 16], err_path[PATH_MAX + 16];
+  const char *argv[32];
+  int n = 0;
+  argv[n++] = exe;
+  while (args[n - 1] && n < 31) {
+    argv[n] = args[n - 1];
+    n++;
+  }
+  argv[n] = NULL;
+  snprintf(out_path, sizeof out_path, "%s/.stdout", tmpdir);
+  snprintf(err_path, sizeof err_path, "%s/.stderr", tmpdir);
+  fflush(NULL);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    if (chdir(tmpdir) != 0)
+      _exit(127);
+    redirect("/dev/null", 0, O_RDONLY);
+    redirect(out_path, 1, O_WRONLY | O_CREAT | O_TRUNC);
+    redirect(err_path, 2, O_WRONLY | O_CREAT | O_TRUNC);
+    execv(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  int st = 0;
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  ck_assert_msg(r->status != 127, "cannot run %s (set ARENACTL)", argv[0]);
+  ck_assert_msg(r->status < 128, "arenactl died of signal %d", r->status - 128);
+  r->out = tu_read_file(out_path, &r->out_len);
+  r->err = tu_read_file(err_path, NULL);
+  ck_assert_ptr_nonnull(r->out);
+  ck_assert_ptr_nonnull(r->err);
+}
+
+static void run_free(struct run *r)
+{
+  free(r->out);
+  free(r->err);
+}
+
+#define RUN(r, ...) run_cli((r), (const char *const[]){__VA_ARGS__, NULL})
+
+static void assert_contains(const char *hay, const char *needle)
+{
+  ck_assert_msg(strstr(hay, needle) != NULL, "'%s' not found in:\n%s",
+                needle, hay);
+}
+
+/* Copies a test data file into tmpdir under its base name. */
+static void copy_in(const char *rel)
+{
+  char src[PATH_MAX + 64], dst[PATH_MAX + 64];
+  size_t len;
+  snprintf(src, sizeof src, "%s/%s", data, rel);
+  const char *base = strrchr(rel, '/');
+  snprintf(dst, sizeof dst, "%s/%s", tmpdir, base ? base + 1 : rel);
+  char *b = tu_read_file(src, &len);
+  ck_assert_msg(b != NULL, "cannot read %s", src);
+  FILE *f = fopen(dst, "wb");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_eq(fwrite(b, 1, len, f), len);
+  ck_assert_int_eq(fclose(f), 0);
+  free(b);
+}
+
+static char *read_tmp(const char *name, size_t *len)
+{
+  char p[PATH_MAX + 64];
+  snprintf(p, sizeof p, "%s/%s", tmpdir, name);
+  return tu_read_file(p, len);
+}
+
+static void write_tmp(const char *name, const void *b, size_t len)
+{
+  char p[PATH_MAX + 64];
+  snprintf(p, sizeof p, "%s/%s", tmpdir, name);
+  FILE *f = fopen(p, "wb");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_eq(fwrite(b, 1, len, f), len);
+  ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Checks stdout of r against a golden file byte for byte. */
+static void assert_golden(const struct run *r, const char *golden)
+{
+  char p[PATH_MAX + 64];
+  size_t len;
+  snprintf(p, sizeof p, "%s/golden/%s", data, golden);
+  char *want = tu_read_file(p, &len);
+  ck_assert_msg(want != NULL, "cannot read %s", p);
+  ck_assert_msg(len == r->out_len && memcmp(want, r->out, len) == 0,
+                "output differs from %s:\n%s", golden, r->out);
+  free(want);
+}
+
+static const char *const models[] = {
+    "hello_world_float",   "micro_speech_quantized",
+    "trained_lstm",        "micro_speech_lstm",
+    "dtln_noise_suppression", "magic_wand",
+    "keyword_scrambled",   "audio_preprocessor_int8",
+    "person_detect",       "mobilenet_v2_quantized_1x3x224x224",
+    "face_detection_short_range",
+};
+#define N_MODELS (sizeof models / sizeof models[0])
+
+/* Reference lower bounds at alignment 1 (the data README). */
+static const unsigned long long ref_lb[N_MODELS] = {
+    128, 5960, 5536, 16753, 1282, 13824, 10528, 2060, 55296, 2451840, 1376256,
+};
+
+/* Parses CSV text; the caller cleans up. */
+static void parse_csv(const char *text, size_t len, struct planner_csv *c)
+{
+  char err[ARENA_ERR_LEN];
+  planner_csv_init(c);
+  ck_assert_msg(planner_csv_parse(text, len, c, err) == 0, "%s", err);
+}
+
+/* ---- import and plan --------------------------------------------------------- */
+
+START_TEST(test_import_matches_reference)
+{
+  char model[256], csv[256], ref[PATH_MAX + 300];
+  struct run r;
+  struct planner_csv got, want;
+  snprintf(model, sizeof model, "models/%s.tflite", models[_i]);
+  copy_in(model);
+  snprintf(model, sizeof model, "%s.tflite", models[_i]);
+  RUN(&r, "import", model, "-o", "out.csv");
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  size_t len, rlen;
+  char *text = read_tmp("out.csv", &len);
+  ck_assert_ptr_nonnull(text);
+  assert_contains(text, "# sha256=");
+  parse_csv(text, len, &got);
+  snprintf(csv, sizeof csv, "%s.csv", models[_i]);
+  snprintf(ref, sizeof ref, "%s/models/%s", data, csv);
+  char *rtext = tu_read_file(ref, &rlen);
+  ck_assert_ptr_nonnull(rtext);
+  parse_csv(rtext, rlen, &want);
+  ck_assert_uint_eq(got.n_tensors, want.n_tensors);
+  for (size_t i = 0; i < got.n_tensors; i++) {
+    ck_assert_uint_eq(got.tensors[i].id, want.tensors[i].id);
+    ck_assert_uint_eq(got.tensors[i].size, want.tensors[i].size);
+    ck_assert_int_eq(got.tensors[i].first, want.tensors[i].first);
+    ck_assert_int_eq(got.tensors[i].last, want.tensors[i].last);
+  }
+  planner_csv_cleanup(&got);
+  planner_csv_cleanup(&want);
+  free(text);
+  free(rtext);
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_import_errors)
+{
+  struct run r;
+  copy_in("models/magic_wand.tflite");
+  RUN(&r, "import");
+  ck_assert_int_eq(r.status, 64);
+  run_free(&r);
+  RUN(&r, "import", "--bogus", "magic_wand.tflite");
+  ck_assert_int_eq(r.status, 64);
+  run_free(&r);
+  RUN(&r, "import", "missing.tflite");
+  ck_assert_int_eq(r.status, 66);
+  assert_contains(r.err, "arenactl: missing.tflite: cannot open");
+  run_free(&r);
+  /* A truncated model: a clear message and exit 65. */
+  size_t len;
+  char *b = read_tmp("magic_wand.tflite", &len);
+  write_tmp("cut.tflite", b, len / 3);
+  write_tmp("empty.tflite", b, 0);
+  b[5] = 'X';
+  write_tmp("magic.tflite", b, len);
+  free(b);
+  RUN(&r, "import", "cut.tflite");
+  ck_assert_int_eq(r.status, 65);
+  assert_contains(r.err, "arenactl: cut.tflite: ");
+  run_free(&r);
+  RUN(&r, "plan", "cut.tflite");
+  ck_assert_int_eq(r.status, 65);
+  run_free(&r);
+  RUN(&r, "import", "empty.tflite");
+  ck_assert_int_eq(r.status, 65);
+  assert_contains(r.err, "not a TFLite model");
+  run_free(&r);
+  RUN(&r, "import", "magic.tflite");
+  ck_assert_int_eq(r.status, 65);
+  assert_contains(r.err, "not a TFLite model");
+  run_free(&r);
+  RUN(&r, "import", "--shape", "2x3x3", "magic_wand.tflite");
+  ck_assert_int_eq(r.status, 65);
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_import_keep_dequant_and_shape)
+{
+  struct run r;
+  struct planner_csv c;
+  copy_in("models/face_detection_short_range.tflite");
+  copy_in("models/hello_world_float.tflite");
+  RUN(&r, "import", "--keep-dequant", "face_detection_short_range.tflite");
+  ck_assert_int_eq(r.status, 0);
+  parse_csv(r.out, r.out_len, &c);
+  ck_assert_uint_eq(c.n_tensors, 165);
+  planner_csv_cleanup(&c);
+  run_free(&r);
+  /* hello_world has a dynamic batch: --shape 4x1 scales it. */
+  RUN(&r, "import", "--shape", "4x1", "hello_world_float.tflite");
+  ck_assert_int_eq(r.status, 0);
+  assert_contains(r.out, "\n0,16,0,0\n");
+  assert_contains(r.out, "\n7,256,0,1\n");
+  run_free(&r);
+  RUN(&r, "import", "--shape", "4x2", "hello_world_float.tflite");
+  ck_assert_int_eq(r.status, 65);
+  assert_contains(r.err, "only a dynamic batch dimension");
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_plan_tflite)
+{
+  struct run r;
+  copy_in("models/person_detect.tflite");
+  RUN(&r, "plan", "--align", "1", "person_detect.tflite");
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  assert_contains(r.out, "lower bound:     55296 bytes");
+  assert_contains(r.out, "arena:           55296 bytes");
+  run_free(&r);
+}
+END_TEST
+
+/* ---- explain, render, diff: goldens ---------------------------------------- */
+
+START_TEST(test_explain_golden)
+{
+  struct run r;
+  copy_in("golden/small_a.csv");
+  RUN(&r, "explain", "--align", "1", "small_a.csv");
+  ck_assert_int_eq(r.status, 0);
+  assert_golden(&r, "explain_small.txt");
+  run_free(&r);
+  RUN(&r, "explain", "--align", "1", "--json", "small_a.csv");
+  ck_assert_int_eq(r.status, 0);
+  assert_golden(&r, "explain_small.json");
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_render_golden)
+{
+  struct run r;
+  copy_in("golden/small_a.csv");
+  RUN(&r, "render", "--align", "1", "small_a.csv");
+  ck_assert_int_eq(r.status, 0);
+  assert_golden(&r, "render_small.svg");
+  run_free(&r);
+  RUN(&r, "render", "--html", "--align", "1", "small_a.csv");
+  ck_assert_int_eq(r.status, 0);
+  assert_golden(&r, "render_small.html");
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_diff_golden)
+{
+  struct run r;
+  copy_in("golden/small_a.csv");
+  copy_in("golden/small_b.csv");
+  RUN(&r, "diff", "--align", "1", "small_a.csv", "small_b.csv");
+  ck_assert_int_eq(r.status, 1); /* differences, as diff(1) */
+  assert_golden(&r, "diff_small.txt");
+  run_free(&r);
+  RUN(&r, "diff", "--json", "--align", "1", "small_a.csv", "small_b.csv");
+  ck_assert_int_eq(r.status, 1);
+  assert_golden(&r, "diff_small.json");
+  run_free(&r);
+  RUN(&r, "diff", "small_a.csv", "small_a.csv");
+  ck_assert_int_eq(r.status, 0);
+  assert_contains(r.out, "0 added, 0 removed, 0 resized, 0 lifetime changed, "
+                         "0 moved, 4 unchanged");
+  run_free(&r);
+  RUN(&r, "diff", "small_a.csv");
+  ck_assert_int_eq(r.status, 64);
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_diff_plan_json)
+{
+  /* A plan from `plan --json` compared with the graph it came from: same
+   * offsets when the same algorithm and alignment plan the graph. */
+  struct run r;
+  copy_in("golden/small_a.csv");
+  RUN(&r, "plan", "--json", "--algo", "naive", "small_a.csv");
+  ck_assert_int_eq(r.status, 0);
+  write_tmp("naive.json", r.out, r.out_len);
+  run_free(&r);
+  RUN(&r, "diff", "--algo", "naive", "naive.json", "small_a.csv");
+  ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+  run_free(&r);
+  RUN(&r, "diff", "naive.json", "small_a.csv");
+  ck_assert_int_eq(r.status, 1);
+  assert_contains(r.out, "A: naive.json (plan, 4 tensors)");
+  assert_contains(r.out, "moved:");
+  run_free(&r);
+  /* A broken plan file is refused with its position. */
+  const char *bad = "{\"tensors\":[{\"id\":1}]}";
+  write_tmp("bad.json", bad, strlen(bad));
+  RUN(&r, "diff", "bad.json", "small_a.csv");
+  ck_assert_int_eq(r.status, 65);
+  assert_contains(r.err, "plan JSON");
+  run_free(&r);
+  /* A plan whose offsets overlap fails verification, clearly. */
+  const char *overlap =
+      "{\"alignment\":1,\"tensors\":[{\"id\":0,\"size\":8,\"first\":0,"
+      "\"last\":1,\"offset\":0},{\"id\":1,\"size\":8,\"first\":1,"
+      "\"last\":2,\"offset\":4}]}";
+  write_tmp("overlap.json", overlap, strlen(overlap));
+  RUN(&r, "diff", "overlap.json", "small_a.csv");
+  ck_assert_int_ge(r.status, 65);
+  assert_contains(r.err, "overlap.json");
+  run_free(&r);
+}
+END_TEST
+
+/* ---- real models: structure ------------------------------------------------ */
+
+/* Minimal XML well-formedness: tags balance and nest. Used when xmllint
+ * is not installed; xmllint runs as well when it is. */
+static void assert_well_formed(const char *s)
+{
+  const char *stack[64];
+  size_t lens[64];
+  int depth = 0;
+  for (const char *p = strchr(s, '<'); p; p = strchr(p + 1, '<')) {
+    if (p[1] == '?' || p[1] == '!')
+      continue;
+    const char *e = strchr(p, '>');
+    ck_assert_ptr_nonnull(e);
+    if (p[1] == '/') {
+      ck_assert_int_gt(depth, 0);
+      depth--;
+      ck_assert_msg(strncmp(p + 2, stack[depth], lens[depth]) == 0,
+                    "mismatched close tag at: %.40s", p);
+    } else if (e[-1] != '/') {
+      size_t n = strcspn(p + 1, " >/\n");
+      ck_assert_int_lt(depth, 64);
+      stack[depth] = p + 1;
+      lens[depth] = n;
+      depth++;
+    }
+  }
+  ck_assert_int_eq(depth, 0);
+}
+
+static size_t count(const char *s, const char *needle)
+{
+  size_t n = 0;
+  for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle))
+    n++;
+  return n;
+}
+
+START_TEST(test_render_real_models)
+{
+  char model[256];
+  struct run r;
+  struct planner_csv c;
+  snprintf(model, sizeof model, "models/%s.tflite", models[_i]);
+  copy_in(model);
+  snprintf(model, sizeof model, "%s.tflite", models[_i]);
+  RUN(&r, "import", model);
+  ck_assert_int_eq(r.status, 0);
+  parse_csv(r.out, r.out_len, &c);
+  size_t planned = c.n_tensors;
+  planner_csv_cleanup(&c);
+  run_free(&r);
+  RUN(&r, "render", model, "-o", "plan.svg");
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  run_free(&r);
+  size_t len;
+  char *svg = read_tmp("plan.svg", &len);
+  ck_assert_ptr_nonnull(svg);
+  ck_assert_uint_eq(count(svg, "<rect "), planned);
+  ck_assert_uint_eq(count(svg, "<rect class=\"t"), planned);
+  ck_assert_uint_ge(count(svg, "<rect class=\"t peak\""), 1);
+  assert_contains(svg, "class=\"lb\"");
+  assert_contains(svg, "class=\"arena\"");
+  assert_well_formed(svg);
+  free(svg);
+  if (system("command -v xmllint >/dev/null 2>&1") == 0) {
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof cmd, "xmllint --noout '%s/plan.svg'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+  }
+}
+END_TEST
+
+START_TEST(test_explain_real_models)
+{
+  char model[256], want[64];
+  struct run r;
+  snprintf(model, sizeof model, "models/%s.tflite", models[_i]);
+  copy_in(model);
+  snprintf(model, sizeof model, "%s.tflite", models[_i]);
+  RUN(&r, "explain", "--align", "1", "--json", model);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  snprintf(want, sizeof want, "\"lower_bound_bytes\":%llu,", ref_lb[_i]);
+  assert_contains(r.out, want);
+  snprintf(want, sizeof want, "\"peak_bytes\":%llu,", ref_lb[_i]);
+  assert_contains(r.out, want);
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_render_many_operators)
+{
+  /* 350 operators, 700 tensors: the picture stays a sane size. */
+  char *csv = malloc(700 * 48 + 32);
+  ck_assert_ptr_nonnull(csv);
+  size_t n = (size_t)sprintf(csv, "id,size,first,last\n");
+  for (int i = 0; i < 700; i++)
+    n += (size_t)sprintf(csv + n, "%d,%d,%d,%d\n", i, 64 + (i * 37) % 4000,
+                         i / 2, i / 2 + (i % 3));
+  write_tmp("big.csv", csv, n);
+  free(csv);
+  struct run r;
+  RUN(&r, "render", "--algo", "greedy-size", "big.csv", "-o", "big.svg");
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  run_free(&r);
+  size_t len;
+  char *svg = read_tmp("big.svg", &len);
+  ck_assert_uint_eq(count(svg, "<rect class=\"t"), 700);
+  int w = 0;
+  ck_assert_int_eq(sscanf(strstr(svg, "<svg "), "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\"", &w), 1);
+  ck_assert_int_ge(w, 350 * 3);
+  ck_assert_int_le(w, 2000);
+  assert_well_formed(svg);
+  free(svg);
+}
+END_TEST
+
+/* ---- embed ----------------------------------------------------------------------- */
+
+START_TEST(test_embed_golden)
+{
+  /* hello_world_float at alignment 16 with tflm-greedy: tensors 0 and 8
+   * at 0, 7 and 9 at 64; the 6 constants -1. */
+  static const int32_t want[10] = {0, -1, -1, -1, -1, -1, -1, 64, 0, 64};
+  struct run r;
+  char err[ARENA_ERR_LEN];
+  copy_in("models/hello_world_float.tflite");
+  RUN(&r, "embed", "--algo", "tflm-greedy", "hello_world_float.tflite", "-o",
+      "out.tflite");
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  assert_contains(r.out, "embedded: 4 of 10 tensors");
+  run_free(&r);
+  size_t len, olen, n;
+  char *in = read_tmp("hello_world_float.tflite", &len);
+  char *out = read_tmp("out.tflite", &olen);
+  ck_assert_ptr_nonnull(out);
+  ck_assert_uint_gt(olen, len);
+  ck_assert_int_eq(memcmp(out + 8 + (olen - len), in + 8, len - 8), 0);
+  int32_t *offs = NULL;
+  ck_assert_int_eq(planner_tflite_offline_plan(out, olen, &offs, &n, err), 0);
+  ck_assert_uint_eq(n, 10);
+  ck_assert_int_eq(memcmp(offs, want, sizeof want), 0);
+  free(offs);
+  free(in);
+  free(out);
+  /* The embedded model imports to the same graph and says it has a plan. */
+  RUN(&r, "import", "out.tflite");
+  ck_assert_int_eq(r.status, 0);
+  assert_contains(r.out, "carries an OfflineMemoryAllocation plan");
+  assert_contains(r.out, "id,size,first,last\n0,4,0,0\n7,64,0,1\n8,64,1,2\n"
+                         "9,4,2,2\n");
+  run_free(&r);
+  /* Embedding into a non-model, or without -o, fails cleanly. */
+  copy_in("golden/small_a.csv");
+  RUN(&r, "embed", "small_a.csv", "-o", "x.tflite");
+  ck_assert_int_eq(r.status, 65);
+  run_free(&r);
+  RUN(&r, "embed", "hello_world_float.tflite");
+  ck_assert_int_eq(r.status, 64);
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_embed_real_models)
+{
+  char model[256], err[ARENA_ERR_LEN];
+  struct run r;
+  snprintf(model, sizeof model, "models/%s.tflite", models[_i]);
+  copy_in(model);
+  snprintf(model, sizeof model, "%s.tflite", models[_i]);
+  RUN(&r, "embed", model, "-o", "out.tflite");
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  run_free(&r);
+  size_t olen, n;
+  char *out = read_tmp("out.tflite", &olen);
+  int32_t *offs = NULL;
+  struct planner_tflite_model m;
+  struct planner_tflite_options keep = {1, 0};
+  planner_tflite_init(&m);
+  ck_assert_int_eq(planner_tflite_read(out, olen, &keep, &m, err), 0);
+  ck_assert_int_eq(planner_tflite_offline_plan(out, olen, &offs, &n, err), 0);
+  ck_assert_uint_eq(n, m.n_tensors_all);
+  /* Every planned tensor has an offset, 16-byte aligned, and no two
+   * planned tensors alive at once overlap. */
+  for (size_t i = 0; i < m.n_planned; i++) {
+    const struct planner_tensor *a = &m.tensors[i];
+    int32_t oa = offs[a->id];
+    ck_assert_int_ge(oa, 0);
+    ck_assert_int_eq(oa % 16, 0);
+    for (size_t j = i + 1; j < m.n_planned; j++) {
+      const struct planner_tensor *b = &m.tensors[j];
+      int32_t ob = offs[b->id];
+      if (a->last < b->first || b->last < a->first || !a->size || !b->size)
+        continue;
+      ck_assert_msg((uint64_t)oa + a->size <= (uint64_t)ob ||
+                        (uint64_t)ob + b->size <= (uint64_t)oa,
+                    "tensors %u and %u overlap", (unsigned)a->id,
+                    (unsigned)b->id);
+    }
+  }
+  free(offs);
+  free(out);
+  planner_tflite_cleanup(&m);
+}
+END_TEST
+
+Suite *models_suite(void)
+{
+  Suite *s = suite_create("models");
+  TCase *tc = tcase_create("import");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 60);
+  tcase_add_loop_test(tc, test_import_matches_reference, 0, (int)N_MODELS);
+  tcase_add_test(tc, test_import_errors);
+  tcase_add_test(tc, test_import_keep_dequant_and_shape);
+  tcase_add_test(tc, test_plan_tflite);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("golden");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_explain_golden);
+  tcase_add_test(tc, test_render_golden);
+  tcase_add_test(tc, test_diff_golden);
+  tcase_add_test(tc, test_diff_plan_json);
+  tcase_add_test(tc, test_embed_golden);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("real");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, test_render_real_models, 0, (int)N_MODELS);
+  tcase_add_loop_test(tc, test_explain_real_models, 0, (int)N_MODELS);
+  tcase_add_loop_test(tc, test_embed_real_models, 0, (int)N_MODELS);
+  tcase_add_test(tc, test_render_many_operators);
+  suite_add_tcase(s, tc);
+  return s;
+}

@@ -155,6 +155,7 @@ $(eval $(call check_prog,cli,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,exact,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,digest,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,tflite,$(BUILD)/libarenaplanner.a,))
+$(eval $(call check_prog,models,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,wire,$(BUILD)/libarenawire.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_PROTO))))
 $(eval $(call check_prog,client,$(BUILD)/libarenad-client.a,$(call pc_libs,$(PKGS_PROTO))))
 $(BUILD)/tests/check_daemon: $(BUILD)/tests/daemon_harness.o

@@ -24,6 +24,7 @@ static const struct cli_command commands[] = {
     {"embed", cli_embed_main, "write a plan into a .tflite model for TFLite Micro"},
     {"explain", cli_explain_main, "show where a graph's memory goes and why"},
     {"render", cli_render_main, "draw a plan as SVG or an HTML page"},
+    {"diff", cli_diff_main, "compare two plans, graphs or models"},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -47,6 +47,7 @@ int cli_import_main(int argc, char **argv);
 int cli_embed_main(int argc, char **argv);
 int cli_explain_main(int argc, char **argv);
 int cli_render_main(int argc, char **argv);
+int cli_diff_main(int argc, char **argv);
 
 /* ---- helpers (cli_util.c) ----------------------------------------------- */
 

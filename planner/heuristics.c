@@ -6,9 +6,9 @@
  * each one into a gap between the already placed tensors that overlap it
  * in time, or on top of them". The planners differ only in the order and
  * in which gap they take (the lowest that fits, or the tightest). Placed
- * tensors live in an interval tree (ordset keyed by first op, augmented
- * with the max last op), so finding the k placed tensors that overlap a
- * lifetime costs O(log n + k), and a placement O(k log k). Pinned tensors
+ * tensors live in a time index (tindex.h), so finding the k placed tensors
+ * that overlap a lifetime costs about O(log n + k), and a placement
+ * O(k log k). Pinned tensors
  * are placed first, at their offsets; zero-size tensors get offset 0.
  *
  * Tie-breaks (all deterministic):
@@ -24,9 +24,9 @@
  *                    size descending, ties to the earlier row; tightest gap.
  *  - naive:          id order, bump allocation above any pinned tensor.
  */
-#include "ordset.h"
 #include "planner_int.h"
 #include "planner_sort.h"
+#include "tindex.h"
 
 #include <stdlib.h>
 
@@ -40,7 +40,7 @@ struct span {
 struct placer {
   const struct planner__prob *p;
   uint64_t *off;       /* output offsets, graph order */
-  struct ordset live;  /* placed tensors: key first, aux last */
+  struct tindex live;  /* placed tensors by lifetime */
   struct span *spans;  /* scratch: overlapping placed tensors */
   size_t n_spans;      /* entries used in spans */
 };
@@ -53,12 +53,32 @@ static void collect_span(uint32_t j, void *ctx)
   pl->n_spans++;
 }
 
-static int cmp_span(const void *a, const void *b)
+static inline int cmp_span(const void *a, const void *b)
 {
   const struct span *x = a, *y = b;
   if (x->off != y->off)
     return x->off < y->off ? -1 : 1;
   return (x->end > y->end) - (x->end < y->end);
+}
+
+/* Sorts by (off, end): insertion sort for the short lists typical of
+ * real graphs, qsort beyond. The order is total on values, so the result
+ * does not depend on the algorithm. */
+static void sort_spans(struct span *s, size_t n)
+{
+  if (n > 64) {
+    qsort(s, n, sizeof *s, cmp_span);
+    return;
+  }
+  for (size_t i = 1; i < n; i++) {
+    struct span v = s[i];
+    size_t j = i;
+    while (j > 0 && cmp_span(&v, &s[j - 1]) < 0) {
+      s[j] = s[j - 1];
+      j--;
+    }
+    s[j] = v;
+  }
 }
 
 /* Chooses the offset for tensor i among the placed tensors. */
@@ -67,8 +87,8 @@ static uint64_t choose_offset(struct placer *pl, uint32_t i, enum fit_mode m)
   const struct planner_tensor *t = &pl->p->t[i];
   uint64_t a = pl->p->align[i];
   pl->n_spans = 0;
-  ordset_overlapping(&pl->live, t->first, t->last, collect_span, pl);
-  qsort(pl->spans, pl->n_spans, sizeof *pl->spans, cmp_span);
+  tindex_overlapping(&pl->live, i, collect_span, pl);
+  sort_spans(pl->spans, pl->n_spans);
   uint64_t cur = 0, best = 0, best_slack = UINT64_MAX;
   for (size_t k = 0; k < pl->n_spans; k++) {
     uint64_t start = planner__align_up(cur, a);
@@ -89,10 +109,16 @@ static uint64_t choose_offset(struct placer *pl, uint32_t i, enum fit_mode m)
   return best_slack != UINT64_MAX ? best : planner__align_up(cur, a);
 }
 
-static void place(struct placer *pl, uint32_t i, uint64_t off)
+static int place(struct placer *pl, uint32_t i, uint64_t off)
 {
   pl->off[i] = off;
-  ordset_insert(&pl->live, i, pl->p->t[i].first, pl->p->t[i].last);
+  return tindex_insert(&pl->live, i) ? ARENA_ENOMEM : 0;
+}
+
+static void placer_cleanup(struct placer *pl)
+{
+  tindex_cleanup(&pl->live);
+  free(pl->spans);
 }
 
 static int placer_init(struct placer *pl, const struct planner__prob *p,
@@ -104,7 +130,8 @@ static int placer_init(struct placer *pl, const struct planner__prob *p,
   pl->spans = malloc(p->n * sizeof *pl->spans);
   if (!pl->spans)
     return ARENA_ENOMEM;
-  if (ordset_init(&pl->live, p->n)) {
+  if (tindex_init(&pl->live, p->t, p->n)) {
+    tindex_cleanup(&pl->live);
     free(pl->spans);
     return ARENA_ENOMEM;
   }
@@ -112,17 +139,13 @@ static int placer_init(struct placer *pl, const struct planner__prob *p,
     off[i] = 0;
     if (p->t[i].pinned != PLANNER_NOT_PINNED) {
       off[i] = (uint64_t)p->t[i].pinned;
-      if (p->t[i].size)
-        place(pl, (uint32_t)i, off[i]);
+      if (p->t[i].size && place(pl, (uint32_t)i, off[i])) {
+        placer_cleanup(pl);
+        return ARENA_ENOMEM;
+      }
     }
   }
   return 0;
-}
-
-static void placer_cleanup(struct placer *pl)
-{
-  ordset_cleanup(&pl->live);
-  free(pl->spans);
 }
 
 static int stopped(const struct planner__prob *p, size_t k)
@@ -143,7 +166,10 @@ static int place_all(const struct planner__prob *p, const uint32_t *order,
       rc = ARENA_ECANCELED;
       break;
     }
-    place(&pl, order[k], choose_offset(&pl, order[k], mode));
+    if (place(&pl, order[k], choose_offset(&pl, order[k], mode))) {
+      rc = ARENA_ENOMEM;
+      break;
+    }
   }
   placer_cleanup(&pl);
   return rc;

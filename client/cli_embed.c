@@ -5,8 +5,11 @@
  *
  * TFLite Micro has no persistent DEQUANTIZE-of-constant outputs: it plans
  * them in the arena like any other tensor, so embed always plans them
- * (as --keep-dequant does elsewhere). Tensors of other subgraphs, and
- * tensors the plan leaves out, get -1: the runtime plans those itself.
+ * (as --keep-dequant does elsewhere). Variable tensors are the opposite:
+ * TFLite Micro gives them buffers in its persistent tail, outside the
+ * planned head, so embed leaves them out and marks them -1. Tensors of
+ * other subgraphs, and every tensor the plan leaves out, get -1: the
+ * runtime places those itself.
  * After writing, the output is read back and its plan compared with the
  * one computed, so a written file is known to round-trip.
  */
@@ -175,6 +178,7 @@ int cli_embed_main(int argc, char **argv)
   }
   memset(&to, 0, sizeof to);
   to.keep_dequant = 1;
+  to.skip_variable = 1;
   if (!planner_tflite_is_model(buf, len)) {
     cli_error(what, "not a TFLite model (no \"TFL3\" at bytes 4-7)");
     rc = CLI_EX_DATAERR;
@@ -211,6 +215,10 @@ int cli_embed_main(int argc, char **argv)
            planner_algo_name(p.algo), (unsigned long long)a.o.alignment,
            (unsigned long long)p.arena_bytes,
            (unsigned long long)p.lower_bound_bytes);
+    if (m.n_variable)
+      printf("variable: %u tensors left to TFLite Micro's persistent "
+             "memory (-1)\n",
+             (unsigned)m.n_variable);
     printf("wrote:    %s (%zu bytes, %zu added)\n", a.out, out_len,
            out_len - len);
     rc = cli_finish_stdout();

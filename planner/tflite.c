@@ -443,6 +443,9 @@ static int collect(struct reader *r, const struct tfl__vec *tensors)
     if (ti->variable) {
       ti->first = 0;
       ti->last = last_op;
+      m->n_variable++;
+      if (r->o->skip_variable)
+        continue;
     }
     if (ti->first < 0) {
       m->n_unused++;
@@ -463,8 +466,6 @@ static int collect(struct reader *r, const struct tfl__vec *tensors)
     pt->last = ti->last;
     pt->align = 0;
     pt->pinned = PLANNER_NOT_PINNED;
-    if (ti->variable)
-      m->n_variable++;
     if ((rc = tfl__vec_table(&r->f, tensors, i, "tensor", &t)) != 0 ||
         (rc = tfl__string(&r->f, &t, TFL_T_NAME, "tensor name", name,
                           sizeof name, NULL)) != 0)
@@ -539,7 +540,7 @@ int planner_tflite_read(const void *buf, size_t len,
                         struct planner_tflite_model *out,
                         char err[ARENA_ERR_LEN])
 {
-  static const struct planner_tflite_options defaults = {0, 0};
+  static const struct planner_tflite_options defaults = {0, 0, 0};
   struct reader r;
   if (err)
     err[0] = '\0';

@@ -74,6 +74,8 @@ enum planner_tflite_type {
 struct planner_tflite_options {
   int keep_dequant; /* 1: plan outputs of DEQUANTIZE-of-constant too */
   uint64_t batch;   /* > 0: size dynamic batch dimensions with this */
+  int skip_variable; /* 1: leave variable tensors out (TFLite Micro keeps
+                        them in its persistent tail, not the planned head) */
 };
 
 /* One graph input or output of subgraph 0. */
@@ -105,7 +107,7 @@ struct planner_tflite_model {
   uint64_t persistent_bytes;     /* their total size */
   uint32_t n_unplannable;        /* STRING/RESOURCE/VARIANT tensors */
   uint32_t n_unused;             /* non-constant tensors no operator names */
-  uint32_t n_variable;           /* planned variable tensors */
+  uint32_t n_variable;           /* variable tensors (planned unless skip_variable) */
   uint32_t n_custom_ops;         /* operators whose code is CUSTOM */
   int dynamic;                   /* 1 when some tensor has a -1 in its signature */
   int batch_applied;             /* 1 when options->batch resized tensors */

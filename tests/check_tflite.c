@@ -379,7 +379,7 @@ START_TEST(test_keep_dequant)
   size_t len;
   uint8_t *b = load_model("face_detection_short_range", &len);
   struct planner_tflite_model m;
-  struct planner_tflite_options o = {1, 0};
+  struct planner_tflite_options o = {1, 0, 0};
   planner_tflite_init(&m);
   ck_assert_int_eq(planner_tflite_read(b, len, NULL, &m, err), 0);
   ck_assert_uint_eq(m.n_persistent, 74);
@@ -451,10 +451,16 @@ START_TEST(test_rules)
   ck_assert_uint_eq(m.n_variable, 1);
   ck_assert_int_eq(m.dynamic, 0);
   ck_assert_int_eq(m.has_offline_plan, 0);
-  struct planner_tflite_options o = {1, 0};
+  struct planner_tflite_options o = {1, 0, 0};
   ck_assert_int_eq(planner_tflite_read(b, len, &o, &m, err), 0);
   expect(&m, 5, 16, 2, 3);
   ck_assert_uint_eq(m.n_planned, 7);
+  /* As for TFLite Micro: variables live outside the planned arena. */
+  o.skip_variable = 1;
+  ck_assert_int_eq(planner_tflite_read(b, len, &o, &m, err), 0);
+  ck_assert_ptr_null(find(&m, 3));
+  ck_assert_uint_eq(m.n_planned, 6);
+  ck_assert_uint_eq(m.n_variable, 1);
   planner_tflite_cleanup(&m);
   free(b);
 }
@@ -559,7 +565,7 @@ START_TEST(test_dynamic_batch)
   tm.t[0].sig[1] = 8;
   uint8_t *b = tb_build(&tm, &len);
   struct planner_tflite_model m;
-  struct planner_tflite_options o = {0, 5};
+  struct planner_tflite_options o = {0, 5, 0};
   planner_tflite_init(&m);
   ck_assert_int_eq(planner_tflite_read(b, len, NULL, &m, err), 0);
   ck_assert_int_eq(m.dynamic, 1);
@@ -853,7 +859,7 @@ START_TEST(test_embed_round_trip)
   size_t len, out_len, nb;
   uint8_t *b = load_model(name, &len), *out = NULL;
   struct planner_tflite_model m, again;
-  struct planner_tflite_options keep = {1, 0};
+  struct planner_tflite_options keep = {1, 0, 0};
   struct planner_plan p;
   struct planner_options o;
   int32_t *back = NULL;

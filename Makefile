@@ -167,6 +167,12 @@ ifneq ($(STORAGE_SRC),)
 $(eval $(call check_prog,storage,$(BUILD)/libarenastorage.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_SQLITE))))
 endif
 
+# deploy suite (see the deploy section below): units, man pages, install,
+# .deb, sd_notify, socket activation and socket permissions.
+$(eval $(call check_prog,deploy,$(BUILD)/tests/daemon_harness.o $(BUILD)/libarenawire.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_PROTO))))
+$(BUILD)/tests/check_deploy.o: EXTRA_CFLAGS_tests += -DDEPLOY_BUILD='"$(BUILD)"' -DDEPLOY_SANFLAGS='"$(SANFLAGS)"'
+$(BUILD)/tests/check_deploy: | $(BUILD)/arenad $(BUILD)/arenactl $(BUILD)/examples/plan_example
+
 test check: deps
 	@$(MAKE) --no-print-directory build-tests
 	@sh tests/run.sh $(BUILD) $(notdir $(TEST_BINS))
@@ -241,6 +247,30 @@ test-browser: all
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; \
 	  else echo "test-browser: install chromium (sudo apt-get install chromium)" >&2; exit 1; fi; }
 	@sh tests/browser.sh $(BUILD) $(BROWSER_MODEL)
+
+# ---- deploy: install, uninstall, deb ----------------------------------------
+# `make install` copies the built daemon, arenactl, libarenad-client
+# (static, shared with its soname links, headers, pkg-config file), the
+# systemd units, sysusers.d/tmpfiles.d snippets, man pages and the default
+# configuration below DESTDIR/PREFIX (the configuration to SYSCONFDIR);
+# deploy/install.sh does the work and documents each path. An existing
+# /etc/arenad/arenad.conf is never overwritten. `make uninstall` removes
+# what install put there. `make deb` writes $(BUILD)/deb/arenad_*.deb with
+# dpkg-deb (deploy/mkdeb.sh). The deploy tests need systemd-analyze and
+# systemd-socket-activate (systemd), groff and man (groff-base, man-db)
+# and dpkg-shlibdeps (dpkg-dev).
+SYSCONFDIR ?= /etc
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+DEB_DEPS   += systemd groff-base man-db dpkg-dev
+INSTALL_ENV = DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' SYSCONFDIR='$(SYSCONFDIR)' \
+              UNITDIR='$(UNITDIR)'
+.PHONY: install uninstall deb
+install: all
+	@$(INSTALL_ENV) sh deploy/install.sh install $(BUILD)
+uninstall:
+	@$(INSTALL_ENV) sh deploy/install.sh uninstall $(BUILD)
+deb: all
+	@sh deploy/mkdeb.sh $(BUILD) $(BUILD)/deb
 
 # ---- deps ------------------------------------------------------------------
 deps:

@@ -1,0 +1,287 @@
+#!/bin/sh
+# deploy.sh - the shell half of the deploy suite (tests/check_deploy.c
+# runs each step and checks its output).
+#
+# Usage: tests/deploy.sh STEP BUILD_DIR
+#   units     systemd-analyze verify on the units (ExecStart pointed at the
+#             built arenad, man pages from a staging install), and proof
+#             that verify does reject a broken unit
+#   security  prints systemd-analyze security's overall exposure line
+#   man       every man page renders with groff -ww and man --warnings
+#             without a single warning
+#   install   installs into a DESTDIR, checks the tree, builds
+#             client/examples/plan_example.c with only pkg-config and runs
+#             it against the daemon at $ARENAD_SOCKET, then uninstalls
+#   deb       builds the .deb and checks its metadata, files and binaries
+#   maint     runs the maintainer scripts against stub commands
+# Environment: SANFLAGS, the sanitizer flags the library was built with
+# (a sanitized library needs them at link time too).
+# Prints "FAIL: ..." lines and exits 1 on the first failed check.
+set -u
+
+step=${1:?step}
+build=$(cd "${2:?build dir}" && pwd)
+src=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/arenad-deploy.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+need() {
+  command -v "$1" >/dev/null 2>&1 || fail "$1 is not installed (run make deps)"
+}
+
+stage() { # PREFIX UNITDIR -> staging tree in $tmp/root
+  DESTDIR=$tmp/root PREFIX=$1 UNITDIR=$2 \
+    sh "$src/deploy/install.sh" install "$build" > "$tmp/install.log" 2>&1 ||
+    { cat "$tmp/install.log"; fail "install.sh install"; }
+}
+
+step_units() {
+  need systemd-analyze
+  need man
+  stage /usr /usr/lib/systemd/system
+  mkdir -p "$tmp/units"
+  sed "s|^ExecStart=/usr/sbin/arenad\$|ExecStart=$build/arenad|" \
+    "$src/deploy/arenad.service" > "$tmp/units/arenad.service"
+  grep -q "^ExecStart=$build/arenad\$" "$tmp/units/arenad.service" ||
+    fail "arenad.service has no ExecStart=/usr/sbin/arenad"
+  cp "$src/deploy/arenad.socket" "$tmp/units/"
+  out=$(cd "$tmp/units" && MANPATH=$tmp/root/usr/share/man \
+    systemd-analyze verify arenad.service arenad.socket 2>&1)
+  rc=$?
+  [ $rc -eq 0 ] && [ -z "$out" ] || { echo "$out"; fail "verify exit $rc"; }
+  echo "verify: clean"
+  # The same check must notice a misspelt key and a missing binary.
+  sed -e 's/^WatchdogSec=/WatchdogSecs=/' \
+    -e "s|^ExecStart=.*|ExecStart=$tmp/no-such-arenad|" \
+    "$tmp/units/arenad.service" > "$tmp/units/broken.service"
+  out=$(cd "$tmp/units" && MANPATH=$tmp/root/usr/share/man \
+    systemd-analyze verify broken.service 2>&1)
+  echo "$out" | grep -q "WatchdogSecs" || fail "verify missed a bad key: $out"
+  echo "$out" | grep -q "no-such-arenad" || fail "verify missed a bad ExecStart: $out"
+  echo "verify: rejects a broken copy"
+  for k in Type=notify WatchdogSec= Restart=on-failure StateDirectory=arenad \
+    RuntimeDirectory=arenad User=arenad Group=arenad ProtectSystem=strict \
+    ProtectHome=yes PrivateTmp=yes PrivateDevices=yes NoNewPrivileges=yes \
+    RestrictAddressFamilies=AF_UNIX IPAddressDeny=any \
+    SystemCallFilter=@system-service MemoryDenyWriteExecute=yes \
+    LockPersonality=yes RestrictRealtime=yes RestrictNamespaces=yes \
+    'CapabilityBoundingSet=$' UMask=0007 MemoryMax= TasksMax= \
+    Environment=UV_THREADPOOL_SIZE= 'ExecReload=/bin/kill -HUP \$MAINPID'; do
+    grep -q "^$k" "$src/deploy/arenad.service" || fail "arenad.service lacks $k"
+  done
+  for k in ListenStream=/run/arenad/arenad.sock SocketUser=arenad \
+    SocketGroup=arenad SocketMode=0660; do
+    grep -q "^$k\$" "$src/deploy/arenad.socket" || fail "arenad.socket lacks $k"
+  done
+  echo "units: ok"
+}
+
+step_security() {
+  need systemd-analyze
+  out=$(systemd-analyze security --offline=yes --no-pager \
+    "$src/deploy/arenad.service" 2>&1) || { echo "$out"; fail "security"; }
+  echo "$out" | grep 'Overall exposure level' || fail "no overall exposure line"
+}
+
+step_man() {
+  need groff
+  need man
+  for p in "$src"/deploy/man/*.[1-8]; do
+    w=$(groff -man -ww -z "$p" 2>&1)
+    [ -z "$w" ] || { echo "$w"; fail "groff warns about $p"; }
+    w=$(MANWIDTH=80 man --warnings -l "$p" 2>&1 >/dev/null)
+    [ -z "$w" ] || { echo "$w"; fail "man warns about $p"; }
+    MANWIDTH=80 man -l "$p" 2>/dev/null | grep -q '^SEE ALSO' ||
+      fail "$p has no SEE ALSO section"
+    echo "man: $(basename "$p") clean"
+  done
+  # Every option of arenad --help is documented.
+  for o in $("$build/arenad" --help | grep -o -- '--[a-z-]*' | sort -u); do
+    grep -q -- "$(echo "$o" | sed 's/-/\\\\-/g')" "$src/deploy/man/arenad.8" ||
+      fail "arenad.8 does not mention $o"
+  done
+  # Every arenactl command is documented.
+  for c in $("$build/arenactl" --help | sed -n '/^Commands:/,/^$/p' |
+    awk 'NF > 1 { print $1 }'); do
+    grep -q "^\.SS \"\{0,1\}$c\b" "$src/deploy/man/arenactl.1" ||
+      fail "arenactl.1 does not document '$c'"
+  done
+  # Every key of the default configuration is documented.
+  for k in $(sed -n 's/^#\([a-z_]*\) = .*/\1/p' "$src/deploy/arenad.conf"); do
+    grep -q "^\.BR $k " "$src/deploy/man/arenad.conf.5" ||
+      fail "arenad.conf.5 does not document $k"
+  done
+  echo "man: ok"
+}
+
+step_install() {
+  need pkg-config
+  dest=$tmp/root
+  stage /usr/local /usr/local/lib/systemd/system
+  for f in usr/local/sbin/arenad usr/local/bin/arenactl \
+    usr/local/lib/libarenad-client.a usr/local/lib/libarenad-client.so.1.1.0 \
+    usr/local/include/arenad/arenad_client.h usr/local/include/arenad/planner.h \
+    usr/local/include/arenad/arena_error.h usr/local/include/arenad/digest.h \
+    usr/local/lib/pkgconfig/arenad-client.pc \
+    usr/local/lib/systemd/system/arenad.service \
+    usr/local/lib/systemd/system/arenad.socket \
+    usr/local/lib/sysusers.d/arenad.conf usr/local/lib/tmpfiles.d/arenad.conf \
+    usr/local/share/man/man8/arenad.8 usr/local/share/man/man5/arenad.conf.5 \
+    usr/local/share/man/man1/arenactl.1 etc/arenad/arenad.conf; do
+    [ -f "$dest/$f" ] || fail "missing $f"
+  done
+  [ -x "$dest/usr/local/sbin/arenad" ] || fail "arenad not executable"
+  [ "$(readlink "$dest/usr/local/lib/libarenad-client.so.1")" = libarenad-client.so.1.1.0 ] ||
+    fail "bad soname link"
+  [ "$(readlink "$dest/usr/local/lib/libarenad-client.so")" = libarenad-client.so.1 ] ||
+    fail "bad development link"
+  readelf -d "$dest/usr/local/lib/libarenad-client.so.1.1.0" |
+    grep -q 'SONAME.*\[libarenad-client.so.1\]' || fail "library soname"
+  grep -q '^ExecStart=/usr/local/sbin/arenad$' \
+    "$dest/usr/local/lib/systemd/system/arenad.service" || fail "ExecStart not rewritten"
+  grep -q '^prefix=/usr/local$' "$dest/usr/local/lib/pkgconfig/arenad-client.pc" ||
+    fail "pkg-config prefix"
+  cmp -s "$src/deploy/arenad.conf" "$dest/etc/arenad/arenad.conf" || fail "config copy"
+  echo "install: tree ok"
+
+  # A client build that sees only the installed tree: the .pc says
+  # prefix=/usr/local, as installed for real, and PKG_CONFIG_SYSROOT_DIR
+  # puts the DESTDIR in front of its -I and -L paths (the sources'
+  # client/ and planner/ are on no include path).
+  export PKG_CONFIG_PATH="$dest/usr/local/lib/pkgconfig"
+  export PKG_CONFIG_SYSROOT_DIR="$dest"
+  pc=pkg-config
+  $pc --exists arenad-client || fail "pkg-config cannot find arenad-client"
+  [ "$($pc --modversion arenad-client)" = "$(sed -n 's/^Version: *//p' "$build/arenad-client.pc")" ] ||
+    fail "pkg-config version"
+  cflags=$($pc --cflags arenad-client)
+  libs=$($pc --libs arenad-client)
+  echo "pkg-config: $cflags $libs" | sed "s|$dest|DESTDIR|g"
+  cp "$src/client/examples/plan_example.c" "$tmp/plan_example.c"
+  # shellcheck disable=SC2086
+  ${CC:-cc} -std=c11 -Wall -Wextra -Werror ${SANFLAGS:-} $cflags \
+    -o "$tmp/plan_example" "$tmp/plan_example.c" $libs ||
+    fail "the example does not build against the installed library"
+  readelf -d "$tmp/plan_example" | grep -q 'NEEDED.*\[libarenad-client.so.1\]' ||
+    fail "the example is not linked to the shared library"
+  export LD_LIBRARY_PATH="$dest/usr/local/lib"
+  [ -n "${ARENAD_SOCKET:-}" ] || fail "ARENAD_SOCKET is not set"
+  out=$("$tmp/plan_example" 2>&1) || { echo "$out"; fail "plan_example exit"; }
+  echo "$out" | grep -q '^source: daemon$' || { echo "$out"; fail "first run not planned by the daemon"; }
+  out=$("$tmp/plan_example" 2>&1) || { echo "$out"; fail "plan_example exit"; }
+  echo "$out" | grep -q '^source: daemon cache$' || { echo "$out"; fail "second run not from the cache"; }
+  echo "example: daemon, then daemon cache"
+  out=$("$tmp/plan_example" "$tmp/no-daemon.sock" 2>&1) || fail "fallback exit"
+  echo "$out" | grep -q '^source: planned locally$' || fail "no local fallback"
+  echo "example: local fallback without a daemon"
+  unset LD_LIBRARY_PATH PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
+
+  DESTDIR=$dest PREFIX=/usr/local UNITDIR=/usr/local/lib/systemd/system \
+    sh "$src/deploy/install.sh" uninstall "$build" > "$tmp/uninstall.log" 2>&1 ||
+    fail "uninstall"
+  left=$(find "$dest" ! -type d)
+  [ -z "$left" ] || fail "uninstall left: $left"
+  echo "uninstall: nothing left"
+}
+
+step_deb() {
+  need dpkg-deb
+  need dpkg-shlibdeps
+  deb=$(sh "$src/deploy/mkdeb.sh" "$build" "$tmp/out") || fail "mkdeb.sh"
+  [ -f "$deb" ] || fail "no .deb written"
+  echo "deb: $(basename "$deb")"
+  info=$(dpkg-deb -I "$deb") || fail "dpkg-deb -I"
+  dpkg-deb -f "$deb" Package | grep -qx arenad || fail "Package"
+  dep=$(dpkg-deb -f "$deb" Depends)
+  for l in libc6 libuv1 libprotobuf-c1 libsqlite3-0 libsystemd0 libinih1; do
+    echo "$dep" | grep -q "\b$l\b" || fail "Depends lacks $l: $dep"
+  done
+  echo "Depends: $dep"
+  [ "$(dpkg-deb -f "$deb" Architecture)" = "$(dpkg --print-architecture)" ] || fail "Architecture"
+  for s in postinst prerm postrm conffiles md5sums triggers; do
+    echo "$info" | grep -q " $s " || fail "control archive lacks $s"
+  done
+  dpkg-deb --ctrl-tarfile "$deb" | tar -xOf - ./conffiles | grep -qx /etc/arenad/arenad.conf ||
+    fail "conffiles"
+  list=$(dpkg-deb -c "$deb")
+  for f in ./usr/sbin/arenad ./usr/bin/arenactl ./usr/lib/libarenad-client.so.1.1.0 \
+    ./usr/lib/libarenad-client.so.1 ./usr/include/arenad/arenad_client.h \
+    ./usr/lib/pkgconfig/arenad-client.pc ./lib/systemd/system/arenad.service \
+    ./lib/systemd/system/arenad.socket ./usr/lib/sysusers.d/arenad.conf \
+    ./usr/lib/tmpfiles.d/arenad.conf ./usr/share/man/man8/arenad.8.gz \
+    ./usr/share/man/man5/arenad.conf.5.gz ./usr/share/man/man1/arenactl.1.gz \
+    ./etc/arenad/arenad.conf; do
+    echo "$list" | grep -q " $f\( ->\|\$\)" || fail "the package lacks $f"
+  done
+  echo "$list" | awk '{ print $2 }' | grep -qv '^root/root$' && fail "files not owned by root"
+  echo "deb: metadata and files ok"
+  # Unpacked into a throwaway root, the binaries run and agree on paths.
+  dpkg-deb -x "$deb" "$tmp/x" || fail "dpkg-deb -x"
+  dpkg-deb --ctrl-tarfile "$deb" | tar -xOf - ./md5sums > "$tmp/md5sums" || fail "md5sums"
+  (cd "$tmp/x" && md5sum --quiet -c "$tmp/md5sums") || fail "md5sums do not match"
+  "$tmp/x/usr/sbin/arenad" --version | grep -q "^arenad " || fail "unpacked arenad"
+  "$tmp/x/usr/sbin/arenad" --config "$tmp/x/etc/arenad/arenad.conf" --check-config |
+    grep -q '^database = /var/lib/arenad/cache.db$' || fail "unpacked config"
+  grep -q '^ExecStart=/usr/sbin/arenad$' "$tmp/x/lib/systemd/system/arenad.service" ||
+    fail "ExecStart in the package"
+  "$tmp/x/usr/bin/arenactl" --version >/dev/null || fail "unpacked arenactl"
+  echo "deb: unpacked binaries run"
+}
+
+# Each maintainer script runs with PATH holding only stubs that log their
+# arguments, so nothing touches this machine.
+stubs() { # names...
+  mkdir -p "$tmp/stub"
+  for n in "$@"; do
+    printf '#!/bin/sh\necho "%s $*" >> "%s"\n' "$n" "$tmp/calls" > "$tmp/stub/$n"
+    chmod +x "$tmp/stub/$n"
+  done
+  printf '#!/bin/sh\necho "getent $*" >> "%s"\nexit 2\n' "$tmp/calls" > "$tmp/stub/getent"
+  chmod +x "$tmp/stub/getent"
+}
+maint() { # script args...
+  s=$1; shift
+  : > "$tmp/calls"
+  PATH=$tmp/stub /bin/sh "$src/deploy/debian/$s" "$@" || fail "$s $* exit"
+}
+
+step_maint() {
+  for s in postinst prerm postrm; do
+    /bin/sh -n "$src/deploy/debian/$s" || fail "$s syntax"
+  done
+  stubs systemd-sysusers systemd-tmpfiles systemctl groupadd useradd mkdir chown chmod rm
+  maint postinst configure
+  grep -qx "systemd-sysusers /usr/lib/sysusers.d/arenad.conf" "$tmp/calls" ||
+    fail "postinst does not run systemd-sysusers: $(cat "$tmp/calls")"
+  grep -qx "systemd-tmpfiles --create /usr/lib/tmpfiles.d/arenad.conf" "$tmp/calls" ||
+    fail "postinst does not run systemd-tmpfiles"
+  grep -Eq "enable|start" "$tmp/calls" && fail "postinst enables or starts: $(cat "$tmp/calls")"
+  echo "postinst: sysusers and tmpfiles, nothing enabled"
+  # Without systemd's tools: groupadd/useradd and plain directories.
+  rm -f "$tmp/stub/systemd-sysusers" "$tmp/stub/systemd-tmpfiles"
+  maint postinst configure
+  grep -q "^groupadd --system arenad$" "$tmp/calls" || fail "no groupadd fallback"
+  grep -q "^useradd --system --gid arenad .* arenad$" "$tmp/calls" || fail "no useradd fallback"
+  grep -q "^chown arenad:arenad /var/lib/arenad$" "$tmp/calls" || fail "no state dir fallback"
+  echo "postinst: useradd fallback"
+  maint postrm remove
+  grep -q "^rm " "$tmp/calls" && fail "postrm remove deletes: $(cat "$tmp/calls")"
+  maint postrm purge
+  grep -q "^rm -rf /var/lib/arenad" "$tmp/calls" || fail "postrm purge keeps the cache"
+  echo "postrm: remove keeps the cache, purge deletes it"
+}
+
+case $step in
+units) step_units ;;
+security) step_security ;;
+man) step_man ;;
+install) step_install ;;
+deb) step_deb ;;
+maint) step_maint ;;
+*) fail "unknown step $step" ;;
+esac
+echo "step $step: ok"

@@ -272,6 +272,20 @@ uninstall:
 deb: all
 	@sh deploy/mkdeb.sh $(BUILD) $(BUILD)/deb
 
+# ---- FlatBuffers verifier check ------------------------------------------------
+# Checks every model `arenactl embed` writes with the official FlatBuffers
+# verifier (tests/flatbuffers.sh). Not part of `make test`: it needs flatc,
+# the FlatBuffers headers and a C++ compiler, installed with apt-get as root.
+.PHONY: test-flatbuffers
+test-flatbuffers: all
+	@command -v flatc >/dev/null 2>&1 && echo '#include <flatbuffers/flatbuffers.h>' | \
+	  c++ -E -x c++ - >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	      flatbuffers-compiler libflatbuffers-dev g++; \
+	  else echo "test-flatbuffers: install flatbuffers-compiler libflatbuffers-dev g++" >&2; exit 1; fi; }
+	@sh tests/flatbuffers.sh $(BUILD) tests/data/models/schema.fbs
+
 # ---- deps ------------------------------------------------------------------
 deps:
 	@missing=''; for p in $(DEB_DEPS); do \

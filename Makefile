@@ -257,11 +257,11 @@ test-browser: all
 # /etc/arenad/arenad.conf is never overwritten. `make uninstall` removes
 # what install put there. `make deb` writes $(BUILD)/deb/arenad_*.deb with
 # dpkg-deb (deploy/mkdeb.sh). The deploy tests need systemd-analyze and
-# systemd-socket-activate (systemd), groff and man (groff-base, man-db)
-# and dpkg-shlibdeps (dpkg-dev).
+# systemd-socket-activate (systemd), groff and man (groff-base, man-db),
+# dpkg-shlibdeps (dpkg-dev) and strace.
 SYSCONFDIR ?= /etc
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
-DEB_DEPS   += systemd groff-base man-db dpkg-dev
+DEB_DEPS   += systemd groff-base man-db dpkg-dev strace
 INSTALL_ENV = DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' SYSCONFDIR='$(SYSCONFDIR)' \
               UNITDIR='$(UNITDIR)'
 .PHONY: install uninstall deb

@@ -6,7 +6,8 @@
  *
  * DESIGN
  *  The static checks (systemd-analyze verify and security, groff, the
- *  install tree, the .deb, the maintainer scripts) are shell work; each is
+ *  install tree, the .deb, the maintainer scripts, the daemon's system
+ *  calls traced against the unit's filter) are shell work; each is
  *  one step of tests/deploy.sh, run here and judged by its exit status and
  *  output. The runtime checks play systemd's part in C: a datagram socket
  *  in NOTIFY_SOCKET that the test reads, a launcher that passes a
@@ -430,6 +431,14 @@ START_TEST(test_maintainer_scripts)
 }
 END_TEST
 
+START_TEST(test_syscalls_within_filter)
+{
+  char *out = deploy_step("syscalls");
+  ck_assert_ptr_nonnull(strstr(out, "all allowed by the unit's filter"));
+  free(out);
+}
+END_TEST
+
 /* ---- sd_notify ------------------------------------------------------------ */
 
 START_TEST(test_notify_ready_status_stopping)
@@ -808,6 +817,7 @@ Suite *deploy_suite(void)
   tcase_add_test(tc, test_install_and_pkgconfig_client);
   tcase_add_test(tc, test_deb_package);
   tcase_add_test(tc, test_maintainer_scripts);
+  tcase_add_test(tc, test_syscalls_within_filter);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("notify");

@@ -14,6 +14,8 @@
 #             it against the daemon at $ARENAD_SOCKET, then uninstalls
 #   deb       builds the .deb and checks its metadata, files and binaries
 #   maint     runs the maintainer scripts against stub commands
+#   syscalls  every system call arenad makes in a session is allowed by
+#             the unit's SystemCallFilter=
 # Environment: SANFLAGS, the sanitizer flags the library was built with
 # (a sanitized library needs them at link time too).
 # Prints "FAIL: ..." lines and exits 1 on the first failed check.
@@ -232,6 +234,87 @@ step_deb() {
   echo "deb: unpacked binaries run"
 }
 
+# The syscalls of a systemd filter group, recursively (systemd-analyze
+# lists nested @groups by name).
+expand_filter() {
+  for g in "$@"; do
+    systemd-analyze syscall-filter "$g" | sed -n '2,$p' | grep -v '^ *#' |
+      awk 'NF { print $1 }' | while read -r n; do
+        case $n in @*) expand_filter "$n" ;; *) echo "$n" ;; esac
+      done
+  done
+}
+
+# Runs arenad under strace, as an unprivileged user like the unit's
+# User=arenad when this runs as root, through a session that touches
+# every path (accept, plan, cache hit, sqlite writes, list, evict, stats,
+# SIGHUP, drain), and checks every system call it made against the
+# unit's own SystemCallFilter= lines.
+step_syscalls() {
+  need strace
+  need systemd-analyze
+  unit=$src/deploy/arenad.service
+  allow=$(sed -n 's/^SystemCallFilter=\([^~].*\)/\1/p' "$unit")
+  deny=$(sed -n 's/^SystemCallFilter=~\(.*\)/\1/p' "$unit")
+  [ -n "$allow" ] || fail "no SystemCallFilter allow-list in the unit"
+  # shellcheck disable=SC2086
+  expand_filter $allow | sort -u > "$tmp/allowed"
+  # shellcheck disable=SC2086
+  expand_filter $deny | sort -u > "$tmp/denied"
+  [ "$(wc -l < "$tmp/allowed")" -gt 100 ] || fail "could not expand $allow"
+  d=$tmp/sc
+  mkdir -p "$d"
+  cp "$build/arenad" "$d/arenad"
+  printf '[daemon]\nsocket = %s/s.sock\ndatabase = %s/c.db\n' "$d" "$d" > "$d/c.conf"
+  as=
+  if [ "$(id -u)" = 0 ]; then
+    chmod 0755 "$tmp" "$d"
+    chown 61234:61234 "$d"
+    as="setpriv --reuid=61234 --regid=61234 --clear-groups --"
+  else
+    echo "syscalls: not root, so the daemon runs as $(id -un), not as a system user"
+  fi
+  # LeakSanitizer cannot run under a tracer; the leak checks run elsewhere.
+  # shellcheck disable=SC2086
+  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+    $as strace -f -qq -o "$d/trace" "$d/arenad" --config "$d/c.conf" 2> "$d/log" &
+  spid=$!
+  ctl() { "$build/arenactl" -s "$d/s.sock" "$@" > /dev/null 2>&1; }
+  i=0
+  until ctl ping; do
+    i=$((i + 1))
+    kill -0 $spid 2>/dev/null && [ $i -lt 200 ] ||
+      { cat "$d/log"; fail "arenad did not start under strace (is ptrace allowed here?)"; }
+    sleep 0.05
+  done
+  model=$src/tests/data/models/person_detect.csv
+  ctl plan --no-fallback "$model" || fail "plan"
+  ctl plan --no-fallback "$model" || fail "cached plan"
+  ctl plan --no-fallback --algo exact --align 16 "$model" || fail "exact plan"
+  ctl stats || fail "stats"
+  ctl status || fail "status"
+  ctl ls || fail "ls"
+  ctl evict --all || fail "evict"
+  apid=$(sed -n '1s/^\([0-9]*\) .*/\1/p' "$d/trace")
+  [ -n "$apid" ] || fail "no trace"
+  kill -HUP "$apid"
+  ctl ping || fail "ping after SIGHUP"
+  kill -TERM "$apid"
+  wait $spid
+  rc=$?
+  [ $rc -eq 0 ] || { cat "$d/log"; fail "arenad exit $rc"; }
+  grep -q 'configuration reloaded' "$d/log" || fail "SIGHUP not handled"
+  sed -n 's/^[0-9][0-9]* *\([a-z_0-9]*\)(.*/\1/p' "$d/trace" | sort -u > "$tmp/used"
+  for c in accept4 epoll_wait pwrite64 fdatasync rt_sigreturn; do
+    grep -qx "$c" "$tmp/used" || fail "the session never made $c: the trace is incomplete"
+  done
+  bad=$(comm -23 "$tmp/used" "$tmp/allowed" | tr '\n' ' ')
+  [ -z "$bad" ] || fail "not in SystemCallFilter=$allow: $bad"
+  bad=$(comm -12 "$tmp/used" "$tmp/denied" | tr '\n' ' ')
+  [ -z "$bad" ] || fail "in SystemCallFilter=~$deny: $bad"
+  echo "syscalls: $(wc -l < "$tmp/used") distinct system calls, all allowed by the unit's filter"
+}
+
 # Each maintainer script runs with PATH holding only stubs that log their
 # arguments, so nothing touches this machine.
 stubs() { # names...
@@ -282,6 +365,7 @@ man) step_man ;;
 install) step_install ;;
 deb) step_deb ;;
 maint) step_maint ;;
+syscalls) step_syscalls ;;
 *) fail "unknown step $step" ;;
 esac
 echo "step $step: ok"

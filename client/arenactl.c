@@ -22,6 +22,12 @@ static const struct cli_command commands[] = {
     {"plan", cli_plan_main, "plan arena offsets for a lifetime-graph CSV"},
     {"import", cli_import_main, "convert a .tflite model to a lifetime-graph CSV"},
     {"embed", cli_embed_main, "write a plan into a .tflite model for TFLite Micro"},
+    {"get", cli_get_main, "show the plans arenad stores for a model and shape"},
+    {"ls", cli_ls_main, "list the plans in arenad's cache"},
+    {"evict", cli_evict_main, "remove plans from arenad's cache"},
+    {"ping", cli_ping_main, "check that arenad answers"},
+    {"status", cli_status_main, "show arenad's version, uptime and main counters"},
+    {"stats", cli_stats_main, "show every counter arenad keeps"},
     {"explain", cli_explain_main, "show where a graph's memory goes and why"},
     {"render", cli_render_main, "draw a plan as SVG or an HTML page"},
     {"diff", cli_diff_main, "compare two plans, graphs or models"},
@@ -32,7 +38,7 @@ static const struct cli_command commands[] = {
 static void usage(FILE *f)
 {
   fprintf(f,
-          "Usage: %s COMMAND [options] [args]\n"
+          "Usage: %s [-s SOCKET] COMMAND [options] [args]\n"
           "       %s --help | --version\n"
           "\n"
           "Memory planning for on-device neural-network inference.\n"
@@ -55,6 +61,11 @@ static const struct cli_command *find(const char *name)
 
 int main(int argc, char **argv)
 {
+  int shift = cli_global_options(argc, argv); /* -s PATH */
+  if (shift < 0)
+    return CLI_EX_USAGE;
+  argc -= shift;
+  argv += shift;
   if (argc < 2) {
     usage(stderr);
     return CLI_EX_USAGE;

@@ -30,9 +30,14 @@ enum cli_exit {
   CLI_EX_USAGE = 64,    /* bad command line */
   CLI_EX_DATAERR = 65,  /* bad input data: parse or validation error */
   CLI_EX_NOINPUT = 66,  /* input file missing or unreadable */
+  CLI_EX_UNAVAILABLE = 69, /* the daemon is unreachable or not answering */
   CLI_EX_SOFTWARE = 70, /* internal error (a plan failed verification) */
   CLI_EX_OSERR = 71,    /* out of memory or another system failure */
   CLI_EX_IOERR = 74,    /* writing the output failed */
+  CLI_EX_TEMPFAIL = 75, /* the daemon is busy; try again later */
+  CLI_EX_PROTOCOL = 76, /* the daemon speaks another protocol version or
+                           sent a malformed reply */
+  CLI_EX_NOPERM = 77,   /* the daemon denied this user */
 };
 
 /* ---- subcommands (one file each) ---------------------------------------- */
@@ -48,6 +53,21 @@ int cli_embed_main(int argc, char **argv);
 int cli_explain_main(int argc, char **argv);
 int cli_render_main(int argc, char **argv);
 int cli_diff_main(int argc, char **argv);
+
+/* arenactl get / ls / evict / ping / status / stats: talk to arenad
+ * (cli_cache.c, cli_daemon.c; docs/arenactl.md "Daemon commands"). */
+int cli_get_main(int argc, char **argv);
+int cli_ls_main(int argc, char **argv);
+int cli_evict_main(int argc, char **argv);
+int cli_ping_main(int argc, char **argv);
+int cli_status_main(int argc, char **argv);
+int cli_stats_main(int argc, char **argv);
+
+/* Consumes the global options before the subcommand: -s PATH or
+ * --socket PATH, which sets $ARENAD_SOCKET for every subcommand
+ * (cli_daemon.c). Returns how many argv entries after argv[0] it used, or
+ * -1 after printing a usage error. */
+int cli_global_options(int argc, char **argv);
 
 /* ---- helpers (cli_util.c) ----------------------------------------------- */
 

@@ -2,10 +2,10 @@
  * cli_plan.c - `arenactl plan`: reads a lifetime-graph CSV, plans it and
  * prints the plan as text or JSON.
  *
- * Planning runs in this process through the planner core. `--local` says
- * so explicitly; without it the command plans locally as well, because
- * there is no daemon to ask yet. Once the daemon exists, the absence of
- * `--local` will mean "ask the daemon, fall back to local".
+ * Without `--local` the graph goes to arenad (cli_daemon.c), keyed by the
+ * SHA-256 of the input file and the --shape value, and the command falls
+ * back to planning in this process when the daemon cannot be used (unless
+ * --no-fallback). `--local` plans in this process only.
  *
  * The JSON object is a stable interface (docs/arenactl.md): keys are only
  * ever added, never renamed or removed.
@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_daemon.h"
 #include "cli_model.h"
+#include "digest.h"
 #include "graph_csv.h"
 #include "planner.h"
 
@@ -26,6 +28,11 @@ struct plan_args {
   const char *file;         /* input path, "-" for stdin; borrowed */
   struct planner_options o; /* algorithm, alignment, capacity, budget */
   int json;                 /* 1: print JSON instead of text */
+  int local;                /* 1: --local, never ask the daemon */
+  int no_fallback;          /* 1: --no-fallback, fail if the daemon does */
+  const char *shape;        /* --shape, the cache key's input shape */
+  struct cli_daemon_args d; /* -s, --timeout-ms */
+  struct cli_plan_source src; /* where the plan came from */
 };
 
 static void usage(FILE *f)
@@ -39,8 +46,14 @@ static void usage(FILE *f)
           "prints the plan.\n"
           "\n"
           "Options:\n"
-          "  --local           plan in this process (the default for now:\n"
-          "                    there is no daemon to ask yet)\n"
+          "  --local           plan in this process, without asking arenad\n"
+          "  --no-fallback     fail (exit 69, 75, 76 or 77) when arenad cannot\n"
+          "                    be used instead of planning in this process\n"
+          "  -s, --socket PATH arenad's socket (default: $ARENAD_SOCKET, else\n"
+          "                    /run/arenad/arenad.sock)\n"
+          "  --shape S         input shape for the cache key, e.g. 1x96x96x1\n"
+          "                    (inputs separated by commas; default none)\n"
+          "  --timeout-ms N    how long to wait for arenad, in ms\n"
           "  --algo A          algorithm: best (default), naive, tflm-greedy,\n"
           "                    tflite-bestfit, greedy-size, greedy-breadth,\n"
           "                    exact\n"
@@ -54,7 +67,9 @@ static void usage(FILE *f)
           "  -h, --help        show this help\n"
           "\n"
           "Exit status: 0 planned (and fits), 1 does not fit the capacity,\n"
-          "64 bad command line, 65 bad input data, 66 cannot read FILE.\n",
+          "64 bad command line, 65 bad input data, 66 cannot read FILE;\n"
+          "with --no-fallback also 69 arenad unreachable, 75 busy,\n"
+          "76 protocol mismatch, 77 denied.\n",
           CLI_PROG, PLANNER_DEFAULT_ALIGNMENT, PLANNER_DEFAULT_BUDGET_MS);
 }
 
@@ -115,6 +130,12 @@ static int set_capacity(struct plan_args *a, const char *v)
   return 0;
 }
 
+static int set_shape(struct plan_args *a, const char *v)
+{
+  a->shape = v; /* checked when the key is built (cli_daemon_plan) */
+  return 0;
+}
+
 /* Tries the options that take a value. Returns 1 when argv[*i] was one
  * (and *rc holds 0 or an exit status), 0 when it was not. */
 static int value_option(int argc, char **argv, int *i, struct plan_args *a,
@@ -128,6 +149,7 @@ static int value_option(int argc, char **argv, int *i, struct plan_args *a,
       {"--align", set_align},
       {"--budget-ms", set_budget},
       {"--capacity", set_capacity},
+      {"--shape", set_shape},
   };
   for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
     const char *v = NULL;
@@ -157,10 +179,13 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
       usage(stdout);
       return -1;
     } else if (strcmp(s, "--local") == 0) {
-      /* Planning is local either way for now; see the file comment. */
+      a->local = 1;
+    } else if (strcmp(s, "--no-fallback") == 0) {
+      a->no_fallback = 1;
     } else if (strcmp(s, "--json") == 0) {
       a->json = 1;
-    } else if (!value_option(argc, argv, &i, a, &rc)) {
+    } else if (!value_option(argc, argv, &i, a, &rc) &&
+               !cli_daemon_option("plan", argc, argv, &i, &a->d, &rc)) {
       return usage_error("unknown option '%s'", s);
     }
   }
@@ -230,6 +255,21 @@ static int searched(const struct plan_args *a)
   return a->o.algo == PLANNER_ALGO_EXACT || a->o.algo == PLANNER_ALGO_BEST;
 }
 
+/* Where the plan came from, and the graph's digest. */
+static void print_source(const struct cli_plan_source *s)
+{
+  char hex[PLANNER_DIGEST_HEX_LEN];
+  if (!s->local)
+    printf("source:          arenad (%s)\n", s->cached ? "cached" : "planned");
+  else if (s->fallback_reason)
+    printf("source:          this process (arenad not used: %s)\n",
+           arena_strerror(s->fallback_reason));
+  else
+    printf("source:          this process\n");
+  printf("graph digest:    %s\n",
+         planner_hex(s->graph_digest, sizeof s->graph_digest, hex));
+}
+
 static void print_text(const struct plan_args *a, const struct planner_csv *c,
                        const struct planner_plan *p)
 {
@@ -237,6 +277,7 @@ static void print_text(const struct plan_args *a, const struct planner_csv *c,
   printf("file:            %s (%zu tensors, %s format)\n",
          strcmp(a->file, "-") ? a->file : "<stdin>", c->n_tensors,
          planner_csv_format_name(c->format));
+  print_source(&a->src);
   printf("algorithm:       %s", planner_algo_name(p->algo));
   if (a->o.algo != p->algo)
     printf(" (chosen by %s)", planner_algo_name(a->o.algo));
@@ -280,6 +321,10 @@ static void print_json(const struct plan_args *a, const struct planner_csv *c,
     printf(",\"nodes_explored\":%llu,\"search_us\":%llu",
            (unsigned long long)p->nodes_explored,
            (unsigned long long)p->search_us);
+  char hex[PLANNER_DIGEST_HEX_LEN];
+  printf(",\"cached\":%s,\"local\":%s,\"graph_digest\":\"%s\"",
+         a->src.cached ? "true" : "false", a->src.local ? "true" : "false",
+         planner_hex(a->src.graph_digest, sizeof a->src.graph_digest, hex));
   printf(",\"tensors\":[");
   for (size_t i = 0; i < c->n_tensors; i++) {
     const struct planner_tensor *t = &c->tensors[i];
@@ -295,7 +340,8 @@ static void print_json(const struct plan_args *a, const struct planner_csv *c,
 /* ---- the command -------------------------------------------------------- */
 
 /* Reads and parses the input. Returns 0 or an exit status. */
-static int load(const char *file, struct planner_csv *c)
+static int load(const char *file, struct planner_csv *c,
+                uint8_t hash[PLANNER_DIGEST_LEN])
 {
   char err[ARENA_ERR_LEN] = "";
   char *buf = NULL;
@@ -306,6 +352,7 @@ static int load(const char *file, struct planner_csv *c)
     cli_error(what, "%s", err);
     return rc == ARENA_ENOMEM ? CLI_EX_OSERR : CLI_EX_NOINPUT;
   }
+  planner_sha256(buf, len, hash); /* the model hash of the cache key */
   if (planner_tflite_is_model(buf, len)) {
     rc = cli_model_to_csv(what, buf, len, c); /* TFLite: cli_model.c */
     free(buf);
@@ -357,8 +404,7 @@ int cli_plan_main(int argc, char **argv)
   struct planner_csv c;
   struct planner_plan p;
   struct planner_graph g;
-  char err[ARENA_ERR_LEN] = "";
-  int prc;
+  uint8_t hash[PLANNER_DIGEST_LEN];
   enum planner_fit fit;
   memset(&a, 0, sizeof a);
   planner_options_init(&a.o);
@@ -367,16 +413,14 @@ int cli_plan_main(int argc, char **argv)
     return rc < 0 ? cli_finish_stdout() : rc;
   planner_csv_init(&c);
   planner_plan_init(&p);
-  if ((rc = load(a.file, &c)) != 0)
+  if ((rc = load(a.file, &c, hash)) != 0)
     goto out;
   g = planner_csv_graph(&c);
-  prc = planner_run(&g, &a.o, &p, err);
-  if (prc) {
-    cli_error(strcmp(a.file, "-") ? a.file : "<stdin>", "%s",
-              err[0] ? err : arena_strerror(prc));
-    rc = cli_exit_status(prc);
+  rc = cli_daemon_plan(strcmp(a.file, "-") ? a.file : "<stdin>", &a.d,
+                       a.local, !a.no_fallback, hash, a.shape, &g, &a.o, &p,
+                       &a.src);
+  if (rc)
     goto out;
-  }
   fit = fit_of(&p, a.o.capacity);
   if (a.json)
     print_json(&a, &c, &p);

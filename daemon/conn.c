@@ -240,6 +240,7 @@ static void handle_frame(struct conn *c, const uint8_t *body, size_t len)
 {
   struct server *s = c->s;
   Arenad__V1__Request *req;
+  uv_timer_again(&c->idle);
   int rc = wire_unpack_request(body, len, s->cfg.request_mem_bytes, &req);
   if (rc) {
     protocol_error(c, rc,
@@ -323,7 +324,9 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     conn_close(c);
     return;
   }
-  uv_timer_again(&c->idle);
+  /* No idle-timer restart here: only complete requests count as activity
+   * (handle_frame), so a peer that trickles a frame byte by byte is still
+   * closed at the idle timeout. */
   int rc = wire_reader_feed(&c->rd, c->rbuf, (size_t)nread);
   if (rc) {
     protocol_error(c, rc, "cannot buffer request");

@@ -73,6 +73,14 @@ int wire_reader_next(struct wire_reader *r, const uint8_t **body,
   *body_len = 0;
   if (r->failed)
     return r->failed;
+  /* Nothing buffered: give a large buffer back, so that a connection that
+   * sent one big request does not keep its memory while it idles. The
+   * previous frame's view ends with this call, as documented. */
+  if (r->pos == r->len && r->cap > WIRE_READER_KEEP_BYTES) {
+    free(r->buf);
+    r->buf = NULL;
+    r->cap = r->len = r->pos = 0;
+  }
   size_t avail = r->len - r->pos;
   if (avail < WIRE_HEADER_LEN)
     return 0;

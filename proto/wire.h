@@ -11,9 +11,12 @@
  * MEMORY
  *  A wire_reader grows its buffer only as bytes actually arrive, never to
  *  an announced length, so a peer that announces 16 MiB and sends nothing
- *  costs nothing. Unpacking goes through a counting allocator that fails
- *  once a message needs more than `mem_limit` bytes of decoded structures
- *  (packed varints can expand up to 8x).
+ *  costs nothing. Once every buffered byte has been returned as frames, the
+ *  next wire_reader_next frees a buffer larger than WIRE_READER_KEEP_BYTES,
+ *  so an idle connection holds no more than that. Unpacking goes through
+ *  a counting allocator that fails once a message needs more than
+ *  `mem_limit` bytes of decoded structures (packed varints can expand up
+ *  to 8x).
  *
  * OWNERSHIP
  *  Messages returned by wire_unpack_* are owned by the caller and freed
@@ -33,6 +36,7 @@
 #define WIRE_HEADER_LEN 4u
 #define WIRE_DEFAULT_MAX_FRAME (16u << 20) /* bytes */
 #define WIRE_DEFAULT_MEM_LIMIT (256ull << 20)    /* bytes per message */
+#define WIRE_READER_KEEP_BYTES (64u << 10) /* kept by an idle reader */
 
 /* Incremental frame assembler for one byte stream. Caller-allocated;
  * wire_reader_init / wire_reader_cleanup. */

@@ -311,9 +311,15 @@ static int job_stop(void *ctx)
 static void storage_failed(struct server *s, const char *what, int rc)
 {
   /* caller holds st_lock */
+  int was_ok = s->storage_ok;
   s->storage_ok = 0;
   snprintf(s->storage_err, sizeof s->storage_err, "%s: %s (%s)", what,
            storage_errmsg(s->st), arena_strerror(rc));
+  /* Log the change, not every failure: a full disk fails every write. */
+  if (was_ok)
+    dlog(&s->log, DLOG_ERR,
+         "cache database failing, serving from memory and planning: %s",
+         s->storage_err);
 }
 
 static Arenad__V1__Status status_of(int rc)
@@ -363,10 +369,13 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
   uv_mutex_lock(&s->st_lock);
   if (s->st) {
     rc = storage_put(s->st, k, &pg, &g->opts, &j->plan, j->planning_us, NULL);
-    if (rc)
+    if (rc) {
       storage_failed(s, "write", rc);
-    else
+    } else {
+      if (!s->storage_ok)
+        dlog(&s->log, DLOG_NOTICE, "cache database writable again");
       s->storage_ok = 1;
+    }
   }
   uv_mutex_unlock(&s->st_lock);
 }

@@ -25,7 +25,9 @@ step=${1:?step}
 build=$(cd "${2:?build dir}" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/arenad-deploy.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+spid=
+# A daemon left running would keep the caller's output pipe open.
+trap '[ -z "$spid" ] || kill -KILL "$spid" 2>/dev/null; rm -rf "$tmp"' EXIT
 
 fail() {
   echo "FAIL: $*"
@@ -277,7 +279,8 @@ step_syscalls() {
   # LeakSanitizer cannot run under a tracer; the leak checks run elsewhere.
   # shellcheck disable=SC2086
   ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-    $as strace -f -qq -o "$d/trace" "$d/arenad" --config "$d/c.conf" 2> "$d/log" &
+    $as strace -f -qq -o "$d/trace" "$d/arenad" --config "$d/c.conf" \
+    > "$d/log" 2>&1 &
   spid=$!
   ctl() { "$build/arenactl" -s "$d/s.sock" "$@" > /dev/null 2>&1; }
   i=0
@@ -300,8 +303,15 @@ step_syscalls() {
   kill -HUP "$apid"
   ctl ping || fail "ping after SIGHUP"
   kill -TERM "$apid"
+  i=0
+  while kill -0 $spid 2>/dev/null && [ $i -lt 600 ]; do
+    i=$((i + 1))
+    sleep 0.05
+  done
+  kill -0 $spid 2>/dev/null && fail "arenad did not stop within 30 s of SIGTERM"
   wait $spid
   rc=$?
+  spid=
   [ $rc -eq 0 ] || { cat "$d/log"; fail "arenad exit $rc"; }
   grep -q 'configuration reloaded' "$d/log" || fail "SIGHUP not handled"
   sed -n 's/^[0-9][0-9]* *\([a-z_0-9]*\)(.*/\1/p' "$d/trace" | sort -u > "$tmp/used"

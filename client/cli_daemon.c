@@ -95,6 +95,12 @@ int cli_global_options(int argc, char **argv)
   while (i < argc) {
     const char *v = NULL;
     int k = i;
+    if ((strcmp(argv[i], "-s") == 0 || strcmp(argv[i], "--socket") == 0) &&
+        i + 1 >= argc) {
+      cli_error(NULL, "option %s needs a value (the daemon's socket)",
+                argv[i]);
+      return -1;
+    }
     int m = cli_opt_value(argc, argv, &k, "-s", &v);
     if (m == 0)
       m = cli_opt_value(argc, argv, &k, "--socket", &v);

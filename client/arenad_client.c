@@ -341,11 +341,11 @@ static int fill(arenad_client_t *c, uint64_t deadline)
 }
 
 /* Waits for the response to request id. Returns 0 with *resp set, STALE
- * at EOF before any byte of a reply, or an error code. */
+ * at EOF between frames, or an error code (EOF inside a frame is
+ * ARENA_EPROTO). */
 static int receive(arenad_client_t *c, uint64_t id, uint64_t deadline,
                    Arenad__V1__Response **resp)
 {
-  int got_bytes = 0;
   for (;;) {
     const uint8_t *body;
     size_t len;
@@ -374,7 +374,7 @@ static int receive(arenad_client_t *c, uint64_t id, uint64_t deadline,
     }
     rc = fill(c, deadline);
     if (rc == STALE) {
-      if (got_bytes || wire_reader_pending(&c->rd))
+      if (wire_reader_pending(&c->rd))
         return arenad_client__fail(c, ARENA_EPROTO,
                                    "%s closed the connection in the middle "
                                    "of a reply",
@@ -383,7 +383,6 @@ static int receive(arenad_client_t *c, uint64_t id, uint64_t deadline,
     }
     if (rc)
       return rc;
-    got_bytes = 1;
   }
 }
 

@@ -1,16 +1,1042 @@
 /*
- * exact.c - the exact planner (placeholder until the search lands).
+ * exact.c - the exact planner: branch and bound over canonical placements.
  *
- * For now it only reports what the heuristic plan already proves.
+ * planner__exact() (contract in planner_int.h) either minimises the arena
+ * of a plan, starting from the heuristic plan it is given, or answers a
+ * capacity question. docs/exact.md explains the method at length; this
+ * comment is the short version for readers of the code.
+ *
+ * DESIGN
+ *  Only "free" tensors (size > 0, not pinned) are searched. Zero-size
+ *  tensors keep offset 0, pinned tensors keep their offset and act as
+ *  fixed obstacles.
+ *
+ *  Decomposition. Free tensors sorted by first use split into components
+ *  wherever no lifetime crosses a point in time. Components never
+ *  interact (pinned tensors are fixed), so each is searched on its own and
+ *  the arena is the maximum over components and pinned tops.
+ *
+ *  Sections. Inside a component the points where some lifetime starts or
+ *  ends cut time into sections; the live set is constant inside one.
+ *  Every section keeps a floor (the highest top of the tensors placed so
+ *  far that live in it) and rem, the total size of unplaced tensors live
+ *  in it.
+ *
+ *  Canonical solutions. Among the plans that fit a capacity C take one
+ *  with the least sum of offsets and list its tensors by (offset, rank),
+ *  rank being a fixed priority order. Placing them in that order, each
+ *  lands at pos(b): the lowest aligned offset at or above the tops of the
+ *  placed tensors it overlaps in time that misses every pinned obstacle
+ *  (anything lower would lower the sum). So the search only ever places
+ *  an unplaced tensor at pos(b), and the (pos, rank) keys of successive
+ *  placements strictly increase; that alone removes every reordering of
+ *  one plan. Further rules that the canonical plan obeys, so pruning with
+ *  them loses nothing:
+ *   - Dominance: a tensor may be placed at x only if x < pos(b') +
+ *     size(b') for every other unplaced b'. Otherwise b' could drop to
+ *     pos(b'), below everything still to come, and lower the sum.
+ *   - Section capacity: later tensors sit at or above x (the last
+ *     placement) and above the floor, so in every section
+ *     max(floor, x) + rem <= C.
+ *   - Fit: pos(b) + size(b) <= C for every unplaced b.
+ *  When every tensor is placed the plan fits C. When the tree is exhausted
+ *  no plan fits C at all, which proves a lower bound of C + granule.
+ *
+ *  Granule. Every canonical offset is a sum of sizes and pinned tops
+ *  rounded up to alignments. With g the gcd of all sizes and pinned
+ *  offsets, lowered so that each alignment divides g or is a multiple of
+ *  it, every canonical arena is a multiple of g; so the optimum is too,
+ *  and bounds are rounded up to multiples of g.
+ *
+ *  Driver. Searches are bounded by node limits that double between
+ *  rounds, and each round uses the next of several static rank orders
+ *  (racing orders with restarts). Minimisation alternates a feasibility
+ *  attempt at the lower bound (success proves optimality, exhaustion
+ *  raises the bound) with a descent from the incumbent (capacity =
+ *  incumbent - g). The wall clock and the stop callback are only polled;
+ *  they decide when to stop, never what is explored, so a search that
+ *  finishes inside its budget returns the same plan on every machine.
+ *
+ *  Memory. O(n + sections + overlap pairs). Overlap pairs (the adjacency
+ *  lists) and section incidences are capped at EXACT_MAX_PAIRS entries in
+ *  total; components above the cap keep their heuristic placement.
  */
 #include "planner_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Total adjacency entries plus section incidences searched at most; each
+ * costs 4 to 12 bytes. 4M keeps the search under ~64 MB. */
+#define EXACT_MAX_PAIRS (1u << 22)
+#define EXACT_FIRST_LIMIT 2048u /* nodes in the first round */
+#define EXACT_N_ORDERS 4        /* static rank orders raced in turn */
+#define NONE UINT32_MAX
+
+enum { R_FOUND, R_INFEAS, R_LIMIT, R_TIME, R_CANCEL, R_GIVEUP };
+
+struct pin {
+  uint64_t off, top; /* byte range [off, top) of a pinned tensor */
+};
+
+struct lvl {
+  uint64_t kpos;   /* key of the last candidate tried here: offset ... */
+  int64_t krank;   /* ... and rank; -1 at the root (anything goes) */
+  uint64_t t1;     /* min pos + size over unplaced, on entry */
+  uint64_t x;      /* offset of the tensor placed from this level */
+  uint64_t maxrem; /* the maxrem bound before that placement */
+  uint32_t c;      /* local index of that tensor */
+  uint32_t pmark;  /* pos trail length before it */
+  uint32_t fmark;  /* floor trail length before it */
+};
+
+struct ctx {
+  const struct planner__prob *p;
+  uint64_t *offsets; /* graph order, always a valid plan */
+  /* Free tensors sorted by (first, last, graph index), K of them. */
+  uint32_t K;
+  uint32_t *gi;                 /* graph index */
+  uint64_t *size, *align;       /* bytes */
+  uint32_t *slo, *shi;          /* section range, local to the component */
+  uint32_t *adj_off, *adj;      /* overlap lists, local indexes */
+  uint32_t *pin_off, *pinl;     /* pinned obstacles per tensor */
+  /* Components: tensors [cb[c], cb[c+1]), sections [sb[c], sb[c+1]). */
+  uint32_t nc;
+  uint32_t *cb, *sb;
+  uint64_t *rem0;               /* initial rem of every section */
+  uint64_t *carena;             /* arena of each component's tensors */
+  unsigned char *searchable;    /* 0: over the memory cap */
+  uint64_t *peak;               /* max rem0 over a tensor's sections */
+  struct pin *pins;             /* pinned obstacles, sorted by offset */
+  uint32_t npins;
+  uint64_t pintop;              /* max top of pinned tensors */
+  uint64_t g;                   /* granule, see DESIGN */
+  /* Work arrays, sized for the largest searchable component. */
+  uint64_t *pos, *floor, *rem, *ptr_v, *ftr, *out;
+  uint32_t *ul, *upos, *ptr_i, *rank, *tmp;
+  uint32_t *sl_off, *sl;        /* tensors live in each section (CSR) */
+  uint64_t *rel;                /* release times, scratch for erd_ok() */
+  struct lvl *lv;
+  /* Control. */
+  uint64_t nodes;               /* total search nodes */
+  struct timespec t0;
+  uint64_t deadline_us;         /* from t0 */
+  int cancelled;
+};
+
+static uint64_t now_us(const struct ctx *X)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)(t.tv_sec - X->t0.tv_sec) * 1000000u +
+         (uint64_t)((t.tv_nsec - X->t0.tv_nsec) / 1000);
+}
+
+/* Returns R_TIME, R_CANCEL or R_FOUND (keep going). */
+static int poll_stop(struct ctx *X)
+{
+  const struct planner_options *o = X->p->o;
+  if (o->stop && o->stop(o->stop_ctx)) {
+    X->cancelled = 1;
+    return R_CANCEL;
+  }
+  if (now_us(X) >= X->deadline_us)
+    return R_TIME;
+  return R_FOUND;
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+  while (b) {
+    uint64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* Lowest offset >= y, aligned for tensor k, that misses its pinned
+ * obstacles (sorted by offset, so repeated passes settle quickly). */
+static uint64_t fixpin(const struct ctx *X, uint32_t k, uint64_t y)
+{
+  uint64_t a = X->align[k], s = X->size[k];
+  y = planner__align_up(y, a);
+  int moved = 1;
+  while (moved) {
+    moved = 0;
+    for (uint32_t j = X->pin_off[k]; j < X->pin_off[k + 1]; j++) {
+      const struct pin *q = &X->pins[X->pinl[j]];
+      if (y < q->top && y + s > q->off) {
+        y = planner__align_up(q->top, a);
+        moved = 1;
+      }
+    }
+  }
+  return y;
+}
+
+/* ---- preprocessing ------------------------------------------------------ */
+
+struct ent {
+  int64_t first, last;
+  uint32_t gi;
+  uint32_t pin; /* NONE for free tensors, else index into pins */
+};
+
+static int cmp_ent(const void *a, const void *b)
+{
+  const struct ent *x = a, *y = b;
+  if (x->first != y->first)
+    return x->first < y->first ? -1 : 1;
+  if (x->last != y->last)
+    return x->last < y->last ? -1 : 1;
+  return x->gi < y->gi ? -1 : x->gi > y->gi;
+}
+
+static int cmp_pin(const void *a, const void *b)
+{
+  const struct pin *x = a, *y = b;
+  if (x->off != y->off)
+    return x->off < y->off ? -1 : 1;
+  return x->top < y->top ? -1 : x->top > y->top;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static uint32_t sec_find(const int64_t *pt, uint32_t npt, int64_t t)
+{
+  uint32_t lo = 0, hi = npt;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (pt[mid] < t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static void ctx_free(struct ctx *X)
+{
+  free(X->gi); free(X->size); free(X->align); free(X->slo); free(X->shi);
+  free(X->adj_off); free(X->adj); free(X->pin_off); free(X->pinl);
+  free(X->cb); free(X->sb); free(X->rem0); free(X->carena);
+  free(X->searchable); free(X->peak); free(X->pins);
+  free(X->pos); free(X->floor); free(X->rem); free(X->ptr_v); free(X->ftr);
+  free(X->out); free(X->ul); free(X->upos); free(X->ptr_i); free(X->rank);
+  free(X->tmp); free(X->lv); free(X->sl_off); free(X->sl); free(X->rel);
+}
+
+/* Builds everything the search needs. Returns 0 or ARENA_ENOMEM. */
+static int ctx_build(struct ctx *X)
+{
+  const struct planner__prob *p = X->p;
+  size_t n = p->n;
+  uint32_t K = 0, P = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (p->t[i].size == 0)
+      continue;
+    if (p->t[i].pinned != PLANNER_NOT_PINNED)
+      P++;
+    else
+      K++;
+  }
+  X->K = K;
+  X->npins = P;
+  struct ent *e = malloc((K + P + 1) * sizeof *e);
+  X->pins = malloc((P + 1) * sizeof *X->pins);
+  if (!e || !X->pins) {
+    free(e);
+    return ARENA_ENOMEM;
+  }
+  /* Pinned obstacles sorted by offset; pin_rank maps graph order to it. */
+  uint32_t np = 0;
+  uint64_t g = 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct planner_tensor *t = &p->t[i];
+    if (t->size == 0 || t->pinned == PLANNER_NOT_PINNED)
+      continue;
+    X->pins[np].off = (uint64_t)t->pinned;
+    X->pins[np].top = (uint64_t)t->pinned + t->size;
+    if (X->pins[np].top > X->pintop)
+      X->pintop = X->pins[np].top;
+    g = gcd64(g, gcd64((uint64_t)t->pinned, t->size));
+    np++;
+  }
+  qsort(X->pins, P, sizeof *X->pins, cmp_pin);
+  /* Entries: free tensors, then pinned ones (their pin index found by a
+   * search over the sorted array, ties resolved by the first unused). */
+  uint32_t ne = 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct planner_tensor *t = &p->t[i];
+    if (t->size == 0)
+      continue;
+    e[ne].first = t->first;
+    e[ne].last = t->last;
+    e[ne].gi = (uint32_t)i;
+    e[ne].pin = NONE;
+    if (t->pinned != PLANNER_NOT_PINNED) {
+      /* Identical (off, top) pairs cannot both be pinned at one time, but
+       * may exist at different times; any of them is the same obstacle
+       * shape, so the first match is fine only if times agree. Store the
+       * byte range directly instead: pin index is resolved below. */
+      e[ne].pin = 0;
+    } else {
+      g = gcd64(g, t->size);
+    }
+    ne++;
+  }
+  /* Resolve pinned entries to indexes of X->pins with equal ranges. Each
+   * obstacle is only a byte range, so sharing an index between tensors of
+   * the same range is harmless. */
+  for (uint32_t k = 0; k < ne; k++) {
+    if (e[k].pin == NONE)
+      continue;
+    const struct planner_tensor *t = &p->t[e[k].gi];
+    struct pin key = {(uint64_t)t->pinned, (uint64_t)t->pinned + t->size};
+    uint32_t lo = 0, hi = P;
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (cmp_pin(&X->pins[mid], &key) < 0)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    e[k].pin = lo;
+  }
+  qsort(e, ne, sizeof *e, cmp_ent);
+  if (g == 0)
+    g = 1;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t a = p->align[i];
+    if (p->t[i].size && g % a)
+      g = gcd64(g, a);
+  }
+  X->g = g;
+
+  X->gi = malloc((K + 1) * sizeof *X->gi);
+  X->size = malloc((K + 1) * sizeof *X->size);
+  X->align = malloc((K + 1) * sizeof *X->align);
+  X->slo = malloc((K + 1) * sizeof *X->slo);
+  X->shi = malloc((K + 1) * sizeof *X->shi);
+  X->adj_off = calloc(K + 2, sizeof *X->adj_off);
+  X->pin_off = calloc(K + 2, sizeof *X->pin_off);
+  X->cb = malloc((K + 2) * sizeof *X->cb);
+  X->sb = malloc((K + 2) * sizeof *X->sb);
+  X->carena = calloc(K + 1, sizeof *X->carena);
+  X->searchable = calloc(K + 1, 1);
+  X->peak = calloc(K + 1, sizeof *X->peak);
+  X->rem0 = calloc(2 * (size_t)K + 2, sizeof *X->rem0);
+  uint32_t *fidx = malloc((K + P + 1) * sizeof *fidx); /* entry -> free k */
+  int64_t *pt = malloc((2 * (size_t)K + 2) * sizeof *pt);
+  if (!X->gi || !X->size || !X->align || !X->slo || !X->shi ||
+      !X->adj_off || !X->pin_off || !X->cb || !X->sb || !X->carena ||
+      !X->searchable || !X->peak || !X->rem0 || !fidx || !pt) {
+    free(e); free(fidx); free(pt);
+    return ARENA_ENOMEM;
+  }
+  uint32_t k = 0;
+  for (uint32_t j = 0; j < ne; j++) {
+    if (e[j].pin != NONE) {
+      fidx[j] = NONE;
+      continue;
+    }
+    fidx[j] = k;
+    X->gi[k] = e[j].gi;
+    X->size[k] = p->t[e[j].gi].size;
+    X->align[k] = p->align[e[j].gi];
+    k++;
+  }
+  /* Components over free tensors in first-use order. */
+  X->nc = 0;
+  int64_t reach = INT64_MIN;
+  k = 0;
+  for (uint32_t j = 0; j < ne; j++) {
+    if (e[j].pin != NONE)
+      continue;
+    if (k == 0 || e[j].first > reach)
+      X->cb[X->nc++] = k;
+    if (k == 0 || e[j].last > reach)
+      reach = e[j].last;
+    k++;
+  }
+  X->cb[X->nc] = K;
+
+  /* Overlap pairs: a forward sweep over entries in first-use order. Two
+   * passes, counting then filling. */
+  uint64_t pairs = 0, pinpairs = 0;
+  for (uint32_t j = 0; j < ne; j++) {
+    for (uint32_t q = j + 1; q < ne && e[q].first <= e[j].last; q++) {
+      int fj = e[j].pin == NONE, fq = e[q].pin == NONE;
+      if (fj && fq) {
+        X->adj_off[fidx[j] + 1]++;
+        X->adj_off[fidx[q] + 1]++;
+        pairs += 2;
+      } else if (fj != fq) {
+        X->pin_off[(fj ? fidx[j] : fidx[q]) + 1]++;
+        pinpairs++;
+      }
+    }
+    if (pairs > 2u * EXACT_MAX_PAIRS || pinpairs > EXACT_MAX_PAIRS)
+      break; /* too many: handled below by skipping every component */
+  }
+  int too_many = pairs > 2u * EXACT_MAX_PAIRS || pinpairs > EXACT_MAX_PAIRS;
+  if (too_many) {
+    memset(X->adj_off, 0, (K + 2) * sizeof *X->adj_off);
+    memset(X->pin_off, 0, (K + 2) * sizeof *X->pin_off);
+    pairs = pinpairs = 0;
+  }
+  for (uint32_t q = 0; q < K; q++) {
+    X->adj_off[q + 1] += X->adj_off[q];
+    X->pin_off[q + 1] += X->pin_off[q];
+  }
+  X->adj = malloc((pairs + 1) * sizeof *X->adj);
+  X->pinl = malloc((pinpairs + 1) * sizeof *X->pinl);
+  uint32_t *fill = malloc((K + 1) * sizeof *fill);
+  uint32_t *pfill = malloc((K + 1) * sizeof *pfill);
+  if (!X->adj || !X->pinl || !fill || !pfill) {
+    free(e); free(fidx); free(pt); free(fill); free(pfill);
+    return ARENA_ENOMEM;
+  }
+  memcpy(fill, X->adj_off, K * sizeof *fill);
+  memcpy(pfill, X->pin_off, K * sizeof *pfill);
+  /* Component of each free tensor, to store local indexes. */
+  uint32_t *comp = X->ul = malloc((K + 1) * sizeof *comp);
+  if (!comp) {
+    free(e); free(fidx); free(pt); free(fill); free(pfill);
+    return ARENA_ENOMEM;
+  }
+  for (uint32_t c = 0; c < X->nc; c++)
+    for (uint32_t q = X->cb[c]; q < X->cb[c + 1]; q++)
+      comp[q] = c;
+  if (!too_many) {
+    for (uint32_t j = 0; j < ne; j++) {
+      for (uint32_t q = j + 1; q < ne && e[q].first <= e[j].last; q++) {
+        int fj = e[j].pin == NONE, fq = e[q].pin == NONE;
+        if (fj && fq) {
+          uint32_t a = fidx[j], b = fidx[q], base = X->cb[comp[a]];
+          X->adj[fill[a]++] = b - base;
+          X->adj[fill[b]++] = a - base;
+        } else if (fj) {
+          X->pinl[pfill[fidx[j]]++] = e[q].pin;
+        } else if (fq) {
+          X->pinl[pfill[fidx[q]]++] = e[j].pin;
+        }
+      }
+    }
+  }
+  free(fill);
+  free(pfill);
+  /* Keep each tensor's obstacles in offset order (pin indexes are). */
+  for (uint32_t q = 0; q < K; q++) {
+    uint32_t a = X->pin_off[q], b = X->pin_off[q + 1];
+    for (uint32_t i = a + 1; i < b; i++) {
+      uint32_t v = X->pinl[i], j = i;
+      while (j > a && X->pinl[j - 1] > v) {
+        X->pinl[j] = X->pinl[j - 1];
+        j--;
+      }
+      X->pinl[j] = v;
+    }
+  }
+
+  /* Sections per component, rem0, peak; and the memory cap. */
+  uint64_t budget = EXACT_MAX_PAIRS;
+  uint32_t maxm = 0, maxs = 0;
+  uint64_t maxinc = 0, maxadj = 0;
+  X->sb[0] = 0;
+  for (uint32_t c = 0; c < X->nc; c++) {
+    uint32_t a = X->cb[c], b = X->cb[c + 1], npt = 0;
+    for (uint32_t q = a; q < b; q++) {
+      pt[npt++] = p->t[X->gi[q]].first;
+      pt[npt++] = p->t[X->gi[q]].last + 1;
+    }
+    qsort(pt, npt, sizeof *pt, cmp_i64);
+    uint32_t u = 0;
+    for (uint32_t q = 0; q < npt; q++)
+      if (u == 0 || pt[q] != pt[u - 1])
+        pt[u++] = pt[q];
+    uint32_t S = u - 1, base = X->sb[c];
+    X->sb[c + 1] = base + S;
+    uint64_t inc = 0;
+    for (uint32_t q = a; q < b; q++) {
+      X->slo[q] = sec_find(pt, u, p->t[X->gi[q]].first);
+      X->shi[q] = sec_find(pt, u, p->t[X->gi[q]].last + 1) - 1;
+      inc += X->shi[q] - X->slo[q] + 1;
+    }
+    /* rem0 by a difference array over the sections. */
+    for (uint32_t q = a; q < b; q++) {
+      X->rem0[base + X->slo[q]] += X->size[q];
+      if (X->shi[q] + 1 < S)
+        X->rem0[base + X->shi[q] + 1] -= X->size[q];
+    }
+    for (uint32_t s = 1; s < S; s++)
+      X->rem0[base + s] += X->rem0[base + s - 1];
+    for (uint32_t q = a; q < b; q++) {
+      uint64_t pk = 0;
+      for (uint32_t s = X->slo[q]; s <= X->shi[q]; s++)
+        if (X->rem0[base + s] > pk)
+          pk = X->rem0[base + s];
+      X->peak[q] = pk;
+    }
+    uint64_t nadj = X->adj_off[b] - X->adj_off[a];
+    uint64_t cost = nadj + inc;
+    if (!too_many && cost <= budget) {
+      budget -= cost;
+      X->searchable[c] = 1;
+      if (b - a > maxm)
+        maxm = b - a;
+      if (S > maxs)
+        maxs = S;
+      if (inc > maxinc)
+        maxinc = inc;
+      if (nadj > maxadj)
+        maxadj = nadj;
+    }
+    uint64_t top = 0;
+    for (uint32_t q = a; q < b; q++) {
+      uint64_t tq = X->offsets[X->gi[q]] + X->size[q];
+      if (tq > top)
+        top = tq;
+    }
+    X->carena[c] = top;
+  }
+  free(e);
+  free(fidx);
+  free(pt);
+  free(X->ul);
+  X->ul = NULL;
+  size_t m1 = (size_t)maxm + 1, s1 = (size_t)maxs + 1;
+  X->pos = malloc(m1 * sizeof *X->pos);
+  X->out = malloc(m1 * sizeof *X->out);
+  X->ul = malloc(m1 * sizeof *X->ul);
+  X->upos = malloc(m1 * sizeof *X->upos);
+  X->rank = malloc(m1 * sizeof *X->rank);
+  X->tmp = malloc(m1 * sizeof *X->tmp);
+  X->lv = malloc((m1 + 1) * sizeof *X->lv);
+  X->floor = malloc(s1 * sizeof *X->floor);
+  X->rem = malloc(s1 * sizeof *X->rem);
+  X->ftr = malloc((maxinc + 1) * sizeof *X->ftr);
+  X->sl = malloc((maxinc + 1) * sizeof *X->sl);
+  X->sl_off = malloc((s1 + 1) * sizeof *X->sl_off);
+  X->rel = malloc(2 * m1 * sizeof *X->rel);
+  X->ptr_v = malloc((maxadj + 1) * sizeof *X->ptr_v);
+  X->ptr_i = malloc((maxadj + 1) * sizeof *X->ptr_i);
+  if (!X->pos || !X->out || !X->ul || !X->upos || !X->rank || !X->tmp ||
+      !X->lv || !X->floor || !X->rem || !X->ftr || !X->ptr_v || !X->ptr_i ||
+      !X->sl || !X->sl_off || !X->rel)
+    return ARENA_ENOMEM;
+  return 0;
+}
+
+/* ---- rank orders -------------------------------------------------------- */
+
+struct rkey {
+  uint64_t k1, k2, k3;
+  uint32_t i;
+};
+
+static int cmp_rkey(const void *a, const void *b)
+{
+  const struct rkey *x = a, *y = b;
+  if (x->k1 != y->k1)
+    return x->k1 > y->k1 ? -1 : 1;
+  if (x->k2 != y->k2)
+    return x->k2 > y->k2 ? -1 : 1;
+  if (x->k3 != y->k3)
+    return x->k3 > y->k3 ? -1 : 1;
+  return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Fills X->rank for component c with static order v (all descending):
+ * 0 peak load, lifetime, size; 1 size, lifetime; 2 lifetime, size;
+ * 3 area (size x lifetime), peak. Returns 0 or ARENA_ENOMEM. */
+static int make_rank(struct ctx *X, uint32_t c, unsigned v)
+{
+  uint32_t a = X->cb[c], m = X->cb[c + 1] - a;
+  struct rkey *r = malloc(((size_t)m + 1) * sizeof *r);
+  if (!r)
+    return ARENA_ENOMEM;
+  for (uint32_t q = 0; q < m; q++) {
+    const struct planner_tensor *t = &X->p->t[X->gi[a + q]];
+    uint64_t life = (uint64_t)(t->last - t->first) + 1;
+    uint64_t sz = X->size[a + q], pk = X->peak[a + q];
+    r[q].i = q;
+    switch (v % EXACT_N_ORDERS) {
+    case 0: r[q].k1 = pk; r[q].k2 = life; r[q].k3 = sz; break;
+    case 1: r[q].k1 = sz; r[q].k2 = life; r[q].k3 = pk; break;
+    case 2: r[q].k1 = life; r[q].k2 = sz; r[q].k3 = pk; break;
+    default:
+      r[q].k1 = (life > UINT64_MAX / sz) ? UINT64_MAX : life * sz;
+      r[q].k2 = pk;
+      r[q].k3 = sz;
+      break;
+    }
+  }
+  qsort(r, m, sizeof *r, cmp_rkey);
+  for (uint32_t q = 0; q < m; q++)
+    X->rank[r[q].i] = q;
+  free(r);
+  return 0;
+}
+
+/* ---- the search --------------------------------------------------------- */
+
+
+/* State of one search over one component. Work arrays live in the ctx;
+ * indexes here are local to the component. */
+struct srch {
+  struct ctx *X;
+  uint32_t a, m, S;            /* first global tensor, tensors, sections */
+  const uint64_t *size, *align;/* shifted to the component */
+  const uint32_t *slo, *shi;   /* idem */
+  uint64_t cap;                /* bytes every top must stay within */
+  uint32_t u;                  /* unplaced tensors: X->ul[0 .. u) */
+  uint32_t ptr_n, ftr_n;       /* trail lengths */
+  uint64_t maxrem;             /* >= max rem over the sections */
+};
+
+/* Undoes the placement made from level L, whole or partial: the trails
+ * record exactly what was changed. */
+static void s_undo(struct srch *S, const struct lvl *L)
+{
+  struct ctx *X = S->X;
+  uint32_t c = L->c;
+  uint64_t sz = S->size[c];
+  uint32_t nf = S->ftr_n - L->fmark;
+  for (uint32_t j = 0; j < nf; j++) {
+    uint32_t s = S->slo[c] + j;
+    X->floor[s] = X->ftr[L->fmark + j];
+    X->rem[s] += sz;
+  }
+  S->ftr_n = L->fmark;
+  while (S->ptr_n > L->pmark) {
+    S->ptr_n--;
+    X->pos[X->ptr_i[S->ptr_n]] = X->ptr_v[S->ptr_n];
+  }
+  S->maxrem = L->maxrem;
+  S->u++; /* c still sits at X->ul[u - 1] */
+}
+
+struct job {
+  uint64_t r, s; /* release offset and size, bytes */
+};
+
+static int cmp_job(const void *a, const void *b)
+{
+  const struct job *x = a, *y = b;
+  return x->r < y->r ? -1 : x->r > y->r;
+}
+
+/* Section s holds tensors that all overlap in time, so they stack without
+ * overlap, each no lower than its release max(pos, x). Ignoring alignment
+ * and pins, stacking in release order gives the lowest possible top (the
+ * earliest-release rule for one machine). Returns 0 when even that top
+ * exceeds the capacity. */
+static int erd_ok(struct srch *S, uint32_t s, uint64_t x)
+{
+  struct ctx *X = S->X;
+  uint64_t rem = X->rem[s], cap = S->cap;
+  if (!rem)
+    return 1;
+  uint64_t lo = UINT64_MAX, hi = 0;
+  struct job *jb = (struct job *)(void *)X->rel;
+  uint32_t n = 0;
+  for (uint32_t k = X->sl_off[s]; k < X->sl_off[s + 1]; k++) {
+    uint32_t b = X->sl[k];
+    if (X->upos[b] >= S->u)
+      continue;
+    uint64_t r = X->pos[b] > x ? X->pos[b] : x;
+    if (r < lo)
+      lo = r;
+    if (r > hi)
+      hi = r;
+    jb[n].r = r;
+    jb[n].s = S->size[b];
+    n++;
+  }
+  if (lo + rem > cap)
+    return 0;
+  if (lo == hi)
+    return 1;
+  if (n <= 16) {
+    for (uint32_t i = 1; i < n; i++) {
+      struct job v = jb[i];
+      uint32_t j = i;
+      while (j > 0 && jb[j - 1].r > v.r) {
+        jb[j] = jb[j - 1];
+        j--;
+      }
+      jb[j] = v;
+    }
+  } else {
+    qsort(jb, n, sizeof *jb, cmp_job);
+  }
+  uint64_t t = 0;
+  for (uint32_t i = 0; i < n; i++)
+    t = (t > jb[i].r ? t : jb[i].r) + jb[i].s;
+  return t <= cap;
+}
+
+/* Places tensor c at pos[c] and propagates. Returns 0 when a check fails
+ * (the caller then undoes), 1 otherwise. */
+static int s_place(struct srch *S, struct lvl *L, uint32_t c)
+{
+  struct ctx *X = S->X;
+  uint64_t x = X->pos[c], sz = S->size[c], top = x + sz, cap = S->cap;
+  L->c = c;
+  L->x = x;
+  L->pmark = S->ptr_n;
+  L->fmark = S->ftr_n;
+  L->maxrem = S->maxrem;
+  uint32_t j = X->upos[c], last = X->ul[S->u - 1];
+  X->ul[j] = last;
+  X->upos[last] = j;
+  X->ul[S->u - 1] = c;
+  X->upos[c] = S->u - 1;
+  S->u--;
+  /* Sections: the floor becomes top, and what is left must fit above. */
+  for (uint32_t s = S->slo[c]; s <= S->shi[c]; s++) {
+    X->ftr[S->ftr_n++] = X->floor[s];
+    X->floor[s] = top;
+    X->rem[s] -= sz;
+    if (top + X->rem[s] > cap)
+      return 0;
+  }
+  /* Neighbours in time can now start no lower than top. */
+  uint32_t lo = S->slo[c], hi = S->shi[c];
+  const uint32_t *adj = X->adj;
+  uint32_t k1 = X->adj_off[S->a + c + 1];
+  for (uint32_t k = X->adj_off[S->a + c]; k < k1; k++) {
+    uint32_t b = adj[k];
+    if (X->upos[b] >= S->u)
+      continue;
+    uint64_t np = planner__align_up(top, S->align[b]);
+    if (np <= X->pos[b])
+      continue;
+    if (X->npins)
+      np = fixpin(X, S->a + b, np);
+    X->ptr_i[S->ptr_n] = b;
+    X->ptr_v[S->ptr_n++] = X->pos[b];
+    X->pos[b] = np;
+    if (np + S->size[b] > cap)
+      return 0;
+    if (S->slo[b] < lo)
+      lo = S->slo[b];
+    if (S->shi[b] > hi)
+      hi = S->shi[b];
+  }
+  /* Everything still to come sits at or above x. */
+  if (x + S->maxrem > cap) {
+    uint64_t mr = 0;
+    int bad = 0;
+    for (uint32_t s = 0; s < S->S; s++) {
+      uint64_t r = X->rem[s];
+      if (r > mr)
+        mr = r;
+      if (X->floor[s] < x && x + r > cap)
+        bad = 1;
+    }
+    S->maxrem = mr;
+    if (bad)
+      return 0;
+  }
+  /* Sections whose tensors moved: check they still stack within cap. */
+  for (uint32_t s = lo; s <= hi; s++)
+    if (!erd_ok(S, s, x))
+      return 0;
+  return 1;
+}
+
+static uint64_t min_top(const struct srch *S)
+{
+  const struct ctx *X = S->X;
+  uint64_t t = UINT64_MAX;
+  for (uint32_t k = 0; k < S->u; k++) {
+    uint32_t i = X->ul[k];
+    uint64_t v = X->pos[i] + S->size[i];
+    if (v < t)
+      t = v;
+  }
+  return t;
+}
+
+/* Depth-first search for a placement of component c within cap, with at
+ * most `limit` nodes. X->rank must hold the order. On R_FOUND the local
+ * offsets are in X->out. */
+static int search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
+{
+  struct srch S;
+  memset(&S, 0, sizeof S);
+  S.X = X;
+  S.a = X->cb[c];
+  S.m = X->cb[c + 1] - S.a;
+  S.S = X->sb[c + 1] - X->sb[c];
+  S.size = X->size + S.a;
+  S.align = X->align + S.a;
+  S.slo = X->slo + S.a;
+  S.shi = X->shi + S.a;
+  S.cap = cap;
+  const uint64_t *rem0 = X->rem0 + X->sb[c];
+  for (uint32_t i = 0; i < S.m; i++) {
+    X->ul[i] = i;
+    X->upos[i] = i;
+    X->pos[i] = fixpin(X, S.a + i, 0);
+    if (X->pos[i] + S.size[i] > cap)
+      return R_INFEAS;
+  }
+  for (uint32_t s = 0; s < S.S; s++) {
+    X->floor[s] = 0;
+    X->rem[s] = rem0[s];
+    if (rem0[s] > cap)
+      return R_INFEAS;
+    if (rem0[s] > S.maxrem)
+      S.maxrem = rem0[s];
+  }
+  S.u = S.m;
+  /* Live lists per section, by counting. */
+  memset(X->sl_off, 0, ((size_t)S.S + 1) * sizeof *X->sl_off);
+  for (uint32_t i = 0; i < S.m; i++)
+    for (uint32_t s = S.slo[i]; s <= S.shi[i]; s++)
+      X->sl_off[s + 1]++;
+  for (uint32_t s = 0; s < S.S; s++)
+    X->sl_off[s + 1] += X->sl_off[s];
+  for (uint32_t i = 0; i < S.m; i++)
+    for (uint32_t s = S.slo[i]; s <= S.shi[i]; s++)
+      X->sl[X->sl_off[s]++] = i;
+  for (uint32_t s = S.S; s > 0; s--)
+    X->sl_off[s] = X->sl_off[s - 1];
+  X->sl_off[0] = 0;
+  const uint32_t *rank = X->rank;
+  struct lvl *lv = X->lv;
+  uint32_t d = 0;
+  lv[0].kpos = 0;
+  lv[0].krank = -1;
+  lv[0].t1 = min_top(&S);
+  uint64_t nodes = 0, work = 0, per = (uint64_t)S.m + S.S + 16;
+  int rc;
+  for (;;) {
+    struct lvl *L = &lv[d];
+    uint32_t best = NONE, br = 0;
+    uint64_t bp = 0;
+    for (uint32_t k = 0; k < S.u; k++) {
+      uint32_t i = X->ul[k];
+      uint64_t p = X->pos[i];
+      if (p >= L->t1 || p < L->kpos)
+        continue;
+      uint32_t r = rank[i];
+      if (p == L->kpos && (int64_t)r <= L->krank)
+        continue;
+      if (best == NONE || p < bp || (p == bp && r < br)) {
+        best = i;
+        bp = p;
+        br = r;
+      }
+    }
+    if (best == NONE) {
+      if (d == 0) {
+        rc = R_INFEAS;
+        break;
+      }
+      d--;
+      s_undo(&S, &lv[d]);
+      continue;
+    }
+    L->kpos = bp;
+    L->krank = br;
+    if (++nodes > limit) {
+      rc = R_LIMIT;
+      break;
+    }
+    work += per;
+    if (work >= (1u << 16)) {
+      work = 0;
+      if ((rc = poll_stop(X)) != R_FOUND)
+        break;
+    }
+    if (!s_place(&S, L, best)) {
+      s_undo(&S, L);
+      continue;
+    }
+    d++;
+    if (S.u == 0) {
+      for (uint32_t k = 0; k < d; k++)
+        X->out[lv[k].c] = lv[k].x;
+      rc = R_FOUND;
+      break;
+    }
+    lv[d].kpos = L->x;
+    lv[d].krank = br;
+    lv[d].t1 = min_top(&S);
+  }
+  X->nodes += nodes;
+  return rc;
+}
+
+/* ---- drivers ------------------------------------------------------------ */
+
+#define R_NOMEM 100
+
+static uint64_t arena_now(const struct ctx *X)
+{
+  uint64_t a = X->pintop;
+  for (uint32_t c = 0; c < X->nc; c++)
+    if (X->carena[c] > a)
+      a = X->carena[c];
+  return a;
+}
+
+/* Makes every component fit cap, searching those that do not yet fit.
+ * Returns R_FOUND (all fit now), R_INFEAS (one provably cannot), R_LIMIT
+ * (some search hit the node limit), R_TIME, R_CANCEL, R_GIVEUP (a
+ * component too large to search does not fit) or R_NOMEM. */
+static int feas_all(struct ctx *X, uint64_t cap, uint64_t limit, unsigned v)
+{
+  int pending = 0;
+  for (uint32_t c = 0; c < X->nc; c++) {
+    if (X->carena[c] <= cap)
+      continue;
+    if (!X->searchable[c])
+      return R_GIVEUP;
+    if (make_rank(X, c, v))
+      return R_NOMEM;
+    int r = search(X, c, cap, limit);
+    if (r == R_FOUND) {
+      uint32_t a = X->cb[c], m = X->cb[c + 1] - a;
+      uint64_t top = 0;
+      for (uint32_t q = 0; q < m; q++) {
+        X->offsets[X->gi[a + q]] = X->out[q];
+        if (X->out[q] + X->size[a + q] > top)
+          top = X->out[q] + X->size[a + q];
+      }
+      X->carena[c] = top;
+    } else if (r == R_LIMIT) {
+      pending = 1;
+    } else {
+      return r;
+    }
+  }
+  return pending ? R_LIMIT : R_FOUND;
+}
+
+static int stopped(int r)
+{
+  return r == R_TIME || r == R_CANCEL || r == R_GIVEUP || r == R_NOMEM;
+}
+
+/* The smallest multiple of g above v. */
+static uint64_t next_granule(uint64_t v, uint64_t g)
+{
+  return (v / g + 1) * g;
+}
 
 int planner__exact(const struct planner__prob *p, uint64_t *offsets,
                    struct planner_plan *res, uint32_t default_budget_ms)
 {
-  (void)p;
-  (void)offsets;
-  (void)default_budget_ms;
+  struct ctx X;
+  memset(&X, 0, sizeof X);
+  X.p = p;
+  X.offsets = offsets;
+  clock_gettime(CLOCK_MONOTONIC, &X.t0);
+  const struct planner_options *o = p->o;
+  uint64_t budget = o->budget_ms ? o->budget_ms : default_budget_ms;
+  if (!budget)
+    budget = PLANNER_DEFAULT_BUDGET_MS;
+  X.deadline_us = budget * 1000u;
+  int rc = ctx_build(&X);
+  if (rc) {
+    ctx_free(&X);
+    return rc;
+  }
+  uint64_t g = X.g, lb = res->lower_bound_bytes;
+  if (X.pintop > lb)
+    lb = X.pintop;
+  if (lb % g)
+    lb = next_granule(lb, g);
+  int raised = 0, r = R_FOUND;
+  uint64_t limit = EXACT_FIRST_LIMIT;
+  unsigned round = 0;
+  if (o->capacity) {
+    uint64_t cap = o->capacity;
+    if (arena_now(&X) <= cap) {
+      res->fit = PLANNER_FIT_YES;
+    } else if (lb > cap) {
+      res->fit = PLANNER_FIT_NO;
+    } else {
+      res->fit = PLANNER_FIT_UNKNOWN;
+      for (;;) {
+        r = feas_all(&X, cap, limit, round);
+        if (r == R_FOUND) {
+          res->fit = PLANNER_FIT_YES;
+        } else if (r == R_INFEAS) {
+          res->fit = PLANNER_FIT_NO;
+          if (next_granule(cap, g) > lb) {
+            lb = next_granule(cap, g);
+            raised = 1;
+          }
+        } else if (r == R_LIMIT) {
+          limit *= 2;
+          round++;
+          if ((r = poll_stop(&X)) == R_FOUND)
+            continue;
+        }
+        break;
+      }
+    }
+  } else {
+    uint64_t ub = arena_now(&X);
+    while (ub > lb) {
+      r = feas_all(&X, lb, limit, round);
+      if (r == R_FOUND) {
+        ub = arena_now(&X);
+        break;
+      }
+      if (r == R_INFEAS) {
+        lb += g;
+        raised = 1;
+        continue;
+      }
+      if (stopped(r))
+        break;
+      /* Descend from the incumbent at the same node limit. */
+      while (ub > lb) {
+        uint64_t cap = (ub - 1) / g * g;
+        r = feas_all(&X, cap, limit, round);
+        if (r == R_FOUND) {
+          ub = arena_now(&X);
+          continue;
+        }
+        if (r == R_INFEAS) {
+          lb = cap + g;
+          raised = 1;
+        }
+        break;
+      }
+      if (stopped(r))
+        break;
+      if ((r = poll_stop(&X)) != R_FOUND)
+        break;
+      limit *= 2;
+      round++;
+    }
+  }
+  res->arena_bytes = arena_now(&X);
+  if (lb > res->lower_bound_bytes) {
+    res->lower_bound_bytes = lb;
+    if (raised)
+      res->bound = PLANNER_BOUND_SEARCH;
+  }
   res->proven_optimal = res->arena_bytes <= res->lower_bound_bytes;
-  return 0;
+  res->nodes_explored = X.nodes;
+  res->search_us = now_us(&X);
+  int cancelled = X.cancelled;
+  ctx_free(&X);
+  if (r == R_NOMEM)
+    return ARENA_ENOMEM;
+  return cancelled ? ARENA_ECANCELED : 0;
 }

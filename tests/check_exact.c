@@ -1,0 +1,603 @@
+/*
+ * check_exact.c - tests of the exact planner (planner/exact.c).
+ *
+ * The central property test compares `exact` with an independent brute
+ * force written here: first fit over every order of the tensors. For any
+ * optimal plan, first fit in the order of its offsets places each tensor
+ * no higher than that plan does (every lower tensor that overlaps it in
+ * time sits lower still), so the best first fit over all orders is the
+ * optimum. The brute force shares no code with the planner.
+ */
+#include <check.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "planner.h"
+#include "testutil.h"
+
+#define MAXN 12
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static void opts(struct planner_options *o, uint64_t alignment,
+                 uint64_t capacity, uint32_t budget_ms)
+{
+  planner_options_init(o);
+  o->algo = PLANNER_ALGO_EXACT;
+  o->alignment = alignment;
+  o->capacity = capacity;
+  o->budget_ms = budget_ms;
+}
+
+/* Runs the planner, asserts success and a verified plan. */
+static void run_ok(const struct planner_tensor *t, size_t n,
+                   const struct planner_options *o, struct planner_plan *p)
+{
+  struct planner_graph g = {t, n};
+  char err[ARENA_ERR_LEN] = "";
+  planner_plan_init(p);
+  int rc = planner_run(&g, o, p, err);
+  ck_assert_msg(rc == 0, "planner_run: %d %s", rc, err);
+  rc = planner_verify(&g, o, p, err);
+  ck_assert_msg(rc == 0, "verify: %s", err);
+}
+
+static void set(struct planner_tensor *t, uint32_t id, uint64_t size,
+                int64_t first, int64_t last)
+{
+  t->id = id;
+  t->size = size;
+  t->first = first;
+  t->last = last;
+  t->align = 0;
+  t->pinned = PLANNER_NOT_PINNED;
+}
+
+static double wall_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ---- brute force -------------------------------------------------------- */
+
+struct bf {
+  size_t n;
+  const struct planner_tensor *t;
+  uint64_t align[MAXN];  /* effective alignment */
+  uint64_t off[MAXN];    /* offsets of placed tensors */
+  int placed[MAXN];
+  int order[MAXN];
+  uint64_t best;         /* best max top found (including pins) */
+  uint64_t floor;        /* stop once best reaches this */
+  uint64_t work;         /* nodes visited */
+};
+
+static int time_overlap(const struct planner_tensor *a,
+                        const struct planner_tensor *b)
+{
+  return a->first <= b->last && b->first <= a->last;
+}
+
+static uint64_t up(uint64_t v, uint64_t a)
+{
+  return (v + a - 1) / a * a;
+}
+
+/* Lowest aligned offset for tensor i that misses every placed tensor and
+ * every pinned one it overlaps in time. */
+static uint64_t first_fit(struct bf *b, size_t i)
+{
+  const struct planner_tensor *ti = &b->t[i];
+  uint64_t y = 0;
+  for (;;) {
+    int moved = 0;
+    for (size_t j = 0; j < b->n; j++) {
+      if (j == i || !b->placed[j] || b->t[j].size == 0)
+        continue;
+      if (!time_overlap(ti, &b->t[j]))
+        continue;
+      uint64_t o = b->off[j], e = o + b->t[j].size;
+      if (y < e && y + ti->size > o) {
+        y = up(e, b->align[i]);
+        moved = 1;
+      }
+    }
+    if (!moved)
+      return y;
+  }
+}
+
+static void bf_rec(struct bf *b, size_t depth, uint64_t top, int prev)
+{
+  b->work++;
+  if (b->best <= b->floor)
+    return;
+  if (depth == b->n) {
+    if (top < b->best)
+      b->best = top;
+    return;
+  }
+  /* More placed tensors only block more offsets, so first fit never
+   * moves down: a tensor that cannot fit below best now never will. */
+  uint64_t ff[MAXN];
+  for (size_t i = 0; i < b->n; i++) {
+    if (b->placed[i])
+      continue;
+    ff[i] = first_fit(b, i);
+    if (ff[i] + b->t[i].size >= b->best)
+      return;
+  }
+  for (size_t i = 0; i < b->n; i++) {
+    if (b->placed[i])
+      continue;
+    /* Neighbouring tensors that do not meet in time give the same first
+     * fit in either order: try only one of the two orders. */
+    if (prev >= 0 && (size_t)prev > i && !time_overlap(&b->t[prev], &b->t[i]))
+      continue;
+    uint64_t y = ff[i];
+    uint64_t e = y + b->t[i].size;
+    b->placed[i] = 1;
+    b->off[i] = y;
+    bf_rec(b, depth + 1, e > top ? e : top, (int)i);
+    b->placed[i] = 0;
+    if (b->best <= b->floor)
+      return;
+  }
+}
+
+/* Optimal arena of a small graph; pinned and zero-size tensors are
+ * pre-placed. */
+static uint64_t brute(const struct planner_tensor *t, size_t n,
+                      uint64_t alignment)
+{
+  struct bf b;
+  memset(&b, 0, sizeof b);
+  b.n = n;
+  b.t = t;
+  uint64_t top = 0, load = 0;
+  size_t nfree = 0;
+  for (size_t i = 0; i < n; i++) {
+    b.align[i] = t[i].align > alignment ? t[i].align : alignment;
+    if (t[i].size == 0) {
+      b.placed[i] = 1;
+    } else if (t[i].pinned != PLANNER_NOT_PINNED) {
+      b.placed[i] = 1;
+      b.off[i] = (uint64_t)t[i].pinned;
+      if (b.off[i] + t[i].size > top)
+        top = b.off[i] + t[i].size;
+    } else {
+      nfree++;
+    }
+  }
+  /* Stop early at the load bound proved in planner.h (LOWER BOUND): at
+   * each time, sizes rounded to the smallest alignment live, less the
+   * largest rounding slack. Computed here from the tensors, not taken
+   * from the planner. */
+  for (size_t i = 0; i < n; i++) {
+    uint64_t amin = UINT64_MAX, sum = 0, slack = 0;
+    for (size_t j = 0; j < n; j++)
+      if (t[j].size && t[j].first <= t[i].first && t[i].first <= t[j].last &&
+          b.align[j] < amin)
+        amin = b.align[j];
+    for (size_t j = 0; j < n; j++) {
+      if (!t[j].size || t[j].first > t[i].first || t[i].first > t[j].last)
+        continue;
+      uint64_t r = up(t[j].size, amin);
+      sum += r;
+      if (r - t[j].size > slack)
+        slack = r - t[j].size;
+    }
+    if (sum - slack > load && sum)
+      load = sum - slack;
+  }
+  b.floor = load > top ? load : top;
+  b.best = UINT64_MAX;
+  /* Depth counts pre-placed tensors as done. */
+  bf_rec(&b, n - nfree, top, -1);
+  return b.best;
+}
+
+/* Random graph of n tensors; returns the global alignment to use. */
+static uint64_t random_graph(uint64_t *rs, struct planner_tensor *t, size_t n,
+                             int with_align, int with_pins)
+{
+  uint64_t horizon = tu_rand_range(rs, 1, 8);
+  uint64_t alignment = with_align ? (1u << tu_rand_range(rs, 0, 2)) : 1;
+  for (size_t i = 0; i < n; i++) {
+    int64_t f = (int64_t)tu_rand_range(rs, 0, horizon - 1);
+    int64_t l = f + (int64_t)tu_rand_range(rs, 0, 3);
+    uint64_t sz = tu_rand_range(rs, 0, 9) == 0 ? 0 : tu_rand_range(rs, 1, 12);
+    set(&t[i], (uint32_t)(100 + i), sz, f, l);
+    if (with_align && tu_rand_range(rs, 0, 3) == 0)
+      t[i].align = 1u << tu_rand_range(rs, 0, 3);
+  }
+  if (with_pins) {
+    size_t np = tu_rand_range(rs, 1, 2);
+    for (size_t k = 0; k < np; k++) {
+      size_t i = tu_rand_range(rs, 0, n - 1);
+      uint64_t a = t[i].align > alignment ? t[i].align : alignment;
+      int64_t off = (int64_t)(a * tu_rand_range(rs, 0, 6));
+      int ok = 1;
+      for (size_t j = 0; j < n; j++) {
+        if (j == i || t[j].pinned == PLANNER_NOT_PINNED)
+          continue;
+        if (time_overlap(&t[i], &t[j]) && off < t[j].pinned + (int64_t)t[j].size &&
+            t[j].pinned < off + (int64_t)t[i].size)
+          ok = 0;
+      }
+      if (ok)
+        t[i].pinned = off;
+    }
+  }
+  return alignment;
+}
+
+/* One random instance checked three ways: minimise, then capacity at the
+ * optimum (fits) and one byte below (proven infeasible). */
+static void check_instance(uint64_t seed, size_t n, int with_align,
+                           int with_pins)
+{
+  uint64_t rs = seed;
+  struct planner_tensor t[MAXN];
+  uint64_t alignment = random_graph(&rs, t, n, with_align, with_pins);
+  uint64_t opt = brute(t, n, alignment);
+  struct planner_options o;
+  struct planner_plan p;
+  opts(&o, alignment, 0, 10000);
+  run_ok(t, n, &o, &p);
+  ck_assert_msg(p.arena_bytes == opt,
+                "seed %" PRIu64 " n %zu: exact %" PRIu64 " brute %" PRIu64,
+                seed, n, p.arena_bytes, opt);
+  ck_assert_int_eq(p.proven_optimal, 1);
+  ck_assert_uint_eq(p.lower_bound_bytes, opt);
+  planner_plan_cleanup(&p);
+  if (opt == 0)
+    return;
+  opts(&o, alignment, opt, 10000);
+  run_ok(t, n, &o, &p);
+  ck_assert_int_eq(p.fit, PLANNER_FIT_YES);
+  ck_assert_uint_le(p.arena_bytes, opt);
+  planner_plan_cleanup(&p);
+  if (opt == 1)
+    return;
+  opts(&o, alignment, opt - 1, 10000);
+  run_ok(t, n, &o, &p);
+  ck_assert_msg(p.fit == PLANNER_FIT_NO,
+                "seed %" PRIu64 ": capacity %" PRIu64 " answered %s", seed,
+                opt - 1, planner_fit_name(p.fit));
+  ck_assert_uint_ge(p.lower_bound_bytes, opt);
+  planner_plan_cleanup(&p);
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+START_TEST(test_tflm_medium)
+{
+  /* TFLite Micro's "Medium" case: greedy by size gives 90, optimum 80. */
+  static const uint64_t sz[] = {10, 20, 30, 40, 50};
+  static const int64_t f[] = {0, 1, 2, 3, 0}, l[] = {1, 2, 3, 4, 1};
+  struct planner_tensor t[5];
+  for (int i = 0; i < 5; i++)
+    set(&t[i], (uint32_t)i, sz[i], f[i], l[i]);
+  struct planner_options o;
+  struct planner_plan p;
+  opts(&o, 1, 0, 5000);
+  run_ok(t, 5, &o, &p);
+  ck_assert_uint_eq(p.arena_bytes, 80);
+  ck_assert_int_eq(p.proven_optimal, 1);
+  ck_assert_uint_eq(p.lower_bound_bytes, 80);
+  ck_assert_int_eq(p.algo, PLANNER_ALGO_EXACT);
+  planner_plan_cleanup(&p);
+  /* Capacity 79 is provably impossible, 80 fits. */
+  opts(&o, 1, 79, 5000);
+  run_ok(t, 5, &o, &p);
+  ck_assert_int_eq(p.fit, PLANNER_FIT_NO);
+  planner_plan_cleanup(&p);
+  opts(&o, 1, 80, 5000);
+  run_ok(t, 5, &o, &p);
+  ck_assert_int_eq(p.fit, PLANNER_FIT_YES);
+  planner_plan_cleanup(&p);
+}
+END_TEST
+
+START_TEST(test_worked_example)
+{
+  static const uint64_t sz[] = {602112, 802816, 401408, 200704};
+  static const int64_t f[] = {0, 0, 1, 2}, l[] = {0, 1, 2, 2};
+  struct planner_tensor t[4];
+  for (int i = 0; i < 4; i++)
+    set(&t[i], (uint32_t)i, sz[i], f[i], l[i]);
+  struct planner_options o;
+  struct planner_plan p;
+  opts(&o, 1, 0, 5000);
+  run_ok(t, 4, &o, &p);
+  ck_assert_uint_eq(p.arena_bytes, 1404928);
+  ck_assert_int_eq(p.proven_optimal, 1);
+  planner_plan_cleanup(&p);
+}
+END_TEST
+
+START_TEST(test_search_raises_bound)
+{
+  /* A graph whose optimum is above the load bound: three tensors that
+   * pairwise overlap in a cycle of times cannot all share space. With
+   * sizes 2 and lifetimes [0,1] [1,2] [2,3] [3,0..] a gap is forced. */
+  struct planner_tensor t[4];
+  set(&t[0], 0, 3, 0, 1);
+  set(&t[1], 1, 2, 1, 2);
+  set(&t[2], 2, 3, 2, 3);
+  set(&t[3], 3, 2, 0, 0);
+  uint64_t opt = brute(t, 4, 1);
+  struct planner_options o;
+  struct planner_plan p;
+  opts(&o, 1, 0, 5000);
+  run_ok(t, 4, &o, &p);
+  ck_assert_uint_eq(p.arena_bytes, opt);
+  ck_assert_int_eq(p.proven_optimal, 1);
+  if (opt > 5) /* load bound is 5 */
+    ck_assert_int_eq(p.bound, PLANNER_BOUND_SEARCH);
+  planner_plan_cleanup(&p);
+}
+END_TEST
+
+START_TEST(test_random_vs_brute)
+{
+  /* _i selects a block of seeds; sizes grow with the block. */
+  for (int k = 0; k < 250; k++) {
+    uint64_t seed = (uint64_t)_i * 1000003u + (uint64_t)k;
+    uint64_t rs = seed * 7919u + 1;
+    size_t n = (size_t)tu_rand_range(&rs, 1, _i < 6 ? 8 : 10);
+    check_instance(seed, n, 0, 0);
+  }
+}
+END_TEST
+
+START_TEST(test_random_aligned_pinned_vs_brute)
+{
+  for (int k = 0; k < 250; k++) {
+    uint64_t seed = 0x5eed0000u + (uint64_t)_i * 1000003u + (uint64_t)k;
+    uint64_t rs = seed * 7919u + 3;
+    size_t n = (size_t)tu_rand_range(&rs, 1, 8);
+    check_instance(seed, n, 1, (int)(k & 1));
+  }
+}
+END_TEST
+
+START_TEST(test_random_twelve_vs_brute)
+{
+  /* Twelve tensors: the brute force is slower, so fewer instances. */
+  for (int k = 0; k < 40; k++) {
+    uint64_t seed = 0x12000000u + (uint64_t)_i * 1000003u + (uint64_t)k;
+    check_instance(seed, 11 + (size_t)(k & 1), k % 3 == 0, 0);
+  }
+}
+END_TEST
+
+/* A hard instance: many random tensors at capacity equal to the load
+ * bound. */
+static size_t hard_graph(struct planner_tensor *t, size_t n, uint64_t seed)
+{
+  uint64_t rs = seed;
+  for (size_t i = 0; i < n; i++) {
+    int64_t f = (int64_t)tu_rand_range(&rs, 0, 999);
+    int64_t l = f + (int64_t)tu_rand_range(&rs, 0, 300);
+    set(&t[i], (uint32_t)i, 1024 * tu_rand_range(&rs, 1, 64), f, l);
+  }
+  return n;
+}
+
+START_TEST(test_budget_respected)
+{
+  enum { N = 400 };
+  static struct planner_tensor t[N];
+  hard_graph(t, N, 42);
+  struct planner_graph g = {t, N};
+  struct planner_options o;
+  uint64_t lb;
+  opts(&o, 1, 0, 30);
+  ck_assert_int_eq(planner_lower_bound(&g, &o, &lb), 0);
+  struct planner_plan p;
+  double t0 = wall_ms();
+  run_ok(t, N, &o, &p);
+  double ms = wall_ms() - t0;
+  /* 30 ms of search plus heuristics and verification; generous margin
+   * for loaded or sanitised builds. */
+  ck_assert_msg(ms < 30 + 1500, "took %.1f ms", ms);
+  ck_assert_uint_ge(p.arena_bytes, p.lower_bound_bytes);
+  ck_assert_uint_le(p.search_us, (30 + 1500) * 1000u);
+  planner_plan_cleanup(&p);
+  /* Capacity at the load bound: fits, proven impossible, or unknown; any
+   * answer must come back within the budget. */
+  opts(&o, 1, lb, 30);
+  t0 = wall_ms();
+  run_ok(t, N, &o, &p);
+  ms = wall_ms() - t0;
+  ck_assert_msg(ms < 30 + 1500, "took %.1f ms", ms);
+  ck_assert(p.fit == PLANNER_FIT_YES || p.fit == PLANNER_FIT_NO ||
+            p.fit == PLANNER_FIT_UNKNOWN);
+  if (p.fit == PLANNER_FIT_YES)
+    ck_assert_uint_le(p.arena_bytes, lb);
+  planner_plan_cleanup(&p);
+}
+END_TEST
+
+struct stopper {
+  int calls;    /* polls seen */
+  int fire_at;  /* poll that returns 1 */
+};
+
+static int stop_cb(void *ctx)
+{
+  struct stopper *s = ctx;
+  return ++s->calls >= s->fire_at;
+}
+
+START_TEST(test_cancel)
+{
+  enum { N = 400 };
+  static struct planner_tensor t[N];
+  hard_graph(t, N, 43);
+  struct planner_graph g = {t, N};
+  struct planner_options o;
+  opts(&o, 1, 0, 60000);
+  struct stopper st = {0, 3};
+  o.stop = stop_cb;
+  o.stop_ctx = &st;
+  struct planner_plan p;
+  planner_plan_init(&p);
+  char err[ARENA_ERR_LEN];
+  double t0 = wall_ms();
+  int rc = planner_run(&g, &o, &p, err);
+  double ms = wall_ms() - t0;
+  /* Either the search finished before the third poll, or it stopped
+   * within a few polls of the request. */
+  if (rc == 0) {
+    ck_assert_int_lt(st.calls, 3);
+    ck_assert_int_eq(planner_verify(&g, &o, &p, err), 0);
+  } else {
+    ck_assert_int_eq(rc, ARENA_ECANCELED);
+    ck_assert_int_le(st.calls, 4);
+  }
+  ck_assert_msg(ms < 2000, "took %.1f ms", ms);
+  planner_plan_cleanup(&p);
+}
+END_TEST
+
+START_TEST(test_deterministic)
+{
+  enum { N = 120 };
+  static struct planner_tensor t[N];
+  for (uint64_t seed = 1; seed <= 4; seed++) {
+    hard_graph(t, N, seed);
+    struct planner_options o;
+    struct planner_plan a, b;
+    opts(&o, 64, 0, 10000);
+    run_ok(t, N, &o, &a);
+    run_ok(t, N, &o, &b);
+    /* Identical results whenever the search finished in its budget. */
+    if (a.search_us < 5000000u && b.search_us < 5000000u) {
+      ck_assert_uint_eq(a.arena_bytes, b.arena_bytes);
+      ck_assert_uint_eq(a.nodes_explored, b.nodes_explored);
+      ck_assert_int_eq(memcmp(a.offsets, b.offsets, N * sizeof *a.offsets),
+                       0);
+    }
+    planner_plan_cleanup(&a);
+    planner_plan_cleanup(&b);
+  }
+}
+END_TEST
+
+START_TEST(test_pinned_and_alignment)
+{
+  /* Pinned tensors stay put; aligned tensors land on their alignment. */
+  struct planner_tensor t[6];
+  set(&t[0], 0, 100, 0, 3);
+  t[0].pinned = 64;
+  set(&t[1], 1, 50, 0, 1);
+  set(&t[2], 2, 70, 1, 2);
+  t[2].align = 128;
+  set(&t[3], 3, 30, 2, 3);
+  set(&t[4], 4, 0, 0, 3);
+  set(&t[5], 5, 60, 3, 3);
+  struct planner_options o;
+  struct planner_plan p;
+  opts(&o, 16, 0, 5000);
+  run_ok(t, 6, &o, &p);
+  ck_assert_uint_eq(p.offsets[0], 64);
+  ck_assert_uint_eq(p.offsets[2] % 128, 0);
+  ck_assert_uint_eq(p.offsets[4], 0);
+  ck_assert_uint_eq(p.arena_bytes, brute(t, 6, 16));
+  ck_assert_int_eq(p.proven_optimal, 1);
+  planner_plan_cleanup(&p);
+}
+END_TEST
+
+START_TEST(test_best_skips_search_at_bound)
+{
+  /* A chain that greedy packs at the bound: `best` never searches. */
+  struct planner_tensor t[8];
+  for (int i = 0; i < 8; i++)
+    set(&t[i], (uint32_t)i, 64 * (uint64_t)(i + 1), i, i + 1);
+  struct planner_options o;
+  planner_options_init(&o);
+  struct planner_plan p;
+  run_ok(t, 8, &o, &p);
+  ck_assert_int_eq(p.proven_optimal, 1);
+  ck_assert_uint_eq(p.nodes_explored, 0);
+  planner_plan_cleanup(&p);
+}
+END_TEST
+
+START_TEST(test_best_closes_gap)
+{
+  /* The TFLM case again under `best`: greedy is above the bound, so the
+   * default budget's search finds 80. */
+  static const uint64_t sz[] = {10, 20, 30, 40, 50};
+  static const int64_t f[] = {0, 1, 2, 3, 0}, l[] = {1, 2, 3, 4, 1};
+  struct planner_tensor t[5];
+  for (int i = 0; i < 5; i++)
+    set(&t[i], (uint32_t)i, sz[i], f[i], l[i]);
+  struct planner_options o;
+  planner_options_init(&o);
+  o.alignment = 1;
+  struct planner_plan p;
+  run_ok(t, 5, &o, &p);
+  ck_assert_uint_eq(p.arena_bytes, 80);
+  ck_assert_int_eq(p.proven_optimal, 1);
+  planner_plan_cleanup(&p);
+}
+END_TEST
+
+START_TEST(test_independent_components)
+{
+  /* Two copies of the TFLM case far apart in time, plus a pinned tensor
+   * in between: components are solved separately. */
+  static const uint64_t sz[] = {10, 20, 30, 40, 50};
+  static const int64_t f[] = {0, 1, 2, 3, 0}, l[] = {1, 2, 3, 4, 1};
+  struct planner_tensor t[11];
+  for (int i = 0; i < 5; i++) {
+    set(&t[i], (uint32_t)i, sz[i], f[i], l[i]);
+    set(&t[5 + i], (uint32_t)(5 + i), sz[i] * 2, f[i] + 10, l[i] + 10);
+  }
+  set(&t[10], 10, 8, 6, 7);
+  t[10].pinned = 4;
+  struct planner_options o;
+  struct planner_plan p;
+  opts(&o, 1, 0, 5000);
+  run_ok(t, 11, &o, &p);
+  ck_assert_uint_eq(p.arena_bytes, 160);
+  ck_assert_int_eq(p.proven_optimal, 1);
+  ck_assert_uint_eq(p.offsets[10], 4);
+  planner_plan_cleanup(&p);
+}
+END_TEST
+
+Suite *exact_suite(void)
+{
+  Suite *s = suite_create("exact");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_tflm_medium);
+  tcase_add_test(tc, test_worked_example);
+  tcase_add_test(tc, test_search_raises_bound);
+  tcase_add_test(tc, test_pinned_and_alignment);
+  tcase_add_test(tc, test_best_skips_search_at_bound);
+  tcase_add_test(tc, test_best_closes_gap);
+  tcase_add_test(tc, test_independent_components);
+  tcase_add_test(tc, test_budget_respected);
+  tcase_add_test(tc, test_cancel);
+  tcase_add_test(tc, test_deterministic);
+  suite_add_tcase(s, tc);
+  TCase *tr = tcase_create("random");
+  tcase_set_timeout(tr, 300);
+  tcase_add_loop_test(tr, test_random_vs_brute, 0, 8);
+  tcase_add_loop_test(tr, test_random_aligned_pinned_vs_brute, 0, 4);
+  tcase_add_loop_test(tr, test_random_twelve_vs_brute, 0, 3);
+  suite_add_tcase(s, tr);
+  return s;
+}

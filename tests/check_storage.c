@@ -1520,7 +1520,13 @@ START_TEST(crash_safety)
       crash_child(fds[1], next);
     }
     close(fds[1]);
-    struct timespec ts = {0, (long)tu_rand_range(&seed, 1, 40) * 1000000L};
+    /* Odd rounds wait for the first acknowledged put, so that at least
+     * half the kills land among writes however slow the machine is; even
+     * rounds may also kill the child while it opens the file. */
+    size_t n_acked = 0;
+    if (round % 2 == 1)
+      n_acked = read(fds[0], acked, sizeof *acked) == (ssize_t)sizeof *acked;
+    struct timespec ts = {0, (long)tu_rand_range(&seed, 1, 30) * 1000000L};
     nanosleep(&ts, NULL);
     kill(pid, SIGKILL);
     int status;
@@ -1528,7 +1534,6 @@ START_TEST(crash_safety)
     ck_assert_msg(WIFSIGNALED(status), "child exited with %d",
                   WEXITSTATUS(status));
 
-    size_t n_acked = 0;
     ssize_t got;
     while ((got = read(fds[0], acked + n_acked, sizeof *acked)) ==
            (ssize_t)sizeof *acked)
@@ -1607,7 +1612,8 @@ START_TEST(crash_safety)
                       acked_total + (uint64_t)round + 1);
     storage_close(st);
   }
-  ck_assert_uint_gt(acked_total, CRASH_ROUNDS); /* the child got work done */
+  /* The children got work done (see the odd rounds above). */
+  ck_assert_uint_ge(acked_total, CRASH_ROUNDS / 2);
   free(acked);
 }
 END_TEST

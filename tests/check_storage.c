@@ -1690,8 +1690,11 @@ static void *conc_reader(void *arg)
   int reads = 0;
   while (reads < CONC_MIN_READS || !atomic_load(&c->writer_done)) {
     unsigned w = atomic_load(&c->written);
-    if (w == 0)
+    if (w == 0) {
+      struct timespec ts = {0, 1000000L}; /* the first put is coming */
+      nanosleep(&ts, NULL);
       continue;
+    }
     uint32_t i = (uint32_t)tu_rand_range(&seed, 0, w - 1);
     struct planner_tensor *t;
     struct planner_graph g;

@@ -993,6 +993,47 @@ START_TEST(sqlite_settings)
 }
 END_TEST
 
+/* Another connection holding the write lock past the busy timeout makes
+ * writes fail with ARENA_EBUSY and change nothing, while reads go on (WAL);
+ * pending uses survive a failed flush and are written later. */
+START_TEST(busy_writer)
+{
+  struct fleet f;
+  fleet_init(&f, 20);
+  struct storage_options o;
+  storage_options_init(&o);
+  o.busy_timeout_ms = 50;
+  o.touch_batch = 1000;
+  storage_t *st = open_with(&o);
+  put_ok(st, &f.k[0], &f.g[0], &f.p[0]);
+  struct planner_plan q;
+  planner_plan_init(&q);
+  ck_assert_int_eq(get_rc(st, &f.k[0], &f.g[0], &q), 0); /* pending use */
+
+  sqlite3 *db = raw_open(dbpath);
+  raw_exec(db, "BEGIN IMMEDIATE");
+  struct planner_options po;
+  opts(&po, PLANNER_ALGO_BEST);
+  ck_assert_int_eq(storage_put(st, &f.k[1].k, &f.g[1], &po, &f.p[1], 0, NULL),
+                   ARENA_EBUSY);
+  ck_assert_str_ne(storage_errmsg(st), "");
+  ck_assert_int_eq(storage_flush(st), ARENA_EBUSY);
+  ck_assert_int_eq(get_rc(st, &f.k[0], &f.g[0], &q), 0); /* reads work */
+  raw_exec(db, "ROLLBACK");
+
+  ck_assert(!has(st, &f, 1));
+  ck_assert_int_eq(storage_flush(st), 0);
+  ck_assert_str_eq(storage_errmsg(st), "");
+  ck_assert_int_eq(raw_int(db, "SELECT hits FROM plans"), 2);
+  ck_assert_int_eq(raw_int(db, "SELECT misses FROM stats"), 1);
+  put_ok(st, &f.k[1], &f.g[1], &f.p[1]);
+  sqlite3_close(db);
+  storage_close(st);
+  planner_plan_cleanup(&q);
+  fleet_cleanup(&f);
+}
+END_TEST
+
 /* ---- migration ---------------------------------------------------------- */
 
 /* The version 1 schema exactly as released, frozen here on purpose: the
@@ -1778,6 +1819,7 @@ Suite *storage_suite(void)
   tcase_add_test(tc, list_and_evict);
   tcase_add_test(tc, stats_and_batched_touches);
   tcase_add_test(tc, sqlite_settings);
+  tcase_add_test(tc, busy_writer);
   tcase_add_test(tc, migrate_from_v1);
   suite_add_tcase(s, tc);
 

@@ -255,15 +255,17 @@ test-browser: all
 # configuration below DESTDIR/PREFIX (the configuration to SYSCONFDIR);
 # deploy/install.sh does the work and documents each path. An existing
 # /etc/arenad/arenad.conf is never overwritten. `make uninstall` removes
-# what install put there. `make deb` writes $(BUILD)/deb/arenad_*.deb with
-# dpkg-deb (deploy/mkdeb.sh). The deploy tests need systemd-analyze and
+# what install put there. `make deb` writes the packages arenad,
+# libarenad-client1 and libarenad-client-dev to $(BUILD)/deb/ with dpkg-deb
+# (deploy/mkdeb.sh). The deploy tests need systemd-analyze and
 # systemd-socket-activate (systemd), groff and man (groff-base, man-db),
 # dpkg-shlibdeps (dpkg-dev) and strace.
 SYSCONFDIR ?= /etc
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
+LIBDIR     ?= $(PREFIX)/lib
 DEB_DEPS   += systemd groff-base man-db dpkg-dev strace
 INSTALL_ENV = DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' SYSCONFDIR='$(SYSCONFDIR)' \
-              UNITDIR='$(UNITDIR)'
+              UNITDIR='$(UNITDIR)' LIBDIR='$(LIBDIR)'
 .PHONY: install uninstall deb
 install: all
 	@$(INSTALL_ENV) sh deploy/install.sh install $(BUILD)

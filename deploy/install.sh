@@ -12,9 +12,11 @@
 #   SYSCONFDIR   /etc by default; arenad reads /etc/arenad/arenad.conf
 #                whatever the prefix, so change this only for a staging tree
 #   UNITDIR      systemd units (default PREFIX/lib/systemd/system)
+#   LIBDIR       libraries and pkgconfig/ (default PREFIX/lib; Debian's
+#                packages use PREFIX/lib/<multiarch triplet>)
 #
 # The units' ExecStart is rewritten to PREFIX/sbin/arenad. The pkg-config
-# file gets prefix=PREFIX. An existing configuration file is never
+# file gets prefix=PREFIX and the library directory. An existing configuration file is never
 # overwritten when installing into the live system (empty DESTDIR): the
 # new default goes next to it as arenad.conf.new. `uninstall` removes
 # exactly what `install` put there, the configuration file only when it
@@ -37,7 +39,7 @@ SYSCONFDIR=${SYSCONFDIR:-/etc}
 UNITDIR=${UNITDIR:-$PREFIX/lib/systemd/system}
 bindir=$PREFIX/bin
 sbindir=$PREFIX/sbin
-libdir=$PREFIX/lib
+libdir=${LIBDIR:-$PREFIX/lib}
 incdir=$PREFIX/include/arenad
 pcdir=$libdir/pkgconfig
 mandir=$PREFIX/share/man
@@ -60,7 +62,7 @@ files() {
 0755 $build/arenad $sbindir/arenad
 0755 $build/arenactl $bindir/arenactl
 0644 $build/libarenad-client.a $libdir/libarenad-client.a
-0755 $build/$soname $libdir/$realname
+0644 $build/$soname $libdir/$realname
 0644 $src/client/arenad_client.h $incdir/arenad_client.h
 0644 $src/planner/planner.h $incdir/planner.h
 0644 $src/planner/arena_error.h $incdir/arena_error.h
@@ -93,7 +95,12 @@ put() { # mode source destination
   mkdir -p "$(dirname "$3")"
   case $2 in
   @pc)
-    sed "s|^prefix=.*|prefix=$PREFIX|" "$build/arenad-client.pc" > "$3.tmp" ;;
+    case $libdir in
+    "$PREFIX"/*) pclib="\${exec_prefix}${libdir#"$PREFIX"}" ;;
+    *) pclib=$libdir ;;
+    esac
+    sed -e "s|^prefix=.*|prefix=$PREFIX|" -e "s|^libdir=.*|libdir=$pclib|" \
+      "$build/arenad-client.pc" > "$3.tmp" ;;
   @unit:*)
     sed "s|^ExecStart=/usr/sbin/arenad|ExecStart=$sbindir/arenad|" \
       "${2#@unit:}" > "$3.tmp" ;;

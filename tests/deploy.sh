@@ -195,45 +195,90 @@ step_install() {
 step_deb() {
   need dpkg-deb
   need dpkg-shlibdeps
-  deb=$(sh "$src/deploy/mkdeb.sh" "$build" "$tmp/out") || fail "mkdeb.sh"
-  [ -f "$deb" ] || fail "no .deb written"
-  echo "deb: $(basename "$deb")"
-  info=$(dpkg-deb -I "$deb") || fail "dpkg-deb -I"
-  dpkg-deb -f "$deb" Package | grep -qx arenad || fail "Package"
-  dep=$(dpkg-deb -f "$deb" Depends)
-  for l in libc6 libuv1 libprotobuf-c1 libsqlite3-0 libsystemd0 libinih1; do
-    echo "$dep" | grep -q "\b$l\b" || fail "Depends lacks $l: $dep"
+  sh "$src/deploy/mkdeb.sh" "$build" "$tmp/out" > "$tmp/debs" || fail "mkdeb.sh"
+  ver=$(sed -n 's/^Version: *//p' "$build/arenad-client.pc")
+  arch=$(dpkg --print-architecture)
+  ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+  d=$tmp/out/arenad_${ver}_$arch.deb
+  l=$tmp/out/libarenad-client1_${ver}_$arch.deb
+  v=$tmp/out/libarenad-client-dev_${ver}_$arch.deb
+  [ "$(wc -l < "$tmp/debs")" -eq 3 ] && [ -f "$d" ] && [ -f "$l" ] && [ -f "$v" ] ||
+    fail "expected 3 packages, got: $(cat "$tmp/debs")"
+  echo "deb: $(basename "$d") $(basename "$l") $(basename "$v")"
+  for p in "$d" "$l" "$v"; do
+    [ "$(dpkg-deb -f "$p" Version)" = "$ver" ] || fail "$p: Version"
+    [ "$(dpkg-deb -f "$p" Architecture)" = "$arch" ] || fail "$p: Architecture"
+    dpkg-deb -c "$p" | awk '{ print $2 }' | grep -qv '^root/root$' &&
+      fail "$p: files not owned by root"
+    dpkg-deb -c "$p" | grep -q "/usr/share/doc/$(dpkg-deb -f "$p" Package)/changelog.gz" ||
+      fail "$p: no changelog"
   done
-  echo "Depends: $dep"
-  [ "$(dpkg-deb -f "$deb" Architecture)" = "$(dpkg --print-architecture)" ] || fail "Architecture"
-  for s in postinst prerm postrm conffiles md5sums triggers; do
-    echo "$info" | grep -q " $s " || fail "control archive lacks $s"
+
+  # arenad: the daemon's own shared libraries, its conffile and scripts.
+  dep=$(dpkg-deb -f "$d" Depends)
+  for x in libc6 libuv1 libprotobuf-c1 libsqlite3-0 libsystemd0 libinih1; do
+    echo "$dep" | grep -q "\b$x\b" || fail "arenad Depends lacks $x: $dep"
   done
-  dpkg-deb --ctrl-tarfile "$deb" | tar -xOf - ./conffiles | grep -qx /etc/arenad/arenad.conf ||
-    fail "conffiles"
-  list=$(dpkg-deb -c "$deb")
-  for f in ./usr/sbin/arenad ./usr/bin/arenactl ./usr/lib/libarenad-client.so.1.1.0 \
-    ./usr/lib/libarenad-client.so.1 ./usr/include/arenad/arenad_client.h \
-    ./usr/lib/pkgconfig/arenad-client.pc ./lib/systemd/system/arenad.service \
+  echo "$dep" | grep -q libarenad-client && fail "arenad depends on the client library: $dep"
+  echo "arenad Depends: $dep"
+  info=$(dpkg-deb -I "$d")
+  for x in postinst prerm postrm conffiles md5sums; do
+    echo "$info" | grep -q " $x " || fail "arenad control archive lacks $x"
+  done
+  dpkg-deb -e "$d" "$tmp/c.arenad" || fail "dpkg-deb -e"
+  grep -qx /etc/arenad/arenad.conf "$tmp/c.arenad/conffiles" || fail "conffiles"
+  list=$(dpkg-deb -c "$d")
+  for f in ./usr/sbin/arenad ./usr/bin/arenactl ./lib/systemd/system/arenad.service \
     ./lib/systemd/system/arenad.socket ./usr/lib/sysusers.d/arenad.conf \
     ./usr/lib/tmpfiles.d/arenad.conf ./usr/share/man/man8/arenad.8.gz \
     ./usr/share/man/man5/arenad.conf.5.gz ./usr/share/man/man1/arenactl.1.gz \
     ./etc/arenad/arenad.conf; do
-    echo "$list" | grep -q " $f\( ->\|\$\)" || fail "the package lacks $f"
+    echo "$list" | grep -q " $f\$" || fail "arenad lacks $f"
   done
-  echo "$list" | awk '{ print $2 }' | grep -qv '^root/root$' && fail "files not owned by root"
-  echo "deb: metadata and files ok"
-  # Unpacked into a throwaway root, the binaries run and agree on paths.
-  dpkg-deb -x "$deb" "$tmp/x" || fail "dpkg-deb -x"
-  dpkg-deb --ctrl-tarfile "$deb" | tar -xOf - ./md5sums > "$tmp/md5sums" || fail "md5sums"
-  (cd "$tmp/x" && md5sum --quiet -c "$tmp/md5sums") || fail "md5sums do not match"
-  "$tmp/x/usr/sbin/arenad" --version | grep -q "^arenad " || fail "unpacked arenad"
-  "$tmp/x/usr/sbin/arenad" --config "$tmp/x/etc/arenad/arenad.conf" --check-config |
+
+  # libarenad-client1: the shared library, its shlibs and ldconfig trigger.
+  dep=$(dpkg-deb -f "$l" Depends)
+  echo "$dep" | grep -q '\blibprotobuf-c1\b' || fail "library Depends: $dep"
+  echo "libarenad-client1 Depends: $dep"
+  dpkg-deb -e "$l" "$tmp/c.lib" || fail "dpkg-deb -e"
+  grep -qx "libarenad-client 1 libarenad-client1 (>= $ver)" "$tmp/c.lib/shlibs" || fail "shlibs"
+  grep -q ldconfig "$tmp/c.lib/triggers" || fail "triggers"
+  dpkg-deb -c "$l" | grep -q " ./usr/lib/$ma/libarenad-client.so.1 -> libarenad-client.so.1.1.0\$" ||
+    fail "library package lacks the soname link"
+
+  # libarenad-client-dev: exact library version and protobuf-c's .pc.
+  dep=$(dpkg-deb -f "$v" Depends)
+  echo "$dep" | grep -q "libarenad-client1 (= $ver)" || fail "dev Depends: $dep"
+  echo "$dep" | grep -q 'libprotobuf-c-dev' || fail "dev Depends lacks libprotobuf-c-dev: $dep"
+  echo "libarenad-client-dev Depends: $dep"
+  echo "deb: metadata ok"
+
+  # Unpacked into a throwaway root: checksums match, the binaries run and
+  # agree on paths, and a client builds from the -dev package alone.
+  x=$tmp/x
+  for p in "$d" "$l" "$v"; do
+    rm -rf "$tmp/c"
+    dpkg-deb -x "$p" "$x" && dpkg-deb -e "$p" "$tmp/c" || fail "dpkg-deb -x/-e $p"
+    (cd "$x" && md5sum --quiet -c "$tmp/c/md5sums") || fail "$p: md5sums do not match"
+  done
+  "$x/usr/sbin/arenad" --version | grep -q "^arenad $ver\$" || fail "unpacked arenad"
+  "$x/usr/sbin/arenad" --config "$x/etc/arenad/arenad.conf" --check-config |
     grep -q '^database = /var/lib/arenad/cache.db$' || fail "unpacked config"
-  grep -q '^ExecStart=/usr/sbin/arenad$' "$tmp/x/lib/systemd/system/arenad.service" ||
+  grep -q '^ExecStart=/usr/sbin/arenad$' "$x/lib/systemd/system/arenad.service" ||
     fail "ExecStart in the package"
-  "$tmp/x/usr/bin/arenactl" --version >/dev/null || fail "unpacked arenactl"
-  echo "deb: unpacked binaries run"
+  "$x/usr/bin/arenactl" --version > /dev/null || fail "unpacked arenactl"
+  cp "$src/client/examples/plan_example.c" "$tmp/plan_example.c"
+  pc() {
+    PKG_CONFIG_PATH=$x/usr/lib/$ma/pkgconfig PKG_CONFIG_SYSROOT_DIR=$x \
+      pkg-config "$@" arenad-client
+  }
+  # shellcheck disable=SC2046,SC2086
+  ${CC:-cc} -std=c11 -Wall -Wextra -Werror ${SANFLAGS:-} $(pc --cflags) \
+    -o "$tmp/plan_example" "$tmp/plan_example.c" $(pc --libs) ||
+    fail "a client does not build from -dev"
+  LD_LIBRARY_PATH=$x/usr/lib/$ma "$tmp/plan_example" "$tmp/no-daemon.sock" |
+    grep -q '^source: planned locally$' || fail "the packaged library does not run"
+  echo "deb: unpacked binaries run, a client builds from the -dev package"
 }
 
 # The syscalls of a systemd filter group, recursively (systemd-analyze

@@ -235,6 +235,55 @@ fuzz: fuzz-build
 	    || exit 1; \
 	done
 
+# ---- fuzz: wire targets, smoke run, replay in `make test` -----------------
+# fuzz_frame and fuzz_request also need the wire code and the generated
+# protobuf-c messages (the static pattern rule below takes precedence over
+# the planner-only rule above). `make fuzz-smoke` runs every target for
+# FUZZ_SMOKE_SECONDS when clang is installed.
+# `make test` does not build the libFuzzer binaries (that alone takes
+# minutes on 2 cores): build/tests/check_fuzz_replay links every target's
+# entry point, renamed fuzz_one_<name>, with the normal compiler and
+# sanitizer flags, and feeds it the seeds plus deterministic mutations.
+# (-Wno-unused-result: a target may ignore a result on purpose, and gcc,
+# unlike clang, warns about that even through a (void) cast.)
+FUZZ_WIRE_BINS := $(BUILD)/fuzz/fuzz_frame $(BUILD)/fuzz/fuzz_request
+FUZZ_SMOKE_SECONDS ?= 20
+$(FUZZ_WIRE_BINS): $(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c $(WIRE_SRC) $(PLANNER_SRC) \
+                   $(wildcard proto/*.h planner/*.h) $(BUILD)/gen/arenad.pb-c.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CSTD) $(WARN) $(DEFS) -Iplanner -Iproto -I$(BUILD)/gen \
+	  $(call pc_cflags,$(PKGS_PROTO)) $(FUZZ_FLAGS) -o $@ $< $(WIRE_SRC) \
+	  $(BUILD)/gen/arenad.pb-c.c $(PLANNER_SRC) $(call pc_libs,$(PKGS_PROTO)) -lm
+
+FUZZ_REPLAY_OBJ := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/tests/fuzzone_%.o)
+$(BUILD)/tests/fuzzone_%.o: fuzz/%.c $(BUILD)/.flags | $(BUILD)/gen/arenad.pb-c.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(EXTRA_CFLAGS_tests) -Wno-unused-result \
+	  -DLLVMFuzzerTestOneInput=fuzz_one_$(subst fuzz_,,$*) -c -o $@ $<
+$(eval $(call check_prog,fuzz_replay,$(FUZZ_REPLAY_OBJ) $(BUILD)/libarenawire.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_PROTO))))
+build-tests: $(BUILD)/tests/check_fuzz_replay
+
+.PHONY: fuzz-smoke
+fuzz-smoke:
+	@if command -v $(FUZZ_CC) >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS); \
+	else echo "fuzz-smoke: $(FUZZ_CC) not installed, skipped"; fi
+
+# ---- reliability -------------------------------------------------------------
+# tests/check_reliability.c runs arenad under faults, floods and hostile
+# clients (see its header). `make test` runs it with small counts;
+# `make reliability` runs it with
+# ARENA_RELIABILITY=full (50 kills, a 10^6-tensor graph, 204,800 soak
+# requests) and ends with the summary table. Tests that need root (tmpfs,
+# a second user) report that they were skipped otherwise.
+$(eval $(call check_prog,reliability,$(BUILD)/tests/daemon_harness.o $(BUILD)/libarenastorage.a $(BUILD)/libarenad-client.a,$(call pc_libs,$(PKGS_PROTO) $(PKGS_SQLITE))))
+$(BUILD)/tests/check_reliability: | $(BUILD)/arenad
+build-tests: $(BUILD)/tests/check_reliability
+.PHONY: reliability
+reliability: deps
+	@$(MAKE) --no-print-directory all $(BUILD)/tests/check_reliability
+	ARENA_RELIABILITY=full $(BUILD)/tests/check_reliability
+
 # ---- browser test -----------------------------------------------------------
 # Renders a real model as HTML, loads it in headless Chromium and checks
 # that the page loaded cleanly and the screenshot is not blank. Not part of

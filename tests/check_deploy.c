@@ -361,6 +361,7 @@ START_TEST(test_units_verify)
   char *out = deploy_step("units");
   ck_assert_ptr_nonnull(strstr(out, "verify: clean"));
   ck_assert_ptr_nonnull(strstr(out, "verify: rejects a broken copy"));
+  ck_assert_ptr_nonnull(strstr(out, "snippets: user arenad"));
   free(out);
 }
 END_TEST

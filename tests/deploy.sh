@@ -4,8 +4,9 @@
 #
 # Usage: tests/deploy.sh STEP BUILD_DIR
 #   units     systemd-analyze verify on the units (ExecStart pointed at the
-#             built arenad, man pages from a staging install), and proof
-#             that verify does reject a broken unit
+#             built arenad, man pages from a staging install), proof that
+#             verify does reject a broken unit, and the sysusers.d and
+#             tmpfiles.d snippets applied to a throwaway root
 #   security  prints systemd-analyze security's overall exposure line
 #   man       every man page renders with groff -ww and man --warnings
 #             without a single warning
@@ -82,6 +83,25 @@ step_units() {
     grep -q "^$k\$" "$src/deploy/arenad.socket" || fail "arenad.socket lacks $k"
   done
   echo "units: ok"
+
+  # The sysusers.d and tmpfiles.d snippets, applied to a throwaway root.
+  r=$tmp/sysroot
+  mkdir -p "$r/etc"
+  systemd-sysusers --root="$r" "$src/deploy/arenad.sysusers" > "$tmp/sysusers.log" 2>&1 ||
+    { cat "$tmp/sysusers.log"; fail "systemd-sysusers"; }
+  pw=$(grep '^arenad:' "$r/etc/passwd") || fail "sysusers created no user arenad"
+  uid=$(echo "$pw" | cut -d: -f3)
+  gid=$(echo "$pw" | cut -d: -f4)
+  [ "$uid" -lt 1000 ] || fail "arenad is not a system user: $pw"
+  echo "$pw" | grep -q ':/var/lib/arenad:/usr/sbin/nologin$' || fail "home or shell: $pw"
+  grep -q "^arenad:x:$gid:" "$r/etc/group" || fail "no group arenad"
+  systemd-tmpfiles --root="$r" --create "$src/deploy/arenad.tmpfiles" > "$tmp/tmpfiles.log" 2>&1 ||
+    { cat "$tmp/tmpfiles.log"; fail "systemd-tmpfiles"; }
+  [ "$(stat -c '%a %u %g' "$r/run/arenad")" = "755 $uid $gid" ] ||
+    fail "/run/arenad: $(stat -c '%a %u %g' "$r/run/arenad")"
+  [ "$(stat -c '%a %u %g' "$r/var/lib/arenad")" = "750 $uid $gid" ] ||
+    fail "/var/lib/arenad: $(stat -c '%a %u %g' "$r/var/lib/arenad")"
+  echo "snippets: user arenad ($uid:$gid) and its directories in a throwaway root"
 }
 
 step_security() {

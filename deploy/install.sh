@@ -111,6 +111,16 @@ put() { # mode source destination
   mv -f "$3.tmp" "$3"
 }
 
+# Into the live system (no DESTDIR), as root, in a directory the dynamic
+# linker searches: refresh its cache so that the new soname is found.
+refresh_ld_cache() {
+  [ -z "$DESTDIR" ] && [ "$(id -u)" = 0 ] || return 0
+  command -v ldconfig > /dev/null || return 0
+  case $libdir in
+  /usr/lib | /usr/lib/* | /usr/local/lib | /usr/local/lib/* | /lib | /lib/*) ldconfig ;;
+  esac
+}
+
 do_install() {
   for f in arenad arenactl libarenad-client.a "$soname" arenad-client.pc; do
     [ -f "$build/$f" ] || { echo "$0: $build/$f is missing; run make first" >&2; exit 1; }
@@ -128,9 +138,7 @@ do_install() {
   else
     put 0644 "$src/deploy/arenad.conf" "$DESTDIR$conf"
   fi
-  if [ -z "$DESTDIR" ] && [ "$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then
-    ldconfig
-  fi
+  refresh_ld_cache
   if [ -z "$DESTDIR" ]; then
     cat <<EOF
 install: done. To run arenad as a service:
@@ -154,9 +162,7 @@ do_uninstall() {
   for d in "$incdir" "$confdir"; do
     rmdir "$DESTDIR$d" 2>/dev/null || true
   done
-  if [ -z "$DESTDIR" ] && [ "$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then
-    ldconfig
-  fi
+  refresh_ld_cache
 }
 
 case $action in

@@ -402,6 +402,7 @@ START_TEST(test_install_and_pkgconfig_client)
   char *out = deploy_step("install");
   ck_assert_ptr_nonnull(strstr(out, "example: daemon, then daemon cache"));
   ck_assert_ptr_nonnull(strstr(out, "uninstall: nothing left"));
+  ck_assert_ptr_nonnull(strstr(out, "an edited configuration is kept"));
   free(out);
   /* The daemon's side of the same story: one plan computed, one hit. */
   Arenad__V1__Response *s = hn_stats(&h);

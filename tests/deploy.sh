@@ -210,6 +210,27 @@ step_install() {
   left=$(find "$dest" ! -type d)
   [ -z "$left" ] || fail "uninstall left: $left"
   echo "uninstall: nothing left"
+
+  # Without DESTDIR (a live install, here into a scratch prefix and
+  # configuration directory) an edited configuration survives a second
+  # install and the uninstall.
+  live() {
+    PREFIX=$tmp/live SYSCONFDIR=$tmp/etc sh "$src/deploy/install.sh" "$1" "$build" \
+      > "$tmp/live.log" 2>&1 || { cat "$tmp/live.log"; fail "live $1"; }
+  }
+  live install
+  conf=$tmp/etc/arenad/arenad.conf
+  cmp -s "$src/deploy/arenad.conf" "$conf" || fail "live install: no configuration"
+  printf '[daemon]\nworkers = 1\n' > "$conf"
+  live install
+  grep -q '^workers = 1$' "$conf" || fail "a second install overwrote the configuration"
+  cmp -s "$src/deploy/arenad.conf" "$conf.new" || fail "no arenad.conf.new"
+  grep -q "kept your" "$tmp/live.log" || fail "the install did not say it kept the file"
+  live uninstall
+  [ -f "$conf" ] || fail "uninstall removed an edited configuration"
+  left=$(find "$tmp/live" ! -type d)
+  [ -z "$left" ] || fail "live uninstall left: $left"
+  echo "install: an edited configuration is kept"
 }
 
 step_deb() {

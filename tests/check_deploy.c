@@ -7,9 +7,9 @@
  * DESIGN
  *  The static checks (systemd-analyze verify and security, groff, the
  *  install tree, the .deb, the maintainer scripts, the daemon's system
- *  calls traced against the unit's filter) are shell work; each is
- *  one step of tests/deploy.sh, run here and judged by its exit status and
- *  output. The runtime checks play systemd's part in C: a datagram socket
+ *  calls and files traced against the unit's sandbox) are shell work;
+ *  each is one step of tests/deploy.sh, run here and judged by its exit
+ *  status and output. The runtime checks play systemd's part in C: a datagram socket
  *  in NOTIFY_SOCKET that the test reads, a launcher that passes a
  *  listening socket as fd 3 with LISTEN_FDS/LISTEN_PID set in the child
  *  after fork (so LISTEN_PID is the daemon's own pid), and setpriv(1) to
@@ -438,6 +438,7 @@ START_TEST(test_syscalls_within_filter)
 {
   char *out = deploy_step("syscalls");
   ck_assert_ptr_nonnull(strstr(out, "all allowed by the unit's filter"));
+  ck_assert_ptr_nonnull(strstr(out, "all in its own directories"));
   free(out);
 }
 END_TEST

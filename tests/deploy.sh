@@ -16,7 +16,8 @@
 #   deb       builds the .deb and checks its metadata, files and binaries
 #   maint     runs the maintainer scripts against stub commands
 #   syscalls  every system call arenad makes in a session is allowed by
-#             the unit's SystemCallFilter=
+#             the unit's SystemCallFilter=, and the files it touches fit
+#             the unit's file system sandbox
 # Environment: SANFLAGS, the sanitizer flags the library was built with
 # (a sanitized library needs them at link time too).
 # Prints "FAIL: ..." lines and exits 1 on the first failed check.
@@ -370,7 +371,7 @@ step_syscalls() {
   # LeakSanitizer cannot run under a tracer; the leak checks run elsewhere.
   # shellcheck disable=SC2086
   ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-    $as strace -f -qq -o "$d/trace" "$d/arenad" --config "$d/c.conf" \
+    $as strace -f -qq -s 512 -o "$d/trace" "$d/arenad" --config "$d/c.conf" \
     > "$d/log" 2>&1 &
   spid=$!
   ctl() { "$build/arenactl" -s "$d/s.sock" "$@" > /dev/null 2>&1; }
@@ -414,6 +415,33 @@ step_syscalls() {
   bad=$(comm -12 "$tmp/used" "$tmp/denied" | tr '\n' ' ')
   [ -z "$bad" ] || fail "in SystemCallFilter=~$deny: $bad"
   echo "syscalls: $(wc -l < "$tmp/used") distinct system calls, all allowed by the unit's filter"
+
+  # The files it touched fit the sandbox: it modifies nothing outside its
+  # state and runtime directories (here both are $d; ProtectSystem=strict
+  # makes everything else read-only), opens only the devices
+  # PrivateDevices= leaves, and reads nothing that ProtectHome=,
+  # ProcSubset=pid or ProtectKernelTunables= hide.
+  grep -E '^[0-9]+ +(open|openat|creat|mkdir|mkdirat|unlink|unlinkat|rename|renameat|renameat2|link|linkat|symlink|symlinkat|chmod|fchmodat|chown|lchown|fchownat|truncate|bind|mknod|mknodat)\(' \
+    "$d/trace" > "$tmp/fs" || fail "no file system calls in the trace"
+  writes=0
+  while IFS= read -r line; do
+    case $line in
+    *" open("* | *" openat("*)
+      echo "$line" | grep -Eq 'O_WRONLY|O_RDWR|O_CREAT|O_TRUNC' || continue ;;
+    esac
+    case $line in *"= -1 EEXIST"*) continue ;; esac # an existing ancestor
+    writes=$((writes + 1))
+    for p in $(echo "$line" | grep -o '"[^"]*"' | tr -d '"'); do
+      case $p in "$d" | "$d"/*) ;; *) fail "writes outside its directories: $line" ;; esac
+    done
+  done < "$tmp/fs"
+  [ $writes -gt 3 ] || fail "only $writes writes traced"
+  grep -o '"/[^"]*"' "$d/trace" | tr -d '"' | sort -u > "$tmp/paths"
+  bad=$(grep -E '^/(home|root|run/user|sys|proc/sys)(/|$)' "$tmp/paths" | tr '\n' ' ')
+  [ -z "$bad" ] || fail "touches paths the sandbox hides: $bad"
+  bad=$(grep -E '^/dev/' "$tmp/paths" | grep -Ev '^/dev/(null|zero|full|random|urandom)$' | tr '\n' ' ')
+  [ -z "$bad" ] || fail "opens devices PrivateDevices= removes: $bad"
+  echo "syscalls: $writes writes, all in its own directories; no hidden paths or devices"
 }
 
 # Each maintainer script runs with PATH holding only stubs that log their

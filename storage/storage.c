@@ -169,8 +169,14 @@ static int seterr(storage_t *st, int code, const char *fmt, ...)
 /* Records a sqlite failure as the handle's error. */
 static int sqlerr(storage_t *st, int rc, const char *what)
 {
-  return seterr(st, storage__err_of(rc), "%s: %s", what,
-                sqlite3_errmsg(st->db));
+  /* The connection's message describes rc only while nothing else has run
+   * since: the ROLLBACK after a failed COMMIT replaces it (with "cannot
+   * rollback - no transaction is active" when a full disk already rolled
+   * back). Then rc's own text is the truth. */
+  const char *msg = (sqlite3_errcode(st->db) & 0xff) == (rc & 0xff)
+                        ? sqlite3_errmsg(st->db)
+                        : sqlite3_errstr(rc);
+  return seterr(st, storage__err_of(rc), "%s: %s", what, msg);
 }
 
 static void clear_err(storage_t *st)

@@ -32,6 +32,7 @@
  * `make reliability` sets) raises them: 50 kills, 10^6-tensor graphs,
  * 204,800 soak requests. Tests that need root (tmpfs, a second user)
  * say so and pass without checking when not run as root.
+ * ARENA_REL_ONLY=<test> (crash, disk_full, ...) runs just that one.
  */
 #define _GNU_SOURCE 1 /* setresuid, setresgid */
 #include <check.h>
@@ -74,6 +75,14 @@ static int full_mode(void)
 {
   const char *e = getenv("ARENA_RELIABILITY");
   return e && strcmp(e, "full") == 0;
+}
+
+/* ARENA_REL_ONLY=<test> runs one test (and the summary); the others
+ * return at once. For working on one case. */
+static int skipped(const char *test)
+{
+  const char *only = getenv("ARENA_REL_ONLY");
+  return only && *only && strcmp(only, test) != 0;
 }
 
 static unsigned scaled(unsigned ci, unsigned full)
@@ -561,6 +570,8 @@ static void crash_check(const struct harness *h, struct crash_shared *sh,
 
 START_TEST(test_crash_kill_loop)
 {
+  if (skipped("crash"))
+    return;
   unsigned rounds = scaled(5, 50);
   struct harness h;
   struct figs f = {0};
@@ -667,6 +678,8 @@ static int fill_disk(const char *path)
 
 START_TEST(test_disk_full)
 {
+  if (skipped("disk_full"))
+    return;
   struct figs f = {0};
   struct harness h;
   ck_assert_int_eq(hn_init(&h, NULL), 0);
@@ -711,7 +724,7 @@ START_TEST(test_disk_full)
              "storage_error='%s'\n",
              attempts + 1, sr->storage_error);
     if (full)
-      ck_assert_str_ne(sr->storage_error, "");
+      ck_assert_ptr_nonnull(strstr(sr->storage_error, "full"));
     wire_free_response(keep);
   }
   ck_assert_msg(full, "the disk never filled up in %d plans", attempts);
@@ -789,6 +802,8 @@ static void unlink_db(const char *db)
 
 START_TEST(test_tamper)
 {
+  if (skipped("tamper"))
+    return;
   struct figs f = {0};
   struct harness h;
   setup(&h, NULL, "[cache]\nmemory_entries = 2\n");
@@ -928,6 +943,8 @@ static void fb_client(const struct harness *h, struct fb_shared *sh,
 
 START_TEST(test_fallback_on_kill)
 {
+  if (skipped("fallback"))
+    return;
   const uint32_t timeout_ms = 5000;
   struct figs f = {0};
   struct harness h;
@@ -998,6 +1015,8 @@ END_TEST
 
 START_TEST(test_connection_flood)
 {
+  if (skipped("flood"))
+    return;
   unsigned flood = scaled(200, 900);
   struct rlimit rl;
   getrlimit(RLIMIT_NOFILE, &rl);
@@ -1115,6 +1134,8 @@ static int closed_while_trickling(int fd, int timeout_ms, int step_ms,
 
 START_TEST(test_slow_clients)
 {
+  if (skipped("slow"))
+    return;
   struct figs f = {0};
   struct harness h;
   setup(&h, NULL,
@@ -1251,6 +1272,8 @@ static Arenad__V1__Response *recv_sampling(const struct harness *h, int fd,
 
 START_TEST(test_abusive_requests)
 {
+  if (skipped("abusive"))
+    return;
   const size_t max_frame = 16u << 20;
   size_t huge = scaled(100000, 1000000);
   unsigned repeats = scaled(5000, 100000);
@@ -1487,6 +1510,8 @@ static void poison_client(const struct harness *h, struct poison_shared *sh,
 
 START_TEST(test_cache_poisoning)
 {
+  if (skipped("poison"))
+    return;
   unsigned rounds = scaled(40, 1000);
   struct figs f = {0};
   struct harness h;
@@ -1562,14 +1587,15 @@ static int access_as(const struct harness *h, uid_t uid, gid_t gid)
     if (fd < 0)
       _exit(errno == EACCES ? AC_EACCES : AC_OTHER);
     int out = AC_OTHER;
-    if (send_ping(fd, 1, "a", 1) == 0) {
-      Arenad__V1__Response *r = hn_recv(fd, 5000);
-      if (r && r->status == ARENAD__V1__STATUS__DENIED)
-        out = AC_DENIED;
-      else if (r && r->status == ARENAD__V1__STATUS__OK)
-        out = AC_SERVED;
-      wire_free_response(r);
-    }
+    /* A denied peer may find the socket closed before its request goes
+     * out; the DENIED reply is waiting to be read all the same. */
+    (void)send_ping(fd, 1, "a", 1);
+    Arenad__V1__Response *r = hn_recv(fd, 5000);
+    if (r && r->status == ARENAD__V1__STATUS__DENIED)
+      out = AC_DENIED;
+    else if (r && r->status == ARENAD__V1__STATUS__OK)
+      out = AC_SERVED;
+    wire_free_response(r);
     _exit(out);
   }
   return wait_child(pid);
@@ -1607,6 +1633,8 @@ static int owned_since(const char *dir, uid_t uid, time_t t0, int depth,
 
 START_TEST(test_access)
 {
+  if (skipped("access"))
+    return;
   struct figs f = {0};
   if (geteuid() != 0) {
     printf("reliability: access skipped: needs root for a second user\n");
@@ -1810,6 +1838,8 @@ static double pct(const uint32_t *sorted, size_t n, double q)
 
 START_TEST(test_soak)
 {
+  if (skipped("soak"))
+    return;
   unsigned per = scaled(40, 3200);
   size_t total = (size_t)SOAK_CLIENTS * per;
   struct figs f = {0};

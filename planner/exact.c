@@ -73,6 +73,7 @@
 #define EXACT_FIRST_LIMIT 2048u /* nodes in the first round */
 #define EXACT_N_ORDERS 4        /* static rank orders raced in turn */
 #define NONE UINT32_MAX
+#define EXACT_TT_SIZE (1u << 16) /* dead-end table entries (32 bytes) */
 
 enum { R_FOUND, R_INFEAS, R_LIMIT, R_TIME, R_CANCEL, R_GIVEUP };
 
@@ -89,6 +90,32 @@ struct lvl {
   uint32_t c;      /* local index of that tensor */
   uint32_t pmark;  /* pos trail length before it */
   uint32_t fmark;  /* floor trail length before it */
+  uint64_t h1, h2; /* state fingerprint before that placement */
+  uint64_t ex;     /* entry key: offset ... */
+  int64_t er;      /* ... and rank (-1: none) */
+  int gstart;      /* 1: first level of a group other than the first */
+};
+
+/* A decomposition: at some level the unplaced tensors of the current
+ * group fell apart into groups that share no point in time. Each group is
+ * searched on its own from that level's state and key; when one group has
+ * no completion the whole level fails (backjump). */
+struct dec {
+  uint32_t level;  /* level whose state was split */
+  uint64_t x0;     /* its entry key: offset ... */
+  int64_t r0;      /* ... and rank */
+  uint32_t g0, ng; /* groups X->gr[g0 .. g0 + ng), section ranges */
+  uint32_t gi;     /* group being searched */
+  uint64_t h;      /* hash of the above except gi */
+};
+
+/* A remembered dead end: the state with fingerprint (h1, h2) has no
+ * completion when entered with a key (offset, rank) >= (kpos, krank). */
+struct ttent {
+  uint64_t h1, h2; /* fingerprint */
+  uint64_t kpos;   /* entry key: offset ... */
+  uint32_t krank;  /* ... and rank */
+  uint32_t gen;    /* search call that wrote it; others are empty */
 };
 
 struct ctx {
@@ -119,6 +146,11 @@ struct ctx {
   uint64_t *rel;                /* release times, scratch for erd_ok() */
   struct lvl *lv;
   /* Control. */
+  struct ttent *tt;             /* EXACT_TT_SIZE dead ends */
+  struct dec *dec;              /* decomposition stack */
+  uint32_t *gr;                 /* group ranges (lo, hi) pairs */
+  uint32_t *bys;                /* local tensors by first section */
+  uint32_t gen;                 /* current search call, for tt */
   uint64_t nodes;               /* total search nodes */
   struct timespec t0;
   uint64_t deadline_us;         /* from t0 */
@@ -229,7 +261,8 @@ static void ctx_free(struct ctx *X)
   free(X->searchable); free(X->peak); free(X->pins);
   free(X->pos); free(X->floor); free(X->rem); free(X->ptr_v); free(X->ftr);
   free(X->out); free(X->ul); free(X->upos); free(X->ptr_i); free(X->rank);
-  free(X->tmp); free(X->lv); free(X->sl_off); free(X->sl); free(X->rel);
+  free(X->tmp); free(X->lv); free(X->tt); free(X->dec); free(X->gr);
+  free(X->bys); free(X->sl_off); free(X->sl); free(X->rel);
 }
 
 /* Builds everything the search needs. Returns 0 or ARENA_ENOMEM. */
@@ -525,13 +558,34 @@ static int ctx_build(struct ctx *X)
   X->sl = malloc((maxinc + 1) * sizeof *X->sl);
   X->sl_off = malloc((s1 + 1) * sizeof *X->sl_off);
   X->rel = malloc(2 * m1 * sizeof *X->rel);
+  X->tt = calloc(EXACT_TT_SIZE, sizeof *X->tt);
+  X->dec = malloc(m1 * sizeof *X->dec);
+  X->gr = malloc(4 * (s1 + m1) * sizeof *X->gr);
+  X->bys = malloc(m1 * sizeof *X->bys);
   X->ptr_v = malloc((maxadj + 1) * sizeof *X->ptr_v);
   X->ptr_i = malloc((maxadj + 1) * sizeof *X->ptr_i);
   if (!X->pos || !X->out || !X->ul || !X->upos || !X->rank || !X->tmp ||
       !X->lv || !X->floor || !X->rem || !X->ftr || !X->ptr_v || !X->ptr_i ||
-      !X->sl || !X->sl_off || !X->rel)
+      !X->sl || !X->sl_off || !X->rel || !X->tt ||
+      !X->dec || !X->gr || !X->bys)
     return ARENA_ENOMEM;
   return 0;
+}
+
+static uint64_t mix64(uint64_t z);
+
+/* The Luby sequence 1 1 2 1 1 2 4 1 1 2 ... (i >= 1): restart lengths
+ * that are within a log factor of the best fixed length. */
+static uint64_t luby(uint64_t i)
+{
+  for (;;) {
+    uint64_t k = 1;
+    while (((uint64_t)1 << k) - 1 < i)
+      k++;
+    if (((uint64_t)1 << k) - 1 == i)
+      return (uint64_t)1 << (k - 1);
+    i -= ((uint64_t)1 << (k - 1)) - 1;
+  }
 }
 
 /* ---- rank orders -------------------------------------------------------- */
@@ -577,6 +631,13 @@ static int make_rank(struct ctx *X, uint32_t c, unsigned v)
       r[q].k3 = sz;
       break;
     }
+    if (v >= EXACT_N_ORDERS) {
+      /* Later rounds: the same keys with a deterministic +-25% jitter on
+       * the first, so restarts explore different orders. */
+      uint64_t j = 96 + mix64(((uint64_t)v << 32) ^ q) % 65;
+      uint64_t k = r[q].k1;
+      r[q].k1 = k > UINT64_MAX / 256 ? k : k * j / 128;
+    }
   }
   qsort(r, m, sizeof *r, cmp_rkey);
   for (uint32_t q = 0; q < m; q++)
@@ -599,7 +660,33 @@ struct srch {
   uint32_t u;                  /* unplaced tensors: X->ul[0 .. u) */
   uint32_t ptr_n, ftr_n;       /* trail lengths */
   uint64_t maxrem;             /* >= max rem over the sections */
+  uint64_t h1, h2;             /* fingerprint of the state, see tt */
+  uint32_t flo, fhi;           /* sections of the current group */
 };
+
+/* Fingerprints. A state of the search is fixed by the unplaced set, the
+ * floors of the sections that still have unplaced tensors, and the entry
+ * key; pos, rem and every check derive from them. Two independent 64-bit
+ * hashes of the first two parts are kept up to date by xor. */
+static uint64_t mix64(uint64_t z)
+{
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static uint64_t zt(uint32_t i, uint64_t salt)
+{
+  return mix64(((uint64_t)i << 1) ^ salt);
+}
+
+static uint64_t zs(uint32_t s, uint64_t floor, uint64_t salt)
+{
+  return mix64(mix64(((uint64_t)s << 1 | 1) ^ salt) + floor);
+}
+
+#define SALT1 0x9e3779b97f4a7c15ull
+#define SALT2 0xd1b54a32d192ed03ull
 
 /* Undoes the placement made from level L, whole or partial: the trails
  * record exactly what was changed. */
@@ -620,6 +707,8 @@ static void s_undo(struct srch *S, const struct lvl *L)
     X->pos[X->ptr_i[S->ptr_n]] = X->ptr_v[S->ptr_n];
   }
   S->maxrem = L->maxrem;
+  S->h1 = L->h1;
+  S->h2 = L->h2;
   S->u++; /* c still sits at X->ul[u - 1] */
 }
 
@@ -694,6 +783,10 @@ static int s_place(struct srch *S, struct lvl *L, uint32_t c)
   L->pmark = S->ptr_n;
   L->fmark = S->ftr_n;
   L->maxrem = S->maxrem;
+  L->h1 = S->h1;
+  L->h2 = S->h2;
+  S->h1 ^= zt(c, SALT1);
+  S->h2 ^= zt(c, SALT2);
   uint32_t j = X->upos[c], last = X->ul[S->u - 1];
   X->ul[j] = last;
   X->upos[last] = j;
@@ -703,8 +796,14 @@ static int s_place(struct srch *S, struct lvl *L, uint32_t c)
   /* Sections: the floor becomes top, and what is left must fit above. */
   for (uint32_t s = S->slo[c]; s <= S->shi[c]; s++) {
     X->ftr[S->ftr_n++] = X->floor[s];
+    S->h1 ^= zs(s, X->floor[s], SALT1);
+    S->h2 ^= zs(s, X->floor[s], SALT2);
     X->floor[s] = top;
     X->rem[s] -= sz;
+    if (X->rem[s]) {
+      S->h1 ^= zs(s, top, SALT1);
+      S->h2 ^= zs(s, top, SALT2);
+    }
     if (top + X->rem[s] > cap)
       return 0;
   }
@@ -739,7 +838,7 @@ static int s_place(struct srch *S, struct lvl *L, uint32_t c)
       uint64_t r = X->rem[s];
       if (r > mr)
         mr = r;
-      if (X->floor[s] < x && x + r > cap)
+      if (X->floor[s] < x && x + r > cap && s >= S->flo && s <= S->fhi)
         bad = 1;
     }
     S->maxrem = mr;
@@ -753,17 +852,42 @@ static int s_place(struct srch *S, struct lvl *L, uint32_t c)
   return 1;
 }
 
-static uint64_t min_top(const struct srch *S)
+/* Splits the unplaced tensors whose first section lies in [lo, hi] into
+ * groups that share no point in time; writes their section ranges to gr
+ * (pairs) and returns the count, 0 when none is unplaced. */
+static uint32_t split(const struct srch *S, uint32_t lo, uint32_t hi,
+                      uint32_t *gr)
 {
   const struct ctx *X = S->X;
-  uint64_t t = UINT64_MAX;
-  for (uint32_t k = 0; k < S->u; k++) {
-    uint32_t i = X->ul[k];
-    uint64_t v = X->pos[i] + S->size[i];
-    if (v < t)
-      t = v;
+  uint32_t ng = 0, reach = 0;
+  for (uint32_t k = 0; k < S->m; k++) {
+    uint32_t i = X->bys[k];
+    if (S->slo[i] < lo)
+      continue;
+    if (S->slo[i] > hi)
+      break;
+    if (X->upos[i] >= S->u)
+      continue;
+    if (ng == 0 || S->slo[i] > reach) {
+      gr[2 * ng] = S->slo[i];
+      ng++;
+      reach = S->shi[i];
+    } else if (S->shi[i] > reach) {
+      reach = S->shi[i];
+    }
+    gr[2 * ng - 1] = reach;
   }
-  return t;
+  return ng;
+}
+
+/* Hash of the decomposition stack: the search below a state depends on
+ * it too, so dead ends are remembered per stack. */
+static uint64_t dec_hash(const struct ctx *X, uint32_t nd)
+{
+  uint64_t h = 0;
+  for (uint32_t k = 0; k < nd; k++)
+    h ^= mix64(X->dec[k].h + X->dec[k].gi * 0x9e3779b97f4a7c15ull + k);
+  return h;
 }
 
 /* Depth-first search for a placement of component c within cap, with at
@@ -799,7 +923,21 @@ static int search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
       S.maxrem = rem0[s];
   }
   S.u = S.m;
-  /* Live lists per section, by counting. */
+  for (uint32_t i = 0; i < S.m; i++) {
+    S.h1 ^= zt(i, SALT1);
+    S.h2 ^= zt(i, SALT2);
+  }
+  for (uint32_t s = 0; s < S.S; s++)
+    if (rem0[s]) {
+      S.h1 ^= zs(s, 0, SALT1);
+      S.h2 ^= zs(s, 0, SALT2);
+    }
+  uint32_t gen = ++X->gen;
+  if (gen == 0) { /* wrapped: clear the table once */
+    memset(X->tt, 0, EXACT_TT_SIZE * sizeof *X->tt);
+    gen = X->gen = 1;
+  }
+  /* Live lists per section, and tensors by first section, by counting. */
   memset(X->sl_off, 0, ((size_t)S.S + 1) * sizeof *X->sl_off);
   for (uint32_t i = 0; i < S.m; i++)
     for (uint32_t s = S.slo[i]; s <= S.shi[i]; s++)
@@ -812,43 +950,182 @@ static int search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
   for (uint32_t s = S.S; s > 0; s--)
     X->sl_off[s] = X->sl_off[s - 1];
   X->sl_off[0] = 0;
+  /* Tensors are in first-use order within the component already. */
+  for (uint32_t i = 0; i < S.m; i++)
+    X->bys[i] = i;
   const uint32_t *rank = X->rank;
   struct lvl *lv = X->lv;
-  uint32_t d = 0;
-  lv[0].kpos = 0;
-  lv[0].krank = -1;
-  lv[0].t1 = min_top(&S);
+  uint32_t d = 0, nd = 0, ngr = 0, grcap = 4 * (S.S + S.m + 1);
+  uint64_t fh = 0; /* dec_hash of the current stack */
   uint64_t nodes = 0, work = 0, per = (uint64_t)S.m + S.S + 16;
   int rc;
+  lv[0].ex = 0;
+  lv[0].er = -1;
+  lv[0].gstart = 0;
+  int entering = 1;
   for (;;) {
     struct lvl *L = &lv[d];
+    if (entering) {
+      entering = 0;
+      /* Finish groups that are done; split the current one if it fell
+       * apart. */
+      int found = 0;
+      for (;;) {
+        uint32_t lo = 0, hi = S.S - 1;
+        if (nd) {
+          const struct dec *D = &X->dec[nd - 1];
+          lo = X->gr[2 * (D->g0 + D->gi)];
+          hi = X->gr[2 * (D->g0 + D->gi) + 1];
+        }
+        uint32_t room = grcap - ngr >= 2 ? (grcap - ngr) / 2 : 0;
+        uint32_t ng = room ? split(&S, lo, hi, X->gr + ngr) : 1;
+        if (ng == 0 && !room)
+          ng = 1;
+        if (ng == 0) {
+          if (nd == 0) {
+            found = 1;
+            break;
+          }
+          struct dec *D = &X->dec[nd - 1];
+          if (++D->gi < D->ng) {
+            L->gstart = 1;
+            L->ex = D->x0;
+            L->er = D->r0;
+            fh = dec_hash(X, nd);
+            continue;
+          }
+          ngr = D->g0;
+          nd--;
+          fh = dec_hash(X, nd);
+          continue;
+        }
+        if (ng >= 2 && nd < S.m) {
+          struct dec *D = &X->dec[nd++];
+          D->level = d;
+          D->x0 = L->ex;
+          D->r0 = L->er;
+          D->g0 = ngr;
+          D->ng = ng;
+          D->gi = 0;
+          D->h = mix64(L->ex ^ ((uint64_t)L->er << 40) ^ ng);
+          for (uint32_t k = 0; k < ng; k++)
+            D->h ^= mix64(((uint64_t)X->gr[ngr + 2 * k] << 32) +
+                          X->gr[ngr + 2 * k + 1] + k);
+          ngr += 2 * ng;
+          fh = dec_hash(X, nd);
+          lo = X->gr[2 * D->g0];
+          hi = X->gr[2 * D->g0 + 1];
+        }
+        S.flo = lo;
+        S.fhi = hi;
+        break;
+      }
+      if (found) {
+        for (uint32_t k = 0; k < d; k++)
+          X->out[lv[k].c] = lv[k].x;
+        rc = R_FOUND;
+        break;
+      }
+      L->kpos = L->ex;
+      L->krank = -1;
+      uint64_t t = UINT64_MAX;
+      for (uint32_t k = 0; k < S.u; k++) {
+        uint32_t i = X->ul[k];
+        if (S.slo[i] < S.flo || S.slo[i] > S.fhi)
+          continue;
+        uint64_t v = X->pos[i] + S.size[i];
+        if (v < t)
+          t = v;
+      }
+      L->t1 = t;
+      /* A remembered dead end? */
+      const struct ttent *te = &X->tt[(S.h1 ^ fh) & (EXACT_TT_SIZE - 1)];
+      if (d > 0 && te->gen == gen && te->h1 == (S.h1 ^ fh) &&
+          te->h2 == (S.h2 ^ fh) &&
+          (L->ex > te->kpos ||
+           (L->ex == te->kpos && L->er >= (int64_t)te->krank)))
+        L->t1 = 0; /* no candidate: fails below, without a new entry */
+    }
+    /* Next candidate of this level. Allowed: key (pos, rank) above the
+     * entry key and pos below t1; tried in key order. */
     uint32_t best = NONE, br = 0;
-    uint64_t bp = 0;
+    uint64_t bp = 0, bs = 0;
     for (uint32_t k = 0; k < S.u; k++) {
       uint32_t i = X->ul[k];
       uint64_t p = X->pos[i];
       if (p >= L->t1 || p < L->kpos)
         continue;
-      uint32_t r = rank[i];
-      if (p == L->kpos && (int64_t)r <= L->krank)
+      if (S.slo[i] < S.flo || S.slo[i] > S.fhi)
         continue;
-      if (best == NONE || p < bp || (p == bp && r < br)) {
+      uint32_t r = rank[i];
+      if (p == L->ex && (int64_t)r <= L->er)
+        continue;
+      uint64_t sec = r;
+      if (p == L->kpos && (int64_t)sec <= L->krank)
+        continue;
+      if (best == NONE || p < bp || (p == bp && sec < bs)) {
         best = i;
         bp = p;
+        bs = sec;
         br = r;
       }
     }
     if (best == NONE) {
-      if (d == 0) {
+      /* Level d failed. A group other than the first failing fails its
+       * whole decomposition: jump back to the level that split. */
+      int done = 0, write = lv[d].t1 != 0;
+      for (;;) {
+        if (write && d > 0 && !lv[d].gstart) {
+          struct ttent *te = &X->tt[(S.h1 ^ fh) & (EXACT_TT_SIZE - 1)];
+          te->h1 = S.h1 ^ fh;
+          te->h2 = S.h2 ^ fh;
+          te->kpos = lv[d].ex;
+          te->krank = (uint32_t)lv[d].er;
+          te->gen = gen;
+        }
+        while (nd > 0 && X->dec[nd - 1].level == d) {
+          ngr = X->dec[nd - 1].g0;
+          nd--;
+        }
+        if (lv[d].gstart) {
+          const struct dec *D = &X->dec[nd - 1];
+          uint32_t target = D->level;
+          while (d > target) {
+            d--;
+            s_undo(&S, &lv[d]);
+          }
+          ngr = D->g0;
+          nd--;
+          fh = dec_hash(X, nd);
+          write = 0;
+          continue; /* level target failed in turn */
+        }
+        fh = dec_hash(X, nd);
+        if (d == 0) {
+          done = 1;
+          break;
+        }
+        d--;
+        s_undo(&S, &lv[d]);
+        break;
+      }
+      if (done) {
         rc = R_INFEAS;
         break;
       }
-      d--;
-      s_undo(&S, &lv[d]);
+      /* Restore the group of level d (it may differ after a pop). */
+      if (nd) {
+        const struct dec *D = &X->dec[nd - 1];
+        S.flo = X->gr[2 * (D->g0 + D->gi)];
+        S.fhi = X->gr[2 * (D->g0 + D->gi) + 1];
+      } else {
+        S.flo = 0;
+        S.fhi = S.S - 1;
+      }
       continue;
     }
     L->kpos = bp;
-    L->krank = br;
+    L->krank = (int64_t)bs;
     if (++nodes > limit) {
       rc = R_LIMIT;
       break;
@@ -864,15 +1141,10 @@ static int search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
       continue;
     }
     d++;
-    if (S.u == 0) {
-      for (uint32_t k = 0; k < d; k++)
-        X->out[lv[k].c] = lv[k].x;
-      rc = R_FOUND;
-      break;
-    }
-    lv[d].kpos = L->x;
-    lv[d].krank = br;
-    lv[d].t1 = min_top(&S);
+    lv[d].ex = L->x;
+    lv[d].er = br;
+    lv[d].gstart = 0;
+    entering = 1;
   }
   X->nodes += nodes;
   return rc;
@@ -980,8 +1252,8 @@ int planner__exact(const struct planner__prob *p, uint64_t *offsets,
             raised = 1;
           }
         } else if (r == R_LIMIT) {
-          limit *= 2;
           round++;
+          limit = EXACT_FIRST_LIMIT * luby(round + 1);
           if ((r = poll_stop(&X)) == R_FOUND)
             continue;
         }
@@ -1021,8 +1293,8 @@ int planner__exact(const struct planner__prob *p, uint64_t *offsets,
         break;
       if ((r = poll_stop(&X)) != R_FOUND)
         break;
-      limit *= 2;
       round++;
+      limit = EXACT_FIRST_LIMIT * luby(round + 1);
     }
   }
   res->arena_bytes = arena_now(&X);

@@ -12,6 +12,7 @@
  *   random   `best` on random graphs of 10^3 .. 10^5 tensors.
  * Every plan is checked with planner_verify().
  */
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,23 @@ static int plan(const struct planner_graph *g, const struct planner_options *o,
   return 0;
 }
 
+static int long_run(void)
+{
+  const char *v = getenv("BENCH_LONG");
+  return v && *v && strcmp(v, "0") != 0;
+}
+
+/* Budget of one feasibility run: 20 s, or 300 s with BENCH_LONG=1. */
+static uint32_t feas_budget_ms(void)
+{
+  return long_run() ? 300000 : 20000;
+}
+
+static const char *bound_name(enum planner_bound b)
+{
+  return b == PLANNER_BOUND_SEARCH ? "search" : "load";
+}
+
 static const char *const NAMES = "ABCDEFGHIJK";
 static const double REF_S[] = {4.49, 3.35, 0.58, 2.32, 3.21, 4.56,
                                0.98, 1.53, 3.44, 0.77, 0.56};
@@ -100,7 +118,7 @@ static int bench_feas(const char *dir)
   int bad = 0;
   double tot = 0, ref = 0;
   printf("== MiniMalloc challenging suite, capacity 1048576 (exact, "
-         "alignment 1, budget 120 s each)\n");
+         "alignment 1, budget %u ms each)\n", feas_budget_ms());
   printf("  %-4s %7s %10s %10s %8s %12s %s\n", "inst", "buffers",
          "time_s", "ref_s", "ratio", "nodes", "answer");
   for (int i = 0; NAMES[i]; i++) {
@@ -119,7 +137,7 @@ static int bench_feas(const char *dir)
     o.algo = PLANNER_ALGO_EXACT;
     o.alignment = 1;
     o.capacity = 1048576;
-    o.budget_ms = 120000;
+    o.budget_ms = feas_budget_ms();
     struct planner_plan p;
     planner_plan_init(&p);
     double s;
@@ -143,16 +161,212 @@ static int bench_feas(const char *dir)
   return bad;
 }
 
+/* Best arena known for each instance, from the suite's README. */
+static const uint64_t BEST_KNOWN[] = {1048576, 1048576, 1039360, 1025024,
+                                      1048576, 1048576, 1048576, 1048576,
+                                      1048576, 1041408, 1048576};
+
+static int bench_min(const char *dir)
+{
+  int bad = 0;
+  uint32_t open_ms = long_run() ? 60000 : 5000;
+  printf("== Minimisation on the same suite (exact, alignment 1; D and J "
+         "get %u ms, the others 10000 ms; BENCH_LONG=1 for 60 s)\n",
+         open_ms);
+  printf("  %-4s %10s %10s %10s %7s %7s %9s %12s\n", "inst", "arena",
+         "bound", "best_known", "proven", "by", "time_s", "nodes");
+  for (int i = 0; NAMES[i]; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/minimalloc/%c.1048576.csv", dir,
+             NAMES[i]);
+    struct planner_csv c;
+    planner_csv_init(&c);
+    if (load(path, &c)) {
+      bad++;
+      continue;
+    }
+    struct planner_graph g = planner_csv_graph(&c);
+    struct planner_options o;
+    planner_options_init(&o);
+    o.algo = PLANNER_ALGO_EXACT;
+    o.alignment = 1;
+    o.budget_ms = (NAMES[i] == 'D' || NAMES[i] == 'J') ? open_ms : 10000;
+    struct planner_plan p;
+    planner_plan_init(&p);
+    double s;
+    if (plan(&g, &o, &p, &s) == 0) {
+      printf("  %-4c %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %7s %7s "
+             "%9.3f %12" PRIu64 "\n", NAMES[i], p.arena_bytes,
+             p.lower_bound_bytes, BEST_KNOWN[i],
+             p.proven_optimal ? "yes" : "no", bound_name(p.bound), s,
+             p.nodes_explored);
+    } else {
+      bad++;
+    }
+    fflush(stdout);
+    planner_plan_cleanup(&p);
+    planner_csv_cleanup(&c);
+  }
+  return bad;
+}
+
+/* `best` with defaults (alignment as given) on one CSV file. */
+static int bench_file(const char *path, const char *label, uint64_t align)
+{
+  struct planner_csv c;
+  planner_csv_init(&c);
+  if (load(path, &c))
+    return 1;
+  struct planner_graph g = planner_csv_graph(&c);
+  struct planner_options o;
+  planner_options_init(&o);
+  o.alignment = align;
+  struct planner_plan p, h;
+  planner_plan_init(&p);
+  planner_plan_init(&h);
+  double s, sh;
+  int bad = plan(&g, &o, &p, &s) != 0;
+  o.algo = PLANNER_ALGO_GREEDY_SIZE;
+  bad |= plan(&g, &o, &h, &sh) != 0;
+  if (!bad)
+    printf("  %-38s %7zu %12" PRIu64 " %8.5f %8.5f %7s %7s %9.3f %9" PRIu64
+           "\n", label, c.n_tensors, p.lower_bound_bytes,
+           (double)h.arena_bytes / (double)p.lower_bound_bytes,
+           (double)p.arena_bytes / (double)p.lower_bound_bytes,
+           p.proven_optimal ? "yes" : "no", bound_name(p.bound), s * 1e3,
+           p.nodes_explored);
+  fflush(stdout);
+  planner_plan_cleanup(&p);
+  planner_plan_cleanup(&h);
+  planner_csv_cleanup(&c);
+  return bad;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int bench_real(const char *dir)
+{
+  int bad = 0;
+  printf("== Real graphs: `best` with its default %u ms budget "
+         "(greedy = greedy-size arena / LB)\n", PLANNER_DEFAULT_BUDGET_MS);
+  printf("  %-38s %7s %12s %8s %8s %7s %7s %9s %9s\n", "graph", "tensors",
+         "LB", "greedy", "best", "proven", "by", "time_ms", "nodes");
+  static const char *const traces[] = {"resnet50", "iopddl_G_1"};
+  for (int i = 0; i < 2; i++) {
+    char path[512], label[64];
+    snprintf(path, sizeof path, "%s/traces/%s.csv", dir, traces[i]);
+    snprintf(label, sizeof label, "%s (align 1)", traces[i]);
+    bad += bench_file(path, label, 1);
+  }
+  const char *mdir = getenv("BENCH_MODELS");
+  if (!mdir)
+    mdir = "tests/data/models";
+  DIR *dp = opendir(mdir);
+  if (!dp) {
+    printf("  %s: cannot open (set BENCH_MODELS)\n", mdir);
+    return bad;
+  }
+  char *names[256];
+  int n = 0;
+  struct dirent *de;
+  while ((de = readdir(dp)) && n < 256) {
+    size_t len = strlen(de->d_name);
+    if (len > 4 && !strcmp(de->d_name + len - 4, ".csv"))
+      names[n++] = strdup(de->d_name);
+  }
+  closedir(dp);
+  qsort(names, (size_t)n, sizeof *names, cmp_str);
+  for (int i = 0; i < n; i++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", mdir, names[i]);
+    bad += bench_file(path, names[i], PLANNER_DEFAULT_ALIGNMENT);
+    free(names[i]);
+  }
+  return bad;
+}
+
+static uint64_t rng(uint64_t *s)
+{
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static int bench_random(void)
+{
+  int bad = 0;
+  printf("== Random graphs: `best`, alignment 64, default budget\n");
+  printf("  %8s %12s %10s %8s %7s %9s %9s %9s\n", "tensors", "LB",
+         "greedy", "best", "proven", "time_ms", "search_ms", "nodes");
+  static const size_t sizes[] = {1000, 3000, 10000, 30000, 100000};
+  for (int k = 0; k < 5; k++) {
+    size_t n = sizes[k];
+    struct planner_tensor *t = calloc(n, sizeof *t);
+    if (!t)
+      return bad + 1;
+    uint64_t s = 12345 + n;
+    /* A chain of operators: most tensors live a few ops, some are long
+     * skip connections, sizes spread over four decades. */
+    for (size_t i = 0; i < n; i++) {
+      int64_t f = (int64_t)(i / 2);
+      uint64_t r = rng(&s) % 100;
+      int64_t len = r < 85 ? (int64_t)(rng(&s) % 4) :
+                    r < 98 ? (int64_t)(rng(&s) % 64) : (int64_t)(rng(&s) % 2000);
+      uint64_t sz = 64u << (rng(&s) % 14);
+      t[i].id = (uint32_t)i;
+      t[i].size = sz + 64 * (rng(&s) % 16);
+      t[i].first = f;
+      t[i].last = f + len;
+      t[i].align = 0;
+      t[i].pinned = PLANNER_NOT_PINNED;
+    }
+    struct planner_graph g = {t, n};
+    struct planner_options o;
+    planner_options_init(&o);
+    struct planner_plan p, h;
+    planner_plan_init(&p);
+    planner_plan_init(&h);
+    double sec, sh;
+    int b = plan(&g, &o, &p, &sec) != 0;
+    o.algo = PLANNER_ALGO_GREEDY_SIZE;
+    b |= plan(&g, &o, &h, &sh) != 0;
+    if (!b)
+      printf("  %8zu %12" PRIu64 " %10.5f %8.5f %7s %9.1f %9.1f %9" PRIu64
+             "\n", n, p.lower_bound_bytes,
+             (double)h.arena_bytes / (double)p.lower_bound_bytes,
+             (double)p.arena_bytes / (double)p.lower_bound_bytes,
+             p.proven_optimal ? "yes" : "no", sec * 1e3,
+             (double)p.search_us / 1e3, p.nodes_explored);
+    fflush(stdout);
+    bad += b;
+    planner_plan_cleanup(&p);
+    planner_plan_cleanup(&h);
+    free(t);
+  }
+  return bad;
+}
+
 int main(int argc, char **argv)
 {
   const char *dir = argc > 1 ? argv[1] : "bench/data";
-  int bad = 0, all = argc <= 2;
-  for (int i = 2; i < argc || all; i++) {
-    const char *sec = all ? "feas" : argv[i];
+  static const char *const all_secs[] = {"feas", "min", "real", "random"};
+  int bad = 0, nsec = argc > 2 ? argc - 2 : 4;
+  for (int i = 0; i < nsec; i++) {
+    const char *sec = argc > 2 ? argv[i + 2] : all_secs[i];
     if (!strcmp(sec, "feas"))
       bad += bench_feas(dir);
-    if (all)
-      break;
+    else if (!strcmp(sec, "min"))
+      bad += bench_min(dir);
+    else if (!strcmp(sec, "real"))
+      bad += bench_real(dir);
+    else if (!strcmp(sec, "random"))
+      bad += bench_random();
+    else
+      printf("unknown section %s\n", sec);
   }
   return bad ? 1 : 0;
 }

@@ -170,32 +170,32 @@ static void replay(const char *name, int (*one)(const uint8_t *, size_t),
 
 START_TEST(test_frame)
 {
-  replay("frame", fuzz_one_frame, 20000);
+  replay("frame", fuzz_one_frame, 100000);
 }
 END_TEST
 
 START_TEST(test_request)
 {
-  replay("request", fuzz_one_request, 20000);
+  replay("request", fuzz_one_request, 100000);
 }
 END_TEST
 
 START_TEST(test_csv)
 {
-  replay("csv", fuzz_one_csv, 20000);
+  replay("csv", fuzz_one_csv, 100000);
 }
 END_TEST
 
 START_TEST(test_roundtrip)
 {
   /* every input runs seven planners, the exact search among them */
-  replay("roundtrip", fuzz_one_roundtrip, 300);
+  replay("roundtrip", fuzz_one_roundtrip, 1500);
 }
 END_TEST
 
 START_TEST(test_tflite)
 {
-  replay("tflite", fuzz_one_tflite, 2000);
+  replay("tflite", fuzz_one_tflite, 10000);
 }
 END_TEST
 

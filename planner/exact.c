@@ -607,9 +607,11 @@ static int cmp_rkey(const void *a, const void *b)
   return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* Fills X->rank for component c with static order v (all descending):
- * 0 peak load, lifetime, size; 1 size, lifetime; 2 lifetime, size;
- * 3 area (size x lifetime), peak. Returns 0 or ARENA_ENOMEM. */
+/* Fills X->rank for component c with static order v, all keys
+ * descending, "peak" being the largest section total a tensor lives in:
+ * 0 peak, lifetime, area (size x lifetime); 1 lifetime, area, peak;
+ * 2 peak, area, lifetime; 3 area, peak, lifetime. Orders from round
+ * EXACT_N_ORDERS on add jitter. Returns 0 or ARENA_ENOMEM. */
 static int make_rank(struct ctx *X, uint32_t c, unsigned v)
 {
   uint32_t a = X->cb[c], m = X->cb[c + 1] - a;
@@ -621,15 +623,12 @@ static int make_rank(struct ctx *X, uint32_t c, unsigned v)
     uint64_t life = (uint64_t)(t->last - t->first) + 1;
     uint64_t sz = X->size[a + q], pk = X->peak[a + q];
     r[q].i = q;
+    uint64_t area = (life > UINT64_MAX / sz) ? UINT64_MAX : life * sz;
     switch (v % EXACT_N_ORDERS) {
-    case 0: r[q].k1 = pk; r[q].k2 = life; r[q].k3 = sz; break;
-    case 1: r[q].k1 = sz; r[q].k2 = life; r[q].k3 = pk; break;
-    case 2: r[q].k1 = life; r[q].k2 = sz; r[q].k3 = pk; break;
-    default:
-      r[q].k1 = (life > UINT64_MAX / sz) ? UINT64_MAX : life * sz;
-      r[q].k2 = pk;
-      r[q].k3 = sz;
-      break;
+    case 0: r[q].k1 = pk; r[q].k2 = life; r[q].k3 = area; break;
+    case 1: r[q].k1 = life; r[q].k2 = area; r[q].k3 = pk; break;
+    case 2: r[q].k1 = pk; r[q].k2 = area; r[q].k3 = life; break;
+    default: r[q].k1 = area; r[q].k2 = pk; r[q].k3 = life; break;
     }
     if (v >= EXACT_N_ORDERS) {
       /* Later rounds: the same keys with a deterministic +-25% jitter on

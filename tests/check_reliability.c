@@ -34,12 +34,13 @@
  * say so and pass without checking when not run as root.
  * ARENA_REL_ONLY=<test> (crash, disk_full, ...) runs just that one.
  */
-#define _GNU_SOURCE 1 /* setresuid, setresgid */
+#define _GNU_SOURCE 1 /* setresuid, setresgid, unshare */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
@@ -50,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -328,8 +330,9 @@ static void setup(struct harness *h, const char *db, const char *extra)
   write_conf(h, db, extra);
 }
 
-/* Like hn_start, but the daemon runs as uid/gid (root only) with its
- * working directory in cwd (NULL: unchanged). */
+/* Like hn_start, but the daemon runs as uid/gid (others than ours need
+ * root) with its working directory in cwd (NULL: unchanged), and is
+ * killed when the test process ends. */
 static int start_as(struct harness *h, uid_t uid, gid_t gid, const char *cwd)
 {
   char bin[PATH_MAX];
@@ -342,10 +345,15 @@ static int start_as(struct harness *h, uid_t uid, gid_t gid, const char *cwd)
   if (pid == 0) {
     if (!freopen(h->log, "a", stderr))
       _exit(126);
+    /* The daemon dies with this test process, even one that a failed
+     * assertion ended. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1)
+      _exit(126);
     if (cwd && chdir(cwd) != 0)
       _exit(126);
-    if (setgroups(0, NULL) != 0 || setresgid(gid, gid, gid) != 0 ||
-        setresuid(uid, uid, uid) != 0)
+    if ((uid != geteuid() || gid != getegid()) &&
+        (setgroups(0, NULL) != 0 || setresgid(gid, gid, gid) != 0 ||
+         setresuid(uid, uid, uid) != 0))
       _exit(126);
     execl(bin, bin, "--config", h->conf, (char *)NULL);
     _exit(127);
@@ -364,6 +372,11 @@ static int start_as(struct harness *h, uid_t uid, gid_t gid, const char *cwd)
     sleep_ms(10);
   }
   return -1;
+}
+
+static int start(struct harness *h)
+{
+  return start_as(h, geteuid(), getegid(), NULL);
 }
 
 static void kill9(struct harness *h)
@@ -592,7 +605,7 @@ START_TEST(test_crash_kill_loop)
   uint64_t rng = 42;
   uint64_t errors = 0, verified = 0;
   for (unsigned round = 0; round < rounds; round++) {
-    ck_assert_msg(hn_start(&h) == 0, "restart %u failed", round);
+    ck_assert_msg(start(&h) == 0, "restart %u failed", round);
     atomic_store(&sh->stop, 0);
     memset(sh->n, 0, sizeof sh->n);
     pid_t kids[CRASH_CLIENTS];
@@ -617,7 +630,7 @@ START_TEST(test_crash_kill_loop)
     f.crashes++;
   }
   /* After the last kill the daemon starts again and serves. */
-  ck_assert_int_eq(hn_start(&h), 0);
+  ck_assert_int_eq(start(&h), 0);
   ck_assert(ping_ok(&h));
   ck_assert_int_eq(hn_stop(&h), 0);
   char extra[128];
@@ -702,7 +715,10 @@ START_TEST(test_disk_full)
   snprintf(db, sizeof db, "%s/cache.db", mnt);
   snprintf(ballast, sizeof ballast, "%s/ballast", mnt);
   ck_assert_int_eq(mkdir(mnt, 0700), 0);
-  if (geteuid() != 0 ||
+  /* The tmpfs lives in a mount namespace of this test process and its
+   * daemon, so it goes away with them however the test ends. */
+  if (geteuid() != 0 || unshare(CLONE_NEWNS) != 0 ||
+      mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
       mount("tmpfs", mnt, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m") != 0) {
     printf("reliability: disk_full skipped: cannot mount a tmpfs (%s)\n",
            geteuid() ? "not root" : strerror(errno));
@@ -711,7 +727,7 @@ START_TEST(test_disk_full)
   }
   /* A small hot LRU, so that most hits have to come from sqlite. */
   write_conf(&h, db, "[cache]\nmemory_entries = 2\n");
-  ck_assert_int_eq(hn_start(&h), 0);
+  ck_assert_int_eq(start(&h), 0);
   struct vgraph g0;
   vgraph_make(&g0, 200, 1, PLANNER_ALGO_GREEDY_SIZE, "disk-g0");
   expect_plan(&h, &g0, &f);
@@ -832,7 +848,7 @@ START_TEST(test_tamper)
 
   /* Removed while running: the daemon keeps using the open (unlinked)
    * file until it restarts, then starts a fresh one. */
-  ck_assert_int_eq(hn_start(&h), 0);
+  ck_assert_int_eq(start(&h), 0);
   expect_plan(&h, &g[0], &f);
   unlink_db(h.db);
   f.bad_inputs++;
@@ -841,7 +857,7 @@ START_TEST(test_tamper)
   stats_of(&h, &keep);
   wire_free_response(keep);
   ck_assert_int_eq(hn_stop(&h), 0);
-  ck_assert_int_eq(hn_start(&h), 0);
+  ck_assert_int_eq(start(&h), 0);
   ck_assert_int_eq(lookup_once(&h, &g[0], &f, &ls), 0);
   ck_assert_int_eq(ls, ARENAD__V1__STATUS__NOT_FOUND);
   expect_plan(&h, &g[0], &f);
@@ -873,7 +889,7 @@ START_TEST(test_tamper)
   /* Garbage written over the file in place while running: plans are still
    * served and verified (planned again when the stored copy is
    * unreadable); at restart the file is moved aside. */
-  ck_assert_int_eq(hn_start(&h), 0);
+  ck_assert_int_eq(start(&h), 0);
   expect_plan(&h, &g[3], &f);
   overwrite_garbage(h.db, 1);
   f.bad_inputs++;
@@ -893,7 +909,7 @@ START_TEST(test_tamper)
   expect_plan(&h, &g[5], &f);
   ck_assert(ping_ok(&h));
   ck_assert_int_eq(hn_stop(&h), 0);
-  ck_assert_int_eq(hn_start(&h), 0);
+  ck_assert_int_eq(start(&h), 0);
   ck_assert_int_ge(count_prefix(h.dir, "cache.db."), 1);
   expect_plan(&h, &g[3], &f);
   expect_plan(&h, &g[6], &f);
@@ -963,7 +979,7 @@ START_TEST(test_fallback_on_kill)
   struct figs f = {0};
   struct harness h;
   setup(&h, NULL, "workers = 1\n");
-  ck_assert_int_eq(hn_start(&h), 0);
+  ck_assert_int_eq(start(&h), 0);
   struct fb_shared *sh = shared_new(sizeof *sh);
   pid_t kids[FB_CLIENTS];
   for (unsigned c = 0; c < FB_CLIENTS; c++) {
@@ -1043,7 +1059,7 @@ START_TEST(test_connection_flood)
   struct figs f = {0};
   struct harness h;
   setup(&h, NULL, "[limits]\nmax_connections = 32\n");
-  ck_assert_int_eq(hn_start(&h), 0);
+  ck_assert_int_eq(start(&h), 0);
   struct vgraph v;
   vgraph_make(&v, 500, 3, PLANNER_ALGO_GREEDY_SIZE, "flood");
   int est = hn_connect(&h);
@@ -1154,7 +1170,7 @@ START_TEST(test_slow_clients)
   struct harness h;
   setup(&h, NULL,
         "[limits]\nwrite_queue_bytes = 256K\nidle_timeout_ms = 500\n");
-  ck_assert_int_eq(hn_start(&h), 0);
+  ck_assert_int_eq(start(&h), 0);
   struct vgraph big, small;
   vgraph_make(&big, 5000, 11, PLANNER_ALGO_GREEDY_SIZE, "slow-big");
   vgraph_make(&small, 100, 12, PLANNER_ALGO_GREEDY_SIZE, "slow-small");
@@ -1294,7 +1310,7 @@ START_TEST(test_abusive_requests)
   struct figs f = {0};
   struct harness h;
   setup(&h, NULL, NULL); /* the shipped limits */
-  ck_assert_int_eq(hn_start(&h), 0);
+  ck_assert_int_eq(start(&h), 0);
   ck_assert(ping_ok(&h));
   int sanitized = daemon_sanitized(&h);
   long rss_base = hn_rss_kib(&h);
@@ -1534,7 +1550,7 @@ START_TEST(test_cache_poisoning)
   struct figs f = {0};
   struct harness h;
   setup(&h, NULL, NULL);
-  ck_assert_int_eq(hn_start(&h), 0);
+  ck_assert_int_eq(start(&h), 0);
   struct poison_shared *sh = shared_new(sizeof *sh);
   pid_t kids[POISON_CLIENTS];
   for (unsigned c = 0; c < POISON_CLIENTS; c++) {
@@ -1663,7 +1679,7 @@ START_TEST(test_access)
   struct harness h;
   setup(&h, NULL, "[access]\nallow_uids = 0\n");
   ck_assert_int_eq(chmod(h.dir, 0711), 0);
-  ck_assert_int_eq(hn_start(&h), 0);
+  ck_assert_int_eq(start(&h), 0);
   struct stat sb;
   ck_assert_int_eq(stat(h.sock, &sb), 0);
   ck_assert_int_eq(sb.st_mode & 0777, 0660);
@@ -1865,7 +1881,7 @@ START_TEST(test_soak)
   struct figs f = {0};
   struct harness h;
   setup(&h, NULL, "workers = 2\n[cache]\nmemory_bytes = 8M\n");
-  ck_assert_int_eq(hn_start(&h), 0);
+  ck_assert_int_eq(start(&h), 0);
   int sanitized = daemon_sanitized(&h);
   size_t shlen = sizeof(struct soak_shared) + total * 5;
   struct soak_shared *sh = shared_new(shlen);

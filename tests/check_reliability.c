@@ -1331,8 +1331,13 @@ START_TEST(test_abusive_requests)
   f.requests++;
   f.bad_inputs++;
 
-  /* Maximum-size frames: garbage, a ping echo, and one byte too many. */
-  sleep_ms(200);
+  sleep_ms(500);
+  long huge_after = hn_rss_kib(&h); /* what the daemon keeps afterwards */
+
+  /* Maximum-size frames: garbage, a ping echo, and one byte too many,
+   * measured on a fresh daemon. */
+  ck_assert_int_eq(hn_stop(&h), 0);
+  ck_assert_int_eq(start(&h), 0);
   f.peak_rss_kib = hn_rss_kib(&h); /* this part's own peak */
   uint8_t *blob = malloc(max_frame + 4);
   ck_assert_ptr_nonnull(blob);
@@ -1432,19 +1437,22 @@ START_TEST(test_abusive_requests)
   snprintf(extra, sizeof extra,
            "base_rss_kib=%ld huge_tensors=%zu huge_ms=%.0f "
            "huge_peak_rss_kib=%ld huge_bytes_per_tensor=%.0f "
+           "huge_idle_after_kib=%ld "
            "max_frames_peak_rss_kib=%ld idle_after_4MiB_x16_retained_kib=%ld "
            "repeats=%u repeat_rss_growth_kib=%ld",
            rss_base, huge, huge_ms, huge_peak,
            (double)(huge_peak - rss_base) * 1024.0 / (double)huge,
+           huge_after,
            frames_peak, retained, repeats, rep_growth);
   figs_report("abusive", &f, extra);
   ck_assert_uint_eq(f.failures, 0);
   ck_assert_uint_eq(f.wrong, 0);
   /* Sixteen idle connections that each sent 4 MiB keep no buffers: what
-   * remains is the allocator's cache, which does not grow with the number
-   * of connections (a kept buffer would be 8 MiB each). */
+   * remains is the allocator's cache (about 8 to 13 MiB measured), which
+   * does not grow with the number of connections; kept buffers would be
+   * 8 MiB each, 128 MiB in all. */
   if (!sanitized) {
-    ck_assert_int_lt(retained, 16 * 1024);
+    ck_assert_int_lt(retained, 32 * 1024);
     ck_assert_int_lt(rep_growth, 8 * 1024);
   }
   vgraph_free(&rep);

@@ -94,6 +94,8 @@ struct lvl {
   uint64_t ex;     /* entry key: offset ... */
   int64_t er;      /* ... and rank (-1: none) */
   int gstart;      /* 1: first level of a group other than the first */
+  uint32_t only;   /* NONE, or the highest rank a candidate may have */
+  uint64_t onlyp;  /* ... and the only offset it may take */
 };
 
 /* A decomposition: at some level the unplaced tensors of the current
@@ -114,7 +116,7 @@ struct dec {
 struct ttent {
   uint64_t h1, h2; /* fingerprint */
   uint64_t kpos;   /* entry key: offset ... */
-  uint32_t krank;  /* ... and rank */
+  int64_t krank;   /* ... and tie key */
   uint32_t gen;    /* search call that wrote it; others are empty */
 };
 
@@ -1037,17 +1039,52 @@ static int search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
           t = v;
       }
       L->t1 = t;
+      /* The lowest section, counting the last offset as a floor. If it
+       * has no slack, the point at its floor e must be covered before
+       * anything goes higher: the next placement is at e, by a tensor of
+       * rank no higher than the last tensor that could cover the point
+       * (same-offset placements come in rank order). None: dead end. */
+      L->only = NONE;
+      {
+        uint64_t e = UINT64_MAX;
+        uint32_t sl = NONE;
+        for (uint32_t s2 = S.flo; s2 <= S.fhi; s2++) {
+          if (!X->rem[s2])
+            continue;
+          uint64_t f = X->floor[s2] > L->ex ? X->floor[s2] : L->ex;
+          if (f < e) {
+            e = f;
+            sl = s2;
+          }
+        }
+        if (sl != NONE && e + X->rem[sl] >= cap) {
+          int64_t maxr = -1;
+          for (uint32_t k = X->sl_off[sl]; k < X->sl_off[sl + 1]; k++) {
+            uint32_t b = X->sl[k];
+            if (X->upos[b] >= S.u || X->pos[b] != e)
+              continue;
+            if (e == L->ex && (int64_t)rank[b] <= L->er)
+              continue;
+            if ((int64_t)rank[b] > maxr)
+              maxr = rank[b];
+          }
+          if (maxr < 0)
+            L->t1 = 0;
+          L->only = maxr < 0 ? 0 : (uint32_t)maxr;
+          L->onlyp = e;
+        }
+      }
       /* A remembered dead end? */
       const struct ttent *te = &X->tt[(S.h1 ^ fh) & (EXACT_TT_SIZE - 1)];
       if (d > 0 && te->gen == gen && te->h1 == (S.h1 ^ fh) &&
           te->h2 == (S.h2 ^ fh) &&
           (L->ex > te->kpos ||
-           (L->ex == te->kpos && L->er >= (int64_t)te->krank)))
+           (L->ex == te->kpos && L->er >= te->krank)))
         L->t1 = 0; /* no candidate: fails below, without a new entry */
     }
     /* Next candidate of this level. Allowed: key (pos, rank) above the
      * entry key and pos below t1; tried in key order. */
-    uint32_t best = NONE, br = 0;
+    uint32_t best = NONE;
     uint64_t bp = 0, bs = 0;
     for (uint32_t k = 0; k < S.u; k++) {
       uint32_t i = X->ul[k];
@@ -1059,6 +1096,8 @@ static int search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
       uint32_t r = rank[i];
       if (p == L->ex && (int64_t)r <= L->er)
         continue;
+      if (L->only != NONE && (p != L->onlyp || r > L->only))
+        continue;
       uint64_t sec = r;
       if (p == L->kpos && (int64_t)sec <= L->krank)
         continue;
@@ -1066,7 +1105,6 @@ static int search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
         best = i;
         bp = p;
         bs = sec;
-        br = r;
       }
     }
     if (best == NONE) {
@@ -1079,7 +1117,7 @@ static int search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
           te->h1 = S.h1 ^ fh;
           te->h2 = S.h2 ^ fh;
           te->kpos = lv[d].ex;
-          te->krank = (uint32_t)lv[d].er;
+          te->krank = lv[d].er;
           te->gen = gen;
         }
         while (nd > 0 && X->dec[nd - 1].level == d) {
@@ -1141,7 +1179,7 @@ static int search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
     }
     d++;
     lv[d].ex = L->x;
-    lv[d].er = br;
+    lv[d].er = rank[best];
     lv[d].gstart = 0;
     entering = 1;
   }

@@ -73,7 +73,7 @@
 #define EXACT_FIRST_LIMIT 2048u /* nodes in the first round */
 #define EXACT_N_ORDERS 4        /* static rank orders raced in turn */
 #define NONE UINT32_MAX
-#define EXACT_TT_SIZE (1u << 16) /* dead-end table entries (32 bytes) */
+#define EXACT_TT_SIZE (1u << 16) /* dead-end table entries (40 bytes) */
 
 enum { R_FOUND, R_INFEAS, R_LIMIT, R_TIME, R_CANCEL, R_GIVEUP };
 
@@ -106,7 +106,7 @@ struct dec {
   uint32_t level;  /* level whose state was split */
   uint64_t x0;     /* its entry key: offset ... */
   int64_t r0;      /* ... and rank */
-  uint32_t g0, ng; /* groups X->gr[g0 .. g0 + ng), section ranges */
+  uint32_t g0, ng; /* groups: (lo, hi) pairs at X->gr[g0 + 2k], k < ng */
   uint32_t gi;     /* group being searched */
   uint64_t h;      /* hash of the above except gi */
 };
@@ -975,8 +975,8 @@ static int search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
         uint32_t lo = 0, hi = S.S - 1;
         if (nd) {
           const struct dec *D = &X->dec[nd - 1];
-          lo = X->gr[2 * (D->g0 + D->gi)];
-          hi = X->gr[2 * (D->g0 + D->gi) + 1];
+          lo = X->gr[D->g0 + 2 * D->gi];
+          hi = X->gr[D->g0 + 2 * D->gi + 1];
         }
         uint32_t room = grcap - ngr >= 2 ? (grcap - ngr) / 2 : 0;
         uint32_t ng = room ? split(&S, lo, hi, X->gr + ngr) : 1;
@@ -1014,8 +1014,8 @@ static int search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
                           X->gr[ngr + 2 * k + 1] + k);
           ngr += 2 * ng;
           fh = dec_hash(X, nd);
-          lo = X->gr[2 * D->g0];
-          hi = X->gr[2 * D->g0 + 1];
+          lo = X->gr[D->g0];
+          hi = X->gr[D->g0 + 1];
         }
         S.flo = lo;
         S.fhi = hi;
@@ -1153,8 +1153,8 @@ static int search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
       /* Restore the group of level d (it may differ after a pop). */
       if (nd) {
         const struct dec *D = &X->dec[nd - 1];
-        S.flo = X->gr[2 * (D->g0 + D->gi)];
-        S.fhi = X->gr[2 * (D->g0 + D->gi) + 1];
+        S.flo = X->gr[D->g0 + 2 * D->gi];
+        S.fhi = X->gr[D->g0 + 2 * D->gi + 1];
       } else {
         S.flo = 0;
         S.fhi = S.S - 1;

@@ -204,13 +204,16 @@ static uint64_t brute(const struct planner_tensor *t, size_t n,
 
 /* Random graph of n tensors; returns the global alignment to use. */
 static uint64_t random_graph(uint64_t *rs, struct planner_tensor *t, size_t n,
-                             int with_align, int with_pins)
+                             int with_align, int with_pins, uint64_t hmax)
 {
-  uint64_t horizon = tu_rand_range(rs, 1, 8);
+  uint64_t horizon = tu_rand_range(rs, 1, hmax);
   uint64_t alignment = with_align ? (1u << tu_rand_range(rs, 0, 2)) : 1;
   for (size_t i = 0; i < n; i++) {
     int64_t f = (int64_t)tu_rand_range(rs, 0, horizon - 1);
-    int64_t l = f + (int64_t)tu_rand_range(rs, 0, 3);
+    /* Mostly short lifetimes; on long spans some long ones too, which
+     * split the rest into nested groups once they are placed. */
+    uint64_t lmax = hmax > 8 && tu_rand_range(rs, 0, 3) == 0 ? hmax / 2 : 3;
+    int64_t l = f + (int64_t)tu_rand_range(rs, 0, lmax);
     uint64_t sz = tu_rand_range(rs, 0, 9) == 0 ? 0 : tu_rand_range(rs, 1, 12);
     set(&t[i], (uint32_t)(100 + i), sz, f, l);
     if (with_align && tu_rand_range(rs, 0, 3) == 0)
@@ -239,12 +242,12 @@ static uint64_t random_graph(uint64_t *rs, struct planner_tensor *t, size_t n,
 
 /* One random instance checked three ways: minimise, then capacity at the
  * optimum (fits) and one byte below (proven infeasible). */
-static void check_instance(uint64_t seed, size_t n, int with_align,
-                           int with_pins)
+static void check_instance_h(uint64_t seed, size_t n, int with_align,
+                             int with_pins, uint64_t hmax)
 {
   uint64_t rs = seed;
   struct planner_tensor t[MAXN];
-  uint64_t alignment = random_graph(&rs, t, n, with_align, with_pins);
+  uint64_t alignment = random_graph(&rs, t, n, with_align, with_pins, hmax);
   uint64_t opt = brute(t, n, alignment);
   struct planner_options o;
   struct planner_plan p;
@@ -272,6 +275,12 @@ static void check_instance(uint64_t seed, size_t n, int with_align,
                 opt - 1, planner_fit_name(p.fit));
   ck_assert_uint_ge(p.lower_bound_bytes, opt);
   planner_plan_cleanup(&p);
+}
+
+static void check_instance(uint64_t seed, size_t n, int with_align,
+                           int with_pins)
+{
+  check_instance_h(seed, n, with_align, with_pins, 8);
 }
 
 /* ---- tests -------------------------------------------------------------- */
@@ -364,6 +373,19 @@ START_TEST(test_random_aligned_pinned_vs_brute)
     uint64_t rs = seed * 7919u + 3;
     size_t n = (size_t)tu_rand_range(&rs, 1, 8);
     check_instance(seed, n, 1, (int)(k & 1));
+  }
+}
+END_TEST
+
+START_TEST(test_random_sparse_vs_brute)
+{
+  /* Longer time spans: the unplaced tensors keep falling apart into
+   * groups, nested several levels deep, during the search. */
+  for (int k = 0; k < 250; k++) {
+    uint64_t seed = 0x5a000000u + (uint64_t)_i * 1000003u + (uint64_t)k;
+    uint64_t rs = seed * 7919u + 5;
+    size_t n = (size_t)tu_rand_range(&rs, 4, 10);
+    check_instance_h(seed, n, k % 4 == 0, k % 5 == 0, 20);
   }
 }
 END_TEST
@@ -577,6 +599,40 @@ START_TEST(test_independent_components)
 }
 END_TEST
 
+START_TEST(test_nested_groups)
+{
+  /* A tensor alive throughout; under it five copies of the TFLM case
+   * (greedy 90, optimum 80) apart in time, and around two of them a
+   * second long tensor. Placing the long tensors splits the rest into
+   * groups, one of them split again: decompositions nest. */
+  static const uint64_t sz[] = {10, 20, 30, 40, 50};
+  static const int64_t f[] = {0, 1, 2, 3, 0}, l[] = {1, 2, 3, 4, 1};
+  struct planner_tensor t[32];
+  size_t n = 0;
+  set(&t[n], (uint32_t)n, 5, 0, 100);
+  n++;
+  set(&t[n], (uint32_t)n, 3, 20, 45);
+  n++;
+  static const int64_t at[] = {0, 10, 20, 30, 40};
+  for (int c = 0; c < 5; c++)
+    for (int i = 0; i < 5; i++) {
+      set(&t[n], (uint32_t)n, sz[i], f[i] + at[c], l[i] + at[c]);
+      n++;
+    }
+  struct planner_options o;
+  struct planner_plan p;
+  opts(&o, 1, 0, 10000);
+  run_ok(t, n, &o, &p);
+  ck_assert_uint_eq(p.arena_bytes, 88);
+  ck_assert_int_eq(p.proven_optimal, 1);
+  planner_plan_cleanup(&p);
+  opts(&o, 1, 87, 10000);
+  run_ok(t, n, &o, &p);
+  ck_assert_int_eq(p.fit, PLANNER_FIT_NO);
+  planner_plan_cleanup(&p);
+}
+END_TEST
+
 Suite *exact_suite(void)
 {
   Suite *s = suite_create("exact");
@@ -589,6 +645,7 @@ Suite *exact_suite(void)
   tcase_add_test(tc, test_best_skips_search_at_bound);
   tcase_add_test(tc, test_best_closes_gap);
   tcase_add_test(tc, test_independent_components);
+  tcase_add_test(tc, test_nested_groups);
   tcase_add_test(tc, test_budget_respected);
   tcase_add_test(tc, test_cancel);
   tcase_add_test(tc, test_deterministic);
@@ -598,6 +655,7 @@ Suite *exact_suite(void)
   tcase_add_loop_test(tr, test_random_vs_brute, 0, 8);
   tcase_add_loop_test(tr, test_random_aligned_pinned_vs_brute, 0, 4);
   tcase_add_loop_test(tr, test_random_twelve_vs_brute, 0, 3);
+  tcase_add_loop_test(tr, test_random_sparse_vs_brute, 0, 4);
   suite_add_tcase(s, tr);
   return s;
 }

@@ -7,8 +7,8 @@
  * is fed in. Whatever the chunking, the assembler must return exactly the
  * frames a straight reading of the stream gives, in order, with the same
  * bytes, and stop with the same error at the same place. Bodies must lie
- * inside the buffer (ASan checks every byte is read), and pending bytes
- * must never exceed what was fed.
+ * inside the buffer (ASan checks every byte is read), pending bytes must
+ * never exceed what was fed, and a drained reader keeps no large buffer.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -110,6 +110,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   }
   if (got != want || got_err != want_err)
     abort(); /* chunking changed the outcome */
+  /* Once everything fed has been returned, the reader keeps at most
+   * WIRE_READER_KEEP_BYTES (the last call was a wire_reader_next). */
+  if (!got_err && wire_reader_pending(&r) == 0 &&
+      r.cap > WIRE_READER_KEEP_BYTES)
+    abort();
   wire_reader_cleanup(&r);
   free(starts);
   free(lens);

@@ -10,6 +10,7 @@
  *            60 s each instead of 5 s);
  *   real     `best` with its default budget on real traces and models;
  *   random   `best` on random graphs of 10^3 .. 10^5 tensors.
+ * BENCH_ONLY=ADJ limits the suite sections to the instances named.
  * Every plan is checked with planner_verify().
  */
 #include <dirent.h>
@@ -104,6 +105,13 @@ static uint32_t feas_budget_ms(void)
   return long_run() ? 300000 : 20000;
 }
 
+/* BENCH_ONLY=letters restricts the suite sections to those instances. */
+static int wanted(char name)
+{
+  const char *only = getenv("BENCH_ONLY");
+  return !only || !*only || strchr(only, name) != NULL;
+}
+
 static const char *bound_name(enum planner_bound b)
 {
   return b == PLANNER_BOUND_SEARCH ? "search" : "load";
@@ -122,6 +130,8 @@ static int bench_feas(const char *dir)
   printf("  %-4s %7s %10s %10s %8s %12s %s\n", "inst", "buffers",
          "time_s", "ref_s", "ratio", "nodes", "answer");
   for (int i = 0; NAMES[i]; i++) {
+    if (!wanted(NAMES[i]))
+      continue;
     char path[512];
     snprintf(path, sizeof path, "%s/minimalloc/%c.1048576.csv", dir,
              NAMES[i]);
@@ -176,6 +186,8 @@ static int bench_min(const char *dir)
   printf("  %-4s %10s %10s %10s %7s %7s %9s %12s\n", "inst", "arena",
          "bound", "best_known", "proven", "by", "time_s", "nodes");
   for (int i = 0; NAMES[i]; i++) {
+    if (!wanted(NAMES[i]))
+      continue;
     char path[512];
     snprintf(path, sizeof path, "%s/minimalloc/%c.1048576.csv", dir,
              NAMES[i]);

@@ -152,6 +152,7 @@ struct ctx {
   struct dec *dec;              /* decomposition stack */
   uint32_t *gr;                 /* group ranges (lo, hi) pairs */
   uint32_t *bys;                /* local tensors by first section */
+  uint32_t *twin;               /* identical tensor of next lower rank */
   uint32_t gen;                 /* current search call, for tt */
   uint64_t nodes;               /* total search nodes */
   struct timespec t0;
@@ -264,7 +265,7 @@ static void ctx_free(struct ctx *X)
   free(X->pos); free(X->floor); free(X->rem); free(X->ptr_v); free(X->ftr);
   free(X->out); free(X->ul); free(X->upos); free(X->ptr_i); free(X->rank);
   free(X->tmp); free(X->lv); free(X->tt); free(X->dec); free(X->gr);
-  free(X->bys); free(X->sl_off); free(X->sl); free(X->rel);
+  free(X->bys); free(X->twin); free(X->sl_off); free(X->sl); free(X->rel);
 }
 
 /* Builds everything the search needs. Returns 0 or ARENA_ENOMEM. */
@@ -564,12 +565,13 @@ static int ctx_build(struct ctx *X)
   X->dec = malloc(m1 * sizeof *X->dec);
   X->gr = malloc(4 * (s1 + m1) * sizeof *X->gr);
   X->bys = malloc(m1 * sizeof *X->bys);
+  X->twin = malloc(m1 * sizeof *X->twin);
   X->ptr_v = malloc((maxadj + 1) * sizeof *X->ptr_v);
   X->ptr_i = malloc((maxadj + 1) * sizeof *X->ptr_i);
   if (!X->pos || !X->out || !X->ul || !X->upos || !X->rank || !X->tmp ||
       !X->lv || !X->floor || !X->rem || !X->ftr || !X->ptr_v || !X->ptr_i ||
       !X->sl || !X->sl_off || !X->rel || !X->tt ||
-      !X->dec || !X->gr || !X->bys)
+      !X->dec || !X->gr || !X->bys || !X->twin)
     return ARENA_ENOMEM;
   return 0;
 }
@@ -643,6 +645,47 @@ static int make_rank(struct ctx *X, uint32_t c, unsigned v)
   qsort(r, m, sizeof *r, cmp_rkey);
   for (uint32_t q = 0; q < m; q++)
     X->rank[r[q].i] = q;
+  /* Identical tensors (size, lifetime, alignment) are interchangeable:
+   * swapping two gives a plan with the same offset sum, so some minimal
+   * plan has them in rank order, and a tensor waits for its twin of next
+   * lower rank. Group them by sorting on those fields, then rank. */
+  for (uint32_t q = 0; q < m; q++) {
+    const struct planner_tensor *t = &X->p->t[X->gi[a + q]];
+    r[q].k1 = X->size[a + q];
+    r[q].k2 = ((uint64_t)X->slo[a + q] << 32) | X->shi[a + q];
+    r[q].k3 = ((uint64_t)(t->last - t->first) << 8) ^ X->align[a + q];
+    r[q].i = q;
+  }
+  qsort(r, m, sizeof *r, cmp_rkey);
+  for (uint32_t q = 0; q < m;) {
+    uint32_t e = q + 1;
+    while (e < m && r[e].k1 == r[q].k1 && r[e].k2 == r[q].k2 &&
+           r[e].k3 == r[q].k3)
+      e++;
+    /* r[q .. e) are candidates for twins; check exactly and chain by
+     * rank (insertion sort, groups are tiny). */
+    for (uint32_t i = q + 1; i < e; i++) {
+      struct rkey w = r[i];
+      uint32_t j = i;
+      while (j > q && X->rank[r[j - 1].i] > X->rank[w.i]) {
+        r[j] = r[j - 1];
+        j--;
+      }
+      r[j] = w;
+    }
+    X->twin[r[q].i] = NONE;
+    for (uint32_t i = q + 1; i < e; i++) {
+      uint32_t x = a + r[i].i, y = a + r[i - 1].i;
+      const struct planner_tensor *tx = &X->p->t[X->gi[x]];
+      const struct planner_tensor *ty = &X->p->t[X->gi[y]];
+      int same = tx->first == ty->first && tx->last == ty->last &&
+                 X->size[x] == X->size[y] && X->align[x] == X->align[y] &&
+                 X->pin_off[x] == X->pin_off[x + 1] &&
+                 X->pin_off[y] == X->pin_off[y + 1];
+      X->twin[r[i].i] = same ? r[i - 1].i : NONE;
+    }
+    q = e;
+  }
   free(r);
   return 0;
 }
@@ -1095,6 +1138,8 @@ static int search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
         continue;
       uint32_t r = rank[i];
       if (p == L->ex && (int64_t)r <= L->er)
+        continue;
+      if (X->twin[i] != NONE && X->upos[X->twin[i]] < S.u)
         continue;
       if (L->only != NONE && (p != L->onlyp || r > L->only))
         continue;

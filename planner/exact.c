@@ -1357,9 +1357,15 @@ int planner__exact(const struct planner__prob *p, uint64_t *offsets,
       }
       if (stopped(r))
         break;
-      /* Descend from the incumbent at the same node limit. */
+      /* Descend from the incumbent at the same node limit, in steps
+       * that start at half the gap, stay while they succeed and halve
+       * when a search runs out of nodes or proves its target too low. */
+      uint64_t step = (ub - lb) / 2 / g * g;
       while (ub > lb) {
-        uint64_t cap = (ub - 1) / g * g;
+        if (step < g)
+          step = g;
+        uint64_t top = (ub - 1) / g * g; /* largest multiple below ub */
+        uint64_t cap = top >= lb + (step - g) ? top - (step - g) : lb;
         r = feas_all(&X, cap, limit, round);
         if (r == R_FOUND) {
           ub = arena_now(&X);
@@ -1368,8 +1374,10 @@ int planner__exact(const struct planner__prob *p, uint64_t *offsets,
         if (r == R_INFEAS) {
           lb = cap + g;
           raised = 1;
+        } else if (r != R_LIMIT || step == g) {
+          break;
         }
-        break;
+        step = step / 2 / g * g;
       }
       if (stopped(r))
         break;

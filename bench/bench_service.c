@@ -231,27 +231,6 @@ static struct result run_load(enum mode mode, const char *path,
 
 /* ---- daemon helpers ------------------------------------------------------- */
 
-static uint8_t *plan_frame(const struct hn_graph *g, const char *hash,
-                           size_t *len)
-{
-  Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
-  Arenad__V1__Plan plan;
-  Arenad__V1__PlanOptions po;
-  struct planner_graph pg = {g->t, g->n};
-  struct planner_options o;
-  planner_options_init(&o);
-  wire_plan_msg_init(&plan, &po, &pg, &o, (const uint8_t *)hash, strlen(hash),
-                     NULL, 0);
-  req.protocol_version = 1;
-  req.request_id = 1;
-  req.body_case = ARENAD__V1__REQUEST__BODY_PLAN;
-  req.plan = &plan;
-  uint8_t *buf;
-  wire_pack(&req.base, 1u << 30, &buf, len);
-  wire_plan_msg_cleanup(&plan);
-  return buf;
-}
-
 /* Starts a daemon with NOTIFY_SOCKET set; returns us until READY=1. */
 static double start_timed(struct harness *h)
 {
@@ -338,7 +317,7 @@ int main(int argc, char **argv)
   long idle_rss = hn_rss_kib(&h);
 
   size_t flen;
-  uint8_t *frame = plan_frame(&g, "bench", &flen);
+  uint8_t *frame = hn_plan_frame(1, &g, "bench", 0, 64, 0, &flen);
   /* warm the cache and learn the reply size */
   int fd = hn_connect(&h);
   hn_send_raw(fd, frame, flen);

@@ -262,9 +262,9 @@ void hn_graph_free(struct hn_graph *g)
   g->n = 0;
 }
 
-int hn_send_plan(int fd, uint64_t request_id, const struct hn_graph *g,
-                 const char *model_hash, int algo, uint64_t alignment,
-                 uint32_t budget_ms)
+uint8_t *hn_plan_frame(uint64_t request_id, const struct hn_graph *g,
+                       const char *model_hash, int algo, uint64_t alignment,
+                       uint32_t budget_ms, size_t *len)
 {
   Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
   Arenad__V1__Plan plan;
@@ -277,13 +277,29 @@ int hn_send_plan(int fd, uint64_t request_id, const struct hn_graph *g,
   o.budget_ms = budget_ms;
   if (wire_plan_msg_init(&plan, &po, &pg, &o, (const uint8_t *)model_hash,
                          strlen(model_hash), NULL, 0))
-    return -1;
+    return NULL;
   req.protocol_version = WIRE_PROTOCOL_VERSION;
   req.request_id = request_id;
   req.body_case = ARENAD__V1__REQUEST__BODY_PLAN;
   req.plan = &plan;
-  int rc = hn_send(fd, &req);
+  uint8_t *buf = NULL;
+  if (wire_pack(&req.base, 1u << 30, &buf, len))
+    buf = NULL;
   wire_plan_msg_cleanup(&plan);
+  return buf;
+}
+
+int hn_send_plan(int fd, uint64_t request_id, const struct hn_graph *g,
+                 const char *model_hash, int algo, uint64_t alignment,
+                 uint32_t budget_ms)
+{
+  size_t len;
+  uint8_t *buf = hn_plan_frame(request_id, g, model_hash, algo, alignment,
+                               budget_ms, &len);
+  if (!buf)
+    return -1;
+  int rc = hn_send_raw(fd, buf, len);
+  free(buf);
   return rc;
 }
 

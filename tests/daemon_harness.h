@@ -60,6 +60,11 @@ int hn_load_csv(const char *path, struct hn_graph *g);
 void hn_random_graph(struct hn_graph *g, size_t n, uint64_t seed);
 void hn_graph_free(struct hn_graph *g);
 
+/* Packs one Plan request frame for g; returns it owned (free()) with its
+ * length in *len, or NULL. */
+uint8_t *hn_plan_frame(uint64_t request_id, const struct hn_graph *g,
+                       const char *model_hash, int algo, uint64_t alignment,
+                       uint32_t budget_ms, size_t *len);
 /* Sends one Plan request for g (algorithm, alignment, budget) under a
  * model hash string. Returns 0 or -1. */
 int hn_send_plan(int fd, uint64_t request_id, const struct hn_graph *g,

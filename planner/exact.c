@@ -39,8 +39,20 @@
  *     placement) and above the floor, so in every section
  *     max(floor, x) + rem <= C.
  *   - Fit: pos(b) + size(b) <= C for every unplaced b.
+ *   - Stacking: the unplaced tensors of one section all meet in time, so
+ *     stacked in order of release max(pos, x) they must end within C
+ *     (erd_ok, checked on the sections a placement touched).
+ *   - Lowest section: if the lowest section has no slack, the next
+ *     placement goes exactly onto its floor.
+ *   - Twins: identical tensors are placed in rank order.
  *  When every tensor is placed the plan fits C. When the tree is exhausted
  *  no plan fits C at all, which proves a lower bound of C + granule.
+ *
+ *  During the search, when the unplaced tensors fall apart into groups
+ *  that share no point in time, each group is searched on its own (struct
+ *  dec); one group without a completion fails the level that split, in a
+ *  single jump. Failed states are remembered in a table keyed by two
+ *  64-bit hashes (struct ttent).
  *
  *  Granule. Every canonical offset is a sum of sizes and pinned tops
  *  rounded up to alignments. With g the gcd of all sizes and pinned
@@ -48,13 +60,13 @@
  *  it, every canonical arena is a multiple of g; so the optimum is too,
  *  and bounds are rounded up to multiples of g.
  *
- *  Driver. Searches are bounded by node limits that double between
- *  rounds, and each round uses the next of several static rank orders
+ *  Driver. Searches are bounded by node limits following the Luby
+ *  sequence, and each run uses the next of several static rank orders
  *  (racing orders with restarts). Minimisation alternates a feasibility
  *  attempt at the lower bound (success proves optimality, exhaustion
- *  raises the bound) with a descent from the incumbent (capacity =
- *  incumbent - g). The wall clock and the stop callback are only polled;
- *  they decide when to stop, never what is explored, so a search that
+ *  raises the bound) with a descent from the incumbent. The wall clock
+ *  and the stop callback are only polled: they decide when to stop,
+ *  never what is explored, so a search that
  *  finishes inside its budget returns the same plan on every machine.
  *
  *  Memory. O(n + sections + overlap pairs). Overlap pairs (the adjacency
@@ -290,7 +302,7 @@ static int ctx_build(struct ctx *X)
     free(e);
     return ARENA_ENOMEM;
   }
-  /* Pinned obstacles sorted by offset; pin_rank maps graph order to it. */
+  /* Pinned obstacles sorted by offset. */
   uint32_t np = 0;
   uint64_t g = 0;
   for (size_t i = 0; i < n; i++) {
@@ -305,8 +317,7 @@ static int ctx_build(struct ctx *X)
     np++;
   }
   qsort(X->pins, P, sizeof *X->pins, cmp_pin);
-  /* Entries: free tensors, then pinned ones (their pin index found by a
-   * search over the sorted array, ties resolved by the first unused). */
+  /* Entries: every non-empty tensor, free or pinned. */
   uint32_t ne = 0;
   for (size_t i = 0; i < n; i++) {
     const struct planner_tensor *t = &p->t[i];
@@ -317,11 +328,7 @@ static int ctx_build(struct ctx *X)
     e[ne].gi = (uint32_t)i;
     e[ne].pin = NONE;
     if (t->pinned != PLANNER_NOT_PINNED) {
-      /* Identical (off, top) pairs cannot both be pinned at one time, but
-       * may exist at different times; any of them is the same obstacle
-       * shape, so the first match is fine only if times agree. Store the
-       * byte range directly instead: pin index is resolved below. */
-      e[ne].pin = 0;
+      e[ne].pin = 0; /* resolved to an index of X->pins below */
     } else {
       g = gcd64(g, t->size);
     }

@@ -957,6 +957,10 @@ static int search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
   S.slo = X->slo + S.a;
   S.shi = X->shi + S.a;
   S.cap = cap;
+  /* Callers may run many short searches in a row: poll on every entry. */
+  int rc = poll_stop(X);
+  if (rc != R_FOUND)
+    return rc;
   const uint64_t *rem0 = X->rem0 + X->sb[c];
   for (uint32_t i = 0; i < S.m; i++) {
     X->ul[i] = i;
@@ -1009,7 +1013,6 @@ static int search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
   uint32_t d = 0, nd = 0, ngr = 0, grcap = 4 * (S.S + S.m + 1);
   uint64_t fh = 0; /* dec_hash of the current stack */
   uint64_t nodes = 0, work = 0, per = (uint64_t)S.m + S.S + 16;
-  int rc;
   lv[0].ex = 0;
   lv[0].er = -1;
   lv[0].gstart = 0;
@@ -1296,6 +1299,26 @@ static uint64_t next_granule(uint64_t v, uint64_t g)
   return (v / g + 1) * g;
 }
 
+/* The least arena above cap that an optimal plan can have. The top
+ * tensor of a plan above cap is free (pinned tops stay within the bounds
+ * searched), so the arena is offset + size with the offset a multiple of
+ * that tensor's alignment; and an optimal arena is a multiple of g. */
+static uint64_t next_arena(const struct ctx *X, uint64_t cap)
+{
+  uint64_t best = UINT64_MAX;
+  for (uint32_t k = 0; k < X->K; k++) {
+    uint64_t s = X->size[k], v;
+    if (cap + 1 <= s)
+      v = s;
+    else
+      v = planner__align_up(cap + 1 - s, X->align[k]) + s;
+    if (v < best)
+      best = v;
+  }
+  uint64_t gr = next_granule(cap, X->g);
+  return best != UINT64_MAX && best > gr ? best : gr;
+}
+
 int planner__exact(const struct planner__prob *p, uint64_t *offsets,
                    struct planner_plan *res, uint32_t default_budget_ms)
 {
@@ -1336,8 +1359,8 @@ int planner__exact(const struct planner__prob *p, uint64_t *offsets,
           res->fit = PLANNER_FIT_YES;
         } else if (r == R_INFEAS) {
           res->fit = PLANNER_FIT_NO;
-          if (next_granule(cap, g) > lb) {
-            lb = next_granule(cap, g);
+          if (next_arena(&X, cap) > lb) {
+            lb = next_arena(&X, cap);
             raised = 1;
           }
         } else if (r == R_LIMIT) {
@@ -1358,7 +1381,7 @@ int planner__exact(const struct planner__prob *p, uint64_t *offsets,
         break;
       }
       if (r == R_INFEAS) {
-        lb += g;
+        lb = next_arena(&X, lb);
         raised = 1;
         continue;
       }
@@ -1379,7 +1402,7 @@ int planner__exact(const struct planner__prob *p, uint64_t *offsets,
           continue;
         }
         if (r == R_INFEAS) {
-          lb = cap + g;
+          lb = next_arena(&X, cap);
           raised = 1;
         } else if (r != R_LIMIT || step == g) {
           break;

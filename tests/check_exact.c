@@ -448,6 +448,32 @@ START_TEST(test_budget_respected)
 }
 END_TEST
 
+START_TEST(test_budget_small_graphs)
+{
+  /* Tiny graphs with odd sizes and alignment 8 can need many short
+   * searches, each proving the bound one step higher: a 1 ms budget must
+   * still hold (generous margin for loaded or sanitised builds). */
+  for (uint64_t seed = 1; seed <= 60; seed++) {
+    uint64_t rs = seed * 104729u;
+    struct planner_tensor t[MAXN];
+    size_t n = 12;
+    for (size_t i = 0; i < n; i++) {
+      int64_t f = (int64_t)tu_rand_range(&rs, 0, 5);
+      set(&t[i], (uint32_t)i, 2 * tu_rand_range(&rs, 1000, 20000) + 1, f,
+          f + (int64_t)tu_rand_range(&rs, 0, 3));
+    }
+    struct planner_options o;
+    struct planner_plan p;
+    opts(&o, 8, 0, 1);
+    run_ok(t, n, &o, &p);
+    ck_assert_msg(p.search_us < 1000 + 250000, "seed %" PRIu64 ": %" PRIu64
+                  " us", seed, p.search_us);
+    ck_assert_uint_le(p.lower_bound_bytes, p.arena_bytes);
+    planner_plan_cleanup(&p);
+  }
+}
+END_TEST
+
 struct stopper {
   int calls;    /* polls seen */
   int fire_at;  /* poll that returns 1 */
@@ -647,6 +673,7 @@ Suite *exact_suite(void)
   tcase_add_test(tc, test_independent_components);
   tcase_add_test(tc, test_nested_groups);
   tcase_add_test(tc, test_budget_respected);
+  tcase_add_test(tc, test_budget_small_graphs);
   tcase_add_test(tc, test_cancel);
   tcase_add_test(tc, test_deterministic);
   suite_add_tcase(s, tc);

@@ -1391,6 +1391,7 @@ int planner__exact(const struct planner__prob *p, uint64_t *offsets,
        * that start at half the gap, stay while they succeed and halve
        * when a search runs out of nodes or proves its target too low. */
       uint64_t step = (ub - lb) / 2 / g * g;
+      int misses = 0; /* searches that ran out of nodes this round */
       while (ub > lb) {
         if (step < g)
           step = g;
@@ -1404,8 +1405,8 @@ int planner__exact(const struct planner__prob *p, uint64_t *offsets,
         if (r == R_INFEAS) {
           lb = next_arena(&X, cap);
           raised = 1;
-        } else if (r != R_LIMIT || step == g) {
-          break;
+        } else if (r != R_LIMIT || step == g || ++misses >= 2) {
+          break; /* keep most of the nodes for the attempts at lb */
         }
         step = step / 2 / g * g;
       }

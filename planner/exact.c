@@ -79,6 +79,24 @@
 #include <string.h>
 #include <time.h>
 
+/* The budget is spent in work units (search nodes weighted by their size,
+ * and the sorting the stacking check does), so that the same input and
+ * budget explore the same tree on any machine and return the same plan.
+ * This rate is about a third of the slowest rate measured (small graphs,
+ * about 210 units per microsecond on a 2-core x86-64 machine; MiniMalloc's
+ * instances reach 300 to 520), so the unit budget normally ends the search
+ * well before the wall clock. The wall clock stays a hard cap at the
+ * budget plus EXACT_GRACE_US (setup such as allocating the dead-end table
+ * is not counted in units): on a much slower or overloaded machine it
+ * stops the search first, and then the result depends on timing.
+ * Sanitizer builds run several times slower, hence the smaller rate. */
+#define EXACT_GRACE_US 2000u
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
+#define EXACT_UNITS_PER_MS 15000u
+#else
+#define EXACT_UNITS_PER_MS 75000u
+#endif
+
 /* Total adjacency entries plus section incidences searched at most; each
  * costs 4 to 12 bytes. 4M keeps the search under ~64 MB. */
 #define EXACT_MAX_PAIRS (1u << 22)
@@ -167,6 +185,8 @@ struct ctx {
   uint32_t *twin;               /* identical tensor of next lower rank */
   uint32_t gen;                 /* current search call, for tt */
   uint64_t nodes;               /* total search nodes */
+  uint64_t work;                /* work units done, see poll_stop() */
+  uint64_t work_limit;          /* the budget in work units */
   struct timespec t0;
   uint64_t deadline_us;         /* from t0 */
   int cancelled;
@@ -188,7 +208,7 @@ static int poll_stop(struct ctx *X)
     X->cancelled = 1;
     return R_CANCEL;
   }
-  if (now_us(X) >= X->deadline_us)
+  if (X->work >= X->work_limit || now_us(X) >= X->deadline_us)
     return R_TIME;
   return R_FOUND;
 }
@@ -767,10 +787,35 @@ struct job {
   uint64_t r, s; /* release offset and size, bytes */
 };
 
-static int cmp_job(const void *a, const void *b)
+/* In-place heapsort by release: no allocation on the search's hot path
+ * (qsort may allocate and copy), and the work it does is counted. */
+static void sift_jobs(struct job *jb, uint32_t i, uint32_t n)
 {
-  const struct job *x = a, *y = b;
-  return x->r < y->r ? -1 : x->r > y->r;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= n)
+      return;
+    if (c + 1 < n && jb[c + 1].r > jb[c].r)
+      c++;
+    if (jb[c].r <= jb[i].r)
+      return;
+    struct job t = jb[i];
+    jb[i] = jb[c];
+    jb[c] = t;
+    i = c;
+  }
+}
+
+static void sort_jobs(struct job *jb, uint32_t n)
+{
+  for (uint32_t i = n / 2; i-- > 0;)
+    sift_jobs(jb, i, n);
+  for (uint32_t end = n; end-- > 1;) {
+    struct job t = jb[0];
+    jb[0] = jb[end];
+    jb[end] = t;
+    sift_jobs(jb, 0, end);
+  }
 }
 
 /* Section s holds tensors that all overlap in time, so they stack without
@@ -815,8 +860,11 @@ static int erd_ok(struct srch *S, uint32_t s, uint64_t x)
       jb[j] = v;
     }
   } else {
-    qsort(jb, n, sizeof *jb, cmp_job);
+    sort_jobs(jb, n);
+    for (uint32_t k = n; k > 1; k >>= 1)
+      X->work += 2 * (uint64_t)n; /* ~2 n log2 n sift steps */
   }
+  X->work += n;
   uint64_t t = 0;
   for (uint32_t i = 0; i < n; i++)
     t = (t > jb[i].r ? t : jb[i].r) + jb[i].s;
@@ -1019,6 +1067,10 @@ static int search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
   int entering = 1;
   for (;;) {
     struct lvl *L = &lv[d];
+    /* Every pass scans the unplaced tensors once: count it as work,
+     * failed levels included, so the unit budget tracks time. */
+    work += per;
+    X->work += per;
     if (entering) {
       entering = 0;
       /* Finish groups that are done; split the current one if it fell
@@ -1222,7 +1274,6 @@ static int search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
       rc = R_LIMIT;
       break;
     }
-    work += per;
     if (work >= (1u << 16)) {
       work = 0;
       if ((rc = poll_stop(X)) != R_FOUND)
@@ -1331,7 +1382,8 @@ int planner__exact(const struct planner__prob *p, uint64_t *offsets,
   uint64_t budget = o->budget_ms ? o->budget_ms : default_budget_ms;
   if (!budget)
     budget = PLANNER_DEFAULT_BUDGET_MS;
-  X.deadline_us = budget * 1000u;
+  X.deadline_us = budget * 1000u + EXACT_GRACE_US;
+  X.work_limit = budget * EXACT_UNITS_PER_MS;
   int rc = ctx_build(&X);
   if (rc) {
     ctx_free(&X);

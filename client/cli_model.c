@@ -182,12 +182,39 @@ nomem:
   return CLI_EX_OSERR;
 }
 
+/* Writes the dims of the model's graph inputs as "1x96x96x1,1x10" into
+ * shape (the --shape syntax), or "" when some input cannot be written
+ * that way (a scalar, or more dims than are kept). */
+static void input_shape(const struct planner_tflite_model *m, char *shape,
+                        size_t cap)
+{
+  size_t k = 0;
+  shape[0] = '\0';
+  for (size_t i = 0; i < m->n_inputs; i++) {
+    const struct planner_tflite_io *io = &m->inputs[i];
+    if (io->rank == 0 || io->rank > PLANNER_TFLITE_MAX_DIMS)
+      goto none;
+    for (uint32_t d = 0; d < io->rank; d++) {
+      int n = snprintf(shape + k, cap - k, "%s%ld",
+                       d ? "x" : (i ? "," : ""), (long)io->dims[d]);
+      if (n < 0 || (size_t)n >= cap - k || io->dims[d] < 0)
+        goto none;
+      k += (size_t)n;
+    }
+  }
+  return;
+none:
+  shape[0] = '\0';
+}
+
 int cli_model_to_csv(const char *what, const char *buf, size_t len,
-                     struct planner_csv *c)
+                     struct planner_csv *c, char *shape, size_t shape_cap)
 {
   struct cli_graph g;
   cli_graph_init(&g);
   int rc = load_tflite(what, buf, len, NULL, &g);
+  if (rc == 0 && shape && shape_cap)
+    input_shape(&g.model, shape, shape_cap);
   if (rc == 0) {
     planner_csv_cleanup(c);
     c->tensors = g.tensors;

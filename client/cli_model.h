@@ -67,10 +67,12 @@ int cli_model_option(int argc, char **argv, int *i, struct cli_load_opts *o,
                      int *rc);
 
 /* Reads a TFLite model that is already in memory into a CSV result, for
- * `arenactl plan`. Prints errors under `what`; returns 0 or an exit
- * status. */
+ * `arenactl plan`, and writes the dims of its graph inputs into shape
+ * (shape_cap bytes, may be NULL) in the --shape syntax, "1x96x96x1,1x10"
+ * ("" when they cannot be written so). Prints errors under `what`;
+ * returns 0 or an exit status. */
 int cli_model_to_csv(const char *what, const char *buf, size_t len,
-                     struct planner_csv *c);
+                     struct planner_csv *c, char *shape, size_t shape_cap);
 
 /* Live bytes (sizes summed, no alignment) at every operator 0 .. n-1,
  * where n = 1 + the largest `last`. On success *live is owned (free()).

@@ -274,9 +274,13 @@ static void print_text(const struct plan_args *a, const struct planner_csv *c,
                        const struct planner_plan *p)
 {
   uint64_t gap = p->arena_bytes - p->lower_bound_bytes;
-  printf("file:            %s (%zu tensors, %s format)\n",
+  /* A graph read from a .tflite model has no CSV dialect. */
+  printf("file:            %s (%zu tensors, %s)\n",
          strcmp(a->file, "-") ? a->file : "<stdin>", c->n_tensors,
-         planner_csv_format_name(c->format));
+         c->format == PLANNER_CSV_NONE
+             ? "TFLite model"
+             : c->format == PLANNER_CSV_MINIMALLOC ? "MiniMalloc CSV"
+                                                   : "CSV");
   print_source(&a->src);
   printf("algorithm:       %s", planner_algo_name(p->algo));
   if (a->o.algo != p->algo)
@@ -341,7 +345,7 @@ static void print_json(const struct plan_args *a, const struct planner_csv *c,
 
 /* Reads and parses the input. Returns 0 or an exit status. */
 static int load(const char *file, struct planner_csv *c,
-                uint8_t hash[PLANNER_DIGEST_LEN])
+                uint8_t hash[PLANNER_DIGEST_LEN], char *shape, size_t cap)
 {
   char err[ARENA_ERR_LEN] = "";
   char *buf = NULL;
@@ -354,7 +358,8 @@ static int load(const char *file, struct planner_csv *c,
   }
   planner_sha256(buf, len, hash); /* the model hash of the cache key */
   if (planner_tflite_is_model(buf, len)) {
-    rc = cli_model_to_csv(what, buf, len, c); /* TFLite: cli_model.c */
+    /* TFLite: cli_model.c; the model's input dims become the shape */
+    rc = cli_model_to_csv(what, buf, len, c, shape, cap);
     free(buf);
     return rc;
   }
@@ -405,6 +410,7 @@ int cli_plan_main(int argc, char **argv)
   struct planner_plan p;
   struct planner_graph g;
   uint8_t hash[PLANNER_DIGEST_LEN];
+  char model_shape[512] = "";
   enum planner_fit fit;
   memset(&a, 0, sizeof a);
   planner_options_init(&a.o);
@@ -413,8 +419,10 @@ int cli_plan_main(int argc, char **argv)
     return rc < 0 ? cli_finish_stdout() : rc;
   planner_csv_init(&c);
   planner_plan_init(&p);
-  if ((rc = load(a.file, &c, hash)) != 0)
+  if ((rc = load(a.file, &c, hash, model_shape, sizeof model_shape)) != 0)
     goto out;
+  if (!a.shape && model_shape[0])
+    a.shape = model_shape; /* a .tflite names its own input shape */
   g = planner_csv_graph(&c);
   rc = cli_daemon_plan(strcmp(a.file, "-") ? a.file : "<stdin>", &a.d,
                        a.local, !a.no_fallback, hash, a.shape, &g, &a.o, &p,

@@ -403,6 +403,35 @@ START_TEST(test_socket_ownership)
 }
 END_TEST
 
+/* arenactl plan MODEL.tflite through the daemon keys the plan by the
+ * file's SHA-256 and the model's own input shape. */
+START_TEST(test_tflite_key)
+{
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  char cmd[1024];
+  const char *model = "tests/data/models/person_detect.tflite";
+  snprintf(cmd, sizeof cmd,
+           "build/arenactl -s %s plan --no-fallback %s >/dev/null", h.sock,
+           model);
+  ck_assert_int_eq(system(cmd), 0);
+  snprintf(cmd, sizeof cmd,
+           "build/arenactl -s %s get --model-hash $(sha256sum %s | cut -c1-64)"
+           " --shape 1x96x96x1 --json | grep -q '\"arena_bytes\":55296'",
+           h.sock, model);
+  ck_assert_int_eq(system(cmd), 0);
+  /* another shape finds nothing (exit 1) */
+  snprintf(cmd, sizeof cmd,
+           "build/arenactl -s %s get --model-hash $(sha256sum %s | cut -c1-64)"
+           " --shape 1x1 >/dev/null 2>&1",
+           h.sock, model);
+  ck_assert_int_eq(system(cmd) >> 8, 1);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+}
+END_TEST
+
 START_TEST(test_check_config)
 {
   ck_assert_int_eq(system("build/arenad --check-config --config /nonexistent "
@@ -431,6 +460,7 @@ Suite *daemon_suite(void)
   tcase_add_test(tc, test_sigterm_drains);
   tcase_add_test(tc, test_socket_ownership);
   tcase_add_test(tc, test_check_config);
+  tcase_add_test(tc, test_tflite_key);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -29,6 +29,7 @@
 #include "tindex.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 enum fit_mode { FIT_FIRST, FIT_BEST };
 
@@ -42,6 +43,7 @@ struct placer {
   uint64_t *off;       /* output offsets, graph order */
   struct tindex live;  /* placed tensors by lifetime */
   struct span *spans;  /* scratch: overlapping placed tensors */
+  struct span *tmp;    /* scratch for sorting spans */
   size_t n_spans;      /* entries used in spans */
 };
 
@@ -61,13 +63,38 @@ static inline int cmp_span(const void *a, const void *b)
   return (x->end > y->end) - (x->end < y->end);
 }
 
-/* Sorts by (off, end): insertion sort for the short lists typical of
- * real graphs, qsort beyond. The order is total on values, so the result
- * does not depend on the algorithm. */
-static void sort_spans(struct span *s, size_t n)
+/* Stable LSD radix sort by off, 11 bits a pass, skipping passes above the
+ * largest offset. For the long lists of long-lived tensors. */
+static void radix_spans(struct span *s, struct span *tmp, size_t n)
+{
+  uint64_t maxoff = 0;
+  for (size_t i = 0; i < n; i++)
+    maxoff |= s[i].off;
+  struct span *src = s, *dst = tmp;
+  for (unsigned shift = 0; shift < 64 && (maxoff >> shift); shift += 11) {
+    size_t count[2048 + 1] = {0};
+    for (size_t i = 0; i < n; i++)
+      count[((src[i].off >> shift) & 2047) + 1]++;
+    for (size_t d = 0; d < 2048; d++)
+      count[d + 1] += count[d];
+    for (size_t i = 0; i < n; i++)
+      dst[count[(src[i].off >> shift) & 2047]++] = src[i];
+    struct span *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != s)
+    memcpy(s, src, n * sizeof *s);
+}
+
+/* Sorts by off (ties in any order: the gap scan only uses the running
+ * maximum of the ends, so the chosen offset does not depend on it):
+ * insertion sort for the short lists typical of real graphs, radix sort
+ * beyond. */
+static void sort_spans(struct span *s, struct span *tmp, size_t n)
 {
   if (n > 64) {
-    qsort(s, n, sizeof *s, cmp_span);
+    radix_spans(s, tmp, n);
     return;
   }
   for (size_t i = 1; i < n; i++) {
@@ -88,7 +115,7 @@ static uint64_t choose_offset(struct placer *pl, uint32_t i, enum fit_mode m)
   uint64_t a = pl->p->align[i];
   pl->n_spans = 0;
   tindex_overlapping(&pl->live, i, collect_span, pl);
-  sort_spans(pl->spans, pl->n_spans);
+  sort_spans(pl->spans, pl->tmp, pl->n_spans);
   uint64_t cur = 0, best = 0, best_slack = UINT64_MAX;
   for (size_t k = 0; k < pl->n_spans; k++) {
     uint64_t start = planner__align_up(cur, a);
@@ -119,6 +146,7 @@ static void placer_cleanup(struct placer *pl)
 {
   tindex_cleanup(&pl->live);
   free(pl->spans);
+  free(pl->tmp);
 }
 
 static int placer_init(struct placer *pl, const struct planner__prob *p,
@@ -128,11 +156,16 @@ static int placer_init(struct placer *pl, const struct planner__prob *p,
   pl->off = off;
   pl->n_spans = 0;
   pl->spans = malloc(p->n * sizeof *pl->spans);
-  if (!pl->spans)
+  pl->tmp = malloc(p->n * sizeof *pl->tmp);
+  if (!pl->spans || !pl->tmp) {
+    free(pl->spans);
+    free(pl->tmp);
     return ARENA_ENOMEM;
+  }
   if (tindex_init(&pl->live, p->t, p->n)) {
     tindex_cleanup(&pl->live);
     free(pl->spans);
+    free(pl->tmp);
     return ARENA_ENOMEM;
   }
   for (size_t i = 0; i < p->n; i++) {

@@ -6,10 +6,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_i64(const void *a, const void *b)
+/* LSD radix sort of non-negative keys (validated lifetimes), 11 bits a
+ * pass, skipping passes above the largest key. Returns -1 on OOM. */
+static int radix_i64(int64_t *v, size_t n)
 {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
+  int64_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
+  size_t *count = malloc((2048 + 1) * sizeof *count);
+  if (!tmp || !count) {
+    free(tmp);
+    free(count);
+    return -1;
+  }
+  uint64_t all = 0;
+  for (size_t i = 0; i < n; i++)
+    all |= (uint64_t)v[i];
+  int64_t *src = v, *dst = tmp;
+  for (unsigned shift = 0; shift < 64 && (all >> shift); shift += 11) {
+    memset(count, 0, (2048 + 1) * sizeof *count);
+    for (size_t i = 0; i < n; i++)
+      count[(((uint64_t)src[i] >> shift) & 2047) + 1]++;
+    for (size_t d = 0; d < 2048; d++)
+      count[d + 1] += count[d];
+    for (size_t i = 0; i < n; i++)
+      dst[count[((uint64_t)src[i] >> shift) & 2047]++] = src[i];
+    int64_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != v)
+    memcpy(v, src, n * sizeof *v);
+  free(tmp);
+  free(count);
+  return 0;
 }
 
 static uint32_t leaf_of(const struct tindex *x, int64_t v)
@@ -39,7 +67,8 @@ int tindex_init(struct tindex *x, const struct planner_tensor *t, size_t n)
     x->coord[k++] = t[i].first;
     x->coord[k++] = t[i].last;
   }
-  qsort(x->coord, k, sizeof *x->coord, cmp_i64);
+  if (radix_i64(x->coord, k))
+    return -1;
   size_t u = 0;
   for (size_t i = 0; i < k; i++)
     if (u == 0 || x->coord[u - 1] != x->coord[i])

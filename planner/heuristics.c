@@ -33,31 +33,19 @@
 
 enum fit_mode { FIT_FIRST, FIT_BEST };
 
-struct span {
-  uint64_t off; /* offset of a placed, time-overlapping tensor */
-  uint64_t end; /* off + size */
-};
 
 struct placer {
   const struct planner__prob *p;
   uint64_t *off;       /* output offsets, graph order */
   struct tindex live;  /* placed tensors by lifetime */
-  struct span *spans;  /* scratch: overlapping placed tensors */
-  struct span *tmp;    /* scratch for sorting spans */
+  struct tindex_span *spans;  /* scratch: overlapping placed tensors */
+  struct tindex_span *tmp;    /* scratch for sorting spans */
   size_t n_spans;      /* entries used in spans */
 };
 
-static void collect_span(uint32_t j, void *ctx)
-{
-  struct placer *pl = ctx;
-  pl->spans[pl->n_spans].off = pl->off[j];
-  pl->spans[pl->n_spans].end = pl->off[j] + pl->p->t[j].size;
-  pl->n_spans++;
-}
-
 static inline int cmp_span(const void *a, const void *b)
 {
-  const struct span *x = a, *y = b;
+  const struct tindex_span *x = a, *y = b;
   if (x->off != y->off)
     return x->off < y->off ? -1 : 1;
   return (x->end > y->end) - (x->end < y->end);
@@ -65,12 +53,12 @@ static inline int cmp_span(const void *a, const void *b)
 
 /* Stable LSD radix sort by off, 11 bits a pass, skipping passes above the
  * largest offset. For the long lists of long-lived tensors. */
-static void radix_spans(struct span *s, struct span *tmp, size_t n)
+static void radix_spans(struct tindex_span *s, struct tindex_span *tmp, size_t n)
 {
   uint64_t maxoff = 0;
   for (size_t i = 0; i < n; i++)
     maxoff |= s[i].off;
-  struct span *src = s, *dst = tmp;
+  struct tindex_span *src = s, *dst = tmp;
   for (unsigned shift = 0; shift < 64 && (maxoff >> shift); shift += 11) {
     size_t count[2048 + 1] = {0};
     for (size_t i = 0; i < n; i++)
@@ -79,7 +67,7 @@ static void radix_spans(struct span *s, struct span *tmp, size_t n)
       count[d + 1] += count[d];
     for (size_t i = 0; i < n; i++)
       dst[count[(src[i].off >> shift) & 2047]++] = src[i];
-    struct span *t = src;
+    struct tindex_span *t = src;
     src = dst;
     dst = t;
   }
@@ -91,14 +79,14 @@ static void radix_spans(struct span *s, struct span *tmp, size_t n)
  * maximum of the ends, so the chosen offset does not depend on it):
  * insertion sort for the short lists typical of real graphs, radix sort
  * beyond. */
-static void sort_spans(struct span *s, struct span *tmp, size_t n)
+static void sort_spans(struct tindex_span *s, struct tindex_span *tmp, size_t n)
 {
   if (n > 64) {
     radix_spans(s, tmp, n);
     return;
   }
   for (size_t i = 1; i < n; i++) {
-    struct span v = s[i];
+    struct tindex_span v = s[i];
     size_t j = i;
     while (j > 0 && cmp_span(&v, &s[j - 1]) < 0) {
       s[j] = s[j - 1];
@@ -113,8 +101,7 @@ static uint64_t choose_offset(struct placer *pl, uint32_t i, enum fit_mode m)
 {
   const struct planner_tensor *t = &pl->p->t[i];
   uint64_t a = pl->p->align[i];
-  pl->n_spans = 0;
-  tindex_overlapping(&pl->live, i, collect_span, pl);
+  pl->n_spans = tindex_collect(&pl->live, i, pl->spans);
   sort_spans(pl->spans, pl->tmp, pl->n_spans);
   uint64_t cur = 0, best = 0, best_slack = UINT64_MAX;
   for (size_t k = 0; k < pl->n_spans; k++) {
@@ -139,7 +126,9 @@ static uint64_t choose_offset(struct placer *pl, uint32_t i, enum fit_mode m)
 static int place(struct placer *pl, uint32_t i, uint64_t off)
 {
   pl->off[i] = off;
-  return tindex_insert(&pl->live, i) ? ARENA_ENOMEM : 0;
+  return tindex_insert(&pl->live, i, off, off + pl->p->t[i].size)
+             ? ARENA_ENOMEM
+             : 0;
 }
 
 static void placer_cleanup(struct placer *pl)

@@ -60,7 +60,10 @@ int tindex_init(struct tindex *x, const struct planner_tensor *t, size_t n)
   x->fi = malloc((n + 1) * sizeof *x->fi);
   x->li = malloc((n + 1) * sizeof *x->li);
   x->start_next = malloc((n + 1) * sizeof *x->start_next);
-  if (!x->coord || !x->fi || !x->li || !x->start_next)
+  x->soff = malloc((n + 1) * sizeof *x->soff);
+  x->send = malloc((n + 1) * sizeof *x->send);
+  if (!x->coord || !x->fi || !x->li || !x->start_next || !x->soff ||
+      !x->send)
     return -1;
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
@@ -106,6 +109,8 @@ void tindex_cleanup(struct tindex *x)
   free(x->start_head);
   free(x->start_next);
   free(x->count);
+  free(x->soff);
+  free(x->send);
   memset(x, 0, sizeof *x);
 }
 
@@ -130,8 +135,10 @@ static int add_entry(struct tindex *x, size_t node, uint32_t i)
   return 0;
 }
 
-int tindex_insert(struct tindex *x, uint32_t i)
+int tindex_insert(struct tindex *x, uint32_t i, uint64_t off, uint64_t end)
 {
+  x->soff[i] = off;
+  x->send[i] = end;
   /* cover [fi, li] with canonical nodes, bottom-up */
   size_t lo = x->fi[i] + x->size, hi = x->li[i] + x->size + 1;
   while (lo < hi) {
@@ -152,31 +159,50 @@ int tindex_insert(struct tindex *x, uint32_t i)
   return 0;
 }
 
-/* Reports tensors starting at leaves in [lo, hi] below node (covering
- * leaves [nlo, nhi]). */
+/* Appends the spans of tensors starting at leaves in [lo, hi] below node
+ * (covering leaves [nlo, nhi]) to out[*k]. */
 static void starts_in(const struct tindex *x, size_t node, size_t nlo,
                       size_t nhi, size_t lo, size_t hi,
-                      void (*fn)(uint32_t, void *), void *ctx)
+                      struct tindex_span *out, size_t *k)
 {
   if (x->count[node] == 0 || nhi < lo || nlo > hi)
     return;
   if (node >= x->size) {
     for (int32_t j = x->start_head[node - x->size]; j >= 0;
-         j = x->start_next[j])
-      fn((uint32_t)j, ctx);
+         j = x->start_next[j]) {
+      out[*k].off = x->soff[j];
+      out[*k].end = x->send[j];
+      (*k)++;
+    }
     return;
   }
   size_t mid = nlo + (nhi - nlo) / 2;
-  starts_in(x, 2 * node, nlo, mid, lo, hi, fn, ctx);
-  starts_in(x, 2 * node + 1, mid + 1, nhi, lo, hi, fn, ctx);
+  starts_in(x, 2 * node, nlo, mid, lo, hi, out, k);
+  starts_in(x, 2 * node + 1, mid + 1, nhi, lo, hi, out, k);
 }
 
-void tindex_overlapping(const struct tindex *x, uint32_t i,
-                        void (*fn)(uint32_t j, void *ctx), void *ctx)
+size_t tindex_collect(const struct tindex *x, uint32_t i,
+                      struct tindex_span *out)
 {
+  size_t k = 0;
   for (size_t node = x->fi[i] + x->size; node; node >>= 1)
-    for (int32_t e = x->node_head[node]; e >= 0; e = x->ent_next[e])
-      fn(x->ent_t[e], ctx);
-  if (x->li[i] > x->fi[i])
-    starts_in(x, 1, 0, x->size - 1, x->fi[i] + 1, x->li[i], fn, ctx);
+    for (int32_t e = x->node_head[node]; e >= 0; e = x->ent_next[e]) {
+      uint32_t j = x->ent_t[e];
+      out[k].off = x->soff[j];
+      out[k].end = x->send[j];
+      k++;
+    }
+  size_t lo = x->fi[i] + (size_t)1, hi = x->li[i];
+  if (hi >= lo && hi - lo < 64) {
+    /* short lifetimes, the common case: read the few leaves directly */
+    for (size_t leaf = lo; leaf <= hi; leaf++)
+      for (int32_t j = x->start_head[leaf]; j >= 0; j = x->start_next[j]) {
+        out[k].off = x->soff[j];
+        out[k].end = x->send[j];
+        k++;
+      }
+  } else if (hi >= lo) {
+    starts_in(x, 1, 0, x->size - 1, lo, hi, out, &k);
+  }
+  return k;
 }

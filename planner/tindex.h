@@ -35,6 +35,13 @@ struct tindex {
   int32_t *start_head; /* size: first tensor starting at a leaf, -1 */
   int32_t *start_next; /* per tensor: next starting at the same leaf */
   uint32_t *count;     /* 2*size: tensors starting below each node */
+  uint64_t *soff, *send; /* per inserted tensor: its offset and end */
+};
+
+/* A placed tensor's bytes: [off, end). */
+struct tindex_span {
+  uint64_t off;
+  uint64_t end;
 };
 
 /* Builds an empty index for the tensors t[0..n) (their lifetimes are
@@ -43,12 +50,13 @@ struct tindex {
 int tindex_init(struct tindex *x, const struct planner_tensor *t, size_t n);
 void tindex_cleanup(struct tindex *x);
 
-/* Inserts tensor i. Returns 0 or -1 on OOM. */
-int tindex_insert(struct tindex *x, uint32_t i);
+/* Inserts tensor i, placed at bytes [off, end). Returns 0 or -1 on OOM. */
+int tindex_insert(struct tindex *x, uint32_t i, uint64_t off, uint64_t end);
 
-/* Calls fn(j, ctx) once for every inserted j overlapping tensor i's
- * lifetime (i itself included if inserted). */
-void tindex_overlapping(const struct tindex *x, uint32_t i,
-                        void (*fn)(uint32_t j, void *ctx), void *ctx);
+/* Writes the spans of every inserted tensor overlapping tensor i's
+ * lifetime (i itself included if inserted) into out, which has room for
+ * every tensor, and returns how many. Order unspecified. */
+size_t tindex_collect(const struct tindex *x, uint32_t i,
+                      struct tindex_span *out);
 
 #endif

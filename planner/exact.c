@@ -82,10 +82,10 @@
 /* The budget is spent in work units (search nodes weighted by their size,
  * and the sorting the stacking check does), so that the same input and
  * budget explore the same tree on any machine and return the same plan.
- * This rate is about a third of the slowest rate measured (small graphs,
- * about 210 units per microsecond on a 2-core x86-64 machine; MiniMalloc's
- * instances reach 300 to 520), so the unit budget normally ends the search
- * well before the wall clock. The wall clock stays a hard cap at the
+ * This rate is below the slowest rate measured (small graphs, about 210
+ * units per microsecond on a 2-core x86-64 machine; MiniMalloc's instances
+ * reach 300 to 520), so the unit budget normally ends the search before
+ * the wall clock. The wall clock stays a hard cap at the
  * budget plus EXACT_GRACE_US (setup such as allocating the dead-end table
  * is not counted in units): on a much slower or overloaded machine it
  * stops the search first, and then the result depends on timing.
@@ -94,7 +94,7 @@
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
 #define EXACT_UNITS_PER_MS 15000u
 #else
-#define EXACT_UNITS_PER_MS 75000u
+#define EXACT_UNITS_PER_MS 150000u
 #endif
 
 /* Total adjacency entries plus section incidences searched at most; each

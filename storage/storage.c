@@ -1,5 +1,6 @@
 /*
- * storage.c - the plan cache handle and its public calls (storage.h).
+ * storage.c - the plan cache handle: open and close, put and get, and the
+ * helpers admin.c shares (storage_int.h).
  *
  * DESIGN
  *  A handle owns one sqlite connection and every statement it will ever
@@ -29,29 +30,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* Prepared statements; SQL in stmt_sql[], same order. */
-enum {
-  S_GET,
-  S_LOOKUP,
-  S_INSERT,
-  S_UPGRADE,
-  S_TOUCH,
-  S_STATS_ADD,
-  S_STATS_GET,
-  S_LRU_VICTIM,
-  S_DELETE_ID,
-  S_DELETE_KEY,
-  S_DELETE_MODEL,
-  S_DELETE_ALL,
-  S_LIST_NEW,
-  S_LIST_NEW_MODEL,
-  S_LIST_USED,
-  S_LIST_USED_MODEL,
-  S_BEGIN,
-  S_COMMIT,
-  S_ROLLBACK,
-  S__COUNT
-};
 
 /* Columns every row reader selects, in this order (see read_row). */
 #define ROW_COLS                                                             \
@@ -115,49 +93,13 @@ static const char *const stmt_sql[S__COUNT] = {
     [S_ROLLBACK] = "ROLLBACK",
 };
 
-/* One get that has not been written yet. */
-struct touch {
-  int64_t id;      /* plans.id; AUTOINCREMENT ids are never reused */
-  int64_t when_ms; /* Unix ms of the get */
-};
 
-/* Counter deltas not yet written to the stats row. */
-struct pending {
-  uint64_t hits;      /* gets that hit */
-  uint64_t misses;    /* gets that missed */
-};
 
-struct storage {
-  sqlite3 *db;                   /* owned connection */
-  char *path;                    /* owned copy of the file path */
-  sqlite3_stmt *stmt[S__COUNT];  /* owned, prepared at open */
-  struct storage_options opt;    /* copied at open */
-  struct storage__log log;       /* from opt */
-  char errmsg[ARENA_ERR_LEN];    /* last error, "" after success */
-  struct touch *touches;         /* n_touches pending uses, owned */
-  size_t n_touches;              /* <= opt.touch_batch */
-  struct pending pend;           /* unwritten counters */
-  uint8_t *shape_buf;            /* scratch for the shape blob, owned */
-  size_t shape_cap;              /* bytes allocated in shape_buf */
-};
 
-/* The caller's key, encoded: what every keyed statement binds. */
-struct bound_key {
-  const uint8_t *shape;                 /* st->shape_buf */
-  size_t shape_len;                     /* bytes */
-  uint8_t gd[PLANNER_DIGEST_LEN];       /* graph digest */
-  uint8_t od[PLANNER_DIGEST_LEN];       /* options digest */
-};
 
 /* ---- small helpers ------------------------------------------------------ */
 
-static int seterr(storage_t *st, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static int seterr(storage_t *st, int code, const char *fmt, ...)
+int storage__seterr(storage_t *st, int code, const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
@@ -167,7 +109,7 @@ static int seterr(storage_t *st, int code, const char *fmt, ...)
 }
 
 /* Records a sqlite failure as the handle's error. */
-static int sqlerr(storage_t *st, int rc, const char *what)
+int storage__sqlerr(storage_t *st, int rc, const char *what)
 {
   /* The connection's message describes rc only while nothing else has run
    * since: the ROLLBACK after a failed COMMIT replaces it (with "cannot
@@ -176,50 +118,50 @@ static int sqlerr(storage_t *st, int rc, const char *what)
   const char *msg = (sqlite3_errcode(st->db) & 0xff) == (rc & 0xff)
                         ? sqlite3_errmsg(st->db)
                         : sqlite3_errstr(rc);
-  return seterr(st, storage__err_of(rc), "%s: %s", what, msg);
+  return storage__seterr(st, storage__err_of(rc), "%s: %s", what, msg);
 }
 
-static void clear_err(storage_t *st)
+void storage__clear_err(storage_t *st)
 {
   st->errmsg[0] = '\0';
 }
 
 /* Resets a statement and drops its bindings so that no blob stays
  * referenced and no read transaction stays open. */
-static void done(sqlite3_stmt *s)
+void storage__done(sqlite3_stmt *s)
 {
   sqlite3_reset(s);
   sqlite3_clear_bindings(s);
 }
 
 /* Runs a statement that returns no rows. Returns the sqlite code. */
-static int run(sqlite3_stmt *s)
+int storage__run(sqlite3_stmt *s)
 {
   int rc = sqlite3_step(s);
-  done(s);
+  storage__done(s);
   return rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : rc;
 }
 
-static int begin(storage_t *st)
+int storage__begin(storage_t *st)
 {
-  return run(st->stmt[S_BEGIN]);
+  return storage__run(st->stmt[S_BEGIN]);
 }
 
-static int commit(storage_t *st)
+int storage__commit(storage_t *st)
 {
-  int rc = run(st->stmt[S_COMMIT]);
+  int rc = storage__run(st->stmt[S_COMMIT]);
   if (rc != SQLITE_OK)
-    (void)run(st->stmt[S_ROLLBACK]);
+    (void)storage__run(st->stmt[S_ROLLBACK]);
   return rc;
 }
 
-static void rollback(storage_t *st)
+void storage__rollback(storage_t *st)
 {
   if (!sqlite3_get_autocommit(st->db))
-    (void)run(st->stmt[S_ROLLBACK]);
+    (void)storage__run(st->stmt[S_ROLLBACK]);
 }
 
-static int stats_add(storage_t *st, uint64_t hits, uint64_t misses,
+int storage__stats_add(storage_t *st, uint64_t hits, uint64_t misses,
                      uint64_t evictions, uint64_t removed, uint64_t corrupt)
 {
   sqlite3_stmt *s = st->stmt[S_STATS_ADD];
@@ -228,12 +170,12 @@ static int stats_add(storage_t *st, uint64_t hits, uint64_t misses,
   sqlite3_bind_int64(s, 3, (sqlite3_int64)evictions);
   sqlite3_bind_int64(s, 4, (sqlite3_int64)removed);
   sqlite3_bind_int64(s, 5, (sqlite3_int64)corrupt);
-  return run(s);
+  return storage__run(s);
 }
 
 /* Validates k, encodes its shape and computes both digests. g may be
  * NULL for calls that take digests from the caller instead. */
-static int bind_key_prepare(storage_t *st, const struct storage_key *k,
+int storage__bind_key_prepare(storage_t *st, const struct storage_key *k,
                             const struct planner_graph *g,
                             const struct planner_options *o,
                             struct bound_key *bk)
@@ -241,10 +183,10 @@ static int bind_key_prepare(storage_t *st, const struct storage_key *k,
   size_t len = 0;
   int rc;
   if (!k)
-    return seterr(st, ARENA_EINVAL, "no key");
+    return storage__seterr(st, ARENA_EINVAL, "no key");
   rc = storage__shape_encode(k, &st->shape_buf, &st->shape_cap, &len);
   if (rc)
-    return seterr(st, rc, rc == ARENA_EINVAL
+    return storage__seterr(st, rc, rc == ARENA_EINVAL
                               ? "bad key: model hash must be 1..64 bytes, "
                                 "shape within limits, dims >= 0"
                               : "out of memory");
@@ -252,14 +194,14 @@ static int bind_key_prepare(storage_t *st, const struct storage_key *k,
   bk->shape_len = len;
   if (g) {
     if ((rc = planner_graph_digest(g, bk->gd)))
-      return seterr(st, rc, "cannot digest the graph: %s",
+      return storage__seterr(st, rc, "cannot digest the graph: %s",
                     arena_strerror(rc));
     planner_options_digest(o, bk->od);
   }
   return 0;
 }
 
-static void bind_key(sqlite3_stmt *s, const struct storage_key *k,
+void storage__bind_key(sqlite3_stmt *s, const struct storage_key *k,
                      const struct bound_key *bk)
 {
   sqlite3_bind_blob(s, 1, k->model_hash, (int)k->model_hash_len,
@@ -269,18 +211,6 @@ static void bind_key(sqlite3_stmt *s, const struct storage_key *k,
   sqlite3_bind_blob(s, 4, bk->od, PLANNER_DIGEST_LEN, SQLITE_STATIC);
 }
 
-/* A row as read from a statement selecting ROW_COLS or META_COLS. Blob
- * pointers are borrowed from the statement and valid until it steps or
- * resets. */
-struct row_view {
-  int64_t id;                /* plans.id */
-  struct storage__row r;     /* checksummed fields */
-  int have_offsets;          /* 0 for META_COLS */
-  int64_t last_used_ms;      /* bookkeeping */
-  uint64_t hits;             /* flushed hits */
-  uint64_t bytes;            /* accounted bytes */
-  const uint8_t *checksum;   /* PLANNER_DIGEST_LEN bytes, or NULL */
-};
 
 static const uint8_t *col_blob(sqlite3_stmt *s, int i, size_t *len)
 {
@@ -291,7 +221,7 @@ static const uint8_t *col_blob(sqlite3_stmt *s, int i, size_t *len)
 
 /* Reads the current row. Returns 0, or ARENA_ECORRUPT when a column has
  * the wrong size or type (the row then counts as corrupt). */
-static int read_row(sqlite3_stmt *s, struct row_view *v)
+int storage__read_row(sqlite3_stmt *s, struct row_view *v)
 {
   size_t len;
   static const uint8_t empty[1] = {0};
@@ -335,7 +265,7 @@ static int read_row(sqlite3_stmt *s, struct row_view *v)
 
 /* Returns 1 when the row's stored checksum matches its contents. A
  * listing row without offsets cannot be checked and returns 1. */
-static int checksum_ok(const struct row_view *v)
+int storage__checksum_ok(const struct row_view *v)
 {
   if (!v->have_offsets)
     return 1;
@@ -344,7 +274,7 @@ static int checksum_ok(const struct row_view *v)
   return memcmp(sum, v->checksum, PLANNER_DIGEST_LEN) == 0;
 }
 
-static void fill_info(const struct row_view *v, struct storage_info *info)
+void storage__fill_info(const struct row_view *v, struct storage_info *info)
 {
   info->plan_us = v->r.plan_us;
   info->created_ms = v->r.created_ms;
@@ -354,7 +284,7 @@ static void fill_info(const struct row_view *v, struct storage_info *info)
   info->n_tensors = (size_t)v->r.n_tensors;
 }
 
-static void fill_plan_fields(const struct row_view *v, struct planner_plan *p)
+void storage__fill_plan_fields(const struct row_view *v, struct planner_plan *p)
 {
   p->n_offsets = (size_t)v->r.n_tensors;
   p->arena_bytes = v->r.arena_bytes;
@@ -369,17 +299,17 @@ static void fill_plan_fields(const struct row_view *v, struct planner_plan *p)
 /* Deletes a row found bad, counts and logs it. Best effort: when the
  * delete itself fails, the row is still never served and the next reader
  * will try again. */
-static void drop_corrupt(storage_t *st, int64_t id, const char *why)
+void storage__drop_corrupt(storage_t *st, int64_t id, const char *why)
 {
-  int rc = begin(st);
+  int rc = storage__begin(st);
   if (rc == SQLITE_OK) {
     sqlite3_bind_int64(st->stmt[S_DELETE_ID], 1, id);
-    rc = run(st->stmt[S_DELETE_ID]);
+    rc = storage__run(st->stmt[S_DELETE_ID]);
     if (rc == SQLITE_OK)
-      rc = stats_add(st, 0, 0, 0, 0, 1);
-    rc = rc == SQLITE_OK ? commit(st) : rc;
+      rc = storage__stats_add(st, 0, 0, 0, 0, 1);
+    rc = rc == SQLITE_OK ? storage__commit(st) : rc;
     if (rc != SQLITE_OK)
-      rollback(st);
+      storage__rollback(st);
   }
   if (rc == SQLITE_OK)
     storage__logf(&st->log, STORAGE_LOG_WARN,
@@ -401,12 +331,12 @@ static int flush_in_txn(storage_t *st)
     sqlite3_stmt *s = st->stmt[S_TOUCH];
     sqlite3_bind_int64(s, 1, st->touches[i].when_ms);
     sqlite3_bind_int64(s, 2, st->touches[i].id);
-    int rc = run(s);
+    int rc = storage__run(s);
     if (rc != SQLITE_OK)
       return rc;
   }
   if (st->pend.hits || st->pend.misses)
-    return stats_add(st, st->pend.hits, st->pend.misses, 0, 0, 0);
+    return storage__stats_add(st, st->pend.hits, st->pend.misses, 0, 0, 0);
   return SQLITE_OK;
 }
 
@@ -419,17 +349,17 @@ static void flush_done(storage_t *st)
 
 int storage_flush(storage_t *st)
 {
-  clear_err(st);
+  storage__clear_err(st);
   if (!st->n_touches && !st->pend.hits && !st->pend.misses)
     return 0;
-  int rc = begin(st);
+  int rc = storage__begin(st);
   if (rc == SQLITE_OK)
     rc = flush_in_txn(st);
   if (rc == SQLITE_OK)
-    rc = commit(st);
+    rc = storage__commit(st);
   if (rc != SQLITE_OK) {
-    rollback(st);
-    return sqlerr(st, rc, "cannot write plan uses");
+    storage__rollback(st);
+    return storage__sqlerr(st, rc, "cannot write plan uses");
   }
   flush_done(st);
   return 0;
@@ -584,26 +514,26 @@ static int find_existing(storage_t *st, const struct storage_key *k,
   sqlite3_stmt *s = st->stmt[S_GET];
   struct row_view v;
   memset(ex, 0, sizeof *ex);
-  bind_key(s, k, bk);
+  storage__bind_key(s, k, bk);
   int rc = sqlite3_step(s);
   if (rc == SQLITE_DONE) {
-    done(s);
+    storage__done(s);
     return SQLITE_OK;
   }
   if (rc != SQLITE_ROW) {
-    done(s);
+    storage__done(s);
     return rc;
   }
   int64_t id = sqlite3_column_int64(s, 0);
-  int bad = read_row(s, &v) != 0 || !checksum_ok(&v);
+  int bad = storage__read_row(s, &v) != 0 || !storage__checksum_ok(&v);
   ex->id = id;
   ex->arena = v.r.arena_bytes;
   ex->proven = v.r.proven_optimal != 0;
-  done(s);
+  storage__done(s);
   if (!bad)
     return SQLITE_OK;
   sqlite3_bind_int64(st->stmt[S_DELETE_ID], 1, id);
-  if ((rc = run(st->stmt[S_DELETE_ID])) != SQLITE_OK)
+  if ((rc = storage__run(st->stmt[S_DELETE_ID])) != SQLITE_OK)
     return rc;
   storage__logf(&st->log, STORAGE_LOG_WARN,
                 "plan cache %s: deleted plan %lld: checksum mismatch",
@@ -621,12 +551,12 @@ static int enforce_caps(storage_t *st, int64_t keep_id, uint64_t *n_evicted)
     sqlite3_stmt *s = st->stmt[S_STATS_GET];
     int rc = sqlite3_step(s);
     if (rc != SQLITE_ROW) {
-      done(s);
+      storage__done(s);
       return rc == SQLITE_DONE ? SQLITE_CORRUPT : rc;
     }
     uint64_t entries = (uint64_t)sqlite3_column_int64(s, 0);
     uint64_t bytes = (uint64_t)sqlite3_column_int64(s, 1);
-    done(s);
+    storage__done(s);
     int over = (st->opt.max_entries && entries > st->opt.max_entries) ||
                (st->opt.max_bytes && bytes > st->opt.max_bytes);
     if (!over)
@@ -635,13 +565,13 @@ static int enforce_caps(storage_t *st, int64_t keep_id, uint64_t *n_evicted)
     sqlite3_bind_int64(s, 1, keep_id);
     rc = sqlite3_step(s);
     int64_t victim = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
-    done(s);
+    storage__done(s);
     if (rc == SQLITE_DONE)
       return SQLITE_OK; /* only keep_id left; put checked it fits */
     if (rc != SQLITE_ROW)
       return rc;
     sqlite3_bind_int64(st->stmt[S_DELETE_ID], 1, victim);
-    if ((rc = run(st->stmt[S_DELETE_ID])) != SQLITE_OK)
+    if ((rc = storage__run(st->stmt[S_DELETE_ID])) != SQLITE_OK)
       return rc;
     (*n_evicted)++;
   }
@@ -667,9 +597,9 @@ static int put_txn(storage_t *st, const struct storage_key *k,
   int64_t keep_id;
   storage__checksum(r, sum);
 
-  int rc = begin(st);
+  int rc = storage__begin(st);
   if (rc != SQLITE_OK)
-    return sqlerr(st, rc, "cannot start a write transaction");
+    return storage__sqlerr(st, rc, "cannot start a write transaction");
   if ((rc = flush_in_txn(st)) != SQLITE_OK ||
       (rc = find_existing(st, k, bk, &ex, &n_corrupt)) != SQLITE_OK)
     goto fail;
@@ -678,11 +608,11 @@ static int put_txn(storage_t *st, const struct storage_key *k,
     keep_id = ex.id;
   } else {
     sqlite3_stmt *s = st->stmt[ex.id ? S_UPGRADE : S_INSERT];
-    bind_key(s, k, bk);
+    storage__bind_key(s, k, bk);
     bind_value(s, r, sum, bytes);
     if (ex.id)
       sqlite3_bind_int64(s, 18, ex.id);
-    if ((rc = run(s)) != SQLITE_OK)
+    if ((rc = storage__run(s)) != SQLITE_OK)
       goto fail;
     keep_id = ex.id ? ex.id : sqlite3_last_insert_rowid(st->db);
     *res = ex.id ? STORAGE_PUT_UPGRADED : STORAGE_PUT_INSERTED;
@@ -690,16 +620,16 @@ static int put_txn(storage_t *st, const struct storage_key *k,
   if ((rc = enforce_caps(st, keep_id, &n_evicted)) != SQLITE_OK)
     goto fail;
   if ((n_evicted || n_corrupt) &&
-      (rc = stats_add(st, 0, 0, n_evicted, 0, n_corrupt)) != SQLITE_OK)
+      (rc = storage__stats_add(st, 0, 0, n_evicted, 0, n_corrupt)) != SQLITE_OK)
     goto fail;
-  if ((rc = commit(st)) != SQLITE_OK)
-    return sqlerr(st, rc, "cannot commit a plan");
+  if ((rc = storage__commit(st)) != SQLITE_OK)
+    return storage__sqlerr(st, rc, "cannot commit a plan");
   flush_done(st);
   return 0;
 
 fail:
-  sqlerr(st, rc, "cannot store a plan");
-  rollback(st);
+  storage__sqlerr(st, rc, "cannot store a plan");
+  storage__rollback(st);
   return storage__err_of(rc);
 }
 
@@ -719,18 +649,18 @@ int storage_put(storage_t *st, const struct storage_key *k,
 
   res = res ? res : &dummy;
   *res = 0;
-  clear_err(st);
+  storage__clear_err(st);
   if (!g || !o || !p)
-    return seterr(st, ARENA_EINVAL, "put needs a graph, options and a plan");
-  if ((rc = bind_key_prepare(st, k, g, o, &bk)))
+    return storage__seterr(st, ARENA_EINVAL, "put needs a graph, options and a plan");
+  if ((rc = storage__bind_key_prepare(st, k, g, o, &bk)))
     return rc;
   if ((rc = planner_verify(g, o, p, verr)))
-    return seterr(st, rc, "plan rejected: %s", verr);
+    return storage__seterr(st, rc, "plan rejected: %s", verr);
   if ((rc = storage__canonical_perm(g, &perm)) ||
       (rc = storage__offsets_encode(p->offsets, p->n_offsets, perm, &blob,
                                     &blob_len))) {
     free(perm);
-    return seterr(st, rc, "out of memory");
+    return storage__seterr(st, rc, "out of memory");
   }
   free(perm);
 
@@ -756,12 +686,12 @@ int storage_put(storage_t *st, const struct storage_key *k,
   };
   uint64_t bytes = storage__entry_bytes(&r);
   if (st->opt.max_bytes && bytes > st->opt.max_bytes)
-    rc = seterr(st, ARENA_ETOOBIG,
+    rc = storage__seterr(st, ARENA_ETOOBIG,
                 "plan needs %llu accounted bytes, cap is %llu",
                 (unsigned long long)bytes,
                 (unsigned long long)st->opt.max_bytes);
   else if (blob_len > (size_t)INT32_MAX)
-    rc = seterr(st, ARENA_ETOOBIG, "offsets blob of %zu bytes is too big",
+    rc = storage__seterr(st, ARENA_ETOOBIG, "offsets blob of %zu bytes is too big",
                 blob_len);
   else
     rc = put_txn(st, k, &bk, &r, p, res);
@@ -784,37 +714,37 @@ int storage_get(storage_t *st, const struct storage_key *k,
   char verr[ARENA_ERR_LEN];
   int rc;
 
-  clear_err(st);
+  storage__clear_err(st);
   planner_plan_cleanup(out);
   if (info)
     memset(info, 0, sizeof *info);
   if (!g || !o || !g->tensors || !g->n_tensors)
-    return seterr(st, ARENA_EINVAL, "get needs a non-empty graph and options");
-  if ((rc = bind_key_prepare(st, k, g, o, &bk)))
+    return storage__seterr(st, ARENA_EINVAL, "get needs a non-empty graph and options");
+  if ((rc = storage__bind_key_prepare(st, k, g, o, &bk)))
     return rc;
 
   sqlite3_stmt *s = st->stmt[S_GET];
-  bind_key(s, k, &bk);
+  storage__bind_key(s, k, &bk);
   int src = sqlite3_step(s);
   if (src == SQLITE_DONE) {
-    done(s);
+    storage__done(s);
     note_miss(st);
-    return seterr(st, ARENA_ENOENT, "no plan under this key");
+    return storage__seterr(st, ARENA_ENOENT, "no plan under this key");
   }
   if (src != SQLITE_ROW) {
-    done(s);
-    return sqlerr(st, src, "cannot read a plan");
+    storage__done(s);
+    return storage__sqlerr(st, src, "cannot read a plan");
   }
-  if (read_row(s, &v) || !checksum_ok(&v)) {
+  if (storage__read_row(s, &v) || !storage__checksum_ok(&v)) {
     bad = "checksum mismatch";
   } else if (v.r.n_tensors != g->n_tensors) {
     bad = "tensor count does not match its graph digest";
   } else {
     offs = malloc(g->n_tensors * sizeof *offs);
     if (!offs || storage__canonical_perm(g, &perm)) {
-      done(s);
+      storage__done(s);
       free(offs);
-      return seterr(st, ARENA_ENOMEM, "out of memory");
+      return storage__seterr(st, ARENA_ENOMEM, "out of memory");
     }
     if (storage__offsets_decode(v.r.offsets, v.r.offsets_len, g->n_tensors,
                                 perm, offs))
@@ -823,294 +753,31 @@ int storage_get(storage_t *st, const struct storage_key *k,
   }
   if (bad) {
     int64_t id = v.id;
-    done(s);
+    storage__done(s);
     free(offs);
-    drop_corrupt(st, id, bad);
+    storage__drop_corrupt(st, id, bad);
     note_miss(st);
-    return seterr(st, ARENA_ENOENT, "stored plan was bad (%s); deleted", bad);
+    return storage__seterr(st, ARENA_ENOENT, "stored plan was bad (%s); deleted", bad);
   }
-  fill_plan_fields(&v, out);
+  storage__fill_plan_fields(&v, out);
   out->offsets = offs;
   if (info)
-    fill_info(&v, info);
+    storage__fill_info(&v, info);
   int64_t id = v.id;
-  done(s); /* v's blob pointers die here */
+  storage__done(s); /* v's blob pointers die here */
 
   rc = planner_verify(g, o, out, verr);
   if (rc == ARENA_EVERIFY) {
     planner_plan_cleanup(out);
-    drop_corrupt(st, id, verr);
+    storage__drop_corrupt(st, id, verr);
     note_miss(st);
-    return seterr(st, ARENA_ENOENT, "stored plan failed verification (%s); "
+    return storage__seterr(st, ARENA_ENOENT, "stored plan failed verification (%s); "
                   "deleted", verr);
   }
   if (rc) {
     planner_plan_cleanup(out);
-    return seterr(st, rc, "cannot verify the stored plan: %s", verr);
+    return storage__seterr(st, rc, "cannot verify the stored plan: %s", verr);
   }
   note_hit(st, id);
-  return 0;
-}
-
-/* ---- lookup and list ---------------------------------------------------- */
-
-void storage_records_free(struct storage_record *r, size_t n)
-{
-  if (!r)
-    return;
-  for (size_t i = 0; i < n; i++) {
-    free(r[i].ranks);
-    free(r[i].dims);
-    planner_plan_cleanup(&r[i].plan);
-  }
-  free(r);
-}
-
-/* Turns the current row into rec. Returns 0, ARENA_ECORRUPT or
- * ARENA_ENOMEM. */
-static int make_record(const struct row_view *v, struct storage_record *rec)
-{
-  memset(rec, 0, sizeof *rec);
-  memcpy(rec->model_hash, v->r.model_hash, v->r.model_hash_len);
-  rec->model_hash_len = v->r.model_hash_len;
-  memcpy(rec->graph_digest, v->r.graph_digest, PLANNER_DIGEST_LEN);
-  memcpy(rec->options_digest, v->r.options_digest, PLANNER_DIGEST_LEN);
-  fill_plan_fields(v, &rec->plan);
-  fill_info(v, &rec->info);
-  int rc = storage__shape_decode(v->r.shape, v->r.shape_len, &rec->ranks,
-                                 &rec->dims, &rec->n_inputs);
-  if (rc || !v->have_offsets)
-    return rc;
-  size_t n = (size_t)v->r.n_tensors;
-  rec->plan.offsets = malloc((n ? n : 1) * sizeof *rec->plan.offsets);
-  if (!rec->plan.offsets)
-    return ARENA_ENOMEM;
-  return storage__offsets_decode(v->r.offsets, v->r.offsets_len, n, NULL,
-                                 rec->plan.offsets);
-}
-
-/* Steps s (bound by the caller) and collects up to max records. Bad rows
- * are deleted after the statement is reset, and left out. */
-static int collect(storage_t *st, sqlite3_stmt *s, size_t max,
-                   struct storage_record **out, size_t *n_out)
-{
-  struct storage_record *recs = calloc(max ? max : 1, sizeof *recs);
-  int64_t *bad_ids = calloc(max ? max : 1, sizeof *bad_ids);
-  size_t n = 0, n_bad = 0;
-  int rc = 0, src = SQLITE_DONE;
-  if (!recs || !bad_ids) {
-    done(s);
-    free(recs);
-    free(bad_ids);
-    return seterr(st, ARENA_ENOMEM, "out of memory");
-  }
-  while (n + n_bad < max && (src = sqlite3_step(s)) == SQLITE_ROW) {
-    struct row_view v;
-    int r = read_row(s, &v);
-    if (!r && !checksum_ok(&v))
-      r = ARENA_ECORRUPT;
-    if (!r)
-      r = make_record(&v, &recs[n]);
-    if (r == ARENA_ENOMEM) {
-      rc = seterr(st, r, "out of memory");
-      storage_records_free(recs, n + 1);
-      recs = NULL;
-      break;
-    }
-    if (r) {
-      free(recs[n].ranks);
-      free(recs[n].dims);
-      planner_plan_cleanup(&recs[n].plan);
-      bad_ids[n_bad++] = v.id;
-    } else {
-      n++;
-    }
-  }
-  if (recs && src != SQLITE_ROW && src != SQLITE_DONE && n + n_bad < max) {
-    rc = sqlerr(st, src, "cannot read plans");
-    storage_records_free(recs, n);
-    recs = NULL;
-  }
-  done(s);
-  for (size_t i = 0; i < n_bad; i++)
-    drop_corrupt(st, bad_ids[i], "checksum mismatch");
-  free(bad_ids);
-  if (!recs)
-    return rc;
-  if (n == 0) {
-    free(recs);
-    recs = NULL;
-  }
-  *out = recs;
-  *n_out = n;
-  return 0;
-}
-
-int storage_lookup(storage_t *st, const struct storage_key *k,
-                   struct storage_record **out, size_t *n_out)
-{
-  struct bound_key bk;
-  *out = NULL;
-  *n_out = 0;
-  clear_err(st);
-  int rc = bind_key_prepare(st, k, NULL, NULL, &bk);
-  if (rc)
-    return rc;
-  sqlite3_stmt *s = st->stmt[S_LOOKUP];
-  sqlite3_bind_blob(s, 1, k->model_hash, (int)k->model_hash_len,
-                    SQLITE_STATIC);
-  sqlite3_bind_blob(s, 2, bk.shape, (int)bk.shape_len, SQLITE_STATIC);
-  sqlite3_bind_int64(s, 3, STORAGE_LOOKUP_MAX);
-  return collect(st, s, STORAGE_LOOKUP_MAX, out, n_out);
-}
-
-int storage_list(storage_t *st, const struct storage_list_query *q,
-                 struct storage_record **out, size_t *n_out)
-{
-  *out = NULL;
-  *n_out = 0;
-  clear_err(st);
-  if (!q || q->limit < 1 || q->limit > STORAGE_LIST_MAX ||
-      (q->model_hash && (q->model_hash_len < 1 ||
-                         q->model_hash_len > STORAGE_MODEL_HASH_MAX)) ||
-      (q->order != STORAGE_ORDER_NEWEST &&
-       q->order != STORAGE_ORDER_MOST_USED) ||
-      q->offset > (size_t)INT64_MAX)
-    return seterr(st, ARENA_EINVAL, "bad list query");
-  int rc = storage_flush(st);
-  if (rc)
-    return rc;
-  int which = q->order == STORAGE_ORDER_NEWEST
-                  ? (q->model_hash ? S_LIST_NEW_MODEL : S_LIST_NEW)
-                  : (q->model_hash ? S_LIST_USED_MODEL : S_LIST_USED);
-  sqlite3_stmt *s = st->stmt[which];
-  if (q->model_hash)
-    sqlite3_bind_blob(s, 1, q->model_hash, (int)q->model_hash_len,
-                      SQLITE_STATIC);
-  sqlite3_bind_int64(s, 2, (sqlite3_int64)q->limit);
-  sqlite3_bind_int64(s, 3, (sqlite3_int64)q->offset);
-  return collect(st, s, q->limit, out, n_out);
-}
-
-/* ---- evict -------------------------------------------------------------- */
-
-/* Runs one bound DELETE and counts it in stats.removed, in one
- * transaction. */
-static int remove_txn(storage_t *st, sqlite3_stmt *s, uint64_t *n_removed)
-{
-  uint64_t dummy;
-  n_removed = n_removed ? n_removed : &dummy;
-  *n_removed = 0;
-  int rc = begin(st);
-  if (rc != SQLITE_OK) {
-    done(s);
-    return sqlerr(st, rc, "cannot start a write transaction");
-  }
-  uint64_t n = 0;
-  if ((rc = run(s)) == SQLITE_OK) {
-    n = (uint64_t)sqlite3_changes64(st->db);
-    if (n)
-      rc = stats_add(st, 0, 0, 0, n, 0);
-  }
-  if (rc == SQLITE_OK)
-    rc = commit(st);
-  if (rc != SQLITE_OK) {
-    sqlerr(st, rc, "cannot remove plans");
-    rollback(st);
-    return storage__err_of(rc);
-  }
-  *n_removed = n;
-  return 0;
-}
-
-int storage_evict(storage_t *st, const struct storage_key *k,
-                  const uint8_t graph_digest[PLANNER_DIGEST_LEN],
-                  const uint8_t options_digest[PLANNER_DIGEST_LEN],
-                  uint64_t *n_removed)
-{
-  struct bound_key bk;
-  if (n_removed)
-    *n_removed = 0;
-  clear_err(st);
-  if (!graph_digest || !options_digest)
-    return seterr(st, ARENA_EINVAL, "evict needs both digests");
-  int rc = bind_key_prepare(st, k, NULL, NULL, &bk);
-  if (rc)
-    return rc;
-  memcpy(bk.gd, graph_digest, PLANNER_DIGEST_LEN);
-  memcpy(bk.od, options_digest, PLANNER_DIGEST_LEN);
-  sqlite3_stmt *s = st->stmt[S_DELETE_KEY];
-  bind_key(s, k, &bk);
-  return remove_txn(st, s, n_removed);
-}
-
-int storage_evict_model(storage_t *st, const uint8_t *model_hash,
-                        size_t model_hash_len, uint64_t *n_removed)
-{
-  if (n_removed)
-    *n_removed = 0;
-  clear_err(st);
-  if (!model_hash || model_hash_len < 1 ||
-      model_hash_len > STORAGE_MODEL_HASH_MAX)
-    return seterr(st, ARENA_EINVAL, "model hash must be 1..64 bytes");
-  sqlite3_stmt *s = st->stmt[S_DELETE_MODEL];
-  sqlite3_bind_blob(s, 1, model_hash, (int)model_hash_len, SQLITE_STATIC);
-  return remove_txn(st, s, n_removed);
-}
-
-int storage_evict_all(storage_t *st, uint64_t *n_removed)
-{
-  clear_err(st);
-  return remove_txn(st, st->stmt[S_DELETE_ALL], n_removed);
-}
-
-/* ---- stats and vacuum --------------------------------------------------- */
-
-static uint64_t file_size(const char *path, const char *suffix)
-{
-  char name[4096];
-  struct stat sb;
-  snprintf(name, sizeof name, "%s%s", path, suffix);
-  return stat(name, &sb) == 0 ? (uint64_t)sb.st_size : 0;
-}
-
-int storage_get_stats(storage_t *st, struct storage_stats *out)
-{
-  memset(out, 0, sizeof *out);
-  clear_err(st);
-  sqlite3_stmt *s = st->stmt[S_STATS_GET];
-  int rc = sqlite3_step(s);
-  if (rc != SQLITE_ROW) {
-    done(s);
-    return sqlerr(st, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc,
-                  "cannot read stats");
-  }
-  out->entries = (uint64_t)sqlite3_column_int64(s, 0);
-  out->bytes = (uint64_t)sqlite3_column_int64(s, 1);
-  out->hits = (uint64_t)sqlite3_column_int64(s, 2) + st->pend.hits;
-  out->misses = (uint64_t)sqlite3_column_int64(s, 3) + st->pend.misses;
-  out->evictions = (uint64_t)sqlite3_column_int64(s, 4);
-  out->removed = (uint64_t)sqlite3_column_int64(s, 5);
-  out->corrupt_dropped = (uint64_t)sqlite3_column_int64(s, 6);
-  done(s);
-  out->file_bytes = file_size(st->path, "") + file_size(st->path, "-wal");
-  return 0;
-}
-
-int storage_vacuum(storage_t *st)
-{
-  int rc = storage_flush(st);
-  if (rc)
-    return rc;
-  /* VACUUM rewrites the database; the TRUNCATE checkpoints around it move
-   * the WAL into the file and shrink the WAL back to zero bytes. */
-  static const char *const steps[] = {"PRAGMA wal_checkpoint(TRUNCATE)",
-                                      "VACUUM",
-                                      "PRAGMA wal_checkpoint(TRUNCATE)"};
-  for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
-    int src = sqlite3_exec(st->db, steps[i], NULL, NULL, NULL);
-    if (src != SQLITE_OK)
-      return sqlerr(st, src, steps[i]);
-  }
   return 0;
 }

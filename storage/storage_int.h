@@ -137,4 +137,116 @@ int storage__err_of(int sqlite_rc);
 /* Current wall-clock time in Unix milliseconds. */
 int64_t storage__now_ms(void);
 
+/* ---- the handle (storage.c, admin.c) ------------------------------------ */
+
+/* Prepared statements; SQL in stmt_sql[], same order. */
+enum {
+  S_GET,
+  S_LOOKUP,
+  S_INSERT,
+  S_UPGRADE,
+  S_TOUCH,
+  S_STATS_ADD,
+  S_STATS_GET,
+  S_LRU_VICTIM,
+  S_DELETE_ID,
+  S_DELETE_KEY,
+  S_DELETE_MODEL,
+  S_DELETE_ALL,
+  S_LIST_NEW,
+  S_LIST_NEW_MODEL,
+  S_LIST_USED,
+  S_LIST_USED_MODEL,
+  S_BEGIN,
+  S_COMMIT,
+  S_ROLLBACK,
+  S__COUNT
+};
+
+/* One get that has not been written yet. */
+struct touch {
+  int64_t id;      /* plans.id; AUTOINCREMENT ids are never reused */
+  int64_t when_ms; /* Unix ms of the get */
+};
+
+/* Counter deltas not yet written to the stats row. */
+struct pending {
+  uint64_t hits;      /* gets that hit */
+  uint64_t misses;    /* gets that missed */
+};
+
+/* An open cache; see storage.h. */
+struct storage {
+  sqlite3 *db;                   /* owned connection */
+  char *path;                    /* owned copy of the file path */
+  sqlite3_stmt *stmt[S__COUNT];  /* owned, prepared at open */
+  struct storage_options opt;    /* copied at open */
+  struct storage__log log;       /* from opt */
+  char errmsg[ARENA_ERR_LEN];    /* last error, "" after success */
+  struct touch *touches;         /* n_touches pending uses, owned */
+  size_t n_touches;              /* <= opt.touch_batch */
+  struct pending pend;           /* unwritten counters */
+  uint8_t *shape_buf;            /* scratch for the shape blob, owned */
+  size_t shape_cap;              /* bytes allocated in shape_buf */
+};
+
+/* The caller's key, encoded: what every keyed statement binds. */
+struct bound_key {
+  const uint8_t *shape;                 /* st->shape_buf */
+  size_t shape_len;                     /* bytes */
+  uint8_t gd[PLANNER_DIGEST_LEN];       /* graph digest */
+  uint8_t od[PLANNER_DIGEST_LEN];       /* options digest */
+};
+
+/* A row as read from a statement selecting ROW_COLS or META_COLS. Blob
+ * pointers are borrowed from the statement and valid until it steps or
+ * resets. */
+struct row_view {
+  int64_t id;                /* plans.id */
+  struct storage__row r;     /* checksummed fields */
+  int have_offsets;          /* 0 for META_COLS */
+  int64_t last_used_ms;      /* bookkeeping */
+  uint64_t hits;             /* flushed hits */
+  uint64_t bytes;            /* accounted bytes */
+  const uint8_t *checksum;   /* PLANNER_DIGEST_LEN bytes, or NULL */
+};
+
+/* Helpers shared by storage.c and admin.c (defined in storage.c). */
+
+/* Formats the handle's error text; returns code. */
+int storage__seterr(storage_t *st, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Records a sqlite failure rc during `what`; returns the ARENA_E* code. */
+int storage__sqlerr(storage_t *st, int rc, const char *what);
+void storage__clear_err(storage_t *st);
+/* Resets a statement and clears its bindings. */
+void storage__done(sqlite3_stmt *s);
+/* Steps a statement that returns no rows; returns the sqlite code. */
+int storage__run(sqlite3_stmt *s);
+/* IMMEDIATE transaction control; begin/commit return ARENA_E* codes. */
+int storage__begin(storage_t *st);
+int storage__commit(storage_t *st);
+void storage__rollback(storage_t *st);
+/* Adds to the stats row (inside a write transaction). */
+int storage__stats_add(storage_t *st, uint64_t hits, uint64_t misses,
+                       uint64_t evictions, uint64_t removed, uint64_t corrupt);
+/* Encodes k's shape and the digests of g and o into bk. */
+int storage__bind_key_prepare(storage_t *st, const struct storage_key *k,
+                              const struct planner_graph *g,
+                              const struct planner_options *o,
+                              struct bound_key *bk);
+void storage__bind_key(sqlite3_stmt *s, const struct storage_key *k,
+                       const struct bound_key *bk);
+/* Reads the current row; 0 or ARENA_ECORRUPT. */
+int storage__read_row(sqlite3_stmt *s, struct row_view *v);
+int storage__checksum_ok(const struct row_view *v);
+void storage__fill_info(const struct row_view *v, struct storage_info *info);
+void storage__fill_plan_fields(const struct row_view *v,
+                               struct planner_plan *p);
+/* Deletes a corrupt row in its own transaction, counts and logs it. */
+void storage__drop_corrupt(storage_t *st, int64_t id, const char *why);
+
 #endif /* ARENA_STORAGE_INT_H */

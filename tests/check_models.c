@@ -51,14 +51,6 @@ static void teardown(void)
   tmpdir = NULL;
 }
 
-static void redirect(const char *path, int fd, int flags)
-{
-  int f = open(path, flags, 0600);
-  if (f < 0 || dup2(f, fd) < 0)
-    _exit(127);
-  close(f);
-}
-
 /* Runs arenactl with the NULL-terminated args inside tmpdir. */
 static void run_cli(struct run *r, const char *const *args)
 {
@@ -73,21 +65,7 @@ static void run_cli(struct run *r, const char *const *args)
   argv[n] = NULL;
   snprintf(out_path, sizeof out_path, "%s/.stdout", tmpdir);
   snprintf(err_path, sizeof err_path, "%s/.stderr", tmpdir);
-  fflush(NULL);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    if (chdir(tmpdir) != 0)
-      _exit(127);
-    redirect("/dev/null", 0, O_RDONLY);
-    redirect(out_path, 1, O_WRONLY | O_CREAT | O_TRUNC);
-    redirect(err_path, 2, O_WRONLY | O_CREAT | O_TRUNC);
-    execv(argv[0], (char *const *)argv);
-    _exit(127);
-  }
-  int st = 0;
-  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-  r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  r->status = tu_run(argv, tmpdir, NULL, out_path, err_path);
   ck_assert_msg(r->status != 127, "cannot run %s (set ARENACTL)", argv[0]);
   ck_assert_msg(r->status < 128, "arenactl died of signal %d", r->status - 128);
   r->out = tu_read_file(out_path, &r->out_len);

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 char *tu_read_file(const char *path, size_t *len)
@@ -77,4 +79,34 @@ const char *tu_data_dir(void)
 {
   const char *d = getenv("ARENA_TEST_DATA");
   return d && *d ? d : "tests/data";
+}
+
+static void redirect(const char *path, int fd, int flags)
+{
+  int f = open(path, flags, 0600);
+  if (f < 0 || dup2(f, fd) < 0)
+    _exit(127);
+  close(f);
+}
+
+int tu_run(const char *const *argv, const char *cwd, const char *in_path,
+           const char *out_path, const char *err_path)
+{
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0)
+    return 127;
+  if (pid == 0) {
+    if (cwd && chdir(cwd) != 0)
+      _exit(127);
+    redirect(in_path ? in_path : "/dev/null", 0, O_RDONLY);
+    redirect(out_path, 1, O_WRONLY | O_CREAT | O_TRUNC);
+    redirect(err_path, 2, O_WRONLY | O_CREAT | O_TRUNC);
+    execv(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  int st = 0;
+  if (waitpid(pid, &st, 0) != pid)
+    return 127;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }

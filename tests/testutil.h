@@ -24,6 +24,14 @@ uint64_t tu_rand(uint64_t *state);
 /* Uniform in [lo, hi], inclusive. */
 uint64_t tu_rand_range(uint64_t *state, uint64_t lo, uint64_t hi);
 
+/* Runs argv[0] (NULL-terminated argv) in directory cwd (NULL: the
+ * current one) with stdin from in_path (NULL: /dev/null) and stdout and
+ * stderr written to out_path and err_path. Returns the exit status,
+ * 128 + the signal number when it died of a signal, or 127 when it could
+ * not be started. */
+int tu_run(const char *const *argv, const char *cwd, const char *in_path,
+           const char *out_path, const char *err_path);
+
 /* Directory with the test data, "tests/data" unless ARENA_TEST_DATA is set. */
 const char *tu_data_dir(void);
 

@@ -60,9 +60,10 @@
  *  it, every canonical arena is a multiple of g; so the optimum is too,
  *  and bounds are rounded up to multiples of g.
  *
- *  Driver. Searches are bounded by node limits following the Luby
- *  sequence, and each run uses the next of several static rank orders
- *  (racing orders with restarts). Minimisation alternates a feasibility
+ *  Driver. Searches race several static rank orders with restarts:
+ *  in turns, every base order runs under a node limit that doubles from
+ *  turn to turn, then a few jittered orders run under Luby limits
+ *  (round_plan()). Minimisation alternates a feasibility
  *  attempt at the lower bound (success proves optimality, exhaustion
  *  raises the bound) with a descent from the incumbent. The wall clock
  *  and the stop callback are only polled: they decide when to stop,
@@ -79,18 +80,22 @@
 #include <string.h>
 #include <time.h>
 
-/* The budget is spent in work units (search nodes weighted by their size,
- * and the sorting the stacking check does), so that the same input and
- * budget explore the same tree on any machine and return the same plan.
- * This rate is below the slowest rate measured (small graphs, about 210
- * units per microsecond on a 2-core x86-64 machine; MiniMalloc's instances
- * reach 300 to 520), so the unit budget normally ends the search before
- * the wall clock. The wall clock stays a hard cap at the
- * budget plus EXACT_GRACE_US (setup such as allocating the dead-end table
- * is not counted in units): on a much slower or overloaded machine it
- * stops the search first, and then the result depends on timing.
- * Sanitizer builds run several times slower, hence the smaller rate. */
+/* The budget is spent in work units, so that the same input and budget
+ * explore the same tree on any machine and return the same plan. A unit
+ * is one step of the search's inner loops: a tensor scanned for the next
+ * candidate, a section or neighbour updated by a placement, a tensor
+ * collected or sorted by the stacking check. Counted that way the search
+ * runs at 230 to 590 units per microsecond on a 2-core x86-64 machine
+ * (the slow end on busy machines and large graphs), so this rate spends
+ * about 25% to 65% of the budget's wall time and the unit budget
+ * normally ends the search before the clock. The wall clock stays a hard
+ * cap at the budget plus EXACT_GRACE_US (setup such as allocating the
+ * dead-end table is not counted in units): on a much slower or overloaded
+ * machine it stops the search first, and then the result depends on
+ * timing. Sanitizer builds run several times slower, hence the smaller
+ * rate. */
 #define EXACT_GRACE_US 2000u
+#define EXACT_POLL_UNITS (1u << 16) /* units between clock polls */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
 #define EXACT_UNITS_PER_MS 15000u
 #else
@@ -101,7 +106,6 @@
  * costs 4 to 12 bytes. 4M keeps the search under ~64 MB. */
 #define EXACT_MAX_PAIRS (1u << 22)
 #define EXACT_FIRST_LIMIT 2048u /* nodes in the first round */
-#define EXACT_N_ORDERS 4        /* static rank orders raced in turn */
 #define NONE UINT32_MAX
 #define EXACT_TT_SIZE (1u << 16) /* dead-end table entries (40 bytes) */
 
@@ -605,19 +609,6 @@ static int ctx_build(struct ctx *X)
 
 static uint64_t mix64(uint64_t z);
 
-/* The Luby sequence 1 1 2 1 1 2 4 1 1 2 ... (i >= 1): restart lengths
- * that are within a log factor of the best fixed length. */
-static uint64_t luby(uint64_t i)
-{
-  for (;;) {
-    uint64_t k = 1;
-    while (((uint64_t)1 << k) - 1 < i)
-      k++;
-    if (((uint64_t)1 << k) - 1 == i)
-      return (uint64_t)1 << (k - 1);
-    i -= ((uint64_t)1 << (k - 1)) - 1;
-  }
-}
 
 /* ---- rank orders -------------------------------------------------------- */
 
@@ -638,33 +629,98 @@ static int cmp_rkey(const void *a, const void *b)
   return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* Fills X->rank for component c with static order v, all keys
- * descending, "peak" being the largest section total a tensor lives in:
- * 0 peak, lifetime, area (size x lifetime); 1 lifetime, area, peak;
- * 2 peak, area, lifetime; 3 area, peak, lifetime. Orders from round
- * EXACT_N_ORDERS on add jitter. Returns 0 or ARENA_ENOMEM. */
+/* The keys a static order sorts by, all descending. */
+enum rk {
+  RK_PEAK,  /* the largest section total a tensor lives in */
+  RK_LIFE,  /* lifetime, in steps */
+  RK_AREA,  /* size x lifetime */
+  RK_LAST,  /* last use: later first */
+  RK_SIZE   /* bytes */
+};
+
+/* The static orders raced in turn, three keys each. Each instance of
+ * MiniMalloc's suite is solved quickly by one or two of these and slowly
+ * by the others, so the driver gives every order the same node limit
+ * before doubling it. */
+static const unsigned char ORDERS[][3] = {
+  {RK_PEAK, RK_LIFE, RK_AREA}, {RK_LIFE, RK_AREA, RK_PEAK},
+  {RK_PEAK, RK_AREA, RK_LIFE}, {RK_AREA, RK_PEAK, RK_LIFE},
+  {RK_LAST, RK_PEAK, RK_AREA},
+};
+#define EXACT_N_JITTERED 4 /* jittered orders derive from the first four */
+#define EXACT_N_ORDERS (sizeof ORDERS / sizeof ORDERS[0])
+
+/* The Luby sequence 1 1 2 1 1 2 4 1 1 2 ... (i >= 1): restart lengths
+ * that are within a log factor of the best fixed length. */
+static uint64_t luby(uint64_t i)
+{
+  for (;;) {
+    uint64_t k = 1;
+    while (((uint64_t)1 << k) - 1 < i)
+      k++;
+    if (((uint64_t)1 << k) - 1 == i)
+      return (uint64_t)1 << (k - 1);
+    i -= ((uint64_t)1 << (k - 1)) - 1;
+  }
+}
+
+/* Restart round r: which order (*v) and how many nodes. Rounds come in
+ * turns. A turn first gives every static order the same limit, doubled
+ * from the turn before: one order is often far faster than the rest,
+ * and its limit grows geometrically. Then come EXACT_N_JITTERED fresh
+ * jittered orders (v >= EXACT_N_ORDERS) under Luby limits:
+ * the search is heavy tailed, and a short run of a slightly different
+ * order often succeeds where the base orders need millions of nodes. */
+static uint64_t round_plan(unsigned r, unsigned *v)
+{
+  unsigned n = (unsigned)EXACT_N_ORDERS, per = n + EXACT_N_JITTERED;
+  unsigned turn = r / per, k = r % per;
+  if (k < n) {
+    *v = k;
+    return EXACT_FIRST_LIMIT << (turn < 40 ? turn : 40);
+  }
+  unsigned j = turn * EXACT_N_JITTERED + (k - n); /* jittered order j */
+  *v = n + j;
+  return EXACT_FIRST_LIMIT * luby(j + 1);
+}
+
+static uint64_t rank_key(const struct ctx *X, uint32_t k, unsigned key)
+{
+  const struct planner_tensor *t = &X->p->t[X->gi[k]];
+  uint64_t life = (uint64_t)(t->last - t->first) + 1, sz = X->size[k];
+  switch (key) {
+  case RK_PEAK: return X->peak[k];
+  case RK_LIFE: return life;
+  case RK_AREA: return life > UINT64_MAX / sz ? UINT64_MAX : life * sz;
+  case RK_LAST: return (uint64_t)t->last;
+  default: return sz;
+  }
+}
+
+/* Fills X->rank for component c with static order v, jittered when
+ * v >= EXACT_N_ORDERS (ties go to the earlier tensor in
+ * first-use order), and X->twin.
+ * Returns 0 or ARENA_ENOMEM. */
 static int make_rank(struct ctx *X, uint32_t c, unsigned v)
 {
   uint32_t a = X->cb[c], m = X->cb[c + 1] - a;
   struct rkey *r = malloc(((size_t)m + 1) * sizeof *r);
   if (!r)
     return ARENA_ENOMEM;
+  /* Jittered order v >= EXACT_N_ORDERS is number j = v - EXACT_N_ORDERS:
+   * the keys of base order j % EXACT_N_JITTERED, seeded by j. */
+  unsigned j0 = v >= EXACT_N_ORDERS ? v - (unsigned)EXACT_N_ORDERS : 0;
+  const unsigned char *ord =
+      ORDERS[v >= EXACT_N_ORDERS ? j0 % EXACT_N_JITTERED : v];
   for (uint32_t q = 0; q < m; q++) {
-    const struct planner_tensor *t = &X->p->t[X->gi[a + q]];
-    uint64_t life = (uint64_t)(t->last - t->first) + 1;
-    uint64_t sz = X->size[a + q], pk = X->peak[a + q];
     r[q].i = q;
-    uint64_t area = (life > UINT64_MAX / sz) ? UINT64_MAX : life * sz;
-    switch (v % EXACT_N_ORDERS) {
-    case 0: r[q].k1 = pk; r[q].k2 = life; r[q].k3 = area; break;
-    case 1: r[q].k1 = life; r[q].k2 = area; r[q].k3 = pk; break;
-    case 2: r[q].k1 = pk; r[q].k2 = area; r[q].k3 = life; break;
-    default: r[q].k1 = area; r[q].k2 = pk; r[q].k3 = life; break;
-    }
+    r[q].k1 = rank_key(X, a + q, ord[0]);
+    r[q].k2 = rank_key(X, a + q, ord[1]);
+    r[q].k3 = rank_key(X, a + q, ord[2]);
     if (v >= EXACT_N_ORDERS) {
-      /* Later rounds: the same keys with a deterministic +-25% jitter on
-       * the first, so restarts explore different orders. */
-      uint64_t j = 96 + mix64(((uint64_t)v << 32) ^ q) % 65;
+      /* A deterministic +-25% jitter on the first key. */
+      uint64_t seed = (uint64_t)(j0 + EXACT_N_JITTERED) << 32;
+      uint64_t j = 96 + mix64(seed ^ q) % 65;
       uint64_t k = r[q].k1;
       r[q].k1 = k > UINT64_MAX / 256 ? k : k * j / 128;
     }
@@ -845,10 +901,11 @@ static int erd_ok(struct srch *S, uint32_t s, uint64_t x)
     jb[n].s = S->size[b];
     n++;
   }
+  X->work += n;
   if (lo + rem > cap)
     return 0;
-  if (lo == hi)
-    return 1;
+  if (hi + rem <= cap)
+    return 1; /* stacking from the latest release fits already */
   if (n <= 16) {
     for (uint32_t i = 1; i < n; i++) {
       struct job v = jb[i];
@@ -864,7 +921,6 @@ static int erd_ok(struct srch *S, uint32_t s, uint64_t x)
     for (uint32_t k = n; k > 1; k >>= 1)
       X->work += 2 * (uint64_t)n; /* ~2 n log2 n sift steps */
   }
-  X->work += n;
   uint64_t t = 0;
   for (uint32_t i = 0; i < n; i++)
     t = (t > jb[i].r ? t : jb[i].r) + jb[i].s;
@@ -892,6 +948,8 @@ static int s_place(struct srch *S, struct lvl *L, uint32_t c)
   X->ul[S->u - 1] = c;
   X->upos[c] = S->u - 1;
   S->u--;
+  X->work += (S->shi[c] - S->slo[c]) + 1 +
+             (X->adj_off[S->a + c + 1] - X->adj_off[S->a + c]);
   /* Sections: the floor becomes top, and what is left must fit above. */
   for (uint32_t s = S->slo[c]; s <= S->shi[c]; s++) {
     X->ftr[S->ftr_n++] = X->floor[s];
@@ -932,6 +990,7 @@ static int s_place(struct srch *S, struct lvl *L, uint32_t c)
   /* Everything still to come sits at or above x. */
   if (x + S->maxrem > cap) {
     uint64_t mr = 0;
+    X->work += S->S;
     int bad = 0;
     for (uint32_t s = 0; s < S->S; s++) {
       uint64_t r = X->rem[s];
@@ -1060,17 +1119,16 @@ static int search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
   struct lvl *lv = X->lv;
   uint32_t d = 0, nd = 0, ngr = 0, grcap = 4 * (S.S + S.m + 1);
   uint64_t fh = 0; /* dec_hash of the current stack */
-  uint64_t nodes = 0, work = 0, per = (uint64_t)S.m + S.S + 16;
+  uint64_t nodes = 0, next_poll = X->work + EXACT_POLL_UNITS;
   lv[0].ex = 0;
   lv[0].er = -1;
   lv[0].gstart = 0;
   int entering = 1;
   for (;;) {
     struct lvl *L = &lv[d];
-    /* Every pass scans the unplaced tensors once: count it as work,
-     * failed levels included, so the unit budget tracks time. */
-    work += per;
-    X->work += per;
+    /* Every pass scans the unplaced tensors for the next candidate;
+     * failed levels count too, so the unit budget tracks time. */
+    X->work += S.u + 8;
     if (entering) {
       entering = 0;
       /* Finish groups that are done; split the current one if it fell
@@ -1126,6 +1184,9 @@ static int search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
         S.fhi = hi;
         break;
       }
+      /* Entering also splits (all tensors), scans the unplaced tensors
+       * for t1 and the group's sections for the lowest one. */
+      X->work += S.m + S.u + (S.fhi - S.flo) + 16;
       if (found) {
         for (uint32_t k = 0; k < d; k++)
           X->out[lv[k].c] = lv[k].x;
@@ -1274,8 +1335,8 @@ static int search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
       rc = R_LIMIT;
       break;
     }
-    if (work >= (1u << 16)) {
-      work = 0;
+    if (X->work >= next_poll) {
+      next_poll = X->work + EXACT_POLL_UNITS;
       if ((rc = poll_stop(X)) != R_FOUND)
         break;
     }
@@ -1395,8 +1456,8 @@ int planner__exact(const struct planner__prob *p, uint64_t *offsets,
   if (lb % g)
     lb = next_granule(lb, g);
   int raised = 0, r = R_FOUND;
-  uint64_t limit = EXACT_FIRST_LIMIT;
-  unsigned round = 0;
+  unsigned round = 0, v;
+  uint64_t limit = round_plan(round, &v);
   if (o->capacity) {
     uint64_t cap = o->capacity;
     if (arena_now(&X) <= cap) {
@@ -1406,7 +1467,7 @@ int planner__exact(const struct planner__prob *p, uint64_t *offsets,
     } else {
       res->fit = PLANNER_FIT_UNKNOWN;
       for (;;) {
-        r = feas_all(&X, cap, limit, round);
+        r = feas_all(&X, cap, limit, v);
         if (r == R_FOUND) {
           res->fit = PLANNER_FIT_YES;
         } else if (r == R_INFEAS) {
@@ -1417,7 +1478,7 @@ int planner__exact(const struct planner__prob *p, uint64_t *offsets,
           }
         } else if (r == R_LIMIT) {
           round++;
-          limit = EXACT_FIRST_LIMIT * luby(round + 1);
+          limit = round_plan(round, &v);
           if ((r = poll_stop(&X)) == R_FOUND)
             continue;
         }
@@ -1427,7 +1488,7 @@ int planner__exact(const struct planner__prob *p, uint64_t *offsets,
   } else {
     uint64_t ub = arena_now(&X);
     while (ub > lb) {
-      r = feas_all(&X, lb, limit, round);
+      r = feas_all(&X, lb, limit, v);
       if (r == R_FOUND) {
         ub = arena_now(&X);
         break;
@@ -1449,7 +1510,7 @@ int planner__exact(const struct planner__prob *p, uint64_t *offsets,
           step = g;
         uint64_t top = (ub - 1) / g * g; /* largest multiple below ub */
         uint64_t cap = top >= lb + (step - g) ? top - (step - g) : lb;
-        r = feas_all(&X, cap, limit, round);
+        r = feas_all(&X, cap, limit, v);
         if (r == R_FOUND) {
           ub = arena_now(&X);
           continue;
@@ -1467,7 +1528,7 @@ int planner__exact(const struct planner__prob *p, uint64_t *offsets,
       if ((r = poll_stop(&X)) != R_FOUND)
         break;
       round++;
-      limit = EXACT_FIRST_LIMIT * luby(round + 1);
+      limit = round_plan(round, &v);
     }
   }
   res->arena_bytes = arena_now(&X);

@@ -1,0 +1,155 @@
+/*
+ * exact_int.h - internal interface between the files of the exact planner.
+ * Included only by exact.c and exact_*.c; cross-file functions use the
+ * exact__ prefix. The method is described in the DESIGN comment at the
+ * top of exact.c.
+ *
+ *   exact.c         drivers, budget and clock, planner__exact()
+ *   exact_build.c   preprocessing: struct ctx from a problem
+ *   exact_order.c   static rank orders, twins, restart schedule
+ *   exact_search.c  the depth-first search over one component
+ *
+ * Ownership: planner__exact() keeps one struct ctx (zeroed first) for the
+ * whole call. p and offsets are borrowed from the caller; every other
+ * pointer in the ctx is an array the ctx owns, allocated by exact__build()
+ * and freed by exact__free(), which is also safe after a failed or partial
+ * build.
+ */
+#ifndef ARENA_EXACT_INT_H
+#define ARENA_EXACT_INT_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "planner_int.h"
+
+#define NONE UINT32_MAX /* no tensor, no rank */
+#define EXACT_TT_SIZE (1u << 16) /* dead-end table entries (40 bytes) */
+
+/* Results of a search and of the driver's steps (exact.c adds R_NOMEM). */
+enum { R_FOUND, R_INFEAS, R_LIMIT, R_TIME, R_CANCEL, R_GIVEUP };
+
+struct pin {
+  uint64_t off, top; /* byte range [off, top) of a pinned tensor */
+};
+
+struct lvl {
+  uint64_t kpos;   /* key of the last candidate tried here: offset ... */
+  int64_t krank;   /* ... and rank; -1 at the root (anything goes) */
+  uint64_t t1;     /* min pos + size over unplaced, on entry */
+  uint64_t x;      /* offset of the tensor placed from this level */
+  uint64_t maxrem; /* the maxrem bound before that placement */
+  uint32_t c;      /* local index of that tensor */
+  uint32_t pmark;  /* pos trail length before it */
+  uint32_t fmark;  /* floor trail length before it */
+  uint64_t h1, h2; /* state fingerprint before that placement */
+  uint64_t ex;     /* entry key: offset ... */
+  int64_t er;      /* ... and rank (-1: none) */
+  int gstart;      /* 1: first level of a group other than the first */
+  uint32_t only;   /* NONE, or the highest rank a candidate may have */
+  uint64_t onlyp;  /* ... and the only offset it may take */
+};
+
+/* A decomposition: at some level the unplaced tensors of the current
+ * group fell apart into groups that share no point in time. Each group is
+ * searched on its own from that level's state and key; when one group has
+ * no completion the whole level fails (backjump). */
+struct dec {
+  uint32_t level;  /* level whose state was split */
+  uint64_t x0;     /* its entry key: offset ... */
+  int64_t r0;      /* ... and rank */
+  uint32_t g0, ng; /* groups: (lo, hi) pairs at X->gr[g0 + 2k], k < ng */
+  uint32_t gi;     /* group being searched */
+  uint64_t h;      /* hash of the above except gi */
+};
+
+/* A remembered dead end: the state with fingerprint (h1, h2) has no
+ * completion when entered with a key (offset, rank) >= (kpos, krank). */
+struct ttent {
+  uint64_t h1, h2; /* fingerprint */
+  uint64_t kpos;   /* entry key: offset ... */
+  int64_t krank;   /* ... and tie key */
+  uint32_t gen;    /* search call that wrote it; others are empty */
+};
+
+/* Everything one planner__exact() call works with. Owns every array it
+ * points to except p and offsets; exact__build() allocates them and
+ * exact__free() frees them. */
+struct ctx {
+  const struct planner__prob *p; /* borrowed */
+  uint64_t *offsets; /* borrowed: graph order, always a valid plan */
+  /* Free tensors sorted by (first, last, graph index), K of them. */
+  uint32_t K;
+  uint32_t *gi;                 /* graph index */
+  uint64_t *size, *align;       /* bytes */
+  uint32_t *slo, *shi;          /* section range, local to the component */
+  uint32_t *adj_off, *adj;      /* overlap lists, local indexes */
+  uint32_t *pin_off, *pinl;     /* pinned obstacles per tensor */
+  /* Components: tensors [cb[c], cb[c+1]), sections [sb[c], sb[c+1]). */
+  uint32_t nc;
+  uint32_t *cb, *sb;
+  uint64_t *rem0;               /* initial rem of every section */
+  uint64_t *carena;             /* arena of each component's tensors */
+  unsigned char *searchable;    /* 0: over the memory cap */
+  uint64_t *peak;               /* max rem0 over a tensor's sections */
+  struct pin *pins;             /* pinned obstacles, sorted by offset */
+  uint32_t npins;
+  uint64_t pintop;              /* max top of pinned tensors */
+  uint64_t g;                   /* granule, see DESIGN */
+  /* Work arrays, sized for the largest searchable component. */
+  uint64_t *pos, *floor, *rem, *ptr_v, *ftr, *out;
+  uint32_t *ul, *upos, *ptr_i, *rank, *tmp;
+  uint32_t *sl_off, *sl;        /* tensors live in each section (CSR) */
+  uint64_t *rel;                /* release times, scratch for erd_ok() */
+  struct lvl *lv;
+  /* Control. */
+  struct ttent *tt;             /* EXACT_TT_SIZE dead ends */
+  struct dec *dec;              /* decomposition stack */
+  uint32_t *gr;                 /* group ranges (lo, hi) pairs */
+  uint32_t *bys;                /* local tensors by first section */
+  uint32_t *twin;               /* identical tensor of next lower rank */
+  uint32_t gen;                 /* current search call, for tt */
+  uint64_t nodes;               /* total search nodes */
+  uint64_t work;                /* work units done, see exact.c */
+  uint64_t work_limit;          /* the budget in work units */
+  struct timespec t0;
+  uint64_t deadline_us;         /* from t0 */
+  int cancelled;
+};
+
+/* A 64-bit mixer (the SplitMix64 finaliser): the state fingerprints of
+ * exact_search.c and the deterministic jitter of exact_order.c. */
+static inline uint64_t exact__mix64(uint64_t z)
+{
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* exact_build.c. Builds everything the search needs into X, which holds
+ * only p, offsets and the budget fields (the rest zeroed). Returns 0 or
+ * ARENA_ENOMEM; call exact__free() in either case. */
+int exact__build(struct ctx *X);
+
+/* exact_build.c. Frees every array X owns (not p, not offsets). */
+void exact__free(struct ctx *X);
+
+/* exact_order.c. Restart round r: sets *v to the order to use and returns
+ * the node limit of the round. */
+uint64_t exact__round_plan(unsigned r, unsigned *v);
+
+/* exact_order.c. Fills X->rank for component c with order v (from
+ * exact__round_plan()), and X->twin. Returns 0 or ARENA_ENOMEM. */
+int exact__make_rank(struct ctx *X, uint32_t c, unsigned v);
+
+/* exact_search.c. Depth-first search for a placement of component c
+ * within cap, with at most `limit` nodes; X->rank and X->twin must hold
+ * the order (exact__make_rank()). Returns R_FOUND (the local offsets are
+ * in X->out), R_INFEAS, R_LIMIT, R_TIME or R_CANCEL. */
+int exact__search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit);
+
+/* exact.c. Polls the stop callback, the work budget and the clock.
+ * Returns R_TIME, R_CANCEL or R_FOUND (keep going). */
+int exact__poll_stop(struct ctx *X);
+
+#endif /* ARENA_EXACT_INT_H */

@@ -91,9 +91,9 @@
  * is one step of the search's inner loops: a tensor scanned for the next
  * candidate, a section or neighbour updated by a placement, a tensor
  * collected or sorted by the stacking check. Counted that way the search
- * runs at 230 to 590 units per microsecond on a 2-core x86-64 machine
+ * runs at 230 to 650 units per microsecond on a 2-core x86-64 machine
  * (the slow end on busy machines and large graphs), so this rate spends
- * about 25% to 65% of the budget's wall time and the unit budget
+ * about 23% to 65% of the budget's wall time and the unit budget
  * normally ends the search before the clock. The wall clock stays a hard
  * cap at the budget plus EXACT_GRACE_US (setup such as allocating the
  * dead-end table is not counted in units): on a much slower or overloaded

@@ -138,27 +138,32 @@ static int erd_ok(struct srch *S, uint32_t s, uint64_t x)
   uint64_t rem = X->rem[s], cap = S->cap;
   if (!rem)
     return 1;
-  uint64_t lo = UINT64_MAX, hi = 0;
+  if (rem > cap)
+    return 0;
+  /* The stack ends at max over releases r of r plus the sizes released
+   * at r or later. Only a release above thr = cap - rem can push that
+   * over cap, and then only the (late) tensors released at or after it
+   * count: so only late tensors are collected and sorted. */
+  uint64_t thr = cap - rem, lo = UINT64_MAX;
   struct job *jb = (struct job *)(void *)X->rel;
-  uint32_t n = 0;
+  uint32_t n = 0, seen = 0;
   for (uint32_t k = X->sl_off[s]; k < X->sl_off[s + 1]; k++) {
     uint32_t b = X->sl[k];
     if (X->upos[b] >= S->u)
       continue;
+    seen++;
     uint64_t r = X->pos[b] > x ? X->pos[b] : x;
     if (r < lo)
       lo = r;
-    if (r > hi)
-      hi = r;
-    jb[n].r = r;
-    jb[n].s = S->size[b];
-    n++;
+    if (r > thr) {
+      jb[n].r = r;
+      jb[n].s = S->size[b];
+      n++;
+    }
   }
-  X->work += n;
-  if (lo + rem > cap)
-    return 0;
-  if (hi + rem <= cap)
-    return 1; /* stacking from the latest release fits already */
+  X->work += seen;
+  if (lo > thr)
+    return 0; /* even the earliest release leaves too little room */
   if (n <= 16) {
     for (uint32_t i = 1; i < n; i++) {
       struct job v = jb[i];
@@ -174,10 +179,13 @@ static int erd_ok(struct srch *S, uint32_t s, uint64_t x)
     for (uint32_t k = n; k > 1; k >>= 1)
       X->work += 2 * (uint64_t)n; /* ~2 n log2 n sift steps */
   }
-  uint64_t t = 0;
-  for (uint32_t i = 0; i < n; i++)
-    t = (t > jb[i].r ? t : jb[i].r) + jb[i].s;
-  return t <= cap;
+  uint64_t acc = 0;
+  for (uint32_t i = n; i-- > 0;) {
+    acc += jb[i].s;
+    if (jb[i].r + acc > cap)
+      return 0;
+  }
+  return 1;
 }
 
 /* Places tensor c at pos[c] and propagates. Returns 0 when a check fails

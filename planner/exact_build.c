@@ -80,6 +80,7 @@ void exact__free(struct ctx *X)
   free(X->out); free(X->ul); free(X->upos); free(X->ptr_i); free(X->rank);
   free(X->tmp); free(X->lv); free(X->tt); free(X->dec); free(X->gr);
   free(X->bys); free(X->twin); free(X->sl_off); free(X->sl); free(X->rel);
+  free(X->rtr_i); free(X->rtr_v); free(X->rks); free(X->rpk);
 }
 
 /* Builds everything the search needs. Returns 0 or ARENA_ENOMEM. */
@@ -377,6 +378,16 @@ int exact__build(struct ctx *X)
   X->twin = malloc(m1 * sizeof *X->twin);
   X->ptr_v = malloc((maxadj + 1) * sizeof *X->ptr_v);
   X->ptr_i = malloc((maxadj + 1) * sizeof *X->ptr_i);
+  /* The rank trail holds the old ranks of the groups re-ranked by the
+   * splits still open; nested splits re-rank ever smaller groups, and a
+   * split that finds the trail full keeps the ranks it has. */
+  X->rtcap = (uint32_t)(8 * m1 < UINT32_MAX ? 8 * m1 : UINT32_MAX);
+  X->rtr_i = malloc((size_t)X->rtcap * sizeof *X->rtr_i);
+  X->rtr_v = malloc((size_t)X->rtcap * sizeof *X->rtr_v);
+  X->rks = malloc(m1 * sizeof *X->rks);
+  X->rpk = malloc(m1 * sizeof *X->rpk);
+  if (!X->rtr_i || !X->rtr_v || !X->rks || !X->rpk)
+    return ARENA_ENOMEM;
   if (!X->pos || !X->out || !X->ul || !X->upos || !X->rank || !X->tmp ||
       !X->lv || !X->floor || !X->rem || !X->ftr || !X->ptr_v || !X->ptr_i ||
       !X->sl || !X->sl_off || !X->rel || !X->tt ||

@@ -56,11 +56,18 @@ struct lvl {
  * no completion the whole level fails (backjump). */
 struct dec {
   uint32_t level;  /* level whose state was split */
+  uint32_t rmark;  /* rank trail length before its groups were re-ranked */
   uint64_t x0;     /* its entry key: offset ... */
   int64_t r0;      /* ... and rank */
   uint32_t g0, ng; /* groups: (lo, hi) pairs at X->gr[g0 + 2k], k < ng */
   uint32_t gi;     /* group being searched */
   uint64_t h;      /* hash of the above except gi */
+};
+
+/* A sort key of a rank order (exact_order.c), descending, ties by i. */
+struct rkey {
+  uint64_t k1, k2, k3;
+  uint32_t i;
 };
 
 /* A remembered dead end: the state with fingerprint (h1, h2) has no
@@ -108,6 +115,13 @@ struct ctx {
   uint32_t *gr;                 /* group ranges (lo, hi) pairs */
   uint32_t *bys;                /* local tensors by first section */
   uint32_t *twin;               /* identical tensor of next lower rank */
+  /* Re-ranking when a group splits (exact__rerank()). */
+  unsigned order;               /* order of the current search, no flag */
+  int dyn;                      /* 1: split groups are re-ranked */
+  uint32_t *rtr_i, *rtr_v;      /* rank trail: tensor and its old rank */
+  uint32_t rtn, rtcap;          /* trail length and room */
+  struct rkey *rks;             /* sort scratch, one per tensor */
+  uint64_t *rpk;                /* current peaks, scratch, one per tensor */
   uint32_t gen;                 /* current search call, for tt */
   uint64_t nodes;               /* total search nodes */
   uint64_t work;                /* work units done, see exact.c */
@@ -134,13 +148,28 @@ int exact__build(struct ctx *X);
 /* exact_build.c. Frees every array X owns (not p, not offsets). */
 void exact__free(struct ctx *X);
 
+/* Flag of an order number v: re-rank the groups of every split. */
+#define EXACT_DYN 0x40000000u
+
 /* exact_order.c. Restart round r: sets *v to the order to use and returns
  * the node limit of the round. */
 uint64_t exact__round_plan(unsigned r, unsigned *v);
 
 /* exact_order.c. Fills X->rank for component c with order v (from
- * exact__round_plan()), and X->twin. Returns 0 or ARENA_ENOMEM. */
+ * exact__round_plan()), and X->twin; sets X->order and X->dyn and empties
+ * the rank trail. Returns 0 or ARENA_ENOMEM. */
 int exact__make_rank(struct ctx *X, uint32_t c, unsigned v);
+
+/* exact_order.c. Ranks the n tensors list[0 .. n) (local to the
+ * component whose first tensor is a) anew by X->order, with peak[k] in
+ * place of the initial peak of list[k], pushing their old ranks on the
+ * rank trail. Returns 1, or 0 without any change when the trail has no
+ * room. */
+int exact__rerank(struct ctx *X, uint32_t a, const uint32_t *list,
+                  const uint64_t *peak, uint32_t n);
+
+/* exact_order.c. Pops the rank trail down to mark, restoring ranks. */
+void exact__rank_restore(struct ctx *X, uint32_t mark);
 
 /* exact_search.c. Depth-first search for a placement of component c
  * within cap, with at most `limit` nodes; X->rank and X->twin must hold

@@ -14,11 +14,6 @@
 
 #define EXACT_FIRST_LIMIT 2048u /* nodes in the first round */
 
-struct rkey {
-  uint64_t k1, k2, k3;
-  uint32_t i;
-};
-
 static int cmp_rkey(const void *a, const void *b)
 {
   const struct rkey *x = a, *y = b;
@@ -67,31 +62,34 @@ static uint64_t luby(uint64_t i)
 }
 
 /* Restart round r: which order (*v) and how many nodes. Rounds come in
- * turns. A turn first gives every static order the same limit, doubled
- * from the turn before: one order is often far faster than the rest,
- * and its limit grows geometrically. Then come EXACT_N_JITTERED fresh
- * jittered orders (v >= EXACT_N_ORDERS) under Luby limits:
- * the search is heavy tailed, and a short run of a slightly different
- * order often succeeds where the base orders need millions of nodes. */
+ * turns. A turn first gives every base order, and the first one once more
+ * with dynamic ranks (EXACT_DYN: the groups of every split are ranked
+ * anew by what is left of them), the same limit, doubled from the turn
+ * before: one order is often far faster than the rest, and its limit
+ * grows geometrically. Then come EXACT_N_JITTERED fresh jittered orders
+ * (v >= EXACT_N_ORDERS) under Luby limits: the search is heavy tailed,
+ * and a short run of a slightly different order often succeeds where the
+ * base orders need millions of nodes. */
 uint64_t exact__round_plan(unsigned r, unsigned *v)
 {
-  unsigned n = (unsigned)EXACT_N_ORDERS, per = n + EXACT_N_JITTERED;
+  unsigned n = (unsigned)EXACT_N_ORDERS, per = n + 1 + EXACT_N_JITTERED;
   unsigned turn = r / per, k = r % per;
-  if (k < n) {
-    *v = k;
+  if (k <= n) {
+    *v = k < n ? k : EXACT_DYN; /* order 0, dynamic */
     return EXACT_FIRST_LIMIT << (turn < 40 ? turn : 40);
   }
-  unsigned j = turn * EXACT_N_JITTERED + (k - n); /* jittered order j */
+  unsigned j = turn * EXACT_N_JITTERED + (k - n - 1); /* jittered order j */
   *v = n + j;
   return EXACT_FIRST_LIMIT * luby(j + 1);
 }
 
-static uint64_t rank_key(const struct ctx *X, uint32_t k, unsigned key)
+static uint64_t rank_key(const struct ctx *X, uint32_t k, unsigned key,
+                         uint64_t peak)
 {
   const struct planner_tensor *t = &X->p->t[X->gi[k]];
   uint64_t life = (uint64_t)(t->last - t->first) + 1, sz = X->size[k];
   switch (key) {
-  case RK_PEAK: return X->peak[k];
+  case RK_PEAK: return peak;
   case RK_LIFE: return life;
   case RK_AREA: return life > UINT64_MAX / sz ? UINT64_MAX : life * sz;
   case RK_LAST: return (uint64_t)t->last;
@@ -99,8 +97,30 @@ static uint64_t rank_key(const struct ctx *X, uint32_t k, unsigned key)
   }
 }
 
-/* Fills X->rank for component c with static order v, jittered when
- * v >= EXACT_N_ORDERS (ties go to the earlier tensor in
+/* The sort key of tensor a + q under order v (no flag) and the given
+ * peak. Jittered order v >= EXACT_N_ORDERS is number j = v -
+ * EXACT_N_ORDERS: the keys of base order j % EXACT_N_JITTERED with a
+ * deterministic +-25% jitter on the first, seeded by j. */
+static void order_key(const struct ctx *X, uint32_t a, uint32_t q,
+                      unsigned v, uint64_t peak, struct rkey *r)
+{
+  unsigned j0 = v >= EXACT_N_ORDERS ? v - (unsigned)EXACT_N_ORDERS : 0;
+  const unsigned char *ord =
+      ORDERS[v >= EXACT_N_ORDERS ? j0 % EXACT_N_JITTERED : v];
+  r->i = q;
+  r->k1 = rank_key(X, a + q, ord[0], peak);
+  r->k2 = rank_key(X, a + q, ord[1], peak);
+  r->k3 = rank_key(X, a + q, ord[2], peak);
+  if (v >= EXACT_N_ORDERS) {
+    uint64_t seed = (uint64_t)(j0 + EXACT_N_JITTERED) << 32;
+    uint64_t j = 96 + exact__mix64(seed ^ q) % 65;
+    uint64_t k = r->k1;
+    r->k1 = k > UINT64_MAX / 256 ? k : k * j / 128;
+  }
+}
+
+/* Fills X->rank for component c with order v (the EXACT_DYN flag aside),
+ * jittered when v >= EXACT_N_ORDERS (ties go to the earlier tensor in
  * first-use order), and X->twin.
  * Returns 0 or ARENA_ENOMEM. */
 int exact__make_rank(struct ctx *X, uint32_t c, unsigned v)
@@ -109,24 +129,11 @@ int exact__make_rank(struct ctx *X, uint32_t c, unsigned v)
   struct rkey *r = malloc(((size_t)m + 1) * sizeof *r);
   if (!r)
     return ARENA_ENOMEM;
-  /* Jittered order v >= EXACT_N_ORDERS is number j = v - EXACT_N_ORDERS:
-   * the keys of base order j % EXACT_N_JITTERED, seeded by j. */
-  unsigned j0 = v >= EXACT_N_ORDERS ? v - (unsigned)EXACT_N_ORDERS : 0;
-  const unsigned char *ord =
-      ORDERS[v >= EXACT_N_ORDERS ? j0 % EXACT_N_JITTERED : v];
-  for (uint32_t q = 0; q < m; q++) {
-    r[q].i = q;
-    r[q].k1 = rank_key(X, a + q, ord[0]);
-    r[q].k2 = rank_key(X, a + q, ord[1]);
-    r[q].k3 = rank_key(X, a + q, ord[2]);
-    if (v >= EXACT_N_ORDERS) {
-      /* A deterministic +-25% jitter on the first key. */
-      uint64_t seed = (uint64_t)(j0 + EXACT_N_JITTERED) << 32;
-      uint64_t j = 96 + exact__mix64(seed ^ q) % 65;
-      uint64_t k = r[q].k1;
-      r[q].k1 = k > UINT64_MAX / 256 ? k : k * j / 128;
-    }
-  }
+  X->dyn = (v & EXACT_DYN) != 0;
+  X->order = v & ~EXACT_DYN;
+  X->rtn = 0;
+  for (uint32_t q = 0; q < m; q++)
+    order_key(X, a, q, X->order, X->peak[a + q], &r[q]);
   qsort(r, m, sizeof *r, cmp_rkey);
   for (uint32_t q = 0; q < m; q++)
     X->rank[r[q].i] = q;
@@ -173,4 +180,30 @@ int exact__make_rank(struct ctx *X, uint32_t c, unsigned v)
   }
   free(r);
   return 0;
+}
+
+int exact__rerank(struct ctx *X, uint32_t a, const uint32_t *list,
+                  const uint64_t *peak, uint32_t n)
+{
+  if (n > X->rtcap - X->rtn)
+    return 0;
+  struct rkey *r = X->rks;
+  for (uint32_t k = 0; k < n; k++) {
+    order_key(X, a, list[k], X->order, peak[k], &r[k]);
+    X->rtr_i[X->rtn + k] = list[k];
+    X->rtr_v[X->rtn + k] = X->rank[list[k]];
+  }
+  X->rtn += n;
+  qsort(r, n, sizeof *r, cmp_rkey);
+  for (uint32_t k = 0; k < n; k++)
+    X->rank[r[k].i] = k;
+  return 1;
+}
+
+void exact__rank_restore(struct ctx *X, uint32_t mark)
+{
+  while (X->rtn > mark) {
+    X->rtn--;
+    X->rank[X->rtr_i[X->rtn]] = X->rtr_v[X->rtn];
+  }
 }

@@ -67,6 +67,7 @@ static uint64_t zs(uint32_t s, uint64_t floor, uint64_t salt)
 
 #define SALT1 0x9e3779b97f4a7c15ull
 #define SALT2 0xd1b54a32d192ed03ull
+#define SALT3 0x8cb92ba72f3d8dd7ull
 
 /* Undoes the placement made from level L, whole or partial: the trails
  * record exactly what was changed. */
@@ -299,6 +300,37 @@ static uint32_t split(const struct srch *S, uint32_t lo, uint32_t hi,
   return ng;
 }
 
+/* A split of the group [lo, hi] under a dynamic order: ranks its
+ * unplaced tensors anew, with each one's peak taken from the bytes still
+ * unplaced in its sections (the totals of the subproblem the groups now
+ * form). Returns a nonzero hash of the set ranked, or 0 when the rank
+ * trail had no room and the ranks stay as they were. */
+static uint64_t rerank_scope(struct srch *S, uint32_t lo, uint32_t hi)
+{
+  struct ctx *X = S->X;
+  uint32_t n = 0;
+  uint64_t h = 0;
+  for (uint32_t k = 0; k < S->u; k++) {
+    uint32_t i = X->ul[k];
+    if (S->slo[i] < lo || S->slo[i] > hi)
+      continue;
+    uint64_t pk = 0;
+    for (uint32_t s = S->slo[i]; s <= S->shi[i]; s++)
+      if (X->rem[s] > pk)
+        pk = X->rem[s];
+    X->work += S->shi[i] - S->slo[i] + 4;
+    X->tmp[n] = i;
+    X->rpk[n] = pk;
+    h ^= zt(i, SALT3);
+    n++;
+  }
+  for (uint32_t k = n; k > 1; k >>= 1)
+    X->work += n; /* the sort */
+  if (!exact__rerank(X, S->a, X->tmp, X->rpk, n))
+    return 0;
+  return h | 1;
+}
+
 /* Hash of the decomposition stack: the search below a state depends on
  * it too, so dead ends are remembered per stack. */
 static uint64_t dec_hash(const struct ctx *X, uint32_t nd)
@@ -420,6 +452,7 @@ int exact__search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
             continue;
           }
           ngr = D->g0;
+          exact__rank_restore(X, D->rmark);
           nd--;
           fh = dec_hash(X, nd);
           continue;
@@ -427,6 +460,15 @@ int exact__search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
         if (ng >= 2 && nd < S.m) {
           struct dec *D = &X->dec[nd++];
           D->level = d;
+          D->rmark = X->rtn;
+          uint64_t scope = X->dyn ? rerank_scope(&S, lo, hi) : 0;
+          if (scope) {
+            /* Fresh ranks: the groups start over from key (0, -1), and
+             * the hash of the set ranked keeps the dead-end table apart
+             * from states ranked otherwise. */
+            L->ex = 0;
+            L->er = -1;
+          }
           D->x0 = L->ex;
           D->r0 = L->er;
           D->g0 = ngr;
@@ -436,6 +478,7 @@ int exact__search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
           for (uint32_t k = 0; k < ng; k++)
             D->h ^= exact__mix64(((uint64_t)X->gr[ngr + 2 * k] << 32) +
                                  X->gr[ngr + 2 * k + 1] + k);
+          D->h ^= scope;
           ngr += 2 * ng;
           fh = dec_hash(X, nd);
           lo = X->gr[D->g0];
@@ -551,6 +594,7 @@ int exact__search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
         }
         while (nd > 0 && X->dec[nd - 1].level == d) {
           ngr = X->dec[nd - 1].g0;
+          exact__rank_restore(X, X->dec[nd - 1].rmark);
           nd--;
         }
         if (lv[d].gstart) {
@@ -561,6 +605,7 @@ int exact__search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
             s_undo(&S, &lv[d]);
           }
           ngr = D->g0;
+          exact__rank_restore(X, D->rmark);
           nd--;
           fh = dec_hash(X, nd);
           write = 0;

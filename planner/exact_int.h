@@ -121,6 +121,7 @@ struct ctx {
   uint32_t *rtr_i, *rtr_v;      /* rank trail: tensor and its old rank */
   uint32_t rtn, rtcap;          /* trail length and room */
   struct rkey *rks;             /* sort scratch, one per tensor */
+  uint64_t reranks;             /* splits re-ranked so far */
   uint64_t *rpk;                /* current peaks, scratch, one per tensor */
   uint32_t gen;                 /* current search call, for tt */
   uint64_t nodes;               /* total search nodes */

@@ -194,6 +194,7 @@ int exact__rerank(struct ctx *X, uint32_t a, const uint32_t *list,
     X->rtr_v[X->rtn + k] = X->rank[list[k]];
   }
   X->rtn += n;
+  X->reranks++;
   qsort(r, n, sizeof *r, cmp_rkey);
   for (uint32_t k = 0; k < n; k++)
     X->rank[r[k].i] = k;

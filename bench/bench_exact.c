@@ -188,7 +188,7 @@ static int bench_min(const char *dir)
   int bad = 0;
   uint32_t open_ms = long_run() ? 60000 : 5000;
   printf("== Minimisation on the same suite (exact, alignment 1; D and J "
-         "get %u ms, the others 20000 ms; BENCH_LONG=1 for 60 s)\n",
+         "get %u ms, the others 30000 ms; BENCH_LONG=1 for 60 s)\n",
          open_ms);
   printf("  %-4s %10s %10s %10s %7s %7s %9s %12s\n", "inst", "arena",
          "bound", "best_known", "proven", "by", "time_s", "nodes");
@@ -209,7 +209,7 @@ static int bench_min(const char *dir)
     planner_options_init(&o);
     o.algo = PLANNER_ALGO_EXACT;
     o.alignment = 1;
-    o.budget_ms = (NAMES[i] == 'D' || NAMES[i] == 'J') ? open_ms : 20000;
+    o.budget_ms = (NAMES[i] == 'D' || NAMES[i] == 'J') ? open_ms : 30000;
     struct planner_plan p;
     planner_plan_init(&p);
     double s;

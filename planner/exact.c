@@ -93,7 +93,7 @@
  * collected or sorted by the stacking check. Counted that way the search
  * runs at 230 to 650 units per microsecond on a 2-core x86-64 machine
  * (the slow end on busy machines and large graphs), so this rate spends
- * about 23% to 65% of the budget's wall time and the unit budget
+ * about 15% to 43% of the budget's wall time and the unit budget
  * normally ends the search before the clock. The wall clock stays a hard
  * cap at the budget plus EXACT_GRACE_US (setup such as allocating the
  * dead-end table is not counted in units): on a much slower or overloaded
@@ -104,7 +104,7 @@
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
 #define EXACT_UNITS_PER_MS 15000u
 #else
-#define EXACT_UNITS_PER_MS 150000u
+#define EXACT_UNITS_PER_MS 100000u
 #endif
 
 static uint64_t now_us(const struct ctx *X)

@@ -67,9 +67,11 @@
  *  it, every canonical arena is a multiple of g; so the optimum is too,
  *  and bounds are rounded up to multiples of g.
  *
- *  Driver. Searches race several static rank orders with restarts:
- *  in turns, every base order runs under a node limit that doubles from
- *  turn to turn, then a few jittered orders run under Luby limits
+ *  Driver. Searches race several rank orders with restarts: in turns,
+ *  every base order (and one dynamic order, which ranks the groups of
+ *  every split anew by what is left unplaced in them, restarting their
+ *  keys at (0, -1)) runs under a node limit that doubles from turn to
+ *  turn, then a few jittered orders run under Luby limits
  *  (exact__round_plan()). Minimisation alternates a feasibility
  *  attempt at the lower bound (success proves optimality, exhaustion
  *  raises the bound) with a descent from the incumbent. The wall clock

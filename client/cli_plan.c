@@ -288,8 +288,9 @@ static void print_text(const struct plan_args *a, const struct planner_csv *c,
   printf("\nalignment:       %llu byte%s\n", (unsigned long long)a->o.alignment,
          a->o.alignment == 1 ? "" : "s");
   printf("arena:           %llu bytes\n", (unsigned long long)p->arena_bytes);
-  printf("lower bound:     %llu bytes\n",
-         (unsigned long long)p->lower_bound_bytes);
+  printf("lower bound:     %llu bytes (%s bound)\n",
+         (unsigned long long)p->lower_bound_bytes,
+         planner_bound_name(p->bound));
   printf("naive:           %llu bytes\n", (unsigned long long)p->naive_bytes);
   if (p->naive_bytes)
     printf("saving:          %.2f%% vs naive\n",
@@ -312,19 +313,23 @@ static void print_json(const struct plan_args *a, const struct planner_csv *c,
 {
   printf("{\"arena_bytes\":%llu,\"lower_bound_bytes\":%llu,"
          "\"naive_bytes\":%llu,\"algorithm\":\"%s\",\"proven_optimal\":%s,"
-         "\"alignment\":%llu",
+         "\"alignment\":%llu,\"bound\":\"%s\"",
          (unsigned long long)p->arena_bytes,
          (unsigned long long)p->lower_bound_bytes,
          (unsigned long long)p->naive_bytes, planner_algo_name(p->algo),
          p->proven_optimal ? "true" : "false",
-         (unsigned long long)a->o.alignment);
+         (unsigned long long)a->o.alignment, planner_bound_name(p->bound));
   if (a->o.capacity)
     printf(",\"capacity\":%llu,\"fit\":\"%s\"",
            (unsigned long long)a->o.capacity, planner_fit_name(p->fit));
-  if (searched(a))
-    printf(",\"nodes_explored\":%llu,\"search_us\":%llu",
+  if (searched(a)) {
+    uint64_t gap = p->arena_bytes - p->lower_bound_bytes;
+    printf(",\"nodes_explored\":%llu,\"search_us\":%llu,"
+           "\"gap_bytes\":%llu,\"gap_percent\":%.2f",
            (unsigned long long)p->nodes_explored,
-           (unsigned long long)p->search_us);
+           (unsigned long long)p->search_us, (unsigned long long)gap,
+           percent(gap, p->lower_bound_bytes));
+  }
   char hex[PLANNER_DIGEST_HEX_LEN];
   printf(",\"cached\":%s,\"local\":%s,\"graph_digest\":\"%s\"",
          a->src.cached ? "true" : "false", a->src.local ? "true" : "false",
@@ -429,6 +434,12 @@ int cli_plan_main(int argc, char **argv)
                        &a.src);
   if (rc)
     goto out;
+  /* arenad's reply carries the bound but not its source: a bound above
+   * the load bound can only come from an exhausted search. */
+  uint64_t load_lb;
+  if (planner_lower_bound(&g, &a.o, &load_lb) == 0)
+    p.bound = p.lower_bound_bytes > load_lb ? PLANNER_BOUND_SEARCH
+                                            : PLANNER_BOUND_LOAD;
   fit = fit_of(&p, a.o.capacity);
   if (a.json)
     print_json(&a, &c, &p);

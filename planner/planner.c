@@ -83,6 +83,11 @@ const char *planner_fit_name(enum planner_fit f)
   return "?";
 }
 
+const char *planner_bound_name(enum planner_bound b)
+{
+  return b == PLANNER_BOUND_SEARCH ? "search" : "load";
+}
+
 /* Runs every heuristic of `best`, keeping the first smallest in off. */
 static int run_best(const struct planner__prob *p, uint64_t *off,
                     enum planner_algo *used)

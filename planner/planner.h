@@ -181,6 +181,9 @@ int planner_algo_parse(const char *name, enum planner_algo *a);
  * "unknown". */
 const char *planner_fit_name(enum planner_fit f);
 
+/* Returns the name of a lower bound's source: "load" or "search". */
+const char *planner_bound_name(enum planner_bound b);
+
 #ifdef __cplusplus
 }
 #endif

@@ -391,6 +391,47 @@ static const char *const algos[] = {"best", "naive", "tflm-greedy",
                                     "tflite-bestfit", "greedy-size",
                                     "greedy-breadth", "exact"};
 
+START_TEST(test_bound_source_and_gap)
+{
+  /* A tensor pinned at 10 leaves no room below it for an 11-byte one, so
+   * the optimum (22) is above the load bound (16): the exact search
+   * proves it and the bound is named "search", with no gap left. */
+  const char *f = tmp_file("pinned.csv", "id,size,first,last,offset\n"
+                                         "0,1,0,0,10\n1,11,0,1,\n"
+                                         "2,5,1,1,\n");
+  struct run r;
+  RUN(&r, "plan", "--local", "--json", "--algo", "exact", "--align", "1", f);
+  ck_assert_int_eq(r.status, 0);
+  char bound[16];
+  json_str(r.out, "bound", bound, sizeof bound);
+  ck_assert_str_eq(bound, "search");
+  ck_assert_uint_eq(json_u64(r.out, "arena_bytes"), 22);
+  ck_assert_uint_eq(json_u64(r.out, "lower_bound_bytes"), 22);
+  ck_assert_uint_eq(json_u64(r.out, "gap_bytes"), 0);
+  ck_assert_ptr_nonnull(json_key(r.out, "gap_percent"));
+  run_free(&r);
+  RUN(&r, "plan", "--local", "--algo", "exact", "--align", "1", f);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_ptr_nonnull(strstr(r.out, "lower bound:     22 bytes (search bound)"));
+  run_free(&r);
+  /* Here the load bound (150 at operator 0) is met: "load", no gap. */
+  const char *g = tmp_file("gap.csv", "id,size,first,last\n"
+                                      "0,100,0,0\n1,60,1,2\n"
+                                      "2,50,0,1\n");
+  RUN(&r, "plan", "--local", "--json", "--algo", "best", "--align", "1",
+      "--budget-ms", "50", g);
+  ck_assert_int_eq(r.status, 0);
+  json_str(r.out, "bound", bound, sizeof bound);
+  uint64_t arena = json_u64(r.out, "arena_bytes");
+  uint64_t lb = json_u64(r.out, "lower_bound_bytes");
+  ck_assert_uint_eq(lb, 150);
+  ck_assert_uint_eq(arena, 150);
+  ck_assert_uint_eq(json_u64(r.out, "gap_bytes"), 0);
+  ck_assert_str_eq(bound, "load");
+  run_free(&r);
+}
+END_TEST
+
 START_TEST(test_json_every_algorithm)
 {
   const char *algo = algos[_i];
@@ -419,6 +460,10 @@ START_TEST(test_json_every_algorithm)
   int searched = !strcmp(algo, "best") || !strcmp(algo, "exact");
   ck_assert_int_eq(json_key(r.out, "nodes_explored") != NULL, searched);
   ck_assert_int_eq(json_key(r.out, "search_us") != NULL, searched);
+  ck_assert_int_eq(json_key(r.out, "gap_bytes") != NULL, searched);
+  char src[16];
+  json_str(r.out, "bound", src, sizeof src);
+  ck_assert_str_eq(src, "load"); /* no search proves more here */
   ck_assert_ptr_null(json_key(r.out, "capacity"));
   ck_assert_ptr_null(json_key(r.out, "fit"));
   run_free(&r);
@@ -552,6 +597,7 @@ Suite *cli_suite(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_text_output);
   tcase_add_test(tc, test_text_capacity_and_search);
+  tcase_add_test(tc, test_bound_source_and_gap);
   tcase_add_loop_test(tc, test_json_every_algorithm, 0,
                       (int)(sizeof algos / sizeof algos[0]));
   tcase_add_test(tc, test_json_capacity);

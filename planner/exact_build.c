@@ -371,7 +371,12 @@ int exact__build(struct ctx *X)
   X->sl = malloc((maxinc + 1) * sizeof *X->sl);
   X->sl_off = malloc((s1 + 1) * sizeof *X->sl_off);
   X->rel = malloc(2 * m1 * sizeof *X->rel);
-  X->tt = calloc(EXACT_TT_SIZE, sizeof *X->tt);
+  /* Dead-end table: 256 entries per tensor of the largest component,
+   * from 1 K to EXACT_TT_MAX, so small graphs do not pay for a large one. */
+  X->tt_size = 1024;
+  while (X->tt_size < EXACT_TT_MAX && X->tt_size < 256 * m1)
+    X->tt_size *= 2;
+  X->tt = calloc(X->tt_size, sizeof *X->tt);
   X->dec = malloc(m1 * sizeof *X->dec);
   X->gr = malloc(4 * (s1 + m1) * sizeof *X->gr);
   X->bys = malloc(m1 * sizeof *X->bys);

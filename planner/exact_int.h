@@ -24,7 +24,7 @@
 #include "planner_int.h"
 
 #define NONE UINT32_MAX /* no tensor, no rank */
-#define EXACT_TT_SIZE (1u << 16) /* dead-end table entries (40 bytes) */
+#define EXACT_TT_MAX (1u << 16) /* dead-end table entries at most (40 bytes) */
 
 /* Results of a search and of the driver's steps (exact.c adds R_NOMEM). */
 enum { R_FOUND, R_INFEAS, R_LIMIT, R_TIME, R_CANCEL, R_GIVEUP };
@@ -110,7 +110,8 @@ struct ctx {
   uint64_t *rel;                /* release times, scratch for erd_ok() */
   struct lvl *lv;
   /* Control. */
-  struct ttent *tt;             /* EXACT_TT_SIZE dead ends */
+  struct ttent *tt;             /* tt_size dead ends */
+  uint32_t tt_size;             /* a power of two, see exact__build() */
   struct dec *dec;              /* decomposition stack */
   uint32_t *gr;                 /* group ranges (lo, hi) pairs */
   uint32_t *bys;                /* local tensors by first section */

@@ -389,7 +389,7 @@ int exact__search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
     }
   uint32_t gen = ++X->gen;
   if (gen == 0) { /* wrapped: clear the table once */
-    memset(X->tt, 0, EXACT_TT_SIZE * sizeof *X->tt);
+    memset(X->tt, 0, X->tt_size * sizeof *X->tt);
     gen = X->gen = 1;
   }
   /* Live lists per section, and tensors by first section, by counting. */
@@ -545,7 +545,7 @@ int exact__search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
         }
       }
       /* A remembered dead end? */
-      const struct ttent *te = &X->tt[(S.h1 ^ fh) & (EXACT_TT_SIZE - 1)];
+      const struct ttent *te = &X->tt[(S.h1 ^ fh) & (X->tt_size - 1)];
       if (d > 0 && te->gen == gen && te->h1 == (S.h1 ^ fh) &&
           te->h2 == (S.h2 ^ fh) &&
           (L->ex > te->kpos ||
@@ -585,7 +585,7 @@ int exact__search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
       int done = 0, write = lv[d].t1 != 0;
       for (;;) {
         if (write && d > 0 && !lv[d].gstart) {
-          struct ttent *te = &X->tt[(S.h1 ^ fh) & (EXACT_TT_SIZE - 1)];
+          struct ttent *te = &X->tt[(S.h1 ^ fh) & (X->tt_size - 1)];
           te->h1 = S.h1 ^ fh;
           te->h2 = S.h2 ^ fh;
           te->kpos = lv[d].ex;

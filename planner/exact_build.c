@@ -15,6 +15,7 @@
 
 /* Total adjacency entries plus section incidences searched at most; each
  * costs 4 to 12 bytes. 4M keeps the search under ~64 MB. */
+#define EXACT_TRAIL_MAX (1u << 20) /* rank trail entries at most */
 #define EXACT_MAX_PAIRS (1u << 22)
 
 static uint64_t gcd64(uint64_t a, uint64_t b)
@@ -385,8 +386,9 @@ int exact__build(struct ctx *X)
   X->ptr_i = malloc((maxadj + 1) * sizeof *X->ptr_i);
   /* The rank trail holds the old ranks of the groups re-ranked by the
    * splits still open; nested splits re-rank ever smaller groups, and a
-   * split that finds the trail full keeps the ranks it has. */
-  X->rtcap = (uint32_t)(8 * m1 < UINT32_MAX ? 8 * m1 : UINT32_MAX);
+   * split that finds the trail full keeps the ranks it has. At most
+   * EXACT_TRAIL_MAX entries (8 bytes each). */
+  X->rtcap = (uint32_t)(8 * m1 < EXACT_TRAIL_MAX ? 8 * m1 : EXACT_TRAIL_MAX);
   X->rtr_i = malloc((size_t)X->rtcap * sizeof *X->rtr_i);
   X->rtr_v = malloc((size_t)X->rtcap * sizeof *X->rtr_v);
   X->rks = malloc(m1 * sizeof *X->rks);

@@ -641,32 +641,6 @@ START_TEST(test_deterministic)
 }
 END_TEST
 
-/* Reads a whole file into a malloc'ed buffer; NULL when it cannot. */
-static char *slurp(const char *path, size_t *len)
-{
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  char *buf = NULL;
-  size_t cap = 0, n = 0;
-  for (;;) {
-    if (n == cap) {
-      cap = cap ? 2 * cap : 65536;
-      char *nb = realloc(buf, cap);
-      if (!nb)
-        break;
-      buf = nb;
-    }
-    size_t r = fread(buf + n, 1, cap - n, f);
-    n += r;
-    if (r == 0)
-      break;
-  }
-  fclose(f);
-  *len = n;
-  return buf;
-}
-
 START_TEST(test_minimalloc_fits)
 {
   /* MiniMalloc's instances G and I fit 1048576 bytes, their peak load,
@@ -678,7 +652,7 @@ START_TEST(test_minimalloc_fits)
   snprintf(path, sizeof path, "%s/minimalloc/%s.1048576.csv", tu_data_dir(),
            names[_i]);
   size_t len;
-  char *buf = slurp(path, &len);
+  char *buf = tu_read_file(path, &len);
   ck_assert_msg(buf != NULL, "cannot read %s", path);
   struct planner_csv c;
   planner_csv_init(&c);

@@ -1,12 +1,14 @@
 /*
- * exact_order.c - the static rank orders of the exact planner and the
- * restart schedule that races them.
+ * exact_order.c - the rank orders of the exact planner and the restart
+ * schedule that races them.
  *
  * A rank order fixes the tie key of the canonical placements (see the
  * DESIGN comment in exact.c). Several orders, and jittered variants of
  * them, are raced in turns under growing node limits; this file builds
- * an order with its twin chains (exact__make_rank()) and says which order
- * and limit a restart round gets (exact__round_plan()).
+ * an order with its twin chains (exact__make_rank()), ranks the groups of
+ * a split anew under a dynamic order (exact__rerank(), undone by
+ * exact__rank_restore()) and says which order and limit a restart round
+ * gets (exact__round_plan()).
  */
 #include "exact_int.h"
 
@@ -139,8 +141,10 @@ int exact__make_rank(struct ctx *X, uint32_t c, unsigned v)
     X->rank[r[q].i] = q;
   /* Identical tensors (size, lifetime, alignment) are interchangeable:
    * swapping two gives a plan with the same offset sum, so some minimal
-   * plan has them in rank order, and a tensor waits for its twin of next
-   * lower rank. Group them by sorting on those fields, then rank. */
+   * plan has them in any fixed order, here this order's ranks, and a
+   * tensor waits for its twin of next lower rank (the chain stays as it
+   * is when a dynamic order ranks the tensors anew). Group them by
+   * sorting on those fields, then rank. */
   for (uint32_t q = 0; q < m; q++) {
     const struct planner_tensor *t = &X->p->t[X->gi[a + q]];
     r[q].k1 = X->size[a + q];

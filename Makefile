@@ -134,8 +134,9 @@ $(BUILD)/arenactl: $(CLI_OBJ) $(BUILD)/libarenad-client.a
 
 # ---- tests -----------------------------------------------------------------
 # $(call check_prog,module,archives,extra ldlibs): build/tests/check_<module>
-# from tests/check_<module>.c, the shared runner tests/check_main.c and the
-# helpers in tests/testutil.c.
+# from tests/check_<module>.c, the module's further parts
+# tests/check_<module>_*.c (a long suite split by subject), the shared
+# runner tests/check_main.c and the helpers in tests/testutil.c.
 EXTRA_CFLAGS_tests = $(call pc_cflags,$(PKGS_CHECK) $(PKGS_SQLITE) $(PKGS_PROTO))
 CHECK_LIBS = $(call pc_libs,$(PKGS_CHECK)) -lm -lpthread
 TESTUTIL_OBJ := $(BUILD)/tests/testutil.o
@@ -144,7 +145,7 @@ define check_prog
 $(BUILD)/tests/check_main_$(1).o: tests/check_main.c $(BUILD)/.flags
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_ALL) $$(EXTRA_CFLAGS_tests) -DCHECK_SUITE=$(1)_suite -c -o $$@ $$<
-$(BUILD)/tests/check_$(1): $(BUILD)/tests/check_$(1).o $(BUILD)/tests/check_main_$(1).o $(TESTUTIL_OBJ) $(2)
+$(BUILD)/tests/check_$(1): $(BUILD)/tests/check_$(1).o $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/check_$(1)_*.c)) $(BUILD)/tests/check_main_$(1).o $(TESTUTIL_OBJ) $(2)
 	$$(CC) $$(LDFLAGS_ALL) -o $$@ $$^ $(3) $$(CHECK_LIBS)
 TEST_BINS += $(BUILD)/tests/check_$(1)
 endef

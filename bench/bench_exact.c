@@ -122,6 +122,21 @@ static const char *const NAMES = "ABCDEFGHIJK";
 static const double REF_S[] = {4.49, 3.35, 0.58, 2.32, 3.21, 4.56,
                                0.98, 1.53, 3.44, 0.77, 0.56};
 
+/* Loads instance `name` of the suite into c (init'ed here; the caller
+ * cleans it up, also on failure) and sets o to `exact` at alignment 1.
+ * Returns 0 or -1 after printing why. */
+static int load_instance(const char *dir, char name, struct planner_csv *c,
+                         struct planner_options *o)
+{
+  char path[512];
+  snprintf(path, sizeof path, "%s/minimalloc/%c.1048576.csv", dir, name);
+  planner_csv_init(c);
+  planner_options_init(o);
+  o->algo = PLANNER_ALGO_EXACT;
+  o->alignment = 1;
+  return load(path, c);
+}
+
 static int bench_feas(const char *dir)
 {
   int bad = 0, unsolved = 0;
@@ -133,20 +148,13 @@ static int bench_feas(const char *dir)
   for (int i = 0; NAMES[i]; i++) {
     if (!wanted(NAMES[i]))
       continue;
-    char path[512];
-    snprintf(path, sizeof path, "%s/minimalloc/%c.1048576.csv", dir,
-             NAMES[i]);
     struct planner_csv c;
-    planner_csv_init(&c);
-    if (load(path, &c)) {
+    struct planner_options o;
+    if (load_instance(dir, NAMES[i], &c, &o)) {
       bad++;
       continue;
     }
     struct planner_graph g = planner_csv_graph(&c);
-    struct planner_options o;
-    planner_options_init(&o);
-    o.algo = PLANNER_ALGO_EXACT;
-    o.alignment = 1;
     o.capacity = 1048576;
     o.budget_ms = feas_budget_ms();
     struct planner_plan p;
@@ -195,20 +203,13 @@ static int bench_min(const char *dir)
   for (int i = 0; NAMES[i]; i++) {
     if (!wanted(NAMES[i]))
       continue;
-    char path[512];
-    snprintf(path, sizeof path, "%s/minimalloc/%c.1048576.csv", dir,
-             NAMES[i]);
     struct planner_csv c;
-    planner_csv_init(&c);
-    if (load(path, &c)) {
+    struct planner_options o;
+    if (load_instance(dir, NAMES[i], &c, &o)) {
       bad++;
       continue;
     }
     struct planner_graph g = planner_csv_graph(&c);
-    struct planner_options o;
-    planner_options_init(&o);
-    o.algo = PLANNER_ALGO_EXACT;
-    o.alignment = 1;
     o.budget_ms = (NAMES[i] == 'D' || NAMES[i] == 'J') ? open_ms : 30000;
     struct planner_plan p;
     planner_plan_init(&p);

@@ -350,16 +350,25 @@ static void check_plan(const struct planner_tensor *t, size_t n,
   }
 }
 
+/* Writes TensorFlow Lite Micro's "Medium" case (greedy by size 90,
+ * optimum 80) into t[0 .. 5): ids from id0, sizes times scale, lifetimes
+ * shifted by shift steps. */
+static void tflm_medium(struct planner_tensor *t, uint32_t id0,
+                        uint64_t scale, int64_t shift)
+{
+  static const uint64_t sz[] = {10, 20, 30, 40, 50};
+  static const int64_t f[] = {0, 1, 2, 3, 0}, l[] = {1, 2, 3, 4, 1};
+  for (uint32_t i = 0; i < 5; i++)
+    set(&t[i], id0 + i, sz[i] * scale, f[i] + shift, l[i] + shift);
+}
+
 /* ---- tests -------------------------------------------------------------- */
 
 START_TEST(test_tflm_medium)
 {
   /* TFLite Micro's "Medium" case: greedy by size gives 90, optimum 80. */
-  static const uint64_t sz[] = {10, 20, 30, 40, 50};
-  static const int64_t f[] = {0, 1, 2, 3, 0}, l[] = {1, 2, 3, 4, 1};
   struct planner_tensor t[5];
-  for (int i = 0; i < 5; i++)
-    set(&t[i], (uint32_t)i, sz[i], f[i], l[i]);
+  tflm_medium(t, 0, 1, 0);
   struct planner_options o;
   struct planner_plan p;
   opts(&o, 1, 0, 5000);
@@ -721,11 +730,8 @@ START_TEST(test_best_closes_gap)
 {
   /* The TFLM case again under `best`: greedy is above the bound, so the
    * default budget's search finds 80. */
-  static const uint64_t sz[] = {10, 20, 30, 40, 50};
-  static const int64_t f[] = {0, 1, 2, 3, 0}, l[] = {1, 2, 3, 4, 1};
   struct planner_tensor t[5];
-  for (int i = 0; i < 5; i++)
-    set(&t[i], (uint32_t)i, sz[i], f[i], l[i]);
+  tflm_medium(t, 0, 1, 0);
   struct planner_options o;
   planner_options_init(&o);
   o.alignment = 1;
@@ -741,13 +747,9 @@ START_TEST(test_independent_components)
 {
   /* Two copies of the TFLM case far apart in time, plus a pinned tensor
    * in between: components are solved separately. */
-  static const uint64_t sz[] = {10, 20, 30, 40, 50};
-  static const int64_t f[] = {0, 1, 2, 3, 0}, l[] = {1, 2, 3, 4, 1};
   struct planner_tensor t[11];
-  for (int i = 0; i < 5; i++) {
-    set(&t[i], (uint32_t)i, sz[i], f[i], l[i]);
-    set(&t[5 + i], (uint32_t)(5 + i), sz[i] * 2, f[i] + 10, l[i] + 10);
-  }
+  tflm_medium(t, 0, 1, 0);
+  tflm_medium(t + 5, 5, 2, 10);
   set(&t[10], 10, 8, 6, 7);
   t[10].pinned = 4;
   struct planner_options o;
@@ -767,8 +769,6 @@ START_TEST(test_nested_groups)
    * (greedy 90, optimum 80) apart in time, and around two of them a
    * second long tensor. Placing the long tensors splits the rest into
    * groups, one of them split again: decompositions nest. */
-  static const uint64_t sz[] = {10, 20, 30, 40, 50};
-  static const int64_t f[] = {0, 1, 2, 3, 0}, l[] = {1, 2, 3, 4, 1};
   struct planner_tensor t[32];
   size_t n = 0;
   set(&t[n], (uint32_t)n, 5, 0, 100);
@@ -776,11 +776,8 @@ START_TEST(test_nested_groups)
   set(&t[n], (uint32_t)n, 3, 20, 45);
   n++;
   static const int64_t at[] = {0, 10, 20, 30, 40};
-  for (int c = 0; c < 5; c++)
-    for (int i = 0; i < 5; i++) {
-      set(&t[n], (uint32_t)n, sz[i], f[i] + at[c], l[i] + at[c]);
-      n++;
-    }
+  for (int c = 0; c < 5; c++, n += 5)
+    tflm_medium(t + n, (uint32_t)n, 1, at[c]);
   struct planner_options o;
   struct planner_plan p;
   opts(&o, 1, 0, 10000);

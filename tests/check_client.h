@@ -1,0 +1,112 @@
+/*
+ * check_client.h - what the client test files (tests/check_client*.c)
+ * share.
+ *
+ * Declares the test graph and model key, the fake daemon (its modes, its
+ * state ct_fk, ct_fake_start() and the ct_setup()/ct_teardown() fixture
+ * of every test case), the client helpers built on them, and the
+ * functions that add the tests of check_client_fake.c and
+ * check_client_cli.c to a TCase. The ct_ names are defined in
+ * check_client_harness.c.
+ */
+#ifndef ARENA_CHECK_CLIENT_H
+#define ARENA_CHECK_CLIENT_H
+
+#include <check.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "client_int.h"
+
+/* ---- the test graph ----------------------------------------------------- */
+
+/* Ids deliberately out of order, lifetimes overlapping. */
+#define CT_TG_N ((size_t)5)
+extern const struct planner_tensor ct_tg[CT_TG_N];
+extern const struct planner_graph ct_graph; /* ct_tg, all CT_TG_N */
+/* An 8-byte model hash and one input of shape 1x3x224x224. */
+extern const struct arenad_model_key ct_key;
+
+/* The tensors of g sorted by id (canonical order); owned, free(). */
+struct planner_tensor *ct_sorted_copy(const struct planner_graph *g);
+
+/* ---- the fake daemon ---------------------------------------------------- */
+
+enum ct_mode {
+  M_GOOD,          /* correct plans (cached, planning_us 777), pongs */
+  M_ONE_THEN_CLOSE, /* one correct reply, then close the connection */
+  M_WRONG_PLAN,    /* all offsets 0: overlapping tensors */
+  M_OTHER_DIGEST,  /* a correct plan labelled with another graph digest */
+  M_SHORT_PLAN,    /* one offset too few */
+  M_REFUSE,        /* on connect: one reply with id 0 and `status`, close */
+  M_STATUS,        /* answer each request with `status` and a message */
+  M_SILENT,        /* read requests, never answer */
+  M_CLOSE_MID,     /* send half a reply, then close */
+  M_CLOSE_NOREPLY, /* read the request, close without a word */
+  M_GARBAGE,       /* a frame that is not a Response */
+  M_ZERO_FRAME,    /* a zero-length frame */
+  M_STALE_FIRST,   /* a reply with a wrong id before the right one */
+  M_NO_BODY,       /* status OK but no plan in it */
+  M_LOOKUP,        /* lookups: a decoy plan, then the matching one */
+  M_LOOKUP_DECOY,  /* lookups: only plans for other graphs */
+  M_LOOKUP_WRONG,  /* lookups: the matching digests, overlapping offsets */
+};
+
+#define CT_MAX_CONNS 8
+
+struct ct_fake {
+  char *dir;                     /* temp dir, owned */
+  char path[600];                /* socket path */
+  int lfd;                       /* listening socket */
+  pthread_t th;                  /* server thread */
+  enum ct_mode modes[CT_MAX_CONNS]; /* one per accepted connection, in order */
+  int n_modes;                   /* connections to serve */
+  Arenad__V1__Status status;     /* for M_REFUSE and M_STATUS */
+  _Atomic int stop;              /* set by the test to end the thread */
+  _Atomic int conns;             /* connections accepted */
+  _Atomic int requests;          /* requests read */
+  _Atomic int closed;            /* connections closed by the fake */
+  _Atomic int lookup_digest_len; /* graph_digest filter of the last lookup */
+  _Atomic int last_version;      /* protocol_version of the last request */
+};
+
+/* The fake of the current test; ct_setup() resets it. */
+extern struct ct_fake ct_fk;
+
+/* Starts the fake with one mode per expected connection. */
+void ct_fake_start(int n, const enum ct_mode *modes);
+void ct_fake_start1(enum ct_mode m);
+
+/* The checked fixture of every test case: a fresh temp dir holding the
+ * socket path, and the fake (if started) stopped afterwards. */
+void ct_setup(void);
+void ct_teardown(void);
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* A client of the fake's socket, with the given fallback and request
+ * timeout. */
+arenad_client_t *ct_open_client(int fallback, uint32_t timeout_ms);
+
+/* The plan the planner makes for the test graph with default options. */
+void ct_local_plan(struct planner_plan *p);
+
+/* Checks that r holds a valid plan of the test graph. */
+void ct_assert_good_result(const struct arenad_client_result *r);
+/* Checks that r holds no plan. */
+void ct_assert_empty_result(const struct arenad_client_result *r);
+
+/* Runs one plan call against the fake; returns its code. */
+int ct_plan_once(int fallback, uint32_t timeout_ms,
+                 struct arenad_client_result *r, char *msg, size_t cap);
+
+/* ---- the test cases in other files -------------------------------------- */
+
+/* Adds the tests of the "fake-daemon" case (check_client_fake.c). */
+void client_add_fake_daemon(TCase *tc);
+/* Adds the tests of the "arenactl" case (check_client_cli.c). */
+void client_add_arenactl(TCase *tc);
+
+#endif

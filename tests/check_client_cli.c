@@ -1,0 +1,340 @@
+/*
+ * check_client_cli.c - the "arenactl" case of the client suite: the
+ * daemon commands of the arenactl binary against the fake daemon of
+ * check_client_harness.c.
+ *
+ * Each test runs arenactl (path from $ARENACTL, default build/arenactl)
+ * as a child process with stdout and stderr captured in files of the
+ * test's temp dir, and checks its output and exit status: unreachable
+ * daemon, usage errors, ping/status/stats, ls/evict/get, failures
+ * mapped to the documented exit statuses, and plan through the daemon.
+ * The end-to-end tests of arenactl's local commands are check_cli.c.
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check_client.h"
+#include "testutil.h"
+
+/* ---- arenactl's daemon commands --------------------------------------- */
+
+/* What one run of arenactl produced. */
+struct run {
+  int status; /* exit status, or 128 + signal */
+  char *out;  /* stdout, owned */
+  char *err;  /* stderr, owned */
+};
+
+static const char *arenactl(void)
+{
+  const char *p = getenv("ARENACTL");
+  return p && *p ? p : "build/arenactl";
+}
+
+/* Runs arenactl with args (NULL-terminated; argv[0] is added), stdout and
+ * stderr captured in files of the temp dir. */
+static void run_cli(struct run *r, const char *const *args)
+{
+  char out[700], err[700];
+  const char *argv[32];
+  size_t n = 0;
+  argv[n++] = arenactl();
+  for (; args[n - 1] && n < 31; n++)
+    argv[n] = args[n - 1];
+  argv[n] = NULL;
+  snprintf(out, sizeof out, "%s/out", ct_fk.dir);
+  snprintf(err, sizeof err, "%s/err", ct_fk.dir);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+      _exit(126);
+    execv(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  int st;
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  ck_assert_msg(r->status != 127, "cannot run %s (set ARENACTL)", argv[0]);
+  r->out = tu_read_file(out, NULL);
+  r->err = tu_read_file(err, NULL);
+  ck_assert_ptr_nonnull(r->out);
+  ck_assert_ptr_nonnull(r->err);
+}
+
+#define RUN(r, ...) run_cli((r), (const char *const[]){__VA_ARGS__, NULL})
+
+static void run_free(struct run *r)
+{
+  free(r->out);
+  free(r->err);
+}
+
+static void assert_has(const char *hay, const char *needle)
+{
+  ck_assert_msg(strstr(hay, needle) != NULL, "'%s' not in:\n%s", needle,
+                hay);
+}
+
+/* Writes the test graph as a CSV file; returns its path (static). */
+static const char *graph_csv(void)
+{
+  static char path[700];
+  snprintf(path, sizeof path, "%s/g.csv", ct_fk.dir);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f, "id,size,first,last\n");
+  for (size_t i = 0; i < CT_TG_N; i++)
+    fprintf(f, "%u,%llu,%lld,%lld\n", (unsigned)ct_tg[i].id,
+            (unsigned long long)ct_tg[i].size, (long long)ct_tg[i].first,
+            (long long)ct_tg[i].last);
+  ck_assert_int_eq(fclose(f), 0);
+  return path;
+}
+
+START_TEST(cli_unreachable)
+{
+  struct run r;
+  static const char *const cmds[][4] = {
+      {"ping", NULL},
+      {"status", "--json", NULL},
+      {"stats", NULL},
+      {"ls", NULL},
+      {"get", "--model-hash", "00ff", NULL},
+      {"evict", "--all", NULL},
+  };
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+    const char *args[8] = {"-s", ct_fk.path};
+    memcpy(args + 2, cmds[i], sizeof cmds[i]);
+    run_cli(&r, args);
+    ck_assert_msg(r.status == 69, "%s: exit %d", cmds[i][0], r.status);
+    assert_has(r.err, "unreachable");
+    ck_assert_str_eq(r.out, "");
+    run_free(&r);
+  }
+  /* plan falls back to local planning unless told not to. */
+  RUN(&r, "plan", "--json", "-s", ct_fk.path, graph_csv());
+  ck_assert_int_eq(r.status, 0);
+  assert_has(r.out, "\"cached\":false,\"local\":true,\"graph_digest\":\"");
+  run_free(&r);
+  RUN(&r, "plan", "--no-fallback", "--socket", ct_fk.path, graph_csv());
+  ck_assert_int_eq(r.status, 69);
+  ck_assert_str_eq(r.out, "");
+  run_free(&r);
+  /* ARENAD_SOCKET is used when there is no -s. */
+  ck_assert_int_eq(setenv("ARENAD_SOCKET", ct_fk.path, 1), 0);
+  RUN(&r, "ping");
+  ck_assert_int_eq(r.status, 69);
+  assert_has(r.err, ct_fk.path);
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(cli_usage_errors)
+{
+  static const char *const bad[][5] = {
+      {"get", NULL},
+      {"get", "--model-hash", "abc", NULL},
+      {"get", "--model-hash", "zz", NULL},
+      {"get", "--model-hash", "00", "--shape", "1xx2"},
+      {"get", "--model-hash", "00", "--graph-digest", "00"},
+      {"ls", "--order", "oldest", NULL},
+      {"ls", "--limit", "0", NULL},
+      {"evict", NULL},
+      {"evict", "--all", "--model-hash", "00", NULL},
+      {"evict", "--key", "abc", NULL},
+      {"ping", "--bogus", NULL},
+      {"status", "extra", NULL},
+      {"stats", "--timeout-ms", "0", NULL},
+      {"-s", NULL},
+      {"-s", "", "ping", NULL},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    struct run r;
+    run_cli(&r, bad[i]);
+    ck_assert_msg(r.status == 64, "case %zu (%s): exit %d, %s", i, bad[i][0],
+                  r.status, r.err);
+    ck_assert_msg(r.err[0] != '\0', "case %zu: no message", i);
+    run_free(&r);
+  }
+  struct run r;
+  RUN(&r, "--help");
+  ck_assert_int_eq(r.status, 0);
+  assert_has(r.out, "ping");
+  assert_has(r.out, "evict");
+  run_free(&r);
+  static const char *const helps[] = {"get", "ls", "evict", "ping",
+                                      "status", "stats"};
+  for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++) {
+    RUN(&r, helps[i], "--help");
+    ck_assert_int_eq(r.status, 0);
+    assert_has(r.out, "Exit status");
+    run_free(&r);
+  }
+}
+END_TEST
+
+START_TEST(cli_ping_status_stats)
+{
+  enum ct_mode m[] = {M_GOOD, M_GOOD, M_GOOD, M_GOOD, M_GOOD};
+  ct_fake_start(5, m);
+  struct run r;
+  RUN(&r, "-s", ct_fk.path, "ping", "--payload", "abc");
+  ck_assert_int_eq(r.status, 0);
+  assert_has(r.out, "pong from arenad fake-1");
+  run_free(&r);
+  RUN(&r, "ping", "-s", ct_fk.path, "--json");
+  ck_assert_int_eq(r.status, 0);
+  assert_has(r.out, "{\"ok\":true,\"version\":\"fake-1\",\"rtt_us\":");
+  run_free(&r);
+  RUN(&r, "status", "-s", ct_fk.path);
+  ck_assert_int_eq(r.status, 0);
+  assert_has(r.out, "arenad fake-1 (pid 4242)");
+  assert_has(r.out, "uptime:      1d 01:01:01");
+  assert_has(r.out, "/nonexistent/fake.db");
+  assert_has(r.out, "3 hits");
+  assert_has(r.out, "hit rate 75.0%");
+  run_free(&r);
+  RUN(&r, "status", "-s", ct_fk.path, "--json");
+  ck_assert_int_eq(r.status, 0);
+  assert_has(r.out, "\"pid\":4242,\"uptime_ms\":90061000");
+  assert_has(r.out, "\"requests\":17");
+  run_free(&r);
+  RUN(&r, "stats", "-s", ct_fk.path);
+  ck_assert_int_eq(r.status, 0);
+  assert_has(r.out, "verify_failures: 5\n");
+  assert_has(r.out, "misses: 1\n");
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(cli_cache_commands)
+{
+  enum ct_mode m[] = {M_GOOD, M_GOOD, M_GOOD, M_GOOD, M_LOOKUP, M_LOOKUP};
+  ct_fake_start(6, m);
+  struct run r;
+  RUN(&r, "-s", ct_fk.path, "ls", "--limit", "7", "--order", "used");
+  ck_assert_int_eq(r.status, 0);
+  assert_has(r.out, "010203  1x96x96x1  32  55296");
+  assert_has(r.out, "  7  2023-11-14T22:13:20Z  abcd\n");
+  run_free(&r);
+  RUN(&r, "-s", ct_fk.path, "ls", "--json");
+  ck_assert_int_eq(r.status, 0);
+  assert_has(r.out, "{\"entries\":[{\"key\":\"abcd\",\"model_hash\":"
+                    "\"010203\",\"input_shape\":[[1,96,96,1]]");
+  run_free(&r);
+  RUN(&r, "-s", ct_fk.path, "evict", "--all");
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_str_eq(r.out, "evicted 1 plan\n");
+  run_free(&r);
+  RUN(&r, "-s", ct_fk.path, "evict", "--key", "00112233", "--json");
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_str_eq(r.out, "{\"evicted\":7}\n");
+  run_free(&r);
+  RUN(&r, "-s", ct_fk.path, "get", "--model-hash", "0102", "--shape",
+      "1x3x224x224");
+  ck_assert_int_eq(r.status, 0);
+  assert_has(r.out, "plan 1 of 2");
+  assert_has(r.out, "plan 2 of 2");
+  assert_has(r.out, "graph digest:");
+  run_free(&r);
+  RUN(&r, "-s", ct_fk.path, "get", "--model-hash", "0102", "--json");
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_int_eq(strncmp(r.out, "{\"plans\":[{\"graph_digest\":\"", 27), 0);
+  assert_has(r.out, "\"offsets\":[");
+  ck_assert_int_eq(ct_fk.lookup_digest_len, 0);
+  run_free(&r);
+}
+END_TEST
+
+/* Failures reach the documented exit statuses. */
+static const struct {
+  enum ct_mode m;
+  Arenad__V1__Status s;
+  const char *cmd;
+  int exit;
+} cli_fail[] = {
+    {M_REFUSE, ARENAD__V1__STATUS__BUSY, "ping", 75},
+    {M_REFUSE, ARENAD__V1__STATUS__DENIED, "ls", 77},
+    {M_STATUS, ARENAD__V1__STATUS__UNSUPPORTED_VERSION, "status", 76},
+    {M_STATUS, ARENAD__V1__STATUS__NOT_FOUND, "get", 1},
+    {M_STATUS, ARENAD__V1__STATUS__INTERNAL, "stats", 1},
+    {M_STATUS, ARENAD__V1__STATUS__INVALID_ARGUMENT, "evict", 65},
+    {M_GARBAGE, ARENAD__V1__STATUS__OK, "ping", 76},
+    {M_SILENT, ARENAD__V1__STATUS__OK, "ping", 69},
+    {M_WRONG_PLAN, ARENAD__V1__STATUS__OK, "plan", 1},
+    {M_REFUSE, ARENAD__V1__STATUS__BUSY, "plan", 75},
+};
+
+START_TEST(cli_failures)
+{
+  ct_fk.status = cli_fail[_i].s;
+  ct_fake_start1(cli_fail[_i].m);
+  const char *cmd = cli_fail[_i].cmd;
+  struct run r;
+  if (strcmp(cmd, "get") == 0)
+    RUN(&r, "-s", ct_fk.path, cmd, "--model-hash", "0102");
+  else if (strcmp(cmd, "evict") == 0)
+    RUN(&r, "-s", ct_fk.path, cmd, "--all");
+  else if (strcmp(cmd, "plan") == 0)
+    RUN(&r, "-s", ct_fk.path, cmd, "--no-fallback", graph_csv());
+  else
+    RUN(&r, "-s", ct_fk.path, cmd, "--timeout-ms", "300");
+  ck_assert_msg(r.status == cli_fail[_i].exit, "case %d: exit %d, %s", _i,
+                r.status, r.err);
+  ck_assert_str_eq(r.out, "");
+  ck_assert_int_eq(strncmp(r.err, "arenactl: ", 10), 0);
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(cli_plan_through_daemon)
+{
+  enum ct_mode m[] = {M_GOOD, M_GOOD, M_WRONG_PLAN};
+  ct_fake_start(3, m);
+  struct run r, l;
+  RUN(&r, "plan", "-s", ct_fk.path, "--json", graph_csv());
+  ck_assert_int_eq(r.status, 0);
+  assert_has(r.out, "\"cached\":true,\"local\":false,\"graph_digest\":\"");
+  RUN(&l, "plan", "--local", "--json", graph_csv());
+  ck_assert_int_eq(l.status, 0);
+  assert_has(l.out, "\"cached\":false,\"local\":true,");
+  /* Same digest and offsets either way. */
+  ck_assert_str_eq(strstr(r.out, "\"graph_digest\""),
+                   strstr(l.out, "\"graph_digest\""));
+  run_free(&r);
+  run_free(&l);
+  RUN(&r, "plan", "-s", ct_fk.path, "--shape", "1x3,4", graph_csv());
+  ck_assert_int_eq(r.status, 0);
+  assert_has(r.out, "source:          arenad (cached)\n");
+  assert_has(r.out, "graph digest:    ");
+  run_free(&r);
+  /* A wrong plan is never printed; with fallback it is replaced. */
+  RUN(&r, "plan", "-s", ct_fk.path, graph_csv());
+  ck_assert_int_eq(r.status, 0);
+  assert_has(r.out, "source:          this process (arenad not used: plan "
+                    "failed verification)");
+  run_free(&r);
+  RUN(&r, "plan", "-s", ct_fk.path, "--shape", "1y2", graph_csv());
+  ck_assert_int_eq(r.status, 64);
+  run_free(&r);
+}
+END_TEST
+
+void client_add_arenactl(TCase *tc)
+{
+  tcase_add_test(tc, cli_unreachable);
+  tcase_add_test(tc, cli_usage_errors);
+  tcase_add_test(tc, cli_ping_status_stats);
+  tcase_add_test(tc, cli_cache_commands);
+  tcase_add_loop_test(tc, cli_failures, 0,
+                      (int)(sizeof cli_fail / sizeof cli_fail[0]));
+  tcase_add_test(tc, cli_plan_through_daemon);
+}

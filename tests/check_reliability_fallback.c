@@ -1,0 +1,138 @@
+/*
+ * check_reliability_fallback.c - the reliability suite's test of the
+ * client library when the daemon dies (see check_reliability.c):
+ *
+ *   fallback    the daemon is killed while 16 library clients wait on it:
+ *               those with fallback on get a verified local plan, the
+ *               others a clean error, all within their request timeout.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "arenad_client.h"
+#include "check_reliability.h"
+
+/* ---- fallback: the daemon dies under 16 waiting library clients ---------- */
+
+#define FB_CLIENTS 16
+
+struct fb_shared {
+  int rc[FB_CLIENTS];          /* arenad_client_plan result */
+  int local[FB_CLIENTS];       /* result.local */
+  int verified[FB_CLIENTS];    /* plan checked against the graph */
+  double done_ms[FB_CLIENTS];  /* CLOCK_MONOTONIC when the call returned */
+  double local_ms[FB_CLIENTS]; /* time spent planning locally */
+};
+
+static void fb_client(const struct harness *h, struct fb_shared *sh,
+                      unsigned c, uint32_t timeout_ms)
+{
+  struct vgraph v;
+  char hash[32];
+  snprintf(hash, sizeof hash, "fallback-%u", c);
+  /* exact with a budget: each job holds a worker for a while */
+  rel_vgraph_make(&v, 300, 900 + c, PLANNER_ALGO_EXACT, hash);
+  v.o.budget_ms = 3000; /* stopped by work units well before this */
+  struct arenad_client_options co;
+  arenad_client_options_init(&co);
+  co.socket_path = h->sock;
+  co.connect_timeout_ms = 500;
+  co.request_timeout_ms = timeout_ms;
+  co.fallback = c % 2 == 0;
+  arenad_client_t *cl = NULL;
+  if (arenad_client_open(&co, &cl) != 0)
+    _exit(2);
+  struct arenad_model_key k = {(const uint8_t *)hash, strlen(hash), NULL, 0};
+  struct planner_graph pg = {v.g.t, v.g.n};
+  struct arenad_client_result r;
+  arenad_client_result_init(&r);
+  sh->rc[c] = arenad_client_plan(cl, &pg, &v.o, &k, &r);
+  sh->done_ms[c] = rel_now_ms();
+  sh->local[c] = r.local;
+  sh->local_ms[c] = r.local ? (double)r.planning_us / 1e3 : 0;
+  sh->verified[c] =
+      sh->rc[c] == 0 && planner_verify(&pg, &v.o, &r.plan, NULL) == 0;
+  arenad_client_result_cleanup(&r);
+  arenad_client_close(cl);
+  rel_vgraph_free(&v);
+}
+
+START_TEST(test_fallback_on_kill)
+{
+  if (rel_skipped("fallback"))
+    return;
+  const uint32_t timeout_ms = 5000;
+  struct figs f = {0};
+  struct harness h;
+  rel_setup(&h, NULL, "workers = 1\n");
+  ck_assert_int_eq(rel_start(&h), 0);
+  struct fb_shared *sh = rel_shared_new(sizeof *sh);
+  pid_t kids[FB_CLIENTS];
+  for (unsigned c = 0; c < FB_CLIENTS; c++) {
+    kids[c] = fork();
+    ck_assert_int_ge(kids[c], 0);
+    if (kids[c] == 0) {
+      fb_client(&h, sh, c, timeout_ms);
+      _exit(0);
+    }
+  }
+  rel_sleep_ms(400); /* every client has sent; one job runs, the rest queue */
+  rel_rss_peak(&f, &h);
+  double killed = rel_now_ms();
+  rel_kill9(&h);
+  f.crashes++;
+  double worst_wait = 0;
+  unsigned mid = 0;  /* clients still waiting when the daemon died */
+  unsigned n_unavail = 0, n_proto = 0, n_other = 0; /* fallback off */
+  for (unsigned c = 0; c < FB_CLIENTS; c++) {
+    ck_assert_int_eq(rel_wait_child(kids[c]), 0);
+    if (sh->done_ms[c] < killed ||
+        (sh->rc[c] == 0 && !sh->local[c])) {
+      /* answered by the daemon (before the kill, or sent just before it
+       * and read just after): it must be a verified plan */
+      ck_assert(sh->rc[c] == 0 && !sh->local[c] && sh->verified[c]);
+      f.requests++;
+      continue;
+    }
+    mid++;
+    /* time from the kill to the call returning, local planning excluded */
+    double wait = sh->done_ms[c] - killed - sh->local_ms[c];
+    if (wait > worst_wait)
+      worst_wait = wait;
+    ck_assert_msg(wait < timeout_ms, "client %u waited %.0f ms", c, wait);
+    if (c % 2 == 0) {
+      /* fallback on: a verified local plan */
+      ck_assert_msg(sh->rc[c] == 0 && sh->local[c] && sh->verified[c],
+                    "client %u: rc %d local %d", c, sh->rc[c], sh->local[c]);
+      f.requests++;
+    } else {
+      /* fallback off: a clean error, no plan */
+      n_unavail += sh->rc[c] == ARENA_EUNAVAIL;
+      n_proto += sh->rc[c] == ARENA_EPROTO;
+      n_other += sh->rc[c] != ARENA_EUNAVAIL && sh->rc[c] != ARENA_EPROTO;
+      ck_assert_msg(sh->rc[c] == ARENA_EUNAVAIL || sh->rc[c] == ARENA_EPROTO ||
+                        sh->rc[c] == ARENA_ETIMEDOUT ||
+                        sh->rc[c] == ARENA_EINTERNAL,
+                    "client %u: rc %s", c, arena_err_name(sh->rc[c]));
+    }
+  }
+  char extra[200];
+  snprintf(extra, sizeof extra,
+           "mid_request_at_kill=%u worst_wait_after_kill_ms=%.0f "
+           "no_fallback_eunavail=%u no_fallback_eproto=%u "
+           "no_fallback_other=%u",
+           mid, worst_wait, n_unavail, n_proto, n_other);
+  rel_figs_report("fallback", &f, extra);
+  ck_assert_uint_ge(mid, FB_CLIENTS / 2);
+  munmap(sh, sizeof *sh);
+  hn_cleanup(&h);
+}
+END_TEST
+
+void reliability_add_fallback(TCase *tc)
+{
+  tcase_add_test(tc, test_fallback_on_kill);
+}

@@ -1,0 +1,453 @@
+/*
+ * check_reliability_hostile.c - the reliability suite's tests of clients
+ * that flood, stall or abuse the daemon (see check_reliability.c):
+ *
+ *   flood       a connection flood past max_connections.
+ *   slow        a client that never reads, and one that trickles a frame.
+ *   abusive     huge graphs, maximum-size frames, repeated requests; the
+ *               daemon's RSS is measured.
+ *
+ * Well-behaved clients must be served throughout, and the daemon's memory
+ * must not grow with what the hostile ones send.
+ */
+#include <check.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "check_reliability.h"
+#include "wire.h"
+#include "wire_plan.h"
+
+/* ---- flood: connections past max_connections ----------------------------- */
+
+START_TEST(test_connection_flood)
+{
+  if (rel_skipped("flood"))
+    return;
+  unsigned flood = rel_scaled(200, 900);
+  struct rlimit rl;
+  getrlimit(RLIMIT_NOFILE, &rl);
+  if (rl.rlim_cur < flood + 64) {
+    rl.rlim_cur = rl.rlim_max < flood + 64 ? rl.rlim_max : flood + 64;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    if (flood + 64 > rl.rlim_cur)
+      flood = (unsigned)rl.rlim_cur - 64;
+  }
+  struct figs f = {0};
+  struct harness h;
+  rel_setup(&h, NULL, "[limits]\nmax_connections = 32\n");
+  ck_assert_int_eq(rel_start(&h), 0);
+  struct vgraph v;
+  rel_vgraph_make(&v, 500, 3, PLANNER_ALGO_GREEDY_SIZE, "flood");
+  int est = hn_connect(&h);
+  ck_assert_int_ge(est, 0);
+  ck_assert_int_eq(rel_send_plan(est, 1, &v), 0);
+  Arenad__V1__Response *r = hn_recv(est, 10000);
+  ck_assert_int_eq(rel_classify(r, &v), 0);
+  wire_free_response(r);
+
+  int *fds = calloc(flood, sizeof *fds);
+  unsigned busy = 0, refused = 0, open_ok = 0;
+  double worst = 0;
+  for (unsigned i = 0; i < flood; i++) {
+    fds[i] = hn_connect(&h);
+    if (fds[i] < 0) {
+      refused++; /* the listen backlog overflowed: also clean */
+      continue;
+    }
+    f.bad_inputs++;
+    /* every tenth flood connection, the established client is served */
+    if (i % 10 == 0) {
+      double t0 = rel_now_ms();
+      ck_assert_int_eq(rel_send_plan(est, 2 + i, &v), 0);
+      r = hn_recv(est, 10000);
+      ck_assert_int_eq(rel_classify(r, &v), 0);
+      wire_free_response(r);
+      f.requests++;
+      if (rel_now_ms() - t0 > worst)
+        worst = rel_now_ms() - t0;
+    }
+  }
+  /* past the limit: one BUSY reply, then the daemon hangs up */
+  for (unsigned i = 0; i < flood; i++) {
+    if (fds[i] < 0)
+      continue;
+    struct pollfd p = {fds[i], POLLIN, 0};
+    if (poll(&p, 1, i < 40 ? 50 : 2000) > 0) {
+      r = hn_recv(fds[i], 2000);
+      if (r && r->status == ARENAD__V1__STATUS__BUSY) {
+        busy++;
+        ck_assert(hn_wait_closed(fds[i], 2000));
+      }
+      wire_free_response(r);
+    } else {
+      open_ok++;
+    }
+  }
+  rel_rss_peak(&f, &h);
+  ck_assert_uint_le(open_ok, 32);
+  ck_assert_uint_ge(busy + refused, flood - 32);
+  for (unsigned i = 0; i < flood; i++)
+    if (fds[i] >= 0)
+      close(fds[i]);
+  free(fds);
+  /* still served, and the counter matches */
+  ck_assert_int_eq(rel_send_plan(est, 9999, &v), 0);
+  r = hn_recv(est, 10000);
+  ck_assert_int_eq(rel_classify(r, &v), 0);
+  wire_free_response(r);
+  close(est);
+  Arenad__V1__Response *keep;
+  Arenad__V1__StatsReply *sr = rel_stats_of(&h, &keep);
+  ck_assert_uint_ge(sr->busy_rejections, busy);
+  wire_free_response(keep);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  char extra[160];
+  snprintf(extra, sizeof extra,
+           "flood=%u busy=%u backlog_refused=%u served_while_flooded=%" PRIu64
+           " worst_ms=%.1f",
+           flood, busy, refused, f.requests, worst);
+  rel_figs_report("flood", &f, extra);
+  rel_vgraph_free(&v);
+  hn_cleanup(&h);
+}
+END_TEST
+
+/* ---- slow clients ------------------------------------------------------------ */
+
+/* Whether fd was closed by the peer within timeout_ms while we keep
+ * trickling one byte every step_ms. Sets *after_ms. */
+static int closed_while_trickling(int fd, int timeout_ms, int step_ms,
+                                  double *after_ms)
+{
+  double t0 = rel_now_ms();
+  while (rel_now_ms() - t0 < timeout_ms) {
+    char b = 'x', buf[256];
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, step_ms) > 0) {
+      ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno == ECONNRESET)) {
+        *after_ms = rel_now_ms() - t0;
+        return 1;
+      }
+    }
+    if (send(fd, &b, 1, MSG_NOSIGNAL) < 0 && errno == EPIPE) {
+      *after_ms = rel_now_ms() - t0;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+START_TEST(test_slow_clients)
+{
+  if (rel_skipped("slow"))
+    return;
+  struct figs f = {0};
+  struct harness h;
+  rel_setup(&h, NULL,
+            "[limits]\nwrite_queue_bytes = 256K\nidle_timeout_ms = 500\n");
+  ck_assert_int_eq(rel_start(&h), 0);
+  struct vgraph big, small;
+  rel_vgraph_make(&big, 5000, 11, PLANNER_ALGO_GREEDY_SIZE, "slow-big");
+  rel_vgraph_make(&small, 100, 12, PLANNER_ALGO_GREEDY_SIZE, "slow-small");
+  rel_expect_plan(&h, &big, &f);
+  rel_expect_plan(&h, &small, &f);
+  int sanitized = rel_daemon_sanitized(&h);
+  long rss0 = hn_rss_kib(&h);
+
+  /* A client that pipelines requests for a large plan and never reads.
+   * Its socket fills, the daemon stops reading from it, and its queue
+   * stays near write_queue_bytes. */
+  int slow = hn_connect(&h);
+  ck_assert_int_ge(slow, 0);
+  uint8_t *frame;
+  size_t frame_len;
+  {
+    Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
+    Arenad__V1__Plan pm;
+    Arenad__V1__PlanOptions po;
+    struct planner_graph pg = {big.g.t, big.g.n};
+    ck_assert_int_eq(wire_plan_msg_init(&pm, &po, &pg, &big.o,
+                                        (const uint8_t *)big.hash,
+                                        strlen(big.hash), NULL, 0),
+                     0);
+    req.protocol_version = WIRE_PROTOCOL_VERSION;
+    req.request_id = 77;
+    req.body_case = ARENAD__V1__REQUEST__BODY_PLAN;
+    req.plan = &pm;
+    ck_assert_int_eq(wire_pack(&req.base, 1u << 30, &frame, &frame_len), 0);
+    wire_plan_msg_cleanup(&pm);
+  }
+  unsigned sent = 0;
+  size_t partial = 0;
+  double t0 = rel_now_ms(), stuck_since = 0;
+  while (sent < 4000 && rel_now_ms() - t0 < 10000) {
+    ssize_t n = send(slow, frame + partial, frame_len - partial,
+                     MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n > 0) {
+      partial += (size_t)n;
+      stuck_since = 0;
+      if (partial == frame_len) {
+        partial = 0;
+        sent++;
+      }
+      continue;
+    }
+    ck_assert(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+    if (stuck_since == 0)
+      stuck_since = rel_now_ms();
+    else if (rel_now_ms() - stuck_since > 500)
+      break; /* the daemon stopped reading from us */
+    rel_sleep_ms(5);
+  }
+  f.bad_inputs++;
+  /* Others are served promptly meanwhile. */
+  double worst = 0;
+  int fd = hn_connect(&h);
+  ck_assert_int_ge(fd, 0);
+  for (int i = 0; i < 100; i++) {
+    double s0 = rel_now_ms();
+    ck_assert_int_eq(rel_send_plan(fd, (uint64_t)i + 1, i % 2 ? &big : &small),
+                     0);
+    Arenad__V1__Response *r = hn_recv(fd, 10000);
+    ck_assert_int_eq(rel_classify(r, i % 2 ? &big : &small), 0);
+    wire_free_response(r);
+    f.requests++;
+    if (rel_now_ms() - s0 > worst)
+      worst = rel_now_ms() - s0;
+  }
+  close(fd);
+  long rss_stalled = hn_rss_kib(&h);
+  rel_rss_peak(&f, &h);
+  ck_assert_msg(worst < 2000, "a client waited %.0f ms behind a slow reader",
+                worst);
+  /* The stalled client costs at most its queue, the in-flight replies and
+   * socket buffers: well under 64 MiB here (each reply is ~20 KB). */
+  if (!sanitized)
+    ck_assert_int_lt(rss_stalled - rss0, 64 * 1024);
+  close(slow);
+  free(frame);
+
+  /* A client that never sends is closed at the idle timeout. */
+  double after = 0;
+  int idle = hn_connect(&h);
+  ck_assert_int_ge(idle, 0);
+  ck_assert(hn_wait_closed(idle, 3000));
+  close(idle);
+  f.bad_inputs++;
+
+  /* A client that trickles a frame, one byte every 100 ms, never
+   * completing it, is closed too: bytes without a complete request do not
+   * count as activity. */
+  int loris = hn_connect(&h);
+  ck_assert_int_ge(loris, 0);
+  ck_assert_int_eq(hn_send_raw(loris, "\0\0\x04\0", 4), 0);
+  int closed = closed_while_trickling(loris, 5000, 100, &after);
+  close(loris);
+  f.bad_inputs++;
+  ck_assert_msg(closed, "a trickling client was never closed");
+  ck_assert(rel_ping_ok(&h));
+  ck_assert_int_eq(hn_stop(&h), 0);
+  char extra[200];
+  snprintf(extra, sizeof extra,
+           "slow_reader_requests_sent=%u stalled_rss_growth_kib=%ld "
+           "worst_other_ms=%.1f trickler_closed_after_ms=%.0f",
+           sent, rss_stalled - rss0, worst, after);
+  rel_figs_report("slow", &f, extra);
+  rel_vgraph_free(&big);
+  rel_vgraph_free(&small);
+  hn_cleanup(&h);
+}
+END_TEST
+
+/* ---- abusive requests ------------------------------------------------------- */
+
+/* Waits for one reply on fd, sampling the daemon's RSS every 50 ms. */
+static Arenad__V1__Response *recv_sampling(const struct harness *h, int fd,
+                                           int timeout_ms, struct figs *f)
+{
+  double t0 = rel_now_ms();
+  while (rel_now_ms() - t0 < timeout_ms) {
+    struct pollfd p = {fd, POLLIN, 0};
+    rel_rss_peak(f, h);
+    if (poll(&p, 1, 50) > 0)
+      return hn_recv(fd, timeout_ms);
+  }
+  return NULL;
+}
+
+START_TEST(test_abusive_requests)
+{
+  if (rel_skipped("abusive"))
+    return;
+  const size_t max_frame = 16u << 20;
+  size_t huge = rel_scaled(100000, 1000000);
+  unsigned repeats = rel_scaled(5000, 100000);
+  struct figs f = {0};
+  struct harness h;
+  rel_setup(&h, NULL, NULL); /* the shipped limits */
+  ck_assert_int_eq(rel_start(&h), 0);
+  ck_assert(rel_ping_ok(&h));
+  int sanitized = rel_daemon_sanitized(&h);
+  long rss_base = hn_rss_kib(&h);
+
+  /* A very large graph, planned with the default algorithm. */
+  struct vgraph v;
+  rel_vgraph_make(&v, huge, 5, PLANNER_ALGO_BEST, "abuse-huge");
+  double t0 = rel_now_ms();
+  int fd = hn_connect(&h);
+  ck_assert_int_eq(rel_send_plan(fd, 1, &v), 0);
+  Arenad__V1__Response *r = recv_sampling(&h, fd, 600000, &f);
+  int res = rel_classify(r, &v);
+  wire_free_response(r);
+  close(fd);
+  double huge_ms = rel_now_ms() - t0;
+  long huge_peak = f.peak_rss_kib;
+  ck_assert_int_eq(res, 0);
+  f.requests++;
+  f.bad_inputs++;
+
+  rel_sleep_ms(500);
+  long huge_after = hn_rss_kib(&h); /* what the daemon keeps afterwards */
+
+  /* Maximum-size frames: garbage, a ping echo, and one byte too many,
+   * measured on a fresh daemon. */
+  ck_assert_int_eq(hn_stop(&h), 0);
+  ck_assert_int_eq(rel_start(&h), 0);
+  f.peak_rss_kib = hn_rss_kib(&h); /* this part's own peak */
+  uint8_t *blob = malloc(max_frame + 4);
+  ck_assert_ptr_nonnull(blob);
+  int fds[4];
+  for (int i = 0; i < 4; i++) {
+    memset(blob, 0xff, max_frame + 4);
+    blob[0] = (uint8_t)(max_frame >> 24);
+    blob[1] = (uint8_t)(max_frame >> 16);
+    blob[2] = (uint8_t)(max_frame >> 8);
+    blob[3] = (uint8_t)max_frame;
+    fds[i] = hn_connect(&h);
+    ck_assert_int_eq(hn_send_raw(fds[i], blob, max_frame + 4), 0);
+    f.bad_inputs++;
+  }
+  for (int i = 0; i < 4; i++) {
+    r = recv_sampling(&h, fds[i], 30000, &f);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->status, ARENAD__V1__STATUS__INVALID_ARGUMENT);
+    wire_free_response(r);
+    ck_assert(hn_wait_closed(fds[i], 5000));
+    close(fds[i]);
+  }
+  memset(blob, 'p', max_frame);
+  fd = hn_connect(&h);
+  ck_assert_int_eq(rel_send_ping(fd, 2, blob, max_frame - 64), 0);
+  r = recv_sampling(&h, fd, 30000, &f);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(r->status, ARENAD__V1__STATUS__OK);
+  ck_assert_uint_eq(r->pong->payload.len, max_frame - 64);
+  wire_free_response(r);
+  /* one byte over the limit: refused from the 4 header bytes alone */
+  size_t over = max_frame + 1;
+  uint8_t hdr[8] = {(uint8_t)(over >> 24), (uint8_t)(over >> 16),
+                    (uint8_t)(over >> 8), (uint8_t)over, 0x7a, 0, 0, 0};
+  ck_assert_int_eq(hn_send_raw(fd, hdr, sizeof hdr), 0);
+  r = hn_recv(fd, 30000);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(r->status, ARENAD__V1__STATUS__TOO_LARGE);
+  wire_free_response(r);
+  close(fd);
+  f.bad_inputs += 2;
+  long frames_peak = f.peak_rss_kib;
+  if (huge_peak > f.peak_rss_kib)
+    f.peak_rss_kib = huge_peak;
+
+  /* Connections that sent one large request and stay open must not keep
+   * its buffer. */
+  rel_sleep_ms(200);
+  long rss_before_idle = hn_rss_kib(&h);
+  int keep[16];
+  for (int i = 0; i < 16; i++) {
+    keep[i] = hn_connect(&h);
+    ck_assert_int_eq(rel_send_ping(keep[i], 4, blob, 4u << 20), 0);
+    r = hn_recv(keep[i], 30000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->status, ARENAD__V1__STATUS__OK);
+    wire_free_response(r);
+    f.requests++;
+  }
+  rel_sleep_ms(200);
+  long retained = hn_rss_kib(&h) - rss_before_idle;
+  for (int i = 0; i < 16; i++)
+    close(keep[i]);
+  free(blob);
+
+  /* Deeply repeated identical requests: memory hits, flat RSS. */
+  struct vgraph rep;
+  rel_vgraph_make(&rep, 200, 6, PLANNER_ALGO_GREEDY_SIZE, "abuse-repeat");
+  rel_expect_plan(&h, &rep, &f);
+  long rss_rep0 = hn_rss_kib(&h);
+  fd = hn_connect(&h);
+  unsigned done = 0, sent = 0;
+  while (done < repeats) {
+    while (sent < repeats && sent - done < 16)
+      ck_assert_int_eq(rel_send_plan(fd, ++sent, &rep), 0);
+    r = hn_recv(fd, 10000);
+    int c = rel_classify(r, &rep);
+    wire_free_response(r);
+    if (c == 0)
+      f.requests++;
+    else if (c == 1)
+      f.wrong++;
+    else
+      f.failures++;
+    done++;
+  }
+  close(fd);
+  rel_rss_peak(&f, &h);
+  long rep_growth = hn_rss_kib(&h) - rss_rep0;
+  Arenad__V1__Response *ks;
+  Arenad__V1__StatsReply *sr = rel_stats_of(&h, &ks);
+  ck_assert_uint_ge(sr->memory_hits, repeats);
+  wire_free_response(ks);
+  ck_assert_int_eq(hn_stop(&h), 0);
+
+  char extra[400];
+  snprintf(extra, sizeof extra,
+           "base_rss_kib=%ld huge_tensors=%zu huge_ms=%.0f "
+           "huge_peak_rss_kib=%ld huge_bytes_per_tensor=%.0f "
+           "huge_idle_after_kib=%ld "
+           "max_frames_peak_rss_kib=%ld idle_after_4MiB_x16_retained_kib=%ld "
+           "repeats=%u repeat_rss_growth_kib=%ld",
+           rss_base, huge, huge_ms, huge_peak,
+           (double)(huge_peak - rss_base) * 1024.0 / (double)huge,
+           huge_after,
+           frames_peak, retained, repeats, rep_growth);
+  rel_figs_report("abusive", &f, extra);
+  ck_assert_uint_eq(f.failures, 0);
+  ck_assert_uint_eq(f.wrong, 0);
+  /* Sixteen idle connections that each sent 4 MiB keep no buffers: what
+   * remains is the allocator's cache (about 8 to 13 MiB measured), which
+   * does not grow with the number of connections; kept buffers would be
+   * 8 MiB each, 128 MiB in all. */
+  if (!sanitized) {
+    ck_assert_int_lt(retained, 32 * 1024);
+    ck_assert_int_lt(rep_growth, 8 * 1024);
+  }
+  rel_vgraph_free(&rep);
+  rel_vgraph_free(&v);
+  hn_cleanup(&h);
+}
+END_TEST
+
+void reliability_add_hostile(TCase *tc)
+{
+  tcase_add_test(tc, test_connection_flood);
+  tcase_add_test(tc, test_slow_clients);
+  tcase_add_test(tc, test_abusive_requests);
+}

@@ -271,8 +271,8 @@ fuzz-smoke:
 	else echo "fuzz-smoke: $(FUZZ_CC) not installed, skipped"; fi
 
 # ---- reliability -------------------------------------------------------------
-# tests/check_reliability.c runs arenad under faults, floods and hostile
-# clients (see its header). `make test` runs it with small counts;
+# tests/check_reliability*.c run arenad under faults, floods and hostile
+# clients (see the header of check_reliability.c). `make test` runs it with small counts;
 # `make reliability` runs it with
 # ARENA_RELIABILITY=full (50 kills, a 10^6-tensor graph, 204,800 soak
 # requests) and ends with the summary table. Tests that need root (tmpfs,

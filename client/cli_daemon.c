@@ -219,7 +219,7 @@ int cli_parse_shape(const char *s, struct cli_shape *sh)
     }
     if (nd == 0 || (*p >= '0' && *p <= '9')) {
       cli_shape_cleanup(sh);
-      return ARENA_EPARSE;
+      return nd ? ARENA_EOVERFLOW : ARENA_EPARSE;
     }
     sh->dims[k++] = v;
     if (++sh->inputs[in].n_dims > WIRE_MAX_RANK) {
@@ -295,9 +295,20 @@ int cli_daemon_plan(const char *what, const struct cli_daemon_args *a,
                     struct cli_plan_source *src)
 {
   char err[ARENA_ERR_LEN] = "";
+  struct cli_shape sh;
   int rc;
   memset(src, 0, sizeof *src);
+  /* The shape is checked with or without the daemon, so that --local
+   * refuses what the daemon path refuses. */
+  rc = cli_parse_shape(shape ? shape : "", &sh);
+  if (rc) {
+    cli_error(what, "--shape '%s': expected dims like 1x224x224x3, inputs "
+                    "separated by commas",
+              shape);
+    return CLI_EX_USAGE;
+  }
   if (local) {
+    cli_shape_cleanup(&sh);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     rc = planner_run(g, o, p, err);
@@ -317,14 +328,6 @@ int cli_daemon_plan(const char *what, const struct cli_daemon_args *a,
     return 0;
   }
 
-  struct cli_shape sh;
-  rc = cli_parse_shape(shape ? shape : "", &sh);
-  if (rc) {
-    cli_error(what, "--shape '%s': expected dims like 1x224x224x3, inputs "
-                    "separated by commas",
-              shape);
-    return CLI_EX_USAGE;
-  }
   arenad_client_t *c;
   if ((rc = cli_daemon_open("plan", a, fallback, &c)) != 0) {
     cli_shape_cleanup(&sh);

@@ -70,8 +70,9 @@ struct cli_shape {
   size_t n_inputs;
 };
 
-/* Parses s (borrowed) into *sh (free with cli_shape_cleanup). Returns 0,
- * ARENA_EPARSE, ARENA_ETOOBIG (over 1024 inputs or rank 32) or
+/* Parses s (borrowed) into *sh (free with cli_shape_cleanup). Each dim is
+ * 1 to 18 decimal digits. Returns 0, ARENA_EPARSE, ARENA_EOVERFLOW (a dim
+ * of more than 18 digits), ARENA_ETOOBIG (over 1024 inputs or rank 32) or
  * ARENA_ENOMEM; *sh is empty on failure. */
 CLI_WUR int cli_parse_shape(const char *s, struct cli_shape *sh);
 void cli_shape_cleanup(struct cli_shape *sh);

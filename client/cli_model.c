@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_daemon.h"
 #include "digest.h"
 
 #define JSON_MAX_DEPTH 64
-#define SHAPE_MAX_DIMS 8
 
 void cli_graph_init(struct cli_graph *g)
 {
@@ -73,72 +73,165 @@ int cli_model_option(int argc, char **argv, int *i, struct cli_load_opts *o,
 
 /* ---- --shape ---------------------------------------------------------------- */
 
-/* Parses "1x3x224x224" (or with commas) into dims. Returns the rank, or
- * -1 when the text is not a list of positive numbers. */
-static int parse_shape(const char *s, uint64_t *dims)
+/* Prints "arenactl: WHAT: --shape 'TEXT': <message>" and returns
+ * CLI_EX_DATAERR: a shape that reads as dims but cannot apply to the
+ * model. */
+static int shape_error(const char *what, const char *text, const char *fmt,
+                       ...) CLI_PRINTF(3, 4);
+
+static int shape_error(const char *what, const char *text, const char *fmt,
+                       ...)
 {
-  int n = 0;
-  while (*s) {
-    const char *e = s;
-    char num[24];
-    while (*e && *e != 'x' && *e != ',')
-      e++;
-    if (e == s || (size_t)(e - s) >= sizeof num || n == SHAPE_MAX_DIMS)
-      return -1;
-    memcpy(num, s, (size_t)(e - s));
-    num[e - s] = '\0';
-    if (cli_parse_u64(num, UINT32_MAX, &dims[n]) != 0 || dims[n] == 0)
-      return -1;
-    n++;
-    s = *e ? e + 1 : e;
-    if (*e && !*s)
-      return -1;
-  }
-  return n ? n : -1;
+  char msg[ARENA_ERR_LEN];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  cli_error(what, "--shape '%s': %s", text, msg);
+  return CLI_EX_DATAERR;
 }
 
-/* Checks a --shape against the model's first input; sets *batch. Prints
- * and returns an exit status on a mismatch. */
-static int check_shape(const char *what, const char *shape,
+/* Whether text has a '-' before a digit: a negative dimension, which
+ * cli_parse_shape() reads as a syntax error. */
+static int has_negative(const char *s)
+{
+  for (; *s; s++)
+    if (s[0] == '-' && isdigit((unsigned char)s[1]))
+      return 1;
+  return 0;
+}
+
+/* Checks that every given dim is a possible TFLite dimension. */
+static int check_dim_values(const char *what, const char *text,
+                            const struct cli_shape *sh)
+{
+  for (size_t i = 0; i < sh->n_inputs; i++)
+    for (size_t k = 0; k < sh->inputs[i].n_dims; k++) {
+      int64_t d = sh->inputs[i].dims[k];
+      if (d == 0)
+        return shape_error(what, text, "dimension %zu of input %zu is 0; "
+                           "every dimension must be at least 1",
+                           k, i);
+      if (d > INT32_MAX)
+        return shape_error(what, text, "dimension %zu of input %zu is "
+                           "%lld, above %d, the largest TFLite dimension",
+                           k, i, (long long)d, INT32_MAX);
+    }
+  return 0;
+}
+
+/* Checks dimension 0 of graph input `in` set to d0. A dynamic batch
+ * proposes d0 as the batch, and every input must propose the same one
+ * (*batch, 0 until the first); a fixed dimension 0 must equal d0. */
+static int check_batch_dim(const char *what, const char *text,
+                           const struct planner_tflite_model *m,
+                           const struct planner_tflite_io *in, uint64_t d0,
+                           uint64_t *batch)
+{
+  if (in->sig[0] < 0) {
+    if (*batch && *batch != d0)
+      return shape_error(what, text, "batch %llu of input %d differs from "
+                         "batch %llu of an earlier input; one batch sizes "
+                         "the whole model",
+                         (unsigned long long)d0, (int)in->tensor,
+                         (unsigned long long)*batch);
+    *batch = d0;
+    return 0;
+  }
+  if ((uint64_t)in->dims[0] == d0)
+    return 0;
+  if (!m->dynamic)
+    return shape_error(what, text, "the model's shapes are static (batch "
+                       "%d); they cannot be changed without reconverting "
+                       "the model",
+                       (int)in->dims[0]);
+  return shape_error(what, text, "dimension 0 of input %d is fixed at %d",
+                     (int)in->tensor, (int)in->dims[0]);
+}
+
+/* Checks the rank of graph input `in` and its dims after the first
+ * against d (n dims; d = NULL checks only what the batch form needs). */
+static int check_input_dims(const char *what, const char *text,
+                            const struct planner_tflite_io *in,
+                            const int64_t *d, size_t n)
+{
+  if (in->rank == 0 || in->rank > PLANNER_TFLITE_MAX_DIMS)
+    return shape_error(what, text, "input %d has %u dimensions; --shape "
+                       "sizes inputs of 1 to %u dimensions only",
+                       (int)in->tensor, (unsigned)in->rank,
+                       PLANNER_TFLITE_MAX_DIMS);
+  if (d && n != in->rank)
+    return shape_error(what, text, "gives %zu dimensions for input %d, "
+                       "which has %u",
+                       n, (int)in->tensor, (unsigned)in->rank);
+  for (uint32_t k = 1; k < in->rank; k++) {
+    if (in->sig[k] < 0)
+      return shape_error(what, text, "input %d is dynamic in dimension %u, "
+                         "not only in the batch; arenactl cannot size it "
+                         "without running the model",
+                         (int)in->tensor, (unsigned)k);
+    if (d && (int64_t)in->sig[k] != d[k])
+      return shape_error(what, text, "dimension %u of input %d is fixed at "
+                         "%d; only a dynamic batch dimension (0) can be set",
+                         (unsigned)k, (int)in->tensor, (int)in->sig[k]);
+  }
+  return 0;
+}
+
+/* Checks a --shape against the model's graph inputs and sets *batch to
+ * the batch it asks for. The shape is either the batch alone ("4") or
+ * one dims list per graph input, inputs separated by commas
+ * ("4x96x96x1,4x10"). Prints and returns CLI_EX_USAGE when the text is
+ * not a shape, CLI_EX_DATAERR when it cannot apply to the model. */
+static int check_shape(const char *what, const char *text,
                        const struct planner_tflite_model *m, uint64_t *batch)
 {
-  uint64_t d[SHAPE_MAX_DIMS];
-  int n = parse_shape(shape, d);
-  if (n < 0) {
-    cli_error(what, "--shape '%s': expected dimensions like 1x96x96x1", shape);
+  struct cli_shape sh;
+  int rc = cli_parse_shape(text, &sh);
+  *batch = 0;
+  if (rc == ARENA_ENOMEM) {
+    cli_error(what, "out of memory");
+    return CLI_EX_OSERR;
+  }
+  if (rc == ARENA_EPARSE && !has_negative(text)) {
+    cli_error(what, "--shape '%s': expected dimensions like 1x96x96x1 "
+              "(inputs separated by commas) or a batch alone, like 4",
+              text);
     return CLI_EX_USAGE;
   }
-  const struct planner_tflite_io *in = m->n_inputs ? &m->inputs[0] : NULL;
-  if (!in) {
-    cli_error(what, "--shape: the model has no graph input");
-    return CLI_EX_DATAERR;
+  if (rc)
+    return shape_error(what, text, "%s",
+                       rc == ARENA_EPARSE ? "a dimension is negative"
+                       : rc == ARENA_EOVERFLOW
+                           ? "a dimension is too large"
+                           : "too many inputs or dimensions");
+  if (sh.n_inputs == 0)
+    rc = shape_error(what, text, "no dimensions given");
+  else if (m->n_inputs == 0)
+    rc = shape_error(what, text, "the model has no graph input");
+  else
+    rc = check_dim_values(what, text, &sh);
+  int batch_only = sh.n_inputs == 1 && sh.inputs[0].n_dims == 1;
+  if (rc == 0 && !batch_only && sh.n_inputs != m->n_inputs)
+    rc = shape_error(what, text, "gives %zu inputs, the model has %zu "
+                     "(separate inputs by commas, or give the batch alone)",
+                     sh.n_inputs, m->n_inputs);
+  for (size_t i = 0; rc == 0 && i < m->n_inputs; i++) {
+    const struct planner_tflite_io *in = &m->inputs[i];
+    const struct arenad_dims *d = batch_only ? NULL : &sh.inputs[i];
+    rc = check_input_dims(what, text, in, d ? d->dims : NULL,
+                          d ? d->n_dims : 0);
+    /* The batch alone sets the inputs that have a dynamic batch. */
+    if (rc == 0 && (d || in->sig[0] < 0))
+      rc = check_batch_dim(what, text, m, in,
+                           (uint64_t)(d ? d->dims[0] : sh.inputs[0].dims[0]),
+                           batch);
   }
-  if (n > 1 && (uint32_t)n != in->rank) {
-    cli_error(what, "--shape '%s' has %d dimensions, input %d has %u", shape,
-              n, (int)in->tensor, (unsigned)in->rank);
-    return CLI_EX_DATAERR;
-  }
-  for (int k = 1; k < n && k < (int)PLANNER_TFLITE_MAX_DIMS; k++)
-    if (in->sig[k] >= 0 && (uint64_t)in->sig[k] != d[k]) {
-      cli_error(what, "--shape '%s': dimension %d of input %d is fixed at "
-                "%d; only a dynamic batch dimension (0) can be set",
-                shape, k, (int)in->tensor, (int)in->sig[k]);
-      return CLI_EX_DATAERR;
-    } else if (in->sig[k] < 0) {
-      cli_error(what, "--shape: input %d is dynamic in dimension %d, not "
-                "only in the batch; arenactl cannot size it without running "
-                "the model",
-                (int)in->tensor, k);
-      return CLI_EX_DATAERR;
-    }
-  if (!m->dynamic && in->rank > 0 && (uint64_t)in->dims[0] != d[0]) {
-    cli_error(what, "--shape: the model's shapes are static (batch %d); "
-              "they cannot be changed without reconverting the model",
-              (int)in->dims[0]);
-    return CLI_EX_DATAERR;
-  }
-  *batch = d[0];
-  return 0;
+  if (rc == 0 && *batch == 0)
+    rc = check_batch_dim(what, text, m, &m->inputs[0],
+                         (uint64_t)sh.inputs[0].dims[0], batch);
+  cli_shape_cleanup(&sh);
+  return rc;
 }
 
 /* ---- TFLite ----------------------------------------------------------------- */
@@ -156,9 +249,10 @@ static int load_tflite(const char *what, const char *buf, size_t len,
     int x = check_shape(what, o->shape, &g->model, &batch);
     if (x)
       return x;
-    if (g->model.dynamic) {
+    if (g->model.dynamic && batch) {
       to.batch = batch;
       rc = planner_tflite_read(buf, len, &to, &g->model, err);
+      g->batch = batch;
     }
   }
   if (rc) {
@@ -183,10 +277,12 @@ nomem:
 }
 
 /* Writes the dims of the model's graph inputs as "1x96x96x1,1x10" into
- * shape (the --shape syntax), or "" when some input cannot be written
+ * shape (the --shape syntax), with dimension 0 of each input that has a
+ * dynamic batch set to `batch` when it is not 0: the input shape the
+ * sizes were computed for. Writes "" when some input cannot be written
  * that way (a scalar, or more dims than are kept). */
-static void input_shape(const struct planner_tflite_model *m, char *shape,
-                        size_t cap)
+static void input_shape(const struct planner_tflite_model *m, uint64_t batch,
+                        char *shape, size_t cap)
 {
   size_t k = 0;
   shape[0] = '\0';
@@ -195,9 +291,11 @@ static void input_shape(const struct planner_tflite_model *m, char *shape,
     if (io->rank == 0 || io->rank > PLANNER_TFLITE_MAX_DIMS)
       goto none;
     for (uint32_t d = 0; d < io->rank; d++) {
-      int n = snprintf(shape + k, cap - k, "%s%ld",
-                       d ? "x" : (i ? "," : ""), (long)io->dims[d]);
-      if (n < 0 || (size_t)n >= cap - k || io->dims[d] < 0)
+      long long v = d == 0 && batch && io->sig[0] < 0 ? (long long)batch
+                                                      : (long long)io->dims[d];
+      int n = snprintf(shape + k, cap - k, "%s%lld",
+                       d ? "x" : (i ? "," : ""), v);
+      if (n < 0 || (size_t)n >= cap - k || v < 0)
         goto none;
       k += (size_t)n;
     }
@@ -208,13 +306,17 @@ none:
 }
 
 int cli_model_to_csv(const char *what, const char *buf, size_t len,
-                     struct planner_csv *c, char *shape, size_t shape_cap)
+                     const char *shape_in, struct planner_csv *c, char *shape,
+                     size_t shape_cap)
 {
   struct cli_graph g;
+  struct cli_load_opts o;
+  memset(&o, 0, sizeof o);
+  o.shape = shape_in;
   cli_graph_init(&g);
-  int rc = load_tflite(what, buf, len, NULL, &g);
+  int rc = load_tflite(what, buf, len, &o, &g);
   if (rc == 0 && shape && shape_cap)
-    input_shape(&g.model, shape, shape_cap);
+    input_shape(&g.model, g.batch, shape, shape_cap);
   if (rc == 0) {
     planner_csv_cleanup(c);
     c->tensors = g.tensors;
@@ -782,7 +884,7 @@ static void import_usage(FILE *f)
           "Options:\n"
           "  -o FILE          write to FILE instead of standard output\n"
           "  --keep-dequant   also plan outputs of DEQUANTIZE-of-constant\n"
-          "  --shape DIMS     size a dynamic batch, e.g. 4x96x96x1\n"
+          "  --shape DIMS     size a dynamic batch, e.g. 4x96x96x1 or 4\n"
           "  -h, --help       show this help\n"
           "\n"
           "Exit status: 0 done, 64 bad command line, 65 bad model,\n"

@@ -45,6 +45,7 @@ struct cli_graph {
   uint64_t arena_bytes;           /* from a plan file, else 0 */
   uint64_t alignment;             /* from a plan file, else 0 */
   char algo[32];                  /* from a plan file, else "" */
+  uint64_t batch;                 /* batch a --shape applied, else 0 */
   int has_model;                  /* 1: model below is filled */
   struct planner_tflite_model model; /* when kind == CLI_GRAPH_TFLITE */
 };
@@ -67,12 +68,16 @@ int cli_model_option(int argc, char **argv, int *i, struct cli_load_opts *o,
                      int *rc);
 
 /* Reads a TFLite model that is already in memory into a CSV result, for
- * `arenactl plan`, and writes the dims of its graph inputs into shape
- * (shape_cap bytes, may be NULL) in the --shape syntax, "1x96x96x1,1x10"
- * ("" when they cannot be written so). Prints errors under `what`;
- * returns 0 or an exit status. */
+ * `arenactl plan`, applying the --shape text shape_in (borrowed; NULL for
+ * the model's own shapes) exactly as cli_graph_load() does for import and
+ * explain, and writes into shape (shape_cap bytes, may be NULL) the input
+ * shape the sizes were computed for, in the --shape syntax,
+ * "1x96x96x1,1x10" ("" when it cannot be written so). Prints errors under
+ * `what`; returns 0 or an exit status (CLI_EX_USAGE for --shape text that
+ * is not a shape, CLI_EX_DATAERR for a shape that does not apply). */
 int cli_model_to_csv(const char *what, const char *buf, size_t len,
-                     struct planner_csv *c, char *shape, size_t shape_cap);
+                     const char *shape_in, struct planner_csv *c, char *shape,
+                     size_t shape_cap);
 
 /* Live bytes (sizes summed, no alignment) at every operator 0 .. n-1,
  * where n = 1 + the largest `last`. On success *live is owned (free()).

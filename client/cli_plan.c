@@ -30,7 +30,8 @@ struct plan_args {
   int json;                 /* 1: print JSON instead of text */
   int local;                /* 1: --local, never ask the daemon */
   int no_fallback;          /* 1: --no-fallback, fail if the daemon does */
-  const char *shape;        /* --shape, the cache key's input shape */
+  const char *shape;        /* --shape: a .tflite is resized to it; the
+                               cache key's input shape */
   struct cli_daemon_args d; /* -s, --timeout-ms */
   struct cli_plan_source src; /* where the plan came from */
 };
@@ -51,8 +52,11 @@ static void usage(FILE *f)
           "                    be used instead of planning in this process\n"
           "  -s, --socket PATH arenad's socket (default: $ARENAD_SOCKET, else\n"
           "                    /run/arenad/arenad.sock)\n"
-          "  --shape S         input shape for the cache key, e.g. 1x96x96x1\n"
-          "                    (inputs separated by commas; default none)\n"
+          "  --shape S         input shape, e.g. 1x96x96x1 (inputs separated\n"
+          "                    by commas): a .tflite is resized to it, as\n"
+          "                    import does, and keyed by it; for a CSV it is\n"
+          "                    only the cache key (default: the model's own\n"
+          "                    input shape, none for a CSV)\n"
           "  --timeout-ms N    how long to wait for arenad, in ms\n"
           "  --algo A          algorithm: best (default), naive, tflm-greedy,\n"
           "                    tflite-bestfit, greedy-size, greedy-breadth,\n"
@@ -132,7 +136,8 @@ static int set_capacity(struct plan_args *a, const char *v)
 
 static int set_shape(struct plan_args *a, const char *v)
 {
-  a->shape = v; /* checked when the key is built (cli_daemon_plan) */
+  a->shape = v; /* applied to a .tflite by load(); checked as a key by
+                   cli_daemon_plan() */
   return 0;
 }
 
@@ -348,8 +353,10 @@ static void print_json(const struct plan_args *a, const struct planner_csv *c,
 
 /* ---- the command -------------------------------------------------------- */
 
-/* Reads and parses the input. Returns 0 or an exit status. */
-static int load(const char *file, struct planner_csv *c,
+/* Reads and parses the input. A TFLite model is sized for shape_in (the
+ * --shape text, or NULL), and the input shape its sizes were computed for
+ * is written into shape. Returns 0 or an exit status. */
+static int load(const char *file, const char *shape_in, struct planner_csv *c,
                 uint8_t hash[PLANNER_DIGEST_LEN], char *shape, size_t cap)
 {
   char err[ARENA_ERR_LEN] = "";
@@ -363,8 +370,8 @@ static int load(const char *file, struct planner_csv *c,
   }
   planner_sha256(buf, len, hash); /* the model hash of the cache key */
   if (planner_tflite_is_model(buf, len)) {
-    /* TFLite: cli_model.c; the model's input dims become the shape */
-    rc = cli_model_to_csv(what, buf, len, c, shape, cap);
+    /* TFLite: cli_model.c resizes it as import and explain do */
+    rc = cli_model_to_csv(what, buf, len, shape_in, c, shape, cap);
     free(buf);
     return rc;
   }
@@ -424,10 +431,13 @@ int cli_plan_main(int argc, char **argv)
     return rc < 0 ? cli_finish_stdout() : rc;
   planner_csv_init(&c);
   planner_plan_init(&p);
-  if ((rc = load(a.file, &c, hash, model_shape, sizeof model_shape)) != 0)
+  if ((rc = load(a.file, a.shape, &c, hash, model_shape,
+                 sizeof model_shape)) != 0)
     goto out;
-  if (!a.shape && model_shape[0])
-    a.shape = model_shape; /* a .tflite names its own input shape */
+  /* A .tflite is keyed by the input shape its sizes were computed for:
+   * its own, or the --shape it was resized to, written out in full. */
+  if (model_shape[0])
+    a.shape = model_shape;
   g = planner_csv_graph(&c);
   rc = cli_daemon_plan(strcmp(a.file, "-") ? a.file : "<stdin>", &a.d,
                        a.local, !a.no_fallback, hash, a.shape, &g, &a.o, &p,

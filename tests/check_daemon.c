@@ -432,6 +432,109 @@ START_TEST(test_tflite_key)
 }
 END_TEST
 
+/* Runs build/arenactl (or $ARENACTL) with args against h; returns the
+ * exit status and the owned stdout in *out. */
+static int cli_out(const struct harness *h, const char *const *args,
+                   char **out)
+{
+  const char *exe = getenv("ARENACTL");
+  const char *argv[16] = {exe && *exe ? exe : "build/arenactl", "-s", h->sock};
+  char out_path[300], err_path[300];
+  int n = 3;
+  while (*args && n < 15)
+    argv[n++] = *args++;
+  argv[n] = NULL;
+  snprintf(out_path, sizeof out_path, "%s/cli.out", h->dir);
+  snprintf(err_path, sizeof err_path, "%s/cli.err", h->dir);
+  int st = tu_run(argv, NULL, NULL, out_path, err_path);
+  *out = tu_read_file(out_path, NULL);
+  ck_assert_ptr_nonnull(*out);
+  return st;
+}
+#define CLI(h, out, ...) cli_out((h), (const char *const[]){__VA_ARGS__, NULL}, (out))
+
+static void assert_contains(const char *hay, const char *needle)
+{
+  ck_assert_msg(strstr(hay, needle) != NULL, "'%s' not found in:\n%s",
+                needle, hay);
+}
+
+static int count_of(const char *hay, const char *needle)
+{
+  int n = 0;
+  for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++)
+    n++;
+  return n;
+}
+
+/* The part of plan --json output from "tensors" on: what a plan is,
+ * without where it came from. */
+static const char *plan_tensors(const char *json)
+{
+  const char *p = strstr(json, "\"tensors\":");
+  ck_assert_msg(p != NULL, "no tensors in %s", json);
+  return p;
+}
+
+/* plan --shape on a .tflite through arenad: the plan is sized for the
+ * shape (as --local sizes it) and stored under that shape written in
+ * full, so the batch alone and the full dims share one entry, and the
+ * model's own shape finds nothing. A shape that does not apply stores
+ * nothing. */
+START_TEST(test_tflite_shape_key)
+{
+  struct harness h;
+  char *daemon, *local, *out, hash[65];
+  const char *model = "tests/data/models/hello_world_float.tflite";
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  ck_assert_int_eq(CLI(&h, &daemon, "plan", "--no-fallback", "--json",
+                       "--shape", "4", model),
+                   0);
+  assert_contains(daemon, "\"cached\":false,\"local\":false");
+  ck_assert_int_eq(CLI(&h, &local, "plan", "--local", "--json", "--shape",
+                       "4x1", model),
+                   0);
+  ck_assert_str_eq(plan_tensors(daemon), plan_tensors(local));
+  assert_contains(local, "\"arena_bytes\":512,"); /* 4 x the 128 of batch 1 */
+  ck_assert_int_eq(CLI(&h, &out, "plan", "--no-fallback", "--json",
+                       "--shape", "4x1", model),
+                   0);
+  assert_contains(out, "\"cached\":true");
+  ck_assert_str_eq(plan_tensors(out), plan_tensors(local));
+  free(out);
+  FILE *f = popen("sha256sum tests/data/models/hello_world_float.tflite", "r");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_int_eq(fscanf(f, "%64s", hash), 1);
+  pclose(f);
+  ck_assert_int_eq(CLI(&h, &out, "get", "--model-hash", hash, "--shape",
+                       "4x1", "--json"),
+                   0);
+  assert_contains(out, "\"arena_bytes\":512,");
+  free(out);
+  ck_assert_int_eq(CLI(&h, &out, "get", "--model-hash", hash, "--shape",
+                       "1x1"),
+                   1);
+  free(out);
+  ck_assert_int_eq(CLI(&h, &out, "get", "--model-hash", hash, "--shape",
+                       "4"),
+                   1);
+  free(out);
+  ck_assert_int_eq(CLI(&h, &out, "plan", "--no-fallback", "--shape", "4x2",
+                       model),
+                   65);
+  ck_assert_str_eq(out, "");
+  free(out);
+  ck_assert_int_eq(CLI(&h, &out, "ls", "--json"), 0);
+  ck_assert_int_eq(count_of(out, "\"key\":"), 1); /* the one plan above */
+  free(out);
+  free(daemon);
+  free(local);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+}
+END_TEST
+
 START_TEST(test_check_config)
 {
   ck_assert_int_eq(system("build/arenad --check-config --config /nonexistent "
@@ -461,6 +564,7 @@ Suite *daemon_suite(void)
   tcase_add_test(tc, test_socket_ownership);
   tcase_add_test(tc, test_check_config);
   tcase_add_test(tc, test_tflite_key);
+  tcase_add_test(tc, test_tflite_shape_key);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -275,6 +275,118 @@ START_TEST(test_plan_tflite)
 }
 END_TEST
 
+/* Asserts that the tensors of `plan --json` output equal the graph c
+ * (same order, ids, sizes and lifetimes). */
+static void assert_plan_tensors(const char *json, const struct planner_csv *c)
+{
+  const char *p = strstr(json, "\"tensors\":[");
+  ck_assert_ptr_nonnull(p);
+  size_t n = 0;
+  while ((p = strstr(p, "{\"id\":")) != NULL) {
+    unsigned id;
+    unsigned long long size;
+    long long first, last;
+    ck_assert_int_eq(sscanf(p, "{\"id\":%u,\"size\":%llu,\"first\":%lld,"
+                                "\"last\":%lld",
+                            &id, &size, &first, &last),
+                     4);
+    ck_assert_uint_lt(n, c->n_tensors);
+    const struct planner_tensor *t = &c->tensors[n++];
+    ck_assert_uint_eq(id, t->id);
+    ck_assert_uint_eq(size, t->size);
+    ck_assert_int_eq(first, t->first);
+    ck_assert_int_eq(last, t->last);
+    p++;
+  }
+  ck_assert_uint_eq(n, c->n_tensors);
+}
+
+/* plan --shape resizes a .tflite exactly as import --shape does, whether
+ * the shape is written in full or as the batch alone. */
+START_TEST(test_plan_shape_resizes)
+{
+  static const char *const shapes[] = {"4x1", "4", "1x1"};
+  struct run r;
+  struct planner_csv c, base;
+  copy_in("models/hello_world_float.tflite");
+  RUN(&r, "import", "hello_world_float.tflite");
+  ck_assert_int_eq(r.status, 0);
+  parse_csv(r.out, r.out_len, &base);
+  run_free(&r);
+  for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+    RUN(&r, "import", "--shape", shapes[k], "hello_world_float.tflite");
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    parse_csv(r.out, r.out_len, &c);
+    run_free(&r);
+    RUN(&r, "plan", "--local", "--json", "--align", "1", "--shape",
+        shapes[k], "hello_world_float.tflite");
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    assert_plan_tensors(r.out, &c);
+    /* batch 4 quadruples every tensor; batch 1 is the model's own */
+    for (size_t i = 0; i < c.n_tensors; i++)
+      ck_assert_uint_eq(c.tensors[i].size,
+                        base.tensors[i].size * (k < 2 ? 4 : 1));
+    run_free(&r);
+    planner_csv_cleanup(&c);
+  }
+  planner_csv_cleanup(&base);
+}
+END_TEST
+
+/* A --shape that cannot apply to the model is refused, by plan (with or
+ * without arenad), import and explain alike, with exit 65; text that is
+ * not a shape at all is a usage error (64). */
+START_TEST(test_plan_shape_refused)
+{
+  static const struct {
+    const char *model, *shape, *msg;
+  } bad[] = {
+      {"hello_world_float", "4x2", "dimension 1 of input 0 is fixed at 1"},
+      {"hello_world_float", "1x1x1", "gives 3 dimensions for input 0, which has 2"},
+      {"hello_world_float", "0x1", "is 0; every dimension must be at least 1"},
+      {"hello_world_float", "0", "is 0; every dimension must be at least 1"},
+      {"hello_world_float", "-4x1", "a dimension is negative"},
+      {"hello_world_float", "2147483648x1", "above 2147483647"},
+      {"hello_world_float", "99999999999999999999x1", "a dimension is too large"},
+      {"hello_world_float", "4x1,4x1", "gives 2 inputs, the model has 1"},
+      {"person_detect", "2x96x96x1", "the model's shapes are static (batch 1)"},
+      {"person_detect", "2", "the model's shapes are static (batch 1)"},
+      {"person_detect", "1x96x96", "gives 3 dimensions for input 88"},
+  };
+  static const char *const cmds[][3] = {
+      {"plan", "--local", NULL},
+      {"plan", "--no-fallback", "--timeout-ms=2000"},
+      {"import", NULL, NULL},
+      {"explain", NULL, NULL},
+  };
+  struct run r;
+  char file[64];
+  copy_in("models/hello_world_float.tflite");
+  copy_in("models/person_detect.tflite");
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
+    for (size_t m = 0; m < sizeof cmds / sizeof cmds[0]; m++) {
+      snprintf(file, sizeof file, "%s.tflite", bad[k].model);
+      /* The daemon is never reached: the shape is refused first. */
+      if (cmds[m][1] && cmds[m][2])
+        RUN(&r, cmds[m][0], cmds[m][1], cmds[m][2], "-s", "no.sock",
+            "--shape", bad[k].shape, file);
+      else if (cmds[m][1])
+        RUN(&r, cmds[m][0], cmds[m][1], "--shape", bad[k].shape, file);
+      else
+        RUN(&r, cmds[m][0], "--shape", bad[k].shape, file);
+      ck_assert_msg(r.status == 65, "%s --shape %s %s: status %d, %s",
+                    cmds[m][0], bad[k].shape, file, r.status, r.err);
+      assert_contains(r.err, bad[k].msg);
+      ck_assert_uint_eq(r.out_len, 0);
+      run_free(&r);
+    }
+  RUN(&r, "plan", "--local", "--shape", "4y1", "hello_world_float.tflite");
+  ck_assert_int_eq(r.status, 64);
+  assert_contains(r.err, "expected dimensions like 1x96x96x1");
+  run_free(&r);
+}
+END_TEST
+
 /* ---- explain, render, diff: goldens ---------------------------------------- */
 
 START_TEST(test_explain_golden)
@@ -585,6 +697,8 @@ Suite *models_suite(void)
   tcase_add_test(tc, test_import_errors);
   tcase_add_test(tc, test_import_keep_dequant_and_shape);
   tcase_add_test(tc, test_plan_tflite);
+  tcase_add_test(tc, test_plan_shape_resizes);
+  tcase_add_test(tc, test_plan_shape_refused);
   suite_add_tcase(s, tc);
   tc = tcase_create("golden");
   tcase_add_checked_fixture(tc, setup, teardown);

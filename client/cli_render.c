@@ -6,13 +6,25 @@
  * its id where the label fits and always carrying a <title> tooltip. The
  * lower bound (dashed) and the arena top (solid) are drawn as lines;
  * tensors live at a peak operator are highlighted (class "t peak") and
- * the peak operators shaded. Only tensors are <rect>s (background, bands
- * and axes are paths and lines), so a reader can count them.
+ * the peak operators shaded. Only tensors are <rect>s (background, bands,
+ * legend swatches and axes are paths and lines), so a reader can count
+ * them.
  *
- * The width adapts to the operator count (3 to 48 px per operator, about
- * 1400 px for most models), so 350 operators still give a readable
- * picture. --html wraps the SVG in a self-contained page (no scripts, no
- * external resources) with a summary and a table of every tensor.
+ * DESIGN
+ *  The layout is computed before anything is written (layout()): the
+ *  margins from the widths of the texts that go in them (estimated per
+ *  character, generously for DejaVu Sans and Liberation Sans, the usual
+ *  sans-serif fonts), the plot from the operator count. The plot gets 48
+ *  px per operator up to what SVG_MAX_W leaves, and at least PLOT_MIN_W,
+ *  so the picture is never wider than SVG_MAX_W px whatever the operator
+ *  count: a long trace gets sub-pixel operators (tensors stay at least
+ *  MIN_PX wide) and tick steps of 1, 2 or 5 x 10^k operators chosen so that
+ *  the labels never touch. Every text lies inside the viewBox: the header
+ *  (file name, shortened in the middle when too long, two summary lines
+ *  and the legend, which wraps) sets a minimum width, the axis titles
+ *  and line labels have their margins. --html wraps the SVG in a
+ *  self-contained page (no scripts, no external resources) with a summary
+ *  and a table of every tensor.
  */
 #include "cli.h"
 
@@ -23,12 +35,16 @@
 #include "cli_model.h"
 #include "planner.h"
 
-#define PLOT_W 1400.0 /* px of the plot area, aimed for */
-#define PLOT_H 560.0  /* px of the plot area */
-#define MARGIN_L 96.0 /* px for the byte axis */
-#define MARGIN_R 190.0 /* px for the line labels */
-#define MARGIN_T 56.0 /* px for the title */
-#define MARGIN_B 56.0 /* px for the operator axis */
+#define SVG_MAX_W 1800.0 /* px: the picture is never wider */
+#define PLOT_MIN_W 640.0 /* px: the plot is never narrower */
+#define OP_MAX_W 48.0    /* px per operator at most */
+#define PLOT_H 560.0     /* px of the plot area */
+#define PAD 16.0         /* px of empty border around everything */
+#define FONT_PX 11.0     /* px of ordinary text */
+#define TITLE_PX 14.0    /* px of the title (bold) */
+#define ID_PX 10.0       /* px of the id labels inside tensors */
+#define LINE_H 17.0      /* px between lines of header text */
+#define MIN_PX 0.75      /* px: the least width or height of a tensor */
 
 static void usage(FILE *f)
 {
@@ -38,7 +54,9 @@ static void usage(FILE *f)
           "Draws the plan of FILE (a lifetime-graph CSV, a plan, or a .tflite\n"
           "model; graphs are planned first) as SVG: operators along x,\n"
           "offsets up y, one rectangle per tensor, the lower bound and arena\n"
-          "top as lines, tensors live at the peak highlighted.\n"
+          "top as lines, tensors live at the peak highlighted, with axis\n"
+          "titles and a legend. The picture is at most 1800 px wide, however\n"
+          "many operators there are.\n"
           "\n"
           "Options:\n"
           "  -o FILE          write to FILE (default standard output)\n"
@@ -55,6 +73,17 @@ static void usage(FILE *f)
           CLI_PROG, PLANNER_DEFAULT_ALIGNMENT);
 }
 
+/* Where things go, in px (computed by layout()). */
+struct layout {
+  double width, height; /* of the SVG */
+  double x0, x1;        /* plot left and right */
+  double y_top, y0;     /* plot top and bottom (y grows downwards) */
+  double legend_y;      /* baseline of the first legend row */
+  char title[160];      /* file name, shortened to fit */
+  char line1[160];      /* counts, algorithm, alignment */
+  char line2[200];      /* arena, lower bound, peak */
+};
+
 /* Everything the drawing needs. */
 struct render {
   struct cli_graph g;       /* the input */
@@ -67,19 +96,26 @@ struct render {
   double opw;               /* px per operator */
   double scale;             /* px per byte */
   uint64_t top;             /* bytes at the top of the plot */
+  uint64_t xstep;           /* operators between x ticks */
+  uint64_t ystep;           /* bytes between y ticks */
+  struct layout l;          /* positions */
 };
 
 /* Human-readable bytes: "1.31 MiB". */
 static void fmt_bytes(char *out, size_t cap, uint64_t v)
 {
-  if (v >= (1ull << 30))
-    snprintf(out, cap, "%.2f GiB", (double)v / (double)(1ull << 30));
-  else if (v >= (1ull << 20))
-    snprintf(out, cap, "%.2f MiB", (double)v / (double)(1ull << 20));
-  else if (v >= (1ull << 10))
-    snprintf(out, cap, "%.1f KiB", (double)v / 1024.0);
-  else
+  static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB", "PiB",
+                                     "EiB"};
+  int u = -1;
+  double d = (double)v;
+  while (u < 5 && d >= 1024.0) {
+    d /= 1024.0;
+    u++;
+  }
+  if (u < 0)
     snprintf(out, cap, "%llu B", (unsigned long long)v);
+  else
+    snprintf(out, cap, u == 0 ? "%.1f %s" : "%.2f %s", d, unit[u]);
 }
 
 /* A step from 1, 2, 5 x 10^k, at least min. */
@@ -99,10 +135,209 @@ static uint64_t nice_step(double min)
   }
 }
 
+/* The width of text in px at font size px, estimated from above: each
+ * character at least as wide as in DejaVu Sans (the widest common
+ * sans-serif), bold 12 % wider. Control and non-ASCII bytes are written
+ * as '?' (cli_xml_escape()). */
+static double text_w(const char *s, double px, int bold)
+{
+  double em = 0;
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (strchr("mwMW@%#&+<=>^~", c))
+      em += 1.0;
+    else if (c >= 'A' && c <= 'Z')
+      em += 0.8;
+    else if (strchr(" .,:;'|!()[]/\\-ijlrtf", c))
+      em += 0.42;
+    else
+      em += 0.66;
+  }
+  return em * px * (bold ? 1.12 : 1.0);
+}
+
+/* Copies the text in into out (cap bytes), cutting its middle to "..."
+ * when it is wider than max_w px at px. */
+static void fit_text(char *out, size_t cap, const char *in, double px,
+                     int bold, double max_w)
+{
+  size_t n = strlen(in), keep = n;
+  snprintf(out, cap, "%s", in);
+  while (keep > 0 && (strlen(out) + 1 >= cap || text_w(out, px, bold) > max_w)) {
+    keep--;
+    size_t head = keep / 2, tail = keep - head;
+    snprintf(out, cap, "%.*s...%s", (int)head, in, in + n - tail);
+  }
+}
+
 static double y_of(const struct render *r, uint64_t bytes)
 {
-  return MARGIN_T + PLOT_H - (double)bytes * r->scale;
+  return r->l.y0 - (double)bytes * r->scale;
 }
+
+/* The label of the arena top and lower bound lines: one label when they
+ * coincide. which: 0 arena, 1 lower bound. */
+static void line_label(const struct render *r, int which, char *out,
+                       size_t cap)
+{
+  char h[32];
+  uint64_t v = which ? r->p.lower_bound_bytes : r->p.arena_bytes;
+  fmt_bytes(h, sizeof h, v);
+  if (r->p.arena_bytes == r->p.lower_bound_bytes)
+    snprintf(out, cap, "arena top = lower bound %llu (%s)",
+             (unsigned long long)v, h);
+  else
+    snprintf(out, cap, "%s %llu (%s)", which ? "lower bound" : "arena top",
+             (unsigned long long)v, h);
+}
+
+/* ---- legend ------------------------------------------------------------------- */
+
+/* The legend's entries: a swatch kind and its text. */
+enum swatch { SW_TENSOR, SW_PEAK, SW_PEAKOP, SW_LB, SW_ARENA };
+static const struct {
+  enum swatch kind;
+  const char *text;
+} legend[] = {
+    {SW_TENSOR, "tensor: lifetime along x, bytes up y (hover for details)"},
+    {SW_PEAK, "tensor live at the peak"},
+    {SW_PEAKOP, "peak operator"},
+    {SW_LB, "lower bound"},
+    {SW_ARENA, "arena top"},
+};
+#define N_LEGEND (sizeof legend / sizeof legend[0])
+#define SWATCH_W 22.0 /* px of a swatch */
+#define LEGEND_GAP 20.0 /* px between entries */
+
+/* Lays the legend out in rows of at most max_w px. Calls place(ctx, k, x,
+ * row) for each entry when place is not NULL; returns the number of rows. */
+static int legend_rows(double max_w,
+                       void (*place)(void *, size_t, double, int), void *ctx)
+{
+  double x = 0;
+  int row = 0;
+  for (size_t k = 0; k < N_LEGEND; k++) {
+    double w = SWATCH_W + 6 + text_w(legend[k].text, FONT_PX, 0);
+    if (x > 0 && x + w > max_w) {
+      x = 0;
+      row++;
+    }
+    if (place)
+      place(ctx, k, x, row);
+    x += w + LEGEND_GAP;
+  }
+  return row + 1;
+}
+
+struct legend_ctx {
+  FILE *f;
+  const struct render *r;
+};
+
+static void legend_entry(void *ctx, size_t k, double dx, int row)
+{
+  struct legend_ctx *c = ctx;
+  FILE *f = c->f;
+  double x = PAD + dx, y = c->r->l.legend_y + row * LINE_H;
+  switch (legend[k].kind) {
+  case SW_TENSOR:
+  case SW_PEAK:
+  case SW_PEAKOP:
+    fprintf(f, "<path class=\"sw%s\" d=\"M%.2f %.2f h%.0f v10 h-%.0f Z\"/>",
+            legend[k].kind == SW_TENSOR ? " swt"
+            : legend[k].kind == SW_PEAK ? " swp"
+                                         : " peakop",
+            x, y - 9, SWATCH_W, SWATCH_W);
+    break;
+  case SW_LB:
+  case SW_ARENA:
+    fprintf(f, "<path class=\"%s\" d=\"M%.2f %.2f h%.0f\"/>",
+            legend[k].kind == SW_LB ? "lb" : "arena", x, y - 4, SWATCH_W);
+    break;
+  }
+  fprintf(f, "<text class=\"lg\" x=\"%.2f\" y=\"%.2f\">%s</text>\n",
+          x + SWATCH_W + 6, y, legend[k].text);
+}
+
+/* ---- layout --------------------------------------------------------------------- */
+
+/* Widest y tick label, in px. */
+static double y_labels_w(const struct render *r)
+{
+  double w = 0;
+  for (uint64_t b = 0; b <= r->top; b += r->ystep) {
+    char s[32];
+    fmt_bytes(s, sizeof s, b);
+    double t = text_w(s, FONT_PX, 0);
+    if (t > w)
+      w = t;
+    if (b > UINT64_MAX - r->ystep)
+      break;
+  }
+  return w;
+}
+
+/* Computes r->l, r->opw, r->scale and the tick steps. */
+static void layout(struct render *r)
+{
+  struct layout *l = &r->l;
+  char a[96], b[96];
+  /* Power-of-two byte steps give round labels in KiB and MiB. */
+  r->ystep = 1;
+  while (r->ystep < r->top / 6)
+    r->ystep <<= 1;
+  /* Left: the rotated axis title, the tick labels, the ticks. */
+  double ml = PAD + FONT_PX + 12 + y_labels_w(r) + 8;
+  line_label(r, 0, a, sizeof a);
+  line_label(r, 1, b, sizeof b);
+  double wa = text_w(a, FONT_PX, 0), wb = text_w(b, FONT_PX, 0);
+  double mr = 10 + (wa > wb ? wa : wb) + PAD;
+  /* The header, at most as wide as the picture may be. */
+  double hmax = SVG_MAX_W - 2 * PAD;
+  fit_text(l->title, sizeof l->title, r->g.what, TITLE_PX, 1, hmax);
+  snprintf(l->line1, sizeof l->line1,
+           "%zu tensors, %zu operators, %s, alignment %llu", r->g.n,
+           r->n_ops, planner_algo_name(r->p.algo),
+           (unsigned long long)r->o.alignment);
+  snprintf(l->line2, sizeof l->line2,
+           "arena %llu bytes, lower bound %llu bytes, peak %llu live bytes",
+           (unsigned long long)r->p.arena_bytes,
+           (unsigned long long)r->p.lower_bound_bytes,
+           (unsigned long long)r->peak);
+  double hw = text_w(l->title, TITLE_PX, 1);
+  if (text_w(l->line1, FONT_PX, 0) > hw)
+    hw = text_w(l->line1, FONT_PX, 0);
+  if (text_w(l->line2, FONT_PX, 0) > hw)
+    hw = text_w(l->line2, FONT_PX, 0);
+  /* The plot: 48 px per operator within [PLOT_MIN_W, SVG_MAX_W]. */
+  double pw = (double)r->n_ops * OP_MAX_W;
+  if (pw < PLOT_MIN_W)
+    pw = PLOT_MIN_W;
+  if (pw > SVG_MAX_W - ml - mr)
+    pw = SVG_MAX_W - ml - mr;
+  l->width = ml + pw + mr;
+  if (l->width < hw + 2 * PAD)
+    l->width = hw + 2 * PAD;
+  if (l->width > SVG_MAX_W)
+    l->width = SVG_MAX_W;
+  pw = l->width - ml - mr; /* the plot takes what the header left */
+  l->x0 = ml;
+  l->x1 = ml + pw;
+  r->opw = pw / (double)r->n_ops;
+  /* Rows: title, two summary lines, the legend, then the plot. */
+  l->legend_y = PAD + TITLE_PX + 2 * LINE_H + LINE_H;
+  int rows = legend_rows(l->width - 2 * PAD, NULL, NULL);
+  l->y_top = l->legend_y + (rows - 1) * LINE_H + 12 + FONT_PX + 8;
+  l->y0 = l->y_top + PLOT_H;
+  l->height = l->y0 + 6 + FONT_PX + 12 + FONT_PX + 8 + PAD;
+  r->scale = PLOT_H / (double)r->top;
+  /* Operator ticks: the widest label plus 16 px between labels. */
+  char last[24];
+  snprintf(last, sizeof last, "%zu", r->n_ops - 1);
+  r->xstep = nice_step((text_w(last, FONT_PX, 0) + 16) / r->opw);
+}
+
+/* ---- drawing -------------------------------------------------------------------- */
 
 static const char *const palette[] = {
     "#7aa6c2", "#8fbc8f", "#b4a7d6", "#9fc5e8", "#a2c4a8", "#c9b79c",
@@ -113,12 +348,14 @@ static void draw_tensor(FILE *f, const struct render *r, size_t i)
 {
   const struct planner_tensor *t = &r->g.tensors[i];
   uint64_t off = r->p.offsets[i];
-  double x = MARGIN_L + (double)t->first * r->opw;
+  double x = r->l.x0 + (double)t->first * r->opw;
   double w = (double)(t->last - t->first + 1) * r->opw;
   double y = y_of(r, off + t->size);
   double h = (double)t->size * r->scale;
-  if (h < 0.75)
-    h = 0.75; /* keep tiny and empty tensors visible */
+  if (w < MIN_PX)
+    w = MIN_PX; /* keep tensors of long traces visible */
+  if (h < MIN_PX)
+    h = MIN_PX; /* keep tiny and empty tensors visible */
   fprintf(f,
           "<rect class=\"t%s\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
           "height=\"%.2f\" fill=\"%s\"><title>tensor %u",
@@ -134,68 +371,101 @@ static void draw_tensor(FILE *f, const struct render *r, size_t i)
           (long long)t->first, (long long)t->last,
           r->at_peak[i] ? ", live at the peak" : "");
   char id[16];
-  int len = snprintf(id, sizeof id, "%u", (unsigned)t->id);
-  if (w >= 6.5 * len + 4 && h >= 11)
+  snprintf(id, sizeof id, "%u", (unsigned)t->id);
+  if (w >= text_w(id, ID_PX, 0) + 4 && h >= ID_PX + 1)
     fprintf(f, "<text class=\"id\" x=\"%.2f\" y=\"%.2f\">%s</text>\n",
             x + w / 2, y + h / 2 + 3.5, id);
 }
 
 static void draw_axes(FILE *f, const struct render *r)
 {
-  double x0 = MARGIN_L, y0 = MARGIN_T + PLOT_H;
-  double x1 = MARGIN_L + (double)r->n_ops * r->opw;
-  fprintf(f, "<path class=\"axis\" d=\"M%.2f %.2f V%.2f H%.2f\"/>\n", x0,
-          MARGIN_T, y0, x1);
-  uint64_t step = nice_step(40.0 / r->opw);
-  for (uint64_t k = 0; k < r->n_ops; k += step) {
-    double x = x0 + ((double)k + 0.5) * r->opw;
+  const struct layout *l = &r->l;
+  fprintf(f, "<path class=\"axis\" d=\"M%.2f %.2f V%.2f H%.2f\"/>\n", l->x0,
+          l->y_top, l->y0, l->x1);
+  for (uint64_t k = 0; k < r->n_ops; k += r->xstep) {
+    double x = l->x0 + ((double)k + 0.5) * r->opw;
     fprintf(f, "<path class=\"tick\" d=\"M%.2f %.2f v5\"/>"
             "<text class=\"xl\" x=\"%.2f\" y=\"%.2f\">%llu</text>\n",
-            x, y0, x, y0 + 18, (unsigned long long)k);
+            x, l->y0, x, l->y0 + 6 + FONT_PX + 1, (unsigned long long)k);
+    if (k > UINT64_MAX - r->xstep)
+      break;
   }
-  fprintf(f, "<text class=\"axl\" x=\"%.2f\" y=\"%.2f\">operator</text>\n",
-          (x0 + x1) / 2, y0 + 40);
-  /* Power-of-two steps give round labels in KiB and MiB. */
-  uint64_t bstep = 1;
-  while (bstep < r->top / 6)
-    bstep <<= 1;
-  for (uint64_t b = 0; b <= r->top; b += bstep) {
+  fprintf(f, "<text class=\"axl\" x=\"%.2f\" y=\"%.2f\">operator index "
+          "(execution order)</text>\n",
+          (l->x0 + l->x1) / 2, l->y0 + 6 + FONT_PX + 12 + FONT_PX);
+  for (uint64_t b = 0; b <= r->top; b += r->ystep) {
     char s[32];
     fmt_bytes(s, sizeof s, b);
     fprintf(f, "<path class=\"grid\" d=\"M%.2f %.2f H%.2f\"/>"
             "<text class=\"yl\" x=\"%.2f\" y=\"%.2f\">%s</text>\n",
-            x0, y_of(r, b), x1, x0 - 6, y_of(r, b) + 4, s);
-    if (b > UINT64_MAX - bstep)
+            l->x0, y_of(r, b), l->x1, l->x0 - 8, y_of(r, b) + 4, s);
+    if (b > UINT64_MAX - r->ystep)
       break;
   }
+  double ym = (l->y_top + l->y0) / 2, xt = PAD + FONT_PX;
+  fprintf(f, "<text class=\"ayl\" x=\"%.2f\" y=\"%.2f\" "
+          "transform=\"rotate(-90 %.2f %.2f)\">arena offset (bytes)</text>\n",
+          xt, ym, xt, ym);
 }
 
 static void draw_lines(FILE *f, const struct render *r)
 {
-  double x0 = MARGIN_L, x1 = MARGIN_L + (double)r->n_ops * r->opw;
+  const struct layout *l = &r->l;
   double ya = y_of(r, r->p.arena_bytes), yl = y_of(r, r->p.lower_bound_bytes);
-  char a[32], l[32];
-  fmt_bytes(a, sizeof a, r->p.arena_bytes);
-  fmt_bytes(l, sizeof l, r->p.lower_bound_bytes);
-  double la = ya - 4, ll = yl + 14;
-  fprintf(f, "<path class=\"arena\" d=\"M%.2f %.2f H%.2f\"/>"
-          "<text class=\"ll\" x=\"%.2f\" y=\"%.2f\">arena top %llu (%s)</text>\n",
-          x0, ya, x1 + 8, x1 + 10, la, (unsigned long long)r->p.arena_bytes, a);
-  fprintf(f, "<path class=\"lb\" d=\"M%.2f %.2f H%.2f\"/>"
-          "<text class=\"ll\" x=\"%.2f\" y=\"%.2f\">lower bound %llu (%s)</text>\n",
-          x0, yl, x1 + 8, x1 + 10, ll, (unsigned long long)r->p.lower_bound_bytes,
-          l);
+  char a[96], b[96];
+  line_label(r, 0, a, sizeof a);
+  line_label(r, 1, b, sizeof b);
+  /* The lower bound is drawn first, so that the arena line stays on top
+   * where the two coincide. Its label goes below it (above the axis),
+   * the arena's above its line: the two never meet. */
+  fprintf(f, "<path class=\"lb\" d=\"M%.2f %.2f H%.2f\"/>\n", l->x0, yl,
+          l->x1 + 8);
+  fprintf(f, "<path class=\"arena\" d=\"M%.2f %.2f H%.2f\"/>\n", l->x0, ya,
+          l->x1 + 8);
+  fprintf(f, "<text class=\"ll\" x=\"%.2f\" y=\"%.2f\">%s</text>\n",
+          l->x1 + 10, ya - 4, a);
+  if (r->p.arena_bytes != r->p.lower_bound_bytes) {
+    double y = yl + FONT_PX + 3;
+    if (y > l->y0 - 3)
+      y = l->y0 - 3;
+    fprintf(f, "<text class=\"ll\" x=\"%.2f\" y=\"%.2f\">%s</text>\n",
+            l->x1 + 10, y, b);
+  }
+}
+
+/* Shades the peak operators, one band per run of them (runs closer than
+ * a pixel merge), so that a long trace does not get a band per operator. */
+static void draw_peak_ops(FILE *f, const struct render *r)
+{
+  const struct layout *l = &r->l;
+  size_t k = 0;
+  while (k < r->n_ops) {
+    if (r->peak == 0 || r->live[k] != r->peak) {
+      k++;
+      continue;
+    }
+    size_t e = k + 1; /* one past the run */
+    for (size_t j = e; j < r->n_ops && (double)(j - e) * r->opw < 1.0; j++)
+      if (r->live[j] == r->peak)
+        e = j + 1;
+    double x = l->x0 + (double)k * r->opw, w = (double)(e - k) * r->opw;
+    if (w < MIN_PX)
+      w = MIN_PX;
+    fprintf(f, "<path class=\"peakop\" d=\"M%.2f %.2f h%.2f V%.2f h%.2f Z\"/>\n",
+            x, l->y_top, w, l->y0, -w);
+    k = e;
+  }
 }
 
 static void write_svg(FILE *f, const struct render *r)
 {
-  double width = MARGIN_L + (double)r->n_ops * r->opw + MARGIN_R;
-  double height = MARGIN_T + PLOT_H + MARGIN_B;
+  const struct layout *l = &r->l;
+  struct legend_ctx lc = {f, r};
   fprintf(f,
           "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
           "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
           "font-family=\"sans-serif\" font-size=\"11\">\n",
-          width, height, width, height);
+          l->width, l->height, l->width, l->height);
   fputs("<style>\n"
         ".t{stroke:#2f3e46;stroke-width:0.5}\n"
         ".t.peak{stroke:#7a1f0c;stroke-width:1}\n"
@@ -203,29 +473,26 @@ static void write_svg(FILE *f, const struct render *r)
         ".axis{stroke:#333;fill:none}.tick{stroke:#333}\n"
         ".grid{stroke:#ddd;stroke-width:0.5}\n"
         ".xl{text-anchor:middle}.yl{text-anchor:end}.axl{text-anchor:middle}\n"
+        ".ayl{text-anchor:middle}\n"
         ".arena{stroke:#1b4965;stroke-width:1.5}\n"
         ".lb{stroke:#c1121f;stroke-width:1.5;stroke-dasharray:6 4}\n"
         ".ll{font-size:11px}.peakop{fill:#fde2d8}\n"
+        ".sw{stroke:#2f3e46;stroke-width:0.5}.swt{fill:#7aa6c2}"
+        ".swp{fill:#e4572e;stroke:#7a1f0c}\n"
         ".title{font-size:14px;font-weight:bold}\n"
         "</style>\n",
         f);
-  fprintf(f, "<path fill=\"#ffffff\" d=\"M0 0 H%.0f V%.0f H0 Z\"/>\n", width,
-          height);
-  fprintf(f, "<text class=\"title\" x=\"%.0f\" y=\"22\">", MARGIN_L);
-  cli_xml_escape(f, r->g.what);
-  fprintf(f, "</text>\n<text x=\"%.0f\" y=\"40\">%zu tensors, %zu operators, "
-          "%s, alignment %llu: arena %llu bytes, lower bound %llu bytes, "
-          "peak %llu live bytes (highlighted)</text>\n",
-          MARGIN_L, r->g.n, r->n_ops, planner_algo_name(r->p.algo),
-          (unsigned long long)r->o.alignment,
-          (unsigned long long)r->p.arena_bytes,
-          (unsigned long long)r->p.lower_bound_bytes,
-          (unsigned long long)r->peak);
-  for (size_t k = 0; k < r->n_ops; k++)
-    if (r->live[k] == r->peak)
-      fprintf(f, "<path class=\"peakop\" d=\"M%.2f %.2f h%.2f V%.2f h%.2f Z\"/>\n",
-              MARGIN_L + (double)k * r->opw, MARGIN_T, r->opw,
-              MARGIN_T + PLOT_H, -r->opw);
+  fprintf(f, "<path fill=\"#ffffff\" d=\"M0 0 H%.0f V%.0f H0 Z\"/>\n",
+          l->width, l->height);
+  fprintf(f, "<text class=\"title\" x=\"%.0f\" y=\"%.0f\">", PAD,
+          PAD + TITLE_PX);
+  cli_xml_escape(f, l->title);
+  fprintf(f, "</text>\n<text class=\"sum\" x=\"%.0f\" y=\"%.0f\">%s</text>\n"
+          "<text class=\"sum\" x=\"%.0f\" y=\"%.0f\">%s</text>\n",
+          PAD, PAD + TITLE_PX + LINE_H, l->line1, PAD,
+          PAD + TITLE_PX + 2 * LINE_H, l->line2);
+  legend_rows(l->width - 2 * PAD, legend_entry, &lc);
+  draw_peak_ops(f, r);
   draw_axes(f, r);
   for (size_t i = 0; i < r->g.n; i++)
     draw_tensor(f, r, i);
@@ -317,16 +584,11 @@ static int prepare(struct render *r)
     r->at_peak[i] = cnt[t->last + 1] > cnt[t->first];
   }
   free(cnt);
-  r->opw = PLOT_W / (double)r->n_ops;
-  if (r->opw > 48)
-    r->opw = 48;
-  if (r->opw < 3)
-    r->opw = 3;
   r->top = r->p.arena_bytes > r->p.lower_bound_bytes ? r->p.arena_bytes
                                                       : r->p.lower_bound_bytes;
   if (r->top == 0)
     r->top = 1;
-  r->scale = PLOT_H / (double)r->top;
+  layout(r);
   return 0;
 }
 

@@ -509,6 +509,7 @@ static void write_html(FILE *f, const struct render *r)
   fputs("</title>\n<style>\n"
         "body{font-family:sans-serif;margin:24px;color:#102030}\n"
         ".pic{overflow-x:auto;border:1px solid #ccc}\n"
+        ".pic svg{display:block;max-width:100%;height:auto}\n"
         "table{border-collapse:collapse;margin:12px 0}\n"
         "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}\n"
         "td.n,th.n{text-align:left}tr.peak td{background:#fde2d8}\n"

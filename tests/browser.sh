@@ -3,7 +3,9 @@
 # page in headless Chromium and checks that it loaded cleanly: the DOM
 # Chromium built holds the picture with one rectangle per planned tensor
 # and the full tensor table, the console reported no error, and the
-# screenshot is not blank (many colours, enough non-white pixels).
+# screenshot is not blank (many colours, enough non-white pixels); then
+# that every label of a rendered picture lies inside it, measured by
+# Chromium with the installed fonts, and that it is at most 1800 px wide.
 #
 # Usage: tests/browser.sh BUILD_DIR MODEL.tflite
 # Needs chromium and python3 (for the PNG check). Run by `make test-browser`.
@@ -97,4 +99,62 @@ print('screenshot %dx%d: %d colours, %.1f%% non-white' % (w, h, len(colours), 10
 assert len(colours) >= 8, 'too few colours: blank page?'
 assert share >= 0.05, 'almost all white: blank page?'
 EOF
+# Every label inside the picture, as Chromium lays the text out with the
+# installed fonts: the model's picture, a 7-operator graph and a trace of
+# 10^6 operators, each measured by a script in a copy of the SVG (the
+# page itself has no scripts).
+python3 - "$out/seven.csv" "$out/long.csv" <<'EOF' || fail "cannot write the traces"
+import random, sys
+random.seed(7)
+for path, n, ops in ((sys.argv[1], 7, 7), (sys.argv[2], 2000, 1000000)):
+    with open(path, 'w') as f:
+        f.write('id,size,first,last\n')
+        for i in range(n):
+            first = ops - 1 if i == n - 1 else random.randrange(ops)
+            last = min(ops - 1, first + random.randrange(ops // 7 + 1))
+            f.write('%d,%d,%d,%d\n' % (i, random.randint(1, 1 << 20), first, last))
+EOF
+for src in "$model" "$out/seven.csv" "$out/long.csv"; do
+  name=$(basename "$src" | sed 's/\.[a-z]*$//')
+  "$build/arenactl" render --algo greedy-size "$src" -o "$out/$name.svg" ||
+    fail "arenactl render $src failed"
+  {
+    echo '<!DOCTYPE html><html><head><meta charset="utf-8"></head><body style="margin:0">'
+    sed 1d "$out/$name.svg"
+    cat <<'EOF'
+<script>
+const svg = document.querySelector('svg'), r = svg.getBoundingClientRect();
+let n = 0, bad = [];
+for (const t of svg.querySelectorAll('text')) {
+  const b = t.getBoundingClientRect();
+  n++;
+  if (b.left < r.left - 0.5 || b.top < r.top - 0.5 ||
+      b.right > r.right + 0.5 || b.bottom > r.bottom + 0.5)
+    bad.push(t.textContent + ' at ' + [b.left - r.left, b.top - r.top,
+             b.right - r.left, b.bottom - r.top].map(v => v.toFixed(1)));
+}
+const p = document.createElement('pre');
+p.id = 'result';
+p.textContent = 'texts=' + n + ' outside=' + bad.length + ' width=' +
+                svg.viewBox.baseVal.width + (bad.length ? '\n' + bad.join('\n') : '');
+document.body.appendChild(p);
+</script></body></html>
+EOF
+  } > "$out/$name.measure.html"
+  # shellcheck disable=SC2086
+  chromium $flags --user-data-dir="$tmp/profile-$name" --virtual-time-budget=5000 \
+    --dump-dom "file://$(cd "$out" && pwd)/$name.measure.html" \
+    >"$out/$name.measure.dom" 2>"$out/$name.measure.log" ||
+    fail "chromium could not measure $name.svg (see $out/$name.measure.log)"
+  result=$(sed -n '/<pre id="result">/,/<\/pre>/p' "$out/$name.measure.dom" |
+    sed 's/<[^>]*>//g')
+  echo "test-browser: $name.svg: $result" | head -5
+  case $result in
+  *" outside=0 "*) ;;
+  *) fail "$name.svg: labels outside the picture" ;;
+  esac
+  width=${result##*width=}
+  [ "${width%%[!0-9]*}" -le 1800 ] || fail "$name.svg is $width px wide"
+done
+
 echo "test-browser: ok ($rects tensor rectangles; screenshot $out/page.png)"

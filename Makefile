@@ -304,7 +304,8 @@ test-browser: all
 # systemd units, sysusers.d/tmpfiles.d snippets, man pages and the default
 # configuration below DESTDIR/PREFIX (the configuration to SYSCONFDIR);
 # deploy/install.sh does the work and documents each path. An existing
-# /etc/arenad/arenad.conf is never overwritten. `make uninstall` removes
+# /etc/arenad/arenad.conf that was edited is never overwritten, below a
+# DESTDIR too (the new default goes beside it as arenad.conf.new). `make uninstall` removes
 # what install put there. `make deb` writes the packages arenad,
 # libarenad-client1 and libarenad-client-dev to $(BUILD)/deb/ with dpkg-deb
 # (deploy/mkdeb.sh). The deploy tests need systemd-analyze and

@@ -16,9 +16,11 @@
 #                packages use PREFIX/lib/<multiarch triplet>)
 #
 # The units' ExecStart is rewritten to PREFIX/sbin/arenad. The pkg-config
-# file gets prefix=PREFIX and the library directory. An existing configuration file is never
-# overwritten when installing into the live system (empty DESTDIR): the
-# new default goes next to it as arenad.conf.new. `uninstall` removes
+# file gets prefix=PREFIX and the library directory. An existing
+# configuration file that differs from the default is never overwritten,
+# into the live system or below a DESTDIR alike: the new default goes
+# next to it as arenad.conf.new, and install says so (an unedited one is
+# replaced by the new default, and a leftover arenad.conf.new removed). `uninstall` removes
 # exactly what `install` put there, the configuration file only when it
 # is still the default, and never the plan cache in /var/lib/arenad.
 # `list` prints the installed paths, one per line.
@@ -132,11 +134,12 @@ do_install() {
     ln -sfn "$target" "$DESTDIR$name"
   done
   mkdir -p "$DESTDIR$confdir"
-  if [ -z "$DESTDIR" ] && [ -e "$conf" ] && ! cmp -s "$src/deploy/arenad.conf" "$conf"; then
-    put 0644 "$src/deploy/arenad.conf" "$conf.new"
-    echo "install: kept your $conf; the new default is $conf.new"
+  if [ -e "$DESTDIR$conf" ] && ! cmp -s "$src/deploy/arenad.conf" "$DESTDIR$conf"; then
+    put 0644 "$src/deploy/arenad.conf" "$DESTDIR$conf.new"
+    echo "install: kept your $DESTDIR$conf; the new default is $DESTDIR$conf.new"
   else
     put 0644 "$src/deploy/arenad.conf" "$DESTDIR$conf"
+    rm -f "$DESTDIR$conf.new"
   fi
   refresh_ld_cache
   if [ -z "$DESTDIR" ]; then

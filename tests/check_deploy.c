@@ -403,6 +403,8 @@ START_TEST(test_install_and_pkgconfig_client)
   ck_assert_ptr_nonnull(strstr(out, "example: daemon, then daemon cache"));
   ck_assert_ptr_nonnull(strstr(out, "uninstall: nothing left"));
   ck_assert_ptr_nonnull(strstr(out, "an edited configuration is kept"));
+  ck_assert_ptr_nonnull(strstr(out, "a second DESTDIR install keeps an "
+                                    "edited configuration"));
   free(out);
   /* The daemon's side of the same story: one plan computed, one hit. */
   Arenad__V1__Response *s = hn_stats(&h);

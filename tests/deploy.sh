@@ -178,6 +178,24 @@ step_install() {
   cmp -s "$src/deploy/arenad.conf" "$dest/etc/arenad/arenad.conf" || fail "config copy"
   echo "install: tree ok"
 
+  # A second install into the same DESTDIR keeps an edited configuration
+  # and puts the new default beside it; an unedited one is simply
+  # replaced, with no arenad.conf.new.
+  stage /usr/local /usr/local/lib/systemd/system
+  [ -e "$dest/etc/arenad/arenad.conf.new" ] && fail "arenad.conf.new for an unedited file"
+  printf '[daemon]\nworkers = 1\n' > "$dest/etc/arenad/arenad.conf"
+  stage /usr/local /usr/local/lib/systemd/system
+  grep -qx 'workers = 1' "$dest/etc/arenad/arenad.conf" ||
+    fail "a second DESTDIR install overwrote the edited configuration"
+  cmp -s "$src/deploy/arenad.conf" "$dest/etc/arenad/arenad.conf.new" ||
+    fail "no arenad.conf.new beside the edited configuration"
+  grep -q "kept your $dest/etc/arenad/arenad.conf; the new default is" "$tmp/install.log" ||
+    fail "the DESTDIR install did not say it kept the file"
+  cp "$src/deploy/arenad.conf" "$dest/etc/arenad/arenad.conf"
+  stage /usr/local /usr/local/lib/systemd/system
+  [ -e "$dest/etc/arenad/arenad.conf.new" ] && fail "arenad.conf.new left beside an unedited file"
+  echo "install: a second DESTDIR install keeps an edited configuration"
+
   # A client build that sees only the installed tree: the .pc says
   # prefix=/usr/local, as installed for real, and PKG_CONFIG_SYSROOT_DIR
   # puts the DESTDIR in front of its -I and -L paths (the sources'

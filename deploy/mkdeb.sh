@@ -17,6 +17,8 @@
 #   libarenad-client1      the shared library, with a shlibs file
 #   libarenad-client-dev   headers, static library, the .so link and the
 #                          pkg-config file
+# Each package has /usr/share/doc/<package>/changelog.gz and copyright
+# (deploy/debian/copyright, in Debian's machine-readable format).
 # Depends comes from dpkg-shlibdeps, i.e. from the shlibs of libuv1,
 # libprotobuf-c1, libsqlite3-0, libsystemd0, libinih1 and libc6 as the
 # binaries really link them. DEB_MAINTAINER sets the Maintainer field.
@@ -88,6 +90,7 @@ control() {
   r=$work/$1
   mkdir -p "$r/DEBIAN" "$r/usr/share/doc/$1"
   gzip -9nc "$src/deploy/debian/changelog" > "$r/usr/share/doc/$1/changelog.gz"
+  install -m 0644 "$src/deploy/debian/copyright" "$r/usr/share/doc/$1/copyright"
   size=$(du -sk --exclude=DEBIAN "$r" | cut -f1)
   {
     echo "Package: $1"

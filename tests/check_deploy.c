@@ -421,6 +421,7 @@ START_TEST(test_deb_package)
 {
   char *out = deploy_step("deb");
   ck_assert_ptr_nonnull(strstr(out, "deb: metadata ok"));
+  ck_assert_ptr_nonnull(strstr(out, "deb: copyright in every package"));
   ck_assert_ptr_nonnull(
       strstr(out, "a client builds from the -dev package"));
   free(out);

@@ -277,7 +277,36 @@ step_deb() {
       fail "$p: files not owned by root"
     dpkg-deb -c "$p" | grep -q "/usr/share/doc/$(dpkg-deb -f "$p" Package)/changelog.gz" ||
       fail "$p: no changelog"
+    pkg=$(dpkg-deb -f "$p" Package)
+    dpkg-deb --fsys-tarfile "$p" | tar -xO "./usr/share/doc/$pkg/copyright" \
+      > "$tmp/copyright.$pkg" 2>/dev/null || fail "$p: no /usr/share/doc/$pkg/copyright"
+    cmp -s "$src/deploy/debian/copyright" "$tmp/copyright.$pkg" ||
+      fail "$p: copyright differs from deploy/debian/copyright"
   done
+  # The copyright file in Debian's machine-readable format (1.0): the
+  # Format line, a Files: * stanza, and a License paragraph with text for
+  # every license a Files stanza names.
+  c=$src/deploy/debian/copyright
+  head -1 "$c" | grep -qx 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' ||
+    fail "copyright: no Format line"
+  grep -qx 'Files: \*' "$c" || fail "copyright: no Files: * stanza"
+  awk '
+    /^Files:/ { files = 1 }
+    /^$/ { files = 0 }
+    /^License:/ {
+      name = $2
+      if (files) used[name] = 1
+      else { getline; if ($0 ~ /^ /) text[name] = 1 }
+    }
+    END { for (n in used) if (!(n in text)) { print n; bad = 1 } exit bad }
+  ' "$c" > "$tmp/licenses" || fail "copyright: no license text for $(cat "$tmp/licenses")"
+  grep -q '^Copyright: .*The arenad Authors$' "$c" || fail "copyright: no line for arenad"
+  # LICENSE: arenad's copyright line, then the license text exactly as
+  # Debian ships it (base-files).
+  grep -q '^Copyright .* The arenad Authors$' "$src/LICENSE" || fail "LICENSE: no copyright line"
+  tail -n +8 "$src/LICENSE" | cmp -s /usr/share/common-licenses/Apache-2.0 - ||
+    fail "LICENSE does not hold the full Apache License 2.0 after its header"
+  echo "deb: copyright in every package"
 
   # arenad: the daemon's own shared libraries, its conffile and scripts.
   dep=$(dpkg-deb -f "$d" Depends)

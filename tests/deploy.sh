@@ -134,11 +134,21 @@ step_man() {
     grep -q -- "$(echo "$o" | sed 's/-/\\\\-/g')" "$src/deploy/man/arenad.8" ||
       fail "arenad.8 does not mention $o"
   done
-  # Every arenactl command is documented.
+  # Every arenactl command is documented, in the manual page and with a
+  # section of its own in docs/arenactl.md, and so is every option its
+  # --help lists.
   for c in $("$build/arenactl" --help | sed -n '/^Commands:/,/^$/p' |
     awk 'NF > 1 { print $1 }'); do
     grep -q "^\.SS \"\{0,1\}$c\b" "$src/deploy/man/arenactl.1" ||
       fail "arenactl.1 does not document '$c'"
+    grep -Eq "^#{2,3} arenactl .*\b$c\b" "$src/docs/arenactl.md" ||
+      fail "docs/arenactl.md has no section for '$c'"
+    for o in $("$build/arenactl" "$c" --help | grep -o -- '--[a-z-]*' | sort -u); do
+      grep -q -- "$o" "$src/docs/arenactl.md" ||
+        fail "docs/arenactl.md does not mention $c $o"
+      grep -q -- "$(echo "$o" | sed 's/-/\\\\-/g')" "$src/deploy/man/arenactl.1" ||
+        fail "arenactl.1 does not mention $c $o"
+    done
   done
   # Every key of the default configuration is documented.
   for k in $(sed -n 's/^#\([a-z_]*\) = .*/\1/p' "$src/deploy/arenad.conf"); do

@@ -287,7 +287,9 @@ reliability: deps
 
 # ---- browser test -----------------------------------------------------------
 # Renders a real model as HTML, loads it in headless Chromium and checks
-# that the page loaded cleanly and the screenshot is not blank. Not part of
+# that the page loaded cleanly and the screenshot is not blank; then
+# measures every label of three SVG pictures (the model, 7 and 10^6
+# operators) in Chromium: all inside the picture, at most 1800 px wide. Not part of
 # `make test`: it needs Chromium, which it installs with apt-get as root.
 BROWSER_MODEL ?= tests/data/models/face_detection_short_range.tflite
 .PHONY: test-browser

@@ -592,30 +592,59 @@ static void work_list(struct job *j)
   }
 }
 
+/* Checks what an Evict request selects, on the loop thread before any
+ * work is queued, and decodes its key into j->evict_key. Exactly one
+ * selector counts: `all` only when true, a model hash of 1..64 bytes, or
+ * a key as List returns it. Returns 0, or an error status with msg. */
+static Arenad__V1__Status evict_select(struct job *j, char *msg, size_t len)
+{
+  const Arenad__V1__Evict *m = j->req->evict;
+  switch (m->target_case) {
+  case ARENAD__V1__EVICT__TARGET_ALL:
+    if (m->all)
+      return ARENAD__V1__STATUS__OK;
+    snprintf(msg, len, "evict selects nothing: all is false");
+    return ARENAD__V1__STATUS__INVALID_ARGUMENT;
+  case ARENAD__V1__EVICT__TARGET_MODEL_HASH:
+    if (m->model_hash.len >= 1 && m->model_hash.len <= WIRE_MAX_MODEL_HASH)
+      return ARENAD__V1__STATUS__OK;
+    snprintf(msg, len, "evict: the model hash must be 1 to %u bytes",
+             WIRE_MAX_MODEL_HASH);
+    return ARENAD__V1__STATUS__INVALID_ARGUMENT;
+  case ARENAD__V1__EVICT__TARGET_KEY:
+    switch (keycodec_decode(m->key.data, m->key.len, &j->evict_key)) {
+    case 0:
+      return ARENAD__V1__STATUS__OK;
+    case ARENA_ENOMEM:
+      snprintf(msg, len, "out of memory");
+      return ARENAD__V1__STATUS__INTERNAL;
+    default:
+      snprintf(msg, len, "evict: the key is not one that List gave");
+      return ARENAD__V1__STATUS__INVALID_ARGUMENT;
+    }
+  default:
+    snprintf(msg, len, "evict selects nothing: set all, model_hash or key");
+    return ARENAD__V1__STATUS__INVALID_ARGUMENT;
+  }
+}
+
+/* Removes what evict_select accepted. Caller holds st_lock. */
 static int do_evict(struct job *j)
 {
-  Arenad__V1__Evict *m = j->req->evict;
+  const Arenad__V1__Evict *m = j->req->evict;
   storage_t *st = j->s->st;
+  const struct keycodec_key *k = &j->evict_key;
+  struct storage_key sk = {k->hash, k->hash_len, k->ranks, k->n_inputs,
+                           k->dims};
   switch (m->target_case) {
   case ARENAD__V1__EVICT__TARGET_ALL:
     return storage_evict_all(st, &j->evicted);
   case ARENAD__V1__EVICT__TARGET_MODEL_HASH:
-    if (m->model_hash.len == 0 || m->model_hash.len > WIRE_MAX_MODEL_HASH)
-      return ARENA_EINVAL;
     return storage_evict_model(st, m->model_hash.data, m->model_hash.len,
                                &j->evicted);
-  case ARENAD__V1__EVICT__TARGET_KEY: {
-    struct keycodec_key *k = &j->evict_key;
-    int rc = keycodec_decode(m->key.data, m->key.len, k);
-    if (rc)
-      return rc;
-    struct storage_key sk = {k->hash, k->hash_len, k->ranks, k->n_inputs,
-                             k->dims};
+  default:
     return storage_evict(st, &sk, k->graph_digest, k->options_digest,
                          &j->evicted);
-  }
-  default:
-    return ARENA_EINVAL;
   }
 }
 
@@ -643,13 +672,13 @@ static void work_storage(uv_work_t *w)
   case ARENAD__V1__REQUEST__BODY_EVICT:
     uv_mutex_lock(&j->s->st_lock);
     rc = do_evict(j);
+    if (rc)
+      snprintf(j->err, sizeof j->err, "evict failed: %s",
+               storage_errmsg(j->s->st));
     uv_mutex_unlock(&j->s->st_lock);
-    if (rc) {
+    if (rc) /* EINVAL: a key that decodes but no storage key can hold */
       j->status = rc == ARENA_EINVAL ? ARENAD__V1__STATUS__INVALID_ARGUMENT
                                      : ARENAD__V1__STATUS__INTERNAL;
-      snprintf(j->err, sizeof j->err, "evict failed: %s",
-               rc == ARENA_EINVAL ? "malformed target" : arena_strerror(rc));
-    }
     break;
   default:
     j->status = ARENAD__V1__STATUS__INVALID_ARGUMENT;
@@ -789,7 +818,7 @@ static void purge_hot(struct job *j)
     hotcache_clear(hc);
   else if (m->target_case == ARENAD__V1__EVICT__TARGET_MODEL_HASH)
     hotcache_remove_model(hc, m->model_hash.data, m->model_hash.len);
-  else if (j->evict_key.ranks)
+  else
     hotcache_remove_digests(hc, j->evict_key.hash, j->evict_key.hash_len,
                             j->evict_key.graph_digest,
                             j->evict_key.options_digest);
@@ -876,9 +905,18 @@ void jobs_submit_storage(struct server *s, struct conn *c,
                          uint64_t request_id, Arenad__V1__Request *req)
 {
   struct job *j;
+  char msg[ARENA_ERR_LEN];
   if (queue_full(s, c, request_id) || !(j = job_new(s, JOB_STORAGE, req))) {
     wire_free_request(req);
     return;
+  }
+  if (req->body_case == ARENAD__V1__REQUEST__BODY_EVICT) {
+    Arenad__V1__Status st = evict_select(j, msg, sizeof msg);
+    if (st != ARENAD__V1__STATUS__OK) {
+      conn_send_status(c, request_id, st, msg);
+      job_free(j);
+      return;
+    }
   }
   if (add_waiter(j, c, request_id) ||
       uv_queue_work(&s->loop, &j->work, work_storage, after_storage)) {

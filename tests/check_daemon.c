@@ -2,7 +2,8 @@
  * check_daemon.c - integration tests that start a real arenad on a
  * temporary socket and database and talk the wire protocol to it: the
  * cache path, restarts, single flight, bad peers, limits and signals.
- * (Load and fallback through the client library: check_service.c.)
+ * (Load and fallback through the client library: check_service.c;
+ * eviction: check_daemon_evict.c; use counts: check_daemon_uses.c.)
  */
 #include <check.h>
 #include <signal.h>
@@ -14,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon_harness.h"
+#include "check_daemon.h"
 #include "testutil.h"
 #include "wire.h"
 
@@ -32,8 +33,8 @@ static Arenad__V1__Response *plan_once(const struct harness *h,
   return r;
 }
 
-static void check_plan_reply(const Arenad__V1__Response *r,
-                             const struct hn_graph *g, uint64_t rid)
+void cd_check_plan_reply(const Arenad__V1__Response *r,
+                         const struct hn_graph *g, uint64_t rid)
 {
   ck_assert_ptr_nonnull(r);
   ck_assert_msg(r->status == ARENAD__V1__STATUS__OK, "status %d: %s",
@@ -51,6 +52,16 @@ static void check_plan_reply(const Arenad__V1__Response *r,
   p.arena_bytes = r->plan->arena_bytes;
   char err[ARENA_ERR_LEN];
   ck_assert_msg(planner_verify(&pg, &o, &p, err) == 0, "%s", err);
+}
+
+int cd_plan(const struct harness *h, const struct hn_graph *g,
+            const char *hash, uint64_t rid)
+{
+  Arenad__V1__Response *r = plan_once(h, g, hash, rid);
+  cd_check_plan_reply(r, g, rid);
+  int cached = r->plan->cached;
+  wire_free_response(r);
+  return cached;
 }
 
 START_TEST(test_ping_and_version)
@@ -105,10 +116,10 @@ START_TEST(test_cache_path_and_restart)
   ck_assert_int_eq(hn_init(&h, NULL), 0);
   ck_assert_int_eq(hn_start(&h), 0);
   Arenad__V1__Response *a = plan_once(&h, &g, "person", 1);
-  check_plan_reply(a, &g, 1);
+  cd_check_plan_reply(a, &g, 1);
   ck_assert_int_eq(a->plan->cached, 0);
   Arenad__V1__Response *b = plan_once(&h, &g, "person", 2);
-  check_plan_reply(b, &g, 2);
+  cd_check_plan_reply(b, &g, 2);
   ck_assert_int_eq(b->plan->cached, 1);
   ck_assert_mem_eq(a->plan->offsets, b->plan->offsets, g.n * 8);
   ck_assert_int_eq(hn_stop(&h), 0);
@@ -116,7 +127,7 @@ START_TEST(test_cache_path_and_restart)
   /* a new daemon on the same database serves it from sqlite */
   ck_assert_int_eq(hn_start(&h), 0);
   Arenad__V1__Response *c = plan_once(&h, &g, "person", 3);
-  check_plan_reply(c, &g, 3);
+  cd_check_plan_reply(c, &g, 3);
   ck_assert_int_eq(c->plan->cached, 1);
   ck_assert_mem_eq(a->plan->offsets, c->plan->offsets, g.n * 8);
   Arenad__V1__Response *st = hn_stats(&h);
@@ -155,7 +166,7 @@ START_TEST(test_single_flight)
   Arenad__V1__Response *first = NULL;
   for (int i = 0; i < N; i++) {
     Arenad__V1__Response *r = hn_recv(fds[i], 60000);
-    check_plan_reply(r, &g, 100 + i);
+    cd_check_plan_reply(r, &g, 100 + i);
     if (!first)
       first = r;
     else {
@@ -353,7 +364,7 @@ START_TEST(test_sigterm_drains)
   nanosleep(&ts, NULL);
   kill(h.pid, SIGTERM);
   Arenad__V1__Response *r = hn_recv(fd, 20000);
-  check_plan_reply(r, &g, 77);
+  cd_check_plan_reply(r, &g, 77);
   wire_free_response(r);
   close(fd);
   int st;
@@ -461,6 +472,10 @@ Suite *daemon_suite(void)
   tcase_add_test(tc, test_socket_ownership);
   tcase_add_test(tc, test_check_config);
   tcase_add_test(tc, test_tflite_key);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("evict");
+  tcase_set_timeout(tc, 60);
+  cd_add_evict_tests(tc);
   suite_add_tcase(s, tc);
   return s;
 }

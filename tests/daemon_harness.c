@@ -303,6 +303,12 @@ int hn_send_plan(int fd, uint64_t request_id, const struct hn_graph *g,
   return rc;
 }
 
+Arenad__V1__Response *hn_call(int fd, const Arenad__V1__Request *req,
+                              int timeout_ms)
+{
+  return hn_send(fd, req) ? NULL : hn_recv(fd, timeout_ms);
+}
+
 Arenad__V1__Response *hn_stats(const struct harness *h)
 {
   int fd = hn_connect(h);
@@ -314,7 +320,25 @@ Arenad__V1__Response *hn_stats(const struct harness *h)
   req.request_id = 99;
   req.body_case = ARENAD__V1__REQUEST__BODY_STATS;
   req.stats = &st;
-  Arenad__V1__Response *r = hn_send(fd, &req) ? NULL : hn_recv(fd, 5000);
+  Arenad__V1__Response *r = hn_call(fd, &req, 5000);
+  close(fd);
+  return r;
+}
+
+Arenad__V1__Response *hn_list(const struct harness *h, int most_used)
+{
+  int fd = hn_connect(h);
+  if (fd < 0)
+    return NULL;
+  Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
+  Arenad__V1__List li = ARENAD__V1__LIST__INIT;
+  li.order = most_used ? ARENAD__V1__LIST_ORDER__MOST_USED
+                       : ARENAD__V1__LIST_ORDER__NEWEST;
+  req.protocol_version = 1;
+  req.request_id = 98;
+  req.body_case = ARENAD__V1__REQUEST__BODY_LIST;
+  req.list = &li;
+  Arenad__V1__Response *r = hn_call(fd, &req, 5000);
   close(fd);
   return r;
 }

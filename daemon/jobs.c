@@ -44,6 +44,9 @@ struct job {
   struct planner_plan plan;
   uint8_t gd[PLANNER_DIGEST_LEN];
   uint8_t od[PLANNER_DIGEST_LEN];
+  uint8_t *use_key;          /* keycodec key of the stored plan, owned;
+                                NULL when out of memory */
+  size_t use_key_len;        /* bytes in use_key */
   int from_storage;          /* plan came from sqlite */
   uint64_t planning_us;
   struct storage_record *recs; /* lookup/list results */
@@ -196,6 +199,8 @@ static void hot_from_job(const struct job *j, struct hot_plan *hp)
   hp->planning_us = j->planning_us;
   memcpy(hp->graph_digest, j->gd, PLANNER_DIGEST_LEN);
   memcpy(hp->options_digest, j->od, PLANNER_DIGEST_LEN);
+  hp->use_key = j->use_key;
+  hp->use_key_len = j->use_key_len;
 }
 
 /* ---- job bookkeeping ------------------------------------------------------ */
@@ -225,6 +230,7 @@ static void job_free(struct job *j)
   }
   wire_free_request(j->req);
   free(j->ident);
+  free(j->use_key);
   planner_plan_cleanup(&j->plan);
   storage_records_free(j->recs, j->n_recs);
   keycodec_cleanup(&j->evict_key);
@@ -308,9 +314,8 @@ static int job_stop(void *ctx)
   return atomic_load(&j->cancel);
 }
 
-static void storage_failed(struct server *s, const char *what, int rc)
+void jobs_storage_failed(struct server *s, const char *what, int rc)
 {
-  /* caller holds st_lock */
   int was_ok = s->storage_ok;
   s->storage_ok = 0;
   snprintf(s->storage_err, sizeof s->storage_err, "%s: %s (%s)", what,
@@ -320,6 +325,15 @@ static void storage_failed(struct server *s, const char *what, int rc)
     dlog(&s->log, DLOG_ERR,
          "cache database failing, serving from memory and planning: %s",
          s->storage_err);
+}
+
+/* Takes the storage for this worker, and first writes the hot-cache uses
+ * the loop queued (uses.c), so that the get, put (and the LRU eviction in
+ * it), list or evict that follows counts them. */
+static void st_enter(struct server *s)
+{
+  uv_mutex_lock(&s->st_lock);
+  uses_write(s);
 }
 
 static Arenad__V1__Status status_of(int rc)
@@ -344,11 +358,11 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
   struct planner_graph pg = {g->tensors, g->n_tensors};
   struct planner_options o = g->opts;
   struct storage_info info;
-  uv_mutex_lock(&s->st_lock);
+  st_enter(s);
   int rc = s->st ? storage_get(s->st, k, &pg, &o, &j->plan, &info)
                  : ARENA_ENOENT;
   if (rc && rc != ARENA_ENOENT)
-    storage_failed(s, "read", rc);
+    jobs_storage_failed(s, "read", rc);
   uv_mutex_unlock(&s->st_lock);
   if (rc == 0) {
     j->from_storage = 1;
@@ -366,11 +380,11 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
     j->status = status_of(rc);
     return;
   }
-  uv_mutex_lock(&s->st_lock);
+  st_enter(s);
   if (s->st) {
     rc = storage_put(s->st, k, &pg, &g->opts, &j->plan, j->planning_us, NULL);
     if (rc) {
-      storage_failed(s, "write", rc);
+      jobs_storage_failed(s, "write", rc);
     } else {
       if (!s->storage_ok)
         dlog(&s->log, DLOG_NOTICE, "cache database writable again");
@@ -397,6 +411,9 @@ static void work_plan(uv_work_t *w)
     return;
   }
   planner_options_digest(&g.opts, j->od);
+  j->use_key = keycodec_encode(g.model_hash, g.model_hash_len, g.shape.ranks,
+                               g.shape.dims, g.shape.n_inputs, j->gd, j->od,
+                               &j->use_key_len);
   struct storage_key k = {g.model_hash, g.model_hash_len, g.shape.ranks,
                           g.shape.n_inputs, g.shape.dims};
   plan_in_worker(j, &g, &k);
@@ -515,6 +532,7 @@ void jobs_submit_plan(struct server *s, struct conn *c, uint64_t request_id,
   j->ident = ident;
   j->ident_len = len;
   j->h = h;
+  uses_collect(s);
   if (add_waiter(j, c, request_id) ||
       uv_queue_work(&s->loop, &j->work, work_plan, after_plan)) {
     if (j->waiters)
@@ -552,10 +570,10 @@ static void work_lookup(struct job *j)
   }
   struct storage_key k = {m->model_hash.data, m->model_hash.len, shape.ranks,
                           shape.n_inputs, shape.dims};
-  uv_mutex_lock(&j->s->st_lock);
+  st_enter(j->s);
   rc = storage_lookup(j->s->st, &k, &j->recs, &j->n_recs);
   if (rc)
-    storage_failed(j->s, "lookup", rc);
+    jobs_storage_failed(j->s, "lookup", rc);
   uv_mutex_unlock(&j->s->st_lock);
   wire_shape_cleanup(&shape);
   if (rc) {
@@ -580,10 +598,10 @@ static void work_list(struct job *j)
       m->offset, m->limit ? m->limit : 100};
   if (q.limit > STORAGE_LIST_MAX)
     q.limit = STORAGE_LIST_MAX;
-  uv_mutex_lock(&j->s->st_lock);
+  st_enter(j->s);
   int rc = storage_list(j->s->st, &q, &j->recs, &j->n_recs);
   if (rc)
-    storage_failed(j->s, "list", rc);
+    jobs_storage_failed(j->s, "list", rc);
   uv_mutex_unlock(&j->s->st_lock);
   if (rc) {
     snprintf(j->err, sizeof j->err, "cache list failed: %s",
@@ -665,12 +683,12 @@ static void work_storage(uv_work_t *w)
     work_list(j);
     break;
   case ARENAD__V1__REQUEST__BODY_STATS:
-    uv_mutex_lock(&j->s->st_lock);
+    st_enter(j->s);
     j->stats_ok = j->s->st && storage_get_stats(j->s->st, &j->stats) == 0;
     uv_mutex_unlock(&j->s->st_lock);
     break;
   case ARENAD__V1__REQUEST__BODY_EVICT:
-    uv_mutex_lock(&j->s->st_lock);
+    st_enter(j->s);
     rc = do_evict(j);
     if (rc)
       snprintf(j->err, sizeof j->err, "evict failed: %s",
@@ -918,6 +936,7 @@ void jobs_submit_storage(struct server *s, struct conn *c,
       return;
     }
   }
+  uses_collect(s);
   if (add_waiter(j, c, request_id) ||
       uv_queue_work(&s->loop, &j->work, work_storage, after_storage)) {
     if (j->waiters)

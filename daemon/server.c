@@ -5,7 +5,8 @@
  *
  * Shutdown order: stop accepting, stop reading, let queued and running
  * jobs finish and replies flush (up to drain_timeout_ms, then cancel),
- * close every handle, run the loop dry, then flush and close storage.
+ * close every handle, run the loop dry, write the hot cache's last use
+ * counts (uses.c), then flush and close storage.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -246,6 +247,7 @@ static void finish(struct server *s)
   uv_timer_stop(&s->tick);
   uv_close((uv_handle_t *)&s->drain, close_cb_noop);
   uv_close((uv_handle_t *)&s->tick, close_cb_noop);
+  uses_stop(s);
   uv_close((uv_handle_t *)&s->sig_term, close_cb_noop);
   uv_close((uv_handle_t *)&s->sig_int, close_cb_noop);
   uv_close((uv_handle_t *)&s->sig_hup, close_cb_noop);
@@ -349,6 +351,7 @@ static void start_timers(struct server *s)
   uv_timer_init(&s->loop, &s->drain);
   s->tick.data = s->drain.data = s;
   uv_timer_start(&s->tick, on_tick, every, every);
+  uses_start(s);
 }
 
 /* Returns 0, -1 when the listener failed (handles need closing), or -2
@@ -366,7 +369,8 @@ static int setup(struct server *s, const struct daemon_config *cfg)
     return -2;
   }
   s->hot = hotcache_new(cfg->memory_cache_bytes, cfg->memory_cache_entries);
-  if (!s->hot) {
+  if (!s->hot || uses_init(s)) {
+    hotcache_free(s->hot);
     uv_mutex_destroy(&s->st_lock);
     uv_loop_close(&s->loop);
     return -2;
@@ -385,6 +389,7 @@ static void teardown(struct server *s)
   uv_run(&s->loop, UV_RUN_DEFAULT);
   if (uv_loop_close(&s->loop) != 0)
     dlog(&s->log, DLOG_WARNING, "event loop closed with handles open");
+  uses_cleanup(s); /* no worker is left: the counts go in before close */
   if (s->st) {
     storage_close(s->st);
     s->st = NULL;

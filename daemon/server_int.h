@@ -5,8 +5,10 @@
  * THREADS
  *  Everything here belongs to the loop thread, except: the storage handle
  *  (used by workers, one at a time, under st_lock), storage_ok/storage_err
- *  (written by workers under st_lock), and each job's cancel flag (set by
- *  the loop, polled by the planner on a worker).
+ *  (written by workers under st_lock), the queue of hot-cache uses (pushed
+ *  by the loop, taken by workers, under uses_lock; see uses.c), and each
+ *  job's cancel flag (set by the loop, polled by the planner on a
+ *  worker).
  */
 #ifndef ARENA_DAEMON_SERVER_INT_H
 #define ARENA_DAEMON_SERVER_INT_H
@@ -44,6 +46,7 @@ struct counters {
 
 struct conn;
 struct job;
+struct use_batch;
 
 struct server {
   uv_loop_t loop;
@@ -65,6 +68,12 @@ struct server {
   char storage_err[ARENA_ERR_LEN]; /* guarded by st_lock */
   char storage_err_copy[ARENA_ERR_LEN]; /* loop thread's copy for Stats */
   struct hotcache *hot;
+  uv_mutex_t uses_lock;            /* guards uses */
+  struct use_batch *uses;          /* hot-cache uses not yet written,
+                                      newest first; guarded by uses_lock */
+  uv_timer_t uses_timer;           /* collects and flushes uses */
+  uv_work_t uses_work;             /* the timer's flush job */
+  int uses_flushing;               /* uses_work is queued or running */
   struct conn *conns;              /* all open connections */
   unsigned n_conns;
   struct job *jobs;                /* plan jobs in flight (single-flight) */
@@ -109,9 +118,28 @@ void jobs_submit_plan(struct server *s, struct conn *c, uint64_t request_id,
 /* Runs Lookup, List, Stats or Evict off the loop thread; takes req. */
 void jobs_submit_storage(struct server *s, struct conn *c,
                          uint64_t request_id, Arenad__V1__Request *req);
+/* Records a storage failure during `what` (rc an ARENA_E* code) for
+ * Stats and logs the change to failing. Caller holds st_lock. */
+void jobs_storage_failed(struct server *s, const char *what, int rc);
 /* Forgets every waiter of connection c; cancels jobs nobody waits for. */
 void jobs_detach_conn(struct server *s, struct conn *c);
 void jobs_cancel_all(struct server *s);
+
+/* uses.c: hits served from the hot cache, carried to the database. */
+/* Sets up the queue; returns 0 or a libuv error. */
+int uses_init(struct server *s);
+/* Starts the timer that collects and flushes uses (loop thread). */
+void uses_start(struct server *s);
+/* Moves the hot cache's counts onto the queue (loop thread). Returns 1
+ * when it queued a batch. */
+int uses_collect(struct server *s);
+/* Writes every queued batch in one transaction. Caller holds st_lock. */
+void uses_write(struct server *s);
+/* Stops and closes the timer (loop thread, at shutdown). */
+void uses_stop(struct server *s);
+/* After the loop has run dry: collects and writes what is left, then
+ * frees the queue. Call before storage_close. */
+void uses_cleanup(struct server *s);
 
 /* server.c */
 void server_maybe_finish_drain(struct server *s);

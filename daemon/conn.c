@@ -250,7 +250,7 @@ static void handle_frame(struct conn *c, const uint8_t *body, size_t len)
     return;
   }
   s->c.requests++;
-  if (s->log.level >= DLOG_DEBUG) {
+  if (dlog_enabled(&s->log, DLOG_DEBUG)) {
     char who[96];
     dlog(&s->log, DLOG_DEBUG, "%s: request %" PRIu64 " kind %d",
          conn_peer_desc(c, who, sizeof who), req->request_id,

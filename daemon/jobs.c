@@ -26,10 +26,20 @@
 
 enum job_kind { JOB_PLAN, JOB_STORAGE };
 
+/* The configuration a worker reads, copied from s->cfg and s->limits on
+ * the loop thread when the job is created, so that a SIGHUP that rewrites
+ * them meanwhile neither races with the worker nor changes the rules for
+ * a request already accepted. */
+struct job_config {
+  struct wire_limits limits;  /* validation of the Plan request */
+  uint32_t default_budget_ms; /* exact-search budget when it sets none */
+};
+
 struct job {
   uv_work_t work;            /* work.data = this */
   struct server *s;
   enum job_kind kind;
+  struct job_config cfg;     /* copied at creation; workers read only this */
   struct job *prev, *next;   /* s->jobs */
   uint64_t h;                /* identity hash (plan jobs) */
   uint8_t *ident;            /* identity bytes (plan jobs), owned */
@@ -213,6 +223,8 @@ static struct job *job_new(struct server *s, enum job_kind kind,
     return NULL;
   j->s = s;
   j->kind = kind;
+  j->cfg.limits = s->limits;
+  j->cfg.default_budget_ms = s->cfg.default_budget_ms;
   j->req = req;
   j->work.data = j;
   j->status = ARENAD__V1__STATUS__OK;
@@ -316,15 +328,29 @@ static int job_stop(void *ctx)
 
 void jobs_storage_failed(struct server *s, const char *what, int rc)
 {
+  char msg[ARENA_ERR_LEN];
+  snprintf(msg, sizeof msg, "%s: %s (%s)", what, storage_errmsg(s->st),
+           arena_strerror(rc));
+  uv_mutex_lock(&s->status_lock);
   int was_ok = s->storage_ok;
   s->storage_ok = 0;
-  snprintf(s->storage_err, sizeof s->storage_err, "%s: %s (%s)", what,
-           storage_errmsg(s->st), arena_strerror(rc));
+  memcpy(s->storage_err, msg, sizeof msg);
+  uv_mutex_unlock(&s->status_lock);
   /* Log the change, not every failure: a full disk fails every write. */
   if (was_ok)
     dlog(&s->log, DLOG_ERR,
          "cache database failing, serving from memory and planning: %s",
-         s->storage_err);
+         msg);
+}
+
+void jobs_storage_ok(struct server *s)
+{
+  uv_mutex_lock(&s->status_lock);
+  int was_ok = s->storage_ok;
+  s->storage_ok = 1;
+  uv_mutex_unlock(&s->status_lock);
+  if (!was_ok)
+    dlog(&s->log, DLOG_NOTICE, "cache database writable again");
 }
 
 /* Takes the storage for this worker, and first writes the hot-cache uses
@@ -370,7 +396,7 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
     return;
   }
   if (!o.budget_ms)
-    o.budget_ms = s->cfg.default_budget_ms;
+    o.budget_ms = j->cfg.default_budget_ms;
   o.stop = job_stop;
   o.stop_ctx = j;
   uint64_t t0 = uv_hrtime();
@@ -383,13 +409,10 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
   st_enter(s);
   if (s->st) {
     rc = storage_put(s->st, k, &pg, &g->opts, &j->plan, j->planning_us, NULL);
-    if (rc) {
+    if (rc)
       jobs_storage_failed(s, "write", rc);
-    } else {
-      if (!s->storage_ok)
-        dlog(&s->log, DLOG_NOTICE, "cache database writable again");
-      s->storage_ok = 1;
-    }
+    else
+      jobs_storage_ok(s);
   }
   uv_mutex_unlock(&s->st_lock);
 }
@@ -398,7 +421,7 @@ static void work_plan(uv_work_t *w)
 {
   struct job *j = w->data;
   struct wire_graph g;
-  int rc = wire_graph_from_plan(j->req->plan, &j->s->limits, &g, j->err);
+  int rc = wire_graph_from_plan(j->req->plan, &j->cfg.limits, &g, j->err);
   if (rc) {
     j->status = status_of(rc);
     return;

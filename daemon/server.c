@@ -42,7 +42,7 @@ static void apply_config(struct server *s, const struct daemon_config *cfg)
   enum dlog_level lvl = DLOG_INFO;
   s->cfg = *cfg;
   dlog_parse_level(cfg->log_level, &lvl);
-  s->log.level = (int)lvl;
+  dlog_set_level(&s->log, lvl);
   wire_limits_init(&s->limits);
   s->limits.max_tensors = cfg->max_tensors;
   if (s->hot)
@@ -203,23 +203,26 @@ void server_fill_stats(struct server *s, Arenad__V1__StatsReply *r)
   r->lru_bytes = b;
   r->workers = s->cfg.workers;
   /* Copied under the lock: a worker may rewrite storage_err. */
-  uv_mutex_lock(&s->st_lock);
+  uv_mutex_lock(&s->status_lock);
   r->storage_ok = s->storage_ok != 0;
   snprintf(s->storage_err_copy, sizeof s->storage_err_copy, "%s",
            s->storage_ok ? "" : s->storage_err);
-  uv_mutex_unlock(&s->st_lock);
+  uv_mutex_unlock(&s->status_lock);
   r->storage_error = s->storage_err_copy;
 }
 
 static void notify_status(struct server *s)
 {
   char msg[256];
+  uv_mutex_lock(&s->status_lock);
+  int ok = s->storage_ok;
+  uv_mutex_unlock(&s->status_lock);
   snprintf(msg, sizeof msg,
            "STATUS=%u connections, %" PRIu64 " requests, %" PRIu64
            " hits, %" PRIu64 " plans computed, %u jobs%s",
            s->n_conns, s->c.requests, s->c.memory_hits + s->c.storage_hits,
            s->c.plans_computed, s->n_jobs,
-           s->storage_ok ? "" : ", cache database failing");
+           ok ? "" : ", cache database failing");
   sd_notify(0, msg);
 }
 
@@ -368,9 +371,15 @@ static int setup(struct server *s, const struct daemon_config *cfg)
     uv_loop_close(&s->loop);
     return -2;
   }
+  if (uv_mutex_init(&s->status_lock)) {
+    uv_mutex_destroy(&s->st_lock);
+    uv_loop_close(&s->loop);
+    return -2;
+  }
   s->hot = hotcache_new(cfg->memory_cache_bytes, cfg->memory_cache_entries);
   if (!s->hot || uses_init(s)) {
     hotcache_free(s->hot);
+    uv_mutex_destroy(&s->status_lock);
     uv_mutex_destroy(&s->st_lock);
     uv_loop_close(&s->loop);
     return -2;
@@ -395,6 +404,7 @@ static void teardown(struct server *s)
     s->st = NULL;
   }
   hotcache_free(s->hot);
+  uv_mutex_destroy(&s->status_lock);
   uv_mutex_destroy(&s->st_lock);
 }
 

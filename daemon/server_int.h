@@ -5,10 +5,17 @@
  * THREADS
  *  Everything here belongs to the loop thread, except: the storage handle
  *  (used by workers, one at a time, under st_lock), storage_ok/storage_err
- *  (written by workers under st_lock), the queue of hot-cache uses (pushed
- *  by the loop, taken by workers, under uses_lock; see uses.c), and each
- *  job's cancel flag (set by the loop, polled by the planner on a
- *  worker).
+ *  (written by workers, read by the loop, under status_lock), the queue of
+ *  hot-cache uses (pushed by the loop, taken by workers, under uses_lock;
+ *  see uses.c), the log level (atomic), and each job's cancel flag (set
+ *  by the loop, polled by the planner on a worker). The loop never waits
+ *  on st_lock: status_lock and uses_lock are only held to copy a few
+ *  bytes, never across sqlite.
+ *
+ *  cfg and limits are rewritten by SIGHUP on the loop thread while
+ *  workers run, so no worker reads them: a job carries its own copy of
+ *  every value its worker needs (struct job_config in jobs.c), taken on
+ *  the loop thread when the job is created.
  */
 #ifndef ARENA_DAEMON_SERVER_INT_H
 #define ARENA_DAEMON_SERVER_INT_H
@@ -64,8 +71,9 @@ struct server {
   uint64_t watchdog_usec;          /* 0 = no watchdog */
   storage_t *st;                   /* guarded by st_lock */
   uv_mutex_t st_lock;
-  int storage_ok;                  /* guarded by st_lock */
-  char storage_err[ARENA_ERR_LEN]; /* guarded by st_lock */
+  uv_mutex_t status_lock;          /* guards storage_ok, storage_err */
+  int storage_ok;                  /* guarded by status_lock */
+  char storage_err[ARENA_ERR_LEN]; /* guarded by status_lock */
   char storage_err_copy[ARENA_ERR_LEN]; /* loop thread's copy for Stats */
   struct hotcache *hot;
   uv_mutex_t uses_lock;            /* guards uses */
@@ -121,6 +129,9 @@ void jobs_submit_storage(struct server *s, struct conn *c,
 /* Records a storage failure during `what` (rc an ARENA_E* code) for
  * Stats and logs the change to failing. Caller holds st_lock. */
 void jobs_storage_failed(struct server *s, const char *what, int rc);
+/* Records a successful write: storage is healthy again (logged when it
+ * was not). Any thread. */
+void jobs_storage_ok(struct server *s);
 /* Forgets every waiter of connection c; cancels jobs nobody waits for. */
 void jobs_detach_conn(struct server *s, struct conn *c);
 void jobs_cancel_all(struct server *s);

@@ -3,8 +3,9 @@
  * temporary socket and database and talk the wire protocol to it: the
  * cache path, restarts, single flight, bad peers, limits and signals.
  * (Load and fallback through the client library: check_service.c;
- * eviction: check_daemon_evict.c; use counts: check_daemon_uses.c; the
- * in-memory cache alone: check_daemon_hotcache.c.)
+ * eviction: check_daemon_evict.c; use counts: check_daemon_uses.c;
+ * SIGHUP while jobs run: check_daemon_reload.c; the in-memory cache
+ * alone: check_daemon_hotcache.c.)
  */
 #include <check.h>
 #include <signal.h>
@@ -481,6 +482,10 @@ Suite *daemon_suite(void)
   tc = tcase_create("uses");
   tcase_set_timeout(tc, 120);
   cd_add_uses_tests(tc);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("reload");
+  tcase_set_timeout(tc, 120);
+  cd_add_reload_tests(tc);
   suite_add_tcase(s, tc);
   tc = tcase_create("hotcache");
   cd_add_hotcache_tests(tc);

@@ -1,8 +1,8 @@
 /*
  * check_daemon.h - what the daemon test files (tests/check_daemon*.c)
  * share: reply checks, and the functions that add the tests of
- * check_daemon_evict.c, check_daemon_uses.c and check_daemon_hotcache.c
- * to the daemon suite.
+ * check_daemon_evict.c, check_daemon_uses.c, check_daemon_reload.c and
+ * check_daemon_hotcache.c to the daemon suite.
  */
 #ifndef ARENA_CHECK_DAEMON_H
 #define ARENA_CHECK_DAEMON_H
@@ -26,6 +26,8 @@ int cd_plan(const struct harness *h, const struct hn_graph *g,
 void cd_add_evict_tests(TCase *tc);
 /* check_daemon_uses.c */
 void cd_add_uses_tests(TCase *tc);
+/* check_daemon_reload.c */
+void cd_add_reload_tests(TCase *tc);
 /* check_daemon_hotcache.c: unit tests of daemon/hotcache.c */
 void cd_add_hotcache_tests(TCase *tc);
 

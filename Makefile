@@ -164,6 +164,17 @@ $(eval $(call check_prog,client,$(BUILD)/libarenad-client.a,$(call pc_libs,$(PKG
 $(BUILD)/tests/check_daemon: $(BUILD)/tests/daemon_harness.o
 $(eval $(call check_prog,daemon,$(BUILD)/tests/daemon_harness.o $(BUILD)/daemon/hotcache.o $(BUILD)/libarenastorage.a $(BUILD)/libarenawire.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_PROTO) $(PKGS_SQLITE))))
 $(BUILD)/tests/check_daemon_hotcache.o: EXTRA_CFLAGS_tests += -Idaemon
+# arenad-faults: arenad with conn.c built with -DARENAD_FAULT_INJECTION, so
+# that the tests can make allocations fail (see conn_faults_init in
+# daemon/server_int.h). Only the tests run it; the installed arenad reads
+# no such setting.
+FAULTS_OBJ := $(filter-out $(BUILD)/daemon/conn.o,$(DAEMON_OBJ)) $(BUILD)/tests/faults/conn.o
+$(BUILD)/tests/faults/conn.o: daemon/conn.c $(BUILD)/.flags | $(BUILD)/gen/arenad.pb-c.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(EXTRA_CFLAGS_daemon) -DARENAD_FAULT_INJECTION -c -o $@ $<
+$(BUILD)/tests/arenad-faults: $(FAULTS_OBJ) $(BUILD)/libarenastorage.a $(BUILD)/libarenawire.a $(BUILD)/libarenaplanner.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(DAEMON_LIBS)
+$(BUILD)/tests/check_daemon: | $(BUILD)/tests/arenad-faults
 $(BUILD)/tests/check_daemon: | $(BUILD)/arenad
 $(eval $(call check_prog,service,$(BUILD)/tests/daemon_harness.o $(BUILD)/libarenad-client.a,$(call pc_libs,$(PKGS_PROTO))))
 $(BUILD)/tests/check_service: | $(BUILD)/arenad

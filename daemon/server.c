@@ -385,6 +385,7 @@ static int setup(struct server *s, const struct daemon_config *cfg)
     return -2;
   }
   s->start_ms = uv_now(&s->loop);
+  conn_faults_init(s);
   start_signals(s);
   start_timers(s);
   if (open_listener(s))

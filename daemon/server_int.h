@@ -62,6 +62,12 @@ struct server {
   struct dlog log;
   struct wire_limits limits;
   uv_pipe_t listener;
+  uv_pipe_t spare;                 /* accepts and closes a connection that
+                                      could not be allocated (conn.c) */
+  int spare_busy;                  /* spare is closing */
+  int spare_wanted;                /* a connection waits for the spare */
+  unsigned conn_alloc_faults;      /* connection allocations still to fail;
+                                      only test builds set it */
   int listening;                   /* listener open */
   int activated;                   /* listener came from systemd */
   int bound;                       /* we created the socket file */
@@ -100,7 +106,14 @@ struct waiter {
 };
 
 /* conn.c */
+/* Accepts the listener's pending connection (on_connection). Out of
+ * memory, the connection is accepted and closed at once. */
 void conn_accept(struct server *s);
+/* Reads the fault-injection settings, once at start. Only a build with
+ * -DARENAD_FAULT_INJECTION (build/tests/arenad-faults) reads any:
+ * ARENAD_FAULT_CONN_ALLOC=N makes the first N connection allocations
+ * fail. Otherwise it sets no fault. */
+void conn_faults_init(struct server *s);
 void conn_close(struct conn *c);
 void conn_close_all(struct server *s);
 /* Sends a response (packed here); closes the connection on failure. */

@@ -4,8 +4,9 @@
  * cache path, restarts, single flight, bad peers, limits and signals.
  * (Load and fallback through the client library: check_service.c;
  * eviction: check_daemon_evict.c; use counts: check_daemon_uses.c;
- * SIGHUP while jobs run: check_daemon_reload.c; the in-memory cache
- * alone: check_daemon_hotcache.c.)
+ * SIGHUP while jobs run: check_daemon_reload.c; injected faults:
+ * check_daemon_faults.c; the in-memory cache alone:
+ * check_daemon_hotcache.c.)
  */
 #include <check.h>
 #include <signal.h>
@@ -486,6 +487,10 @@ Suite *daemon_suite(void)
   tc = tcase_create("reload");
   tcase_set_timeout(tc, 120);
   cd_add_reload_tests(tc);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("faults");
+  tcase_set_timeout(tc, 60);
+  cd_add_faults_tests(tc);
   suite_add_tcase(s, tc);
   tc = tcase_create("hotcache");
   cd_add_hotcache_tests(tc);

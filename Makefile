@@ -13,8 +13,10 @@
 #
 # Targets: all (default), deps, test (alias check), run, bench, fuzz,
 #          test-browser, clean.
-# Variables: OPT (default -O2 -g), SANITIZE=address,undefined, DEBUG=1,
-#            FUZZ_SECONDS (per fuzz target, default 60).
+# Variables: OPT (default -O2 -g), SANITIZE=address,undefined or
+#            SANITIZE=thread (`make SANITIZE=thread test` runs every suite,
+#            the daemons they start included, under ThreadSanitizer),
+#            DEBUG=1, FUZZ_SECONDS (per fuzz target, default 60).
 
 BUILD   ?= build
 CC      ?= cc

@@ -62,6 +62,10 @@ int hn_start(struct harness *h)
      * the daemon's RSS reflects what it really holds. No effect on a
      * normal build. */
     setenv("ASAN_OPTIONS", "quarantine_size_mb=4:malloc_context_size=8", 0);
+    /* Under ThreadSanitizer a data race stops the daemon at once, so that
+     * a test fails even when it ends the daemon with SIGKILL (otherwise
+     * only the exit status after SIGTERM, 66, would tell). */
+    setenv("TSAN_OPTIONS", "halt_on_error=1", 0);
     execl(bin, bin, "--config", h->conf, (char *)NULL);
     _exit(127);
   }

@@ -369,10 +369,15 @@ step_syscalls() {
     echo "syscalls: not root, so the daemon runs as $(id -un), not as a system user"
   fi
   # LeakSanitizer cannot run under a tracer; the leak checks run elsewhere.
+  # ThreadSanitizer's runtime creates a scratch file in $TMPDIR at start
+  # (tsan.rodata.PID): under SANITIZE=thread it goes to the daemon's own
+  # directory, so that the runtime's file is not taken for arenad's.
+  tsan_env=
+  case ${SANFLAGS:-} in *thread*) tsan_env="TMPDIR=$d" ;; esac
   # shellcheck disable=SC2086
   ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-    $as strace -f -qq -s 512 -o "$d/trace" "$d/arenad" --config "$d/c.conf" \
-    > "$d/log" 2>&1 &
+    $as env $tsan_env strace -f -qq -s 512 -o "$d/trace" "$d/arenad" \
+    --config "$d/c.conf" > "$d/log" 2>&1 &
   spid=$!
   ctl() { "$build/arenactl" -s "$d/s.sock" "$@" > /dev/null 2>&1; }
   i=0

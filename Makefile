@@ -54,8 +54,8 @@ all: $(BUILD)/libarenaplanner.a $(BUILD)/arenactl $(BUILD)/arenad
 # Rebuild everything when the compiler flags change (e.g. SANITIZE=...).
 $(BUILD)/.flags: FORCE
 	@mkdir -p $(BUILD)
-	@echo '$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL)' | cmp -s - $@ || \
-	  echo '$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL)' > $@
+	@echo '$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) $(PIC_FLAGS)' | cmp -s - $@ || \
+	  echo '$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) $(PIC_FLAGS)' > $@
 
 $(BUILD)/%.o: %.c $(BUILD)/.flags | $(BUILD)/gen/arenad.pb-c.h
 	@mkdir -p $(dir $@)
@@ -97,8 +97,11 @@ $(BUILD)/arenad: $(DAEMON_OBJ) $(BUILD)/libarenastorage.a $(BUILD)/libarenawire.
 # ---- client library --------------------------------------------------------
 # libarenad-client bundles the client, wire and planner objects, compiled
 # with -fPIC into $(BUILD)/pic/ so that one set of objects serves both the
-# static archive and the shared library. `make install` is not written yet;
-# PREFIX only goes into the pkg-config file.
+# static archive and the shared library. They are compiled with
+# -fvisibility=hidden: the shared library exports only the functions that
+# client/arenad_client.h marks ARENAD_CLIENT_API (the deploy suite checks
+# the list), while arenactl and the tests, which link the static archive,
+# still reach everything inside. PREFIX goes into the pkg-config file.
 CLIENT_VERSION   := 0.1.0
 CLIENT_SOVERSION := 1
 PREFIX           ?= /usr/local
@@ -109,12 +112,13 @@ CLIENT_TARGETS   := $(BUILD)/libarenad-client.a $(BUILD)/$(CLIENT_SO) \
                     $(BUILD)/libarenad-client.so $(BUILD)/arenad-client.pc \
                     $(BUILD)/examples/plan_example
 all: $(CLIENT_TARGETS)
+PIC_FLAGS := -fPIC -fvisibility=hidden
 $(BUILD)/pic/%.o: %.c $(BUILD)/.flags | $(BUILD)/gen/arenad.pb-c.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -fPIC $(call pc_cflags,$(PKGS_PROTO)) -c -o $@ $<
+	$(CC) $(CFLAGS_ALL) $(PIC_FLAGS) $(call pc_cflags,$(PKGS_PROTO)) -c -o $@ $<
 $(BUILD)/pic/gen/arenad.pb-c.o: $(BUILD)/gen/arenad.pb-c.c $(BUILD)/.flags
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -fPIC $(call pc_cflags,$(PKGS_PROTO)) -c -o $@ $<
+	$(CC) $(CFLAGS_ALL) $(PIC_FLAGS) $(call pc_cflags,$(PKGS_PROTO)) -c -o $@ $<
 $(BUILD)/libarenad-client.a: $(CLIENT_PIC_OBJ)
 	rm -f $@ && ar rcs $@ $^
 $(BUILD)/$(CLIENT_SO): $(CLIENT_PIC_OBJ)

@@ -6,8 +6,9 @@
  *
  * DESIGN
  *  The static checks (systemd-analyze verify and security, groff, the
- *  install tree, the .deb, the maintainer scripts, the daemon's system
- *  calls and files traced against the unit's sandbox) are shell work;
+ *  install tree, the .deb, the maintainer scripts, the symbols the client
+ *  library exports, the daemon's system calls and files traced against
+ *  the unit's sandbox) are shell work;
  *  each is one step of tests/deploy.sh, run here and judged by its exit
  *  status and output. The runtime checks play systemd's part in C: a datagram socket
  *  in NOTIFY_SOCKET that the test reads, a launcher that passes a
@@ -415,6 +416,17 @@ START_TEST(test_install_and_pkgconfig_client)
 }
 END_TEST
 
+/* libarenad-client.so exports its C API and nothing else (it was 242
+ * symbols: the planner, the wire codec, protobuf-c messages). */
+START_TEST(test_library_exports_only_its_api)
+{
+  char *out = deploy_step("symbols");
+  ck_assert_ptr_nonnull(
+      strstr(out, "each an ARENAD_CLIENT_API function of arenad_client.h"));
+  free(out);
+}
+END_TEST
+
 START_TEST(test_deb_package)
 {
   char *out = deploy_step("deb");
@@ -819,6 +831,7 @@ Suite *deploy_suite(void)
   tcase_add_test(tc, test_security_score);
   tcase_add_test(tc, test_man_pages);
   tcase_add_test(tc, test_install_and_pkgconfig_client);
+  tcase_add_test(tc, test_library_exports_only_its_api);
   tcase_add_test(tc, test_deb_package);
   tcase_add_test(tc, test_maintainer_scripts);
   tcase_add_test(tc, test_syscalls_within_filter);

@@ -14,6 +14,8 @@
 #             client/examples/plan_example.c with only pkg-config and runs
 #             it against the daemon at $ARENAD_SOCKET, then uninstalls
 #   deb       builds the .deb and checks its metadata, files and binaries
+#   symbols   the shared library exports exactly the functions that
+#             client/arenad_client.h declares with ARENAD_CLIENT_API
 #   maint     runs the maintainer scripts against stub commands
 #   syscalls  every system call arenad makes in a session is allowed by
 #             the unit's SystemCallFilter=, and the files it touches fit
@@ -328,6 +330,29 @@ step_deb() {
   echo "deb: unpacked binaries run, a client builds from the -dev package"
 }
 
+# The dynamic symbols libarenad-client.so defines are exactly the
+# functions arenad_client.h marks ARENAD_CLIENT_API, and the header
+# declares no function without the mark. Names that start with "__" are
+# left out: sanitizer builds add such reserved names of their own, which
+# no program can name in C.
+step_symbols() {
+  need nm
+  h=$src/client/arenad_client.h
+  lib=$build/$(readlink "$build/libarenad-client.so")
+  [ -f "$lib" ] || fail "no shared library in $build"
+  sed -n 's/^ARENAD_CLIENT_API .*[ *]\(arenad_client_[a-z0-9_]*\)(.*/\1/p' "$h" |
+    sort > "$tmp/declared"
+  [ "$(wc -l < "$tmp/declared")" -ge 8 ] || fail "found no ARENAD_CLIENT_API functions in $h"
+  unmarked=$(grep -E '^[a-z].*[ *]arenad_client_[a-z0-9_]*\(' "$h" | grep -v '^ARENAD_CLIENT_API ')
+  [ -z "$unmarked" ] || fail "declared without ARENAD_CLIENT_API: $unmarked"
+  nm -D --defined-only "$lib" | awk '{ print $3 }' | grep -v '^__' | sort > "$tmp/exported"
+  if ! cmp -s "$tmp/declared" "$tmp/exported"; then
+    diff "$tmp/declared" "$tmp/exported" | sed 's/^/  /'
+    fail "exported symbols (>) differ from arenad_client.h (<)"
+  fi
+  echo "symbols: $(wc -l < "$tmp/exported") exported, each an ARENAD_CLIENT_API function of arenad_client.h"
+}
+
 # The syscalls of a systemd filter group, recursively (systemd-analyze
 # lists nested @groups by name).
 expand_filter() {
@@ -500,6 +525,7 @@ install) step_install ;;
 deb) step_deb ;;
 maint) step_maint ;;
 syscalls) step_syscalls ;;
+symbols) step_symbols ;;
 *) fail "unknown step $step" ;;
 esac
 echo "step $step: ok"

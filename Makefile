@@ -108,6 +108,11 @@ PREFIX           ?= /usr/local
 CLIENT_SO        := libarenad-client.so.$(CLIENT_SOVERSION)
 CLIENT_LIB_SRC   := client/arenad_client.c $(WIRE_SRC) $(PLANNER_SRC)
 CLIENT_PIC_OBJ   := $(CLIENT_LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/arenad.pb-c.o
+# The installed headers, as a program sees them: <arenad/arenad_client.h>
+# (deploy/install.sh puts them in PREFIX/include/arenad/). The example is
+# compiled against this copy alone, like a program outside the tree.
+CLIENT_HEADERS   := client/arenad_client.h planner/planner.h planner/arena_error.h
+CLIENT_INC       := $(addprefix $(BUILD)/include/arenad/,$(notdir $(CLIENT_HEADERS)))
 CLIENT_TARGETS   := $(BUILD)/libarenad-client.a $(BUILD)/$(CLIENT_SO) \
                     $(BUILD)/libarenad-client.so $(BUILD)/arenad-client.pc \
                     $(BUILD)/examples/plan_example
@@ -128,6 +133,16 @@ $(BUILD)/libarenad-client.so: $(BUILD)/$(CLIENT_SO)
 	ln -sf $(CLIENT_SO) $@
 $(BUILD)/arenad-client.pc: client/arenad-client.pc.in Makefile
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(CLIENT_VERSION)|g' $< > $@
+define stage_header
+$(BUILD)/include/arenad/$(notdir $(1)): $(1)
+	@mkdir -p $$(dir $$@)
+	cp $$< $$@
+endef
+$(foreach h,$(CLIENT_HEADERS),$(eval $(call stage_header,$(h))))
+$(BUILD)/client/examples/plan_example.o: client/examples/plan_example.c $(BUILD)/.flags $(CLIENT_INC)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(OPT) $(WARN) $(DEFS) $(SANFLAGS) -MMD -MP $(CFLAGS) \
+	  -I$(BUILD)/include -c -o $@ $<
 $(BUILD)/examples/plan_example: $(BUILD)/client/examples/plan_example.o $(BUILD)/libarenad-client.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_PROTO)) -lm

@@ -401,6 +401,8 @@ START_TEST(test_install_and_pkgconfig_client)
   ck_assert_int_eq(hn_start(&h), 0);
   setenv("ARENAD_SOCKET", h.sock, 1);
   char *out = deploy_step("install");
+  ck_assert_ptr_nonnull(strstr(
+      out, "headers: <arenad/arenad_client.h>, nothing else on the include path"));
   ck_assert_ptr_nonnull(strstr(out, "example: daemon, then daemon cache"));
   ck_assert_ptr_nonnull(strstr(out, "uninstall: nothing left"));
   ck_assert_ptr_nonnull(strstr(out, "an edited configuration is kept"));

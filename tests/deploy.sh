@@ -157,7 +157,7 @@ step_install() {
   for f in usr/local/sbin/arenad usr/local/bin/arenactl \
     usr/local/lib/libarenad-client.a usr/local/lib/libarenad-client.so.1.1.0 \
     usr/local/include/arenad/arenad_client.h usr/local/include/arenad/planner.h \
-    usr/local/include/arenad/arena_error.h usr/local/include/arenad/digest.h \
+    usr/local/include/arenad/arena_error.h \
     usr/local/lib/pkgconfig/arenad-client.pc \
     usr/local/lib/systemd/system/arenad.service \
     usr/local/lib/systemd/system/arenad.socket \
@@ -178,6 +178,11 @@ step_install() {
   grep -q '^prefix=/usr/local$' "$dest/usr/local/lib/pkgconfig/arenad-client.pc" ||
     fail "pkg-config prefix"
   cmp -s "$src/deploy/arenad.conf" "$dest/etc/arenad/arenad.conf" || fail "config copy"
+  # The headers are exactly the three the library's API needs.
+  [ "$(ls "$dest/usr/local/include/arenad" | tr '\n' ' ')" = "arena_error.h arenad_client.h planner.h " ] ||
+    fail "headers in include/arenad: $(ls "$dest/usr/local/include/arenad")"
+  [ -z "$(find "$dest/usr/local/include" -maxdepth 1 -type f)" ] ||
+    fail "headers directly in include/: $(find "$dest/usr/local/include" -maxdepth 1 -type f)"
   echo "install: tree ok"
 
   # A client build that sees only the installed tree: the .pc says
@@ -193,6 +198,17 @@ step_install() {
   cflags=$($pc --cflags arenad-client)
   libs=$($pc --libs arenad-client)
   echo "pkg-config: $cflags $libs" | sed "s|$dest|DESTDIR|g"
+  # Programs name the headers <arenad/...>: their generic names (planner.h)
+  # stay off the include path, so they cannot shadow a program's own.
+  case " $cflags " in *" -I$dest/usr/local/include "*) ;; *) fail "pkg-config --cflags: $cflags" ;; esac
+  case $cflags in *include/arenad*) fail "pkg-config --cflags names include/arenad: $cflags" ;; esac
+  # shellcheck disable=SC2086
+  echo '#include <arenad/arenad_client.h>' | ${CC:-cc} -E $cflags -x c - > /dev/null 2>&1 ||
+    fail "<arenad/arenad_client.h> not found with the pkg-config flags"
+  # shellcheck disable=SC2086
+  echo '#include <planner.h>' | ${CC:-cc} -E $cflags -x c - > /dev/null 2>&1 &&
+    fail "<planner.h> is on the include path"
+  echo "headers: <arenad/arenad_client.h>, nothing else on the include path"
   cp "$src/client/examples/plan_example.c" "$tmp/plan_example.c"
   # shellcheck disable=SC2086
   ${CC:-cc} -std=c11 -Wall -Wextra -Werror ${SANFLAGS:-} $cflags \
@@ -299,6 +315,9 @@ step_deb() {
   dep=$(dpkg-deb -f "$v" Depends)
   echo "$dep" | grep -q "libarenad-client1 (= $ver)" || fail "dev Depends: $dep"
   echo "$dep" | grep -q 'libprotobuf-c-dev' || fail "dev Depends lacks libprotobuf-c-dev: $dep"
+  for h in arenad_client.h planner.h arena_error.h; do
+    dpkg-deb -c "$v" | grep -q " ./usr/include/arenad/$h\$" || fail "dev package lacks usr/include/arenad/$h"
+  done
   echo "libarenad-client-dev Depends: $dep"
   echo "deb: metadata ok"
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arenad_client.h"
+#include <arenad/arenad_client.h>
 
 int main(int argc, char **argv)
 {

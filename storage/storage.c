@@ -351,14 +351,23 @@ static void flush_done(storage_t *st)
   memset(&st->pend, 0, sizeof st->pend);
 }
 
-int storage_flush(storage_t *st)
+static int add_use_in_txn(storage_t *st, const struct storage_use *u,
+                          uint64_t *n_applied);
+
+/* One transaction: the pending touches and counters, then uses u[0..n).
+ * On failure nothing is written and the touches stay pending. */
+static int write_uses(storage_t *st, const struct storage_use *u, size_t n,
+                      uint64_t *n_applied)
 {
-  storage__clear_err(st);
-  if (!st->n_touches && !st->pend.hits && !st->pend.misses)
-    return 0;
   int rc = storage__begin(st);
   if (rc == SQLITE_OK)
     rc = flush_in_txn(st);
+  for (size_t i = 0; rc == SQLITE_OK && i < n; i++)
+    rc = add_use_in_txn(st, &u[i], n_applied);
+  if (rc < 0) { /* an ARENA_E* code: add_use_in_txn set the message */
+    storage__rollback(st);
+    return rc;
+  }
   if (rc == SQLITE_OK)
     rc = storage__commit(st);
   if (rc != SQLITE_OK) {
@@ -367,6 +376,15 @@ int storage_flush(storage_t *st)
   }
   flush_done(st);
   return 0;
+}
+
+int storage_flush(storage_t *st)
+{
+  uint64_t none = 0;
+  storage__clear_err(st);
+  if (!st->n_touches && !st->pend.hits && !st->pend.misses)
+    return 0;
+  return write_uses(st, NULL, 0, &none);
 }
 
 /* Writes one storage_use inside the caller's transaction; adds the rows
@@ -404,25 +422,10 @@ int storage_add_uses(storage_t *st, const struct storage_use *u, size_t n,
     return 0;
   if (!u)
     return storage__seterr(st, ARENA_EINVAL, "no uses");
-  int rc = storage__begin(st);
-  if (rc == SQLITE_OK)
-    rc = flush_in_txn(st);
-  for (size_t i = 0; rc == SQLITE_OK && i < n; i++)
-    rc = add_use_in_txn(st, &u[i], &applied);
-  if (rc < 0) { /* an ARENA_E* code: add_use_in_txn set the message */
-    storage__rollback(st);
-    return rc;
-  }
-  if (rc == SQLITE_OK)
-    rc = storage__commit(st);
-  if (rc != SQLITE_OK) {
-    storage__rollback(st);
-    return storage__sqlerr(st, rc, "cannot write plan uses");
-  }
-  flush_done(st);
-  if (n_applied)
+  int rc = write_uses(st, u, n, &applied);
+  if (rc == 0 && n_applied)
     *n_applied = applied;
-  return 0;
+  return rc;
 }
 
 /* Notes one hit. When the batch is full, flushes; if that fails the

@@ -95,13 +95,7 @@ static Arenad__V1__Response *evict(int fd, uint64_t rid,
 /* The connection still answers a Ping. */
 static void assert_open(int fd)
 {
-  Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
-  Arenad__V1__Ping ping = ARENAD__V1__PING__INIT;
-  req.protocol_version = 1;
-  req.request_id = 500;
-  req.body_case = ARENAD__V1__REQUEST__BODY_PING;
-  req.ping = &ping;
-  Arenad__V1__Response *r = hn_call(fd, &req, 5000);
+  Arenad__V1__Response *r = hn_ping(fd, 500, 5000);
   ck_assert_ptr_nonnull(r);
   ck_assert_int_eq(r->status, ARENAD__V1__STATUS__OK);
   ck_assert_uint_eq(r->request_id, 500);

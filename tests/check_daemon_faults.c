@@ -36,14 +36,8 @@ static int count(const char *text, const char *what)
  * the connection instead; fails the test when neither happens. */
 static int ping_or_closed(int fd, uint64_t rid)
 {
-  Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
-  Arenad__V1__Ping ping = ARENAD__V1__PING__INIT;
-  req.protocol_version = 1;
-  req.request_id = rid;
-  req.body_case = ARENAD__V1__REQUEST__BODY_PING;
-  req.ping = &ping;
-  (void)hn_send(fd, &req); /* fails once the daemon has closed it */
-  Arenad__V1__Response *r = hn_recv(fd, 5000);
+  /* the send fails once the daemon has closed the connection */
+  Arenad__V1__Response *r = hn_ping(fd, rid, 5000);
   if (r) {
     ck_assert_int_eq(r->status, ARENAD__V1__STATUS__OK);
     ck_assert_uint_eq(r->request_id, rid);

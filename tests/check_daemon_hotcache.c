@@ -52,28 +52,40 @@ static const char *take(struct hotcache *hc, char *buf, size_t len)
   return buf;
 }
 
+/* Runs a script of space-separated steps on hc: "+x" puts entry x with
+ * a use key, "=x" puts it without one, "?x" gets x (a hit is required),
+ * "!x" gets x (a miss is required). */
+static void run(struct hotcache *hc, const char *script)
+{
+  for (const char *p = script; *p; p++) {
+    if (*p == ' ')
+      continue;
+    char op = *p++, name = *p;
+    ck_assert_msg(name && name != ' ', "bad script %s", script);
+    if (op == '+' || op == '=')
+      put(hc, name, op == '+');
+    else if (op == '?')
+      ck_assert_msg(get(hc, name), "%c should be cached (%s)", name, script);
+    else if (op == '!')
+      ck_assert_msg(!get(hc, name), "%c should be gone (%s)", name, script);
+    else
+      ck_abort_msg("bad step %c in %s", op, script);
+  }
+}
+
 START_TEST(hits_are_counted_least_recent_first)
 {
   char b[128];
   struct hotcache *hc = hotcache_new(1 << 20, 100);
   ck_assert_ptr_nonnull(hc);
-  put(hc, 'a', 1);
-  put(hc, 'b', 1);
-  put(hc, 'c', 1);
-  put(hc, 'n', 0); /* no use key: never counted */
+  run(hc, "+a +b +c =n"); /* n has no use key: never counted */
   ck_assert_int_eq(hotcache_has_uses(hc), 0);
   ck_assert_str_eq(take(hc, b, sizeof b), "");
-  for (int i = 0; i < 3; i++)
-    ck_assert(get(hc, 'a'));
-  ck_assert(get(hc, 'c'));
-  ck_assert(get(hc, 'b'));
-  ck_assert(get(hc, 'n'));
-  ck_assert(get(hc, 'b'));
-  ck_assert(!get(hc, 'z'));
+  run(hc, "?a ?a ?a ?c ?b ?n ?b !z");
   ck_assert_int_eq(hotcache_has_uses(hc), 1);
   ck_assert_str_eq(take(hc, b, sizeof b), "a3 c1 b2");
   ck_assert_str_eq(take(hc, b, sizeof b), ""); /* a take resets */
-  ck_assert(get(hc, 'c'));
+  run(hc, "?c");
   ck_assert_str_eq(take(hc, b, sizeof b), "c1");
   hotcache_free(hc);
 }
@@ -83,22 +95,15 @@ START_TEST(pushed_out_and_replaced_entries_keep_their_counts)
 {
   char b[128];
   struct hotcache *hc = hotcache_new(1 << 20, 2);
-  put(hc, 'a', 1);
-  put(hc, 'b', 1);
-  ck_assert(get(hc, 'a'));
-  ck_assert(get(hc, 'a'));
-  put(hc, 'c', 1); /* pushes b out, which has no uses */
-  ck_assert(!get(hc, 'b'));
-  ck_assert(get(hc, 'c'));
+  /* c pushes b out, which has no uses */
+  run(hc, "+a +b ?a ?a +c !b ?c");
   hotcache_set_caps(hc, 1 << 20, 1); /* pushes a out, with 2 uses */
-  ck_assert(!get(hc, 'a'));
+  run(hc, "!a");
   uint64_t e, bytes;
   hotcache_usage(hc, &e, &bytes);
   ck_assert_uint_eq(e, 1);
   ck_assert_str_eq(take(hc, b, sizeof b), "a2 c1");
-  ck_assert(get(hc, 'c'));
-  put(hc, 'c', 1); /* replaced: the old entry's use is kept */
-  ck_assert(get(hc, 'c'));
+  run(hc, "?c +c ?c"); /* replaced: the old entry's use is kept */
   ck_assert_str_eq(take(hc, b, sizeof b), "c1 c1");
   hotcache_free(hc);
 }
@@ -108,26 +113,18 @@ START_TEST(removed_entries_drop_their_counts)
 {
   char b[128];
   struct hotcache *hc = hotcache_new(1 << 20, 2);
-  put(hc, 'a', 1);
-  put(hc, 'b', 1);
-  ck_assert(get(hc, 'a'));
-  ck_assert(get(hc, 'b'));
+  run(hc, "+a +b ?a ?b");
   const uint8_t mh = 'a';
   ck_assert_uint_eq(hotcache_remove_model(hc, &mh, 1), 1);
   ck_assert_str_eq(take(hc, b, sizeof b), "b1");
-  /* clear drops counts of cached and of pushed-out entries */
-  ck_assert(get(hc, 'b'));
-  put(hc, 'c', 1);
-  put(hc, 'd', 1); /* pushes b out with its use */
-  ck_assert(get(hc, 'c'));
+  /* clear drops counts of cached and of pushed-out entries: d pushes b
+   * out with its use */
+  run(hc, "?b +c +d ?c");
   ck_assert_uint_eq(hotcache_clear(hc), 2);
   ck_assert_int_eq(hotcache_has_uses(hc), 0);
   ck_assert_str_eq(take(hc, b, sizeof b), "");
   /* and a cache freed with counts pending frees them (ASan checks) */
-  put(hc, 'e', 1);
-  ck_assert(get(hc, 'e'));
-  put(hc, 'f', 1);
-  put(hc, 'g', 1);
+  run(hc, "+e ?e +f +g");
   hotcache_free(hc);
 }
 END_TEST

@@ -73,13 +73,7 @@ START_TEST(queued_job_keeps_its_limits)
   /* accepted under max_tensors 100000, queued behind it; the Ping after
    * it is answered on the loop once the Plan frame has been handled */
   ck_assert_int_eq(hn_send_plan(fd2, 2, &g, "queued", 0, 64, 0), 0);
-  Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
-  Arenad__V1__Ping ping = ARENAD__V1__PING__INIT;
-  req.protocol_version = 1;
-  req.request_id = 50;
-  req.body_case = ARENAD__V1__REQUEST__BODY_PING;
-  req.ping = &ping;
-  Arenad__V1__Response *r = hn_call(fd2, &req, 5000);
+  Arenad__V1__Response *r = hn_ping(fd2, 50, 5000);
   ck_assert_ptr_nonnull(r);
   ck_assert_uint_eq(r->request_id, 50);
   wire_free_response(r);
@@ -120,23 +114,10 @@ static void client(const struct harness *h, int id)
     Arenad__V1__Response *r = NULL;
     if (fd >= 0 && hn_send_plan(fd, 1 + (uint64_t)i, &g, hash, 0, 64, 0) == 0)
       r = hn_recv(fd, 30000);
-    int ok = r && r->status == ARENAD__V1__STATUS__OK &&
-             r->body_case == ARENAD__V1__RESPONSE__BODY_PLAN &&
-             r->plan->n_offsets == g.n;
-    if (ok) {
-      struct planner_graph pg = {g.t, g.n};
-      struct planner_options o;
-      planner_options_init(&o);
-      struct planner_plan p = {0};
-      p.offsets = r->plan->offsets;
-      p.n_offsets = r->plan->n_offsets;
-      p.arena_bytes = r->plan->arena_bytes;
-      ok = planner_verify(&pg, &o, &p, NULL) == 0;
-    }
+    char err[ARENA_ERR_LEN];
+    int ok = hn_plan_reply_ok(r, &g, err) == 0;
     if (!ok)
-      fprintf(stderr, "client %d request %d: %s\n", id, i,
-              r ? (r->error && *r->error ? r->error : "bad plan")
-                : "no reply");
+      fprintf(stderr, "client %d request %d: %s\n", id, i, err);
     wire_free_response(r);
     if (fd >= 0)
       close(fd);

@@ -52,33 +52,43 @@ static long long listed_hits(const struct harness *h, const char *hash)
   return n;
 }
 
-static void graphs_init(struct hn_graph *g, int n)
+/* A daemon started with configuration conf and n small graphs. */
+struct uses_case {
+  struct harness h;
+  struct hn_graph g[4];
+  int n;
+};
+
+static void case_start(struct uses_case *c, int n, const char *conf)
 {
+  c->n = n;
   for (int i = 0; i < n; i++)
-    hn_random_graph(&g[i], 30, 700 + (uint64_t)i);
+    hn_random_graph(&c->g[i], 30, 700 + (uint64_t)i);
+  ck_assert_int_eq(hn_init(&c->h, conf), 0);
+  ck_assert_int_eq(hn_start(&c->h), 0);
 }
 
-static void graphs_free(struct hn_graph *g, int n)
+static void case_stop(struct uses_case *c)
 {
-  for (int i = 0; i < n; i++)
-    hn_graph_free(&g[i]);
+  ck_assert_int_eq(hn_stop(&c->h), 0);
+  hn_cleanup(&c->h);
+  for (int i = 0; i < c->n; i++)
+    hn_graph_free(&c->g[i]);
 }
 
 START_TEST(hot_hits_reach_list_and_ls)
 {
-  struct harness h;
-  struct hn_graph g[2];
-  graphs_init(g, 2);
-  ck_assert_int_eq(hn_init(&h, NULL), 0);
-  ck_assert_int_eq(hn_start(&h), 0);
-  plan_and_hit(&h, &g[0], "hotx", 25);
-  plan_and_hit(&h, &g[1], "hoty", 3);
-  Arenad__V1__Response *st = hn_stats(&h);
+  struct uses_case c;
+  case_start(&c, 2, NULL);
+  struct harness *h = &c.h;
+  plan_and_hit(h, &c.g[0], "hotx", 25);
+  plan_and_hit(h, &c.g[1], "hoty", 3);
+  Arenad__V1__Response *st = hn_stats(h);
   ck_assert_uint_eq(st->stats->memory_hits, 28);
   ck_assert_uint_eq(st->stats->storage_hits, 0);
   wire_free_response(st);
 
-  Arenad__V1__Response *r = hn_list(&h, 1);
+  Arenad__V1__Response *r = hn_list(h, 1);
   ck_assert_ptr_nonnull(r);
   ck_assert_uint_eq(r->list->n_entries, 2);
   ck_assert_int_eq(hits_of(r->list, "hotx"), 25);
@@ -96,11 +106,9 @@ START_TEST(hot_hits_reach_list_and_ls)
            "build/arenactl -s %s ls --order used --json | grep -q "
            "'^{\"entries\":\\[{[^}]*\"model_hash\":\"686f7478\"[^}]*"
            "\"hits\":25,'",
-           h.sock);
+           h->sock);
   ck_assert_int_eq(system(cmd), 0);
-  ck_assert_int_eq(hn_stop(&h), 0);
-  hn_cleanup(&h);
-  graphs_free(g, 2);
+  case_stop(&c);
 }
 END_TEST
 
@@ -108,51 +116,43 @@ END_TEST
  * used one, counting hits served from memory: not the hot first plan. */
 START_TEST(full_database_evicts_the_unused_plan)
 {
-  struct harness h;
-  struct hn_graph g[4];
-  graphs_init(g, 4);
-  ck_assert_int_eq(hn_init(&h, "[cache]\ndb_max_entries = 3\n"), 0);
-  ck_assert_int_eq(hn_start(&h), 0);
-  plan_and_hit(&h, &g[0], "hot", 0);
-  plan_and_hit(&h, &g[1], "cold", 0);
-  plan_and_hit(&h, &g[2], "warm", 2);
+  struct uses_case c;
+  case_start(&c, 4, "[cache]\ndb_max_entries = 3\n");
+  struct harness *h = &c.h;
+  plan_and_hit(h, &c.g[0], "hot", 0);
+  plan_and_hit(h, &c.g[1], "cold", 0);
+  plan_and_hit(h, &c.g[2], "warm", 2);
   for (int i = 0; i < 20; i++)
-    ck_assert_int_eq(cd_plan(&h, &g[0], "hot", 50 + (uint64_t)i), 1);
-  ck_assert_int_eq(cd_plan(&h, &g[3], "new", 80), 0);
-  Arenad__V1__Response *st = hn_stats(&h);
+    ck_assert_int_eq(cd_plan(h, &c.g[0], "hot", 50 + (uint64_t)i), 1);
+  ck_assert_int_eq(cd_plan(h, &c.g[3], "new", 80), 0);
+  Arenad__V1__Response *st = hn_stats(h);
   ck_assert_uint_eq(st->stats->storage_entries, 3);
   ck_assert_uint_eq(st->stats->storage_evictions, 1);
   wire_free_response(st);
-  ck_assert_int_eq(listed_hits(&h, "hot"), 20);
-  ck_assert_int_eq(listed_hits(&h, "cold"), -1);
-  ck_assert_int_eq(listed_hits(&h, "warm"), 2);
-  ck_assert_int_eq(listed_hits(&h, "new"), 0);
-  ck_assert_int_eq(hn_stop(&h), 0);
-  hn_cleanup(&h);
-  graphs_free(g, 4);
+  ck_assert_int_eq(listed_hits(h, "hot"), 20);
+  ck_assert_int_eq(listed_hits(h, "cold"), -1);
+  ck_assert_int_eq(listed_hits(h, "warm"), 2);
+  ck_assert_int_eq(listed_hits(h, "new"), 0);
+  case_stop(&c);
 }
 END_TEST
 
 START_TEST(counts_survive_a_graceful_restart)
 {
-  struct harness h;
-  struct hn_graph g[1];
-  graphs_init(g, 1);
-  ck_assert_int_eq(hn_init(&h, NULL), 0);
-  ck_assert_int_eq(hn_start(&h), 0);
-  plan_and_hit(&h, &g[0], "kept", 10);
-  ck_assert_int_eq(hn_stop(&h), 0); /* SIGTERM right after the hits */
-  ck_assert_int_eq(hn_start(&h), 0);
-  ck_assert_int_eq(listed_hits(&h, "kept"), 10);
+  struct uses_case c;
+  case_start(&c, 1, NULL);
+  struct harness *h = &c.h;
+  plan_and_hit(h, &c.g[0], "kept", 10);
+  ck_assert_int_eq(hn_stop(h), 0); /* SIGTERM right after the hits */
+  ck_assert_int_eq(hn_start(h), 0);
+  ck_assert_int_eq(listed_hits(h, "kept"), 10);
   /* one more from the database, then from memory */
-  ck_assert_int_eq(cd_plan(&h, &g[0], "kept", 90), 1);
-  ck_assert_int_eq(cd_plan(&h, &g[0], "kept", 91), 1);
-  ck_assert_int_eq(hn_stop(&h), 0);
-  ck_assert_int_eq(hn_start(&h), 0);
-  ck_assert_int_eq(listed_hits(&h, "kept"), 12);
-  ck_assert_int_eq(hn_stop(&h), 0);
-  hn_cleanup(&h);
-  graphs_free(g, 1);
+  ck_assert_int_eq(cd_plan(h, &c.g[0], "kept", 90), 1);
+  ck_assert_int_eq(cd_plan(h, &c.g[0], "kept", 91), 1);
+  ck_assert_int_eq(hn_stop(h), 0);
+  ck_assert_int_eq(hn_start(h), 0);
+  ck_assert_int_eq(listed_hits(h, "kept"), 12);
+  case_stop(&c);
 }
 END_TEST
 
@@ -175,27 +175,23 @@ static long long file_hits(const char *db, const char *hash)
 /* With no request after the hits, the flush timer alone writes them. */
 START_TEST(timer_writes_counts_without_requests)
 {
-  struct harness h;
-  struct hn_graph g[1];
-  graphs_init(g, 1);
-  ck_assert_int_eq(hn_init(&h, NULL), 0);
-  ck_assert_int_eq(hn_start(&h), 0);
-  plan_and_hit(&h, &g[0], "timer", 7);
+  struct uses_case c;
+  case_start(&c, 1, NULL);
+  struct harness *h = &c.h;
+  plan_and_hit(h, &c.g[0], "timer", 7);
   long long hits = -1;
   for (int i = 0; i < 200 && hits != 7; i++) {
     struct timespec ts = {0, 50 * 1000000L};
     nanosleep(&ts, NULL);
-    hits = file_hits(h.db, "timer");
+    hits = file_hits(h->db, "timer");
   }
   ck_assert_int_eq(hits, 7);
-  kill(h.pid, SIGKILL);
-  waitpid(h.pid, NULL, 0);
-  h.pid = 0;
-  ck_assert_int_eq(hn_start(&h), 0);
-  ck_assert_int_eq(listed_hits(&h, "timer"), 7);
-  ck_assert_int_eq(hn_stop(&h), 0);
-  hn_cleanup(&h);
-  graphs_free(g, 1);
+  kill(h->pid, SIGKILL);
+  waitpid(h->pid, NULL, 0);
+  h->pid = 0;
+  ck_assert_int_eq(hn_start(h), 0);
+  ck_assert_int_eq(listed_hits(h, "timer"), 7);
+  case_stop(&c);
 }
 END_TEST
 
@@ -204,32 +200,29 @@ END_TEST
  * and the finished plan of "second" pushes "first" out. */
 START_TEST(counts_outlive_the_memory_cache)
 {
-  struct harness h;
-  struct hn_graph g[1], big;
-  graphs_init(g, 1);
+  struct uses_case c;
+  struct hn_graph big;
   hn_random_graph(&big, 60000, 7);
-  ck_assert_int_eq(hn_init(&h, "[cache]\nmemory_entries = 1\n"), 0);
-  ck_assert_int_eq(hn_start(&h), 0);
-  plan_and_hit(&h, &g[0], "first", 0);
-  int fd = hn_connect(&h);
+  case_start(&c, 1, "[cache]\nmemory_entries = 1\n");
+  struct harness *h = &c.h;
+  plan_and_hit(h, &c.g[0], "first", 0);
+  int fd = hn_connect(h);
   ck_assert_int_ge(fd, 0);
   /* exact with a budget keeps the job busy while the hits arrive */
   ck_assert_int_eq(hn_send_plan(fd, 9, &big, "second", 6, 64, 1500), 0);
   for (int i = 0; i < 5; i++)
-    ck_assert_int_eq(cd_plan(&h, &g[0], "first", 10 + (uint64_t)i), 1);
+    ck_assert_int_eq(cd_plan(h, &c.g[0], "first", 10 + (uint64_t)i), 1);
   Arenad__V1__Response *r = hn_recv(fd, 60000);
   cd_check_plan_reply(r, &big, 9);
   wire_free_response(r);
   close(fd);
-  Arenad__V1__Response *st = hn_stats(&h);
+  Arenad__V1__Response *st = hn_stats(h);
   ck_assert_uint_eq(st->stats->lru_entries, 1);
   ck_assert_uint_eq(st->stats->memory_hits, 5);
   wire_free_response(st);
-  ck_assert_int_eq(listed_hits(&h, "first"), 5);
-  ck_assert_int_eq(listed_hits(&h, "second"), 0);
-  ck_assert_int_eq(hn_stop(&h), 0);
-  hn_cleanup(&h);
-  graphs_free(g, 1);
+  ck_assert_int_eq(listed_hits(h, "first"), 5);
+  ck_assert_int_eq(listed_hits(h, "second"), 0);
+  case_stop(&c);
   hn_graph_free(&big);
 }
 END_TEST

@@ -306,20 +306,8 @@ static int plan_fd(int fd, const struct hn_graph *g, const char *hash,
 {
   ck_assert_int_eq(hn_send_plan(fd, rid, g, hash, 0, 64, 0), 0);
   Arenad__V1__Response *r = hn_recv(fd, 20000);
-  ck_assert_ptr_nonnull(r);
-  ck_assert_msg(r->status == ARENAD__V1__STATUS__OK, "status %d: %s",
-                r->status, r->error);
-  ck_assert_int_eq(r->body_case, ARENAD__V1__RESPONSE__BODY_PLAN);
-  ck_assert_uint_eq(r->plan->n_offsets, g->n);
-  struct planner_graph pg = {g->t, g->n};
-  struct planner_options o;
-  planner_options_init(&o);
-  struct planner_plan p = {0};
-  p.offsets = r->plan->offsets;
-  p.n_offsets = r->plan->n_offsets;
-  p.arena_bytes = r->plan->arena_bytes;
   char err[ARENA_ERR_LEN];
-  ck_assert_msg(planner_verify(&pg, &o, &p, err) == 0, "%s", err);
+  ck_assert_msg(hn_plan_reply_ok(r, g, err) == 0, "%s", err);
   int cached = r->plan->cached;
   wire_free_response(r);
   return cached;

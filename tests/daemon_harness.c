@@ -329,6 +329,39 @@ Arenad__V1__Response *hn_stats(const struct harness *h)
   return r;
 }
 
+Arenad__V1__Response *hn_ping(int fd, uint64_t rid, int timeout_ms)
+{
+  Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
+  Arenad__V1__Ping ping = ARENAD__V1__PING__INIT;
+  req.protocol_version = 1;
+  req.request_id = rid;
+  req.body_case = ARENAD__V1__REQUEST__BODY_PING;
+  req.ping = &ping;
+  return hn_call(fd, &req, timeout_ms);
+}
+
+int hn_plan_reply_ok(const Arenad__V1__Response *r, const struct hn_graph *g,
+                     char *err)
+{
+  if (!r || r->status != ARENAD__V1__STATUS__OK ||
+      r->body_case != ARENAD__V1__RESPONSE__BODY_PLAN ||
+      r->plan->n_offsets != g->n) {
+    snprintf(err, ARENA_ERR_LEN, "%s",
+             !r ? "no reply"
+                : r->status != ARENAD__V1__STATUS__OK ? r->error
+                                                       : "not a full plan");
+    return -1;
+  }
+  struct planner_graph pg = {g->t, g->n};
+  struct planner_options o;
+  planner_options_init(&o);
+  struct planner_plan p = {0};
+  p.offsets = r->plan->offsets;
+  p.n_offsets = r->plan->n_offsets;
+  p.arena_bytes = r->plan->arena_bytes;
+  return planner_verify(&pg, &o, &p, err) == 0 ? 0 : -1;
+}
+
 Arenad__V1__Response *hn_list(const struct harness *h, int most_used)
 {
   int fd = hn_connect(h);

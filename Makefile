@@ -13,8 +13,10 @@
 #
 # Targets: all (default), deps, test (alias check), run, bench, fuzz,
 #          test-browser, clean.
-# Variables: OPT (default -O2 -g), SANITIZE=address,undefined, DEBUG=1,
-#            FUZZ_SECONDS (per fuzz target, default 60).
+# Variables: OPT (default -O2 -g), SANITIZE=address,undefined or
+#            SANITIZE=thread (`make SANITIZE=thread test` runs every suite,
+#            the daemons they start included, under ThreadSanitizer),
+#            DEBUG=1, FUZZ_SECONDS (per fuzz target, default 60).
 
 BUILD   ?= build
 CC      ?= cc
@@ -52,8 +54,8 @@ all: $(BUILD)/libarenaplanner.a $(BUILD)/arenactl $(BUILD)/arenad
 # Rebuild everything when the compiler flags change (e.g. SANITIZE=...).
 $(BUILD)/.flags: FORCE
 	@mkdir -p $(BUILD)
-	@echo '$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL)' | cmp -s - $@ || \
-	  echo '$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL)' > $@
+	@echo '$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) $(PIC_FLAGS)' | cmp -s - $@ || \
+	  echo '$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) $(PIC_FLAGS)' > $@
 
 $(BUILD)/%.o: %.c $(BUILD)/.flags | $(BUILD)/gen/arenad.pb-c.h
 	@mkdir -p $(dir $@)
@@ -95,24 +97,33 @@ $(BUILD)/arenad: $(DAEMON_OBJ) $(BUILD)/libarenastorage.a $(BUILD)/libarenawire.
 # ---- client library --------------------------------------------------------
 # libarenad-client bundles the client, wire and planner objects, compiled
 # with -fPIC into $(BUILD)/pic/ so that one set of objects serves both the
-# static archive and the shared library. `make install` is not written yet;
-# PREFIX only goes into the pkg-config file.
+# static archive and the shared library. They are compiled with
+# -fvisibility=hidden: the shared library exports only the functions that
+# client/arenad_client.h marks ARENAD_CLIENT_API (the deploy suite checks
+# the list), while arenactl and the tests, which link the static archive,
+# still reach everything inside. PREFIX goes into the pkg-config file.
 CLIENT_VERSION   := 0.1.0
 CLIENT_SOVERSION := 1
 PREFIX           ?= /usr/local
 CLIENT_SO        := libarenad-client.so.$(CLIENT_SOVERSION)
 CLIENT_LIB_SRC   := client/arenad_client.c $(WIRE_SRC) $(PLANNER_SRC)
 CLIENT_PIC_OBJ   := $(CLIENT_LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/arenad.pb-c.o
+# The installed headers, as a program sees them: <arenad/arenad_client.h>
+# (deploy/install.sh puts them in PREFIX/include/arenad/). The example is
+# compiled against this copy alone, like a program outside the tree.
+CLIENT_HEADERS   := client/arenad_client.h planner/planner.h planner/arena_error.h
+CLIENT_INC       := $(addprefix $(BUILD)/include/arenad/,$(notdir $(CLIENT_HEADERS)))
 CLIENT_TARGETS   := $(BUILD)/libarenad-client.a $(BUILD)/$(CLIENT_SO) \
                     $(BUILD)/libarenad-client.so $(BUILD)/arenad-client.pc \
                     $(BUILD)/examples/plan_example
 all: $(CLIENT_TARGETS)
+PIC_FLAGS := -fPIC -fvisibility=hidden
 $(BUILD)/pic/%.o: %.c $(BUILD)/.flags | $(BUILD)/gen/arenad.pb-c.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -fPIC $(call pc_cflags,$(PKGS_PROTO)) -c -o $@ $<
+	$(CC) $(CFLAGS_ALL) $(PIC_FLAGS) $(call pc_cflags,$(PKGS_PROTO)) -c -o $@ $<
 $(BUILD)/pic/gen/arenad.pb-c.o: $(BUILD)/gen/arenad.pb-c.c $(BUILD)/.flags
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -fPIC $(call pc_cflags,$(PKGS_PROTO)) -c -o $@ $<
+	$(CC) $(CFLAGS_ALL) $(PIC_FLAGS) $(call pc_cflags,$(PKGS_PROTO)) -c -o $@ $<
 $(BUILD)/libarenad-client.a: $(CLIENT_PIC_OBJ)
 	rm -f $@ && ar rcs $@ $^
 $(BUILD)/$(CLIENT_SO): $(CLIENT_PIC_OBJ)
@@ -122,6 +133,16 @@ $(BUILD)/libarenad-client.so: $(BUILD)/$(CLIENT_SO)
 	ln -sf $(CLIENT_SO) $@
 $(BUILD)/arenad-client.pc: client/arenad-client.pc.in Makefile
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(CLIENT_VERSION)|g' $< > $@
+define stage_header
+$(BUILD)/include/arenad/$(notdir $(1)): $(1)
+	@mkdir -p $$(dir $$@)
+	cp $$< $$@
+endef
+$(foreach h,$(CLIENT_HEADERS),$(eval $(call stage_header,$(h))))
+$(BUILD)/client/examples/plan_example.o: client/examples/plan_example.c $(BUILD)/.flags $(CLIENT_INC)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(OPT) $(WARN) $(DEFS) $(SANFLAGS) -MMD -MP $(CFLAGS) \
+	  -I$(BUILD)/include -c -o $@ $<
 $(BUILD)/examples/plan_example: $(BUILD)/client/examples/plan_example.o $(BUILD)/libarenad-client.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_PROTO)) -lm
@@ -159,8 +180,22 @@ $(eval $(call check_prog,tflite,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,models,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,wire,$(BUILD)/libarenawire.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_PROTO))))
 $(eval $(call check_prog,client,$(BUILD)/libarenad-client.a,$(call pc_libs,$(PKGS_PROTO))))
+# check_daemon also unit-tests daemon/hotcache.c, and reads the daemon's
+# database through a storage handle of its own.
 $(BUILD)/tests/check_daemon: $(BUILD)/tests/daemon_harness.o
-$(eval $(call check_prog,daemon,$(BUILD)/tests/daemon_harness.o $(BUILD)/libarenawire.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_PROTO))))
+$(eval $(call check_prog,daemon,$(BUILD)/tests/daemon_harness.o $(BUILD)/daemon/hotcache.o $(BUILD)/libarenastorage.a $(BUILD)/libarenawire.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_PROTO) $(PKGS_SQLITE))))
+$(BUILD)/tests/check_daemon_hotcache.o: EXTRA_CFLAGS_tests += -Idaemon
+# arenad-faults: arenad with conn.c built with -DARENAD_FAULT_INJECTION, so
+# that the tests can make allocations fail (see conn_faults_init in
+# daemon/server_int.h). Only the tests run it; the installed arenad reads
+# no such setting.
+FAULTS_OBJ := $(filter-out $(BUILD)/daemon/conn.o,$(DAEMON_OBJ)) $(BUILD)/tests/faults/conn.o
+$(BUILD)/tests/faults/conn.o: daemon/conn.c $(BUILD)/.flags | $(BUILD)/gen/arenad.pb-c.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(EXTRA_CFLAGS_daemon) -DARENAD_FAULT_INJECTION -c -o $@ $<
+$(BUILD)/tests/arenad-faults: $(FAULTS_OBJ) $(BUILD)/libarenastorage.a $(BUILD)/libarenawire.a $(BUILD)/libarenaplanner.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(DAEMON_LIBS)
+$(BUILD)/tests/check_daemon: | $(BUILD)/tests/arenad-faults
 $(BUILD)/tests/check_daemon: | $(BUILD)/arenad
 $(eval $(call check_prog,service,$(BUILD)/tests/daemon_harness.o $(BUILD)/libarenad-client.a,$(call pc_libs,$(PKGS_PROTO))))
 $(BUILD)/tests/check_service: | $(BUILD)/arenad

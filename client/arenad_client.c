@@ -837,3 +837,29 @@ out:
     arenad_client_result_cleanup(out);
   return rc;
 }
+
+/* ---- helpers for programs that link only the shared library ----------- */
+
+_Static_assert(ARENAD_CLIENT_DIGEST_LEN == PLANNER_DIGEST_LEN,
+               "the header's digest size is the planner's");
+
+void arenad_client_plan_options_init(struct planner_options *o)
+{
+  planner_options_init(o);
+}
+
+void arenad_client_sha256(const void *data, size_t len,
+                          uint8_t out[ARENAD_CLIENT_DIGEST_LEN])
+{
+  planner_sha256(data, len, out);
+}
+
+const char *arenad_client_strerror(int code)
+{
+  return arena_strerror(code);
+}
+
+const char *arenad_client_err_name(int code)
+{
+  return arena_err_name(code);
+}

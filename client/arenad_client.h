@@ -35,7 +35,16 @@
  *  MSG_NOSIGNAL so a closed socket never raises SIGPIPE.
  *
  * This header exposes no protobuf-c types; it needs only planner.h and
- * arena_error.h, which are installed next to it.
+ * arena_error.h, which are installed next to it (in include/arenad/, so
+ * that a program writes #include <arenad/arenad_client.h>).
+ *
+ * ABI
+ *  The shared library exports exactly the functions declared here,
+ *  each marked ARENAD_CLIENT_API; everything else inside it (the planner,
+ *  the wire codec, protobuf-c messages) is hidden. planner.h and
+ *  arena_error.h are installed for their types, constants and error
+ *  codes: call their functions only through the wrappers below
+ *  (arenad_client_plan_options_init, arenad_client_strerror, ...).
  */
 #ifndef ARENAD_CLIENT_H
 #define ARENAD_CLIENT_H
@@ -48,6 +57,14 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* Marks a function the shared library exports (it is built with
+ * -fvisibility=hidden). */
+#if defined(__GNUC__)
+#define ARENAD_CLIENT_API __attribute__((visibility("default")))
+#else
+#define ARENAD_CLIENT_API
 #endif
 
 #define ARENAD_CLIENT_DEFAULT_SOCKET "/run/arenad/arenad.sock"
@@ -102,7 +119,7 @@ struct arenad_client_result {
 
 /* Fills o with the defaults: socket from the environment or the default
  * path, default timeouts, fallback enabled. */
-void arenad_client_options_init(struct arenad_client_options *o);
+ARENAD_CLIENT_API void arenad_client_options_init(struct arenad_client_options *o);
 
 /* Creates a handle. o (borrowed; NULL means the defaults) is copied,
  * socket path included. Does not connect: the first request does, so a
@@ -110,23 +127,23 @@ void arenad_client_options_init(struct arenad_client_options *o);
  * (owned, free with arenad_client_close), ARENA_EINVAL (socket path empty
  * or too long for a Unix socket) or ARENA_ENOMEM; *out is NULL on
  * failure. */
-int arenad_client_open(const struct arenad_client_options *o,
-                       arenad_client_t **out);
+ARENAD_CLIENT_API int arenad_client_open(const struct arenad_client_options *o,
+                                         arenad_client_t **out);
 
 /* Closes the connection and frees the handle. Accepts NULL. */
-void arenad_client_close(arenad_client_t *c);
+ARENAD_CLIENT_API void arenad_client_close(arenad_client_t *c);
 
 /* Returns the handle's last error text (owned by the handle, valid until
  * the next call on it). After a successful call that fell back to local
  * planning it explains why the daemon was not used. "" when there is
  * nothing to report. Never NULL; c may be NULL, giving "". */
-const char *arenad_client_errmsg(const arenad_client_t *c);
+ARENAD_CLIENT_API const char *arenad_client_errmsg(const arenad_client_t *c);
 
 /* Sets r to an empty result that arenad_client_result_cleanup() accepts. */
-void arenad_client_result_init(struct arenad_client_result *r);
+ARENAD_CLIENT_API void arenad_client_result_init(struct arenad_client_result *r);
 
 /* Frees what r owns and leaves it empty. Accepts NULL. */
-void arenad_client_result_cleanup(struct arenad_client_result *r);
+ARENAD_CLIENT_API void arenad_client_result_cleanup(struct arenad_client_result *r);
 
 /* Plans graph g under options o (NULL: planner_options_init defaults) for
  * the model key k; all three borrowed. Blocks up to the connect timeout
@@ -141,10 +158,11 @@ void arenad_client_result_cleanup(struct arenad_client_result *r);
  * locally, out->local = 1, out->fallback_reason holds the daemon error,
  * and only a local planning error (ARENA_ENOMEM, ...) can fail the call.
  * On failure *out is left empty. */
-int arenad_client_plan(arenad_client_t *c, const struct planner_graph *g,
-                       const struct planner_options *o,
-                       const struct arenad_model_key *k,
-                       struct arenad_client_result *out);
+ARENAD_CLIENT_API int arenad_client_plan(arenad_client_t *c,
+                                         const struct planner_graph *g,
+                                         const struct planner_options *o,
+                                         const struct arenad_model_key *k,
+                                         struct arenad_client_result *out);
 
 /* Asks the daemon for a stored plan of graph g under options o (NULL:
  * defaults) and key k, without sending the graph. The daemon returns the
@@ -155,10 +173,28 @@ int arenad_client_plan(arenad_client_t *c, const struct planner_graph *g,
  * 1), ARENA_ENOENT when nothing matches, ARENA_EVERIFY when the matching
  * plan is wrong for g, a planner_validate() code, or a daemon error from
  * ERRORS. On failure *out is left empty. */
-int arenad_client_lookup(arenad_client_t *c, const struct arenad_model_key *k,
-                         const struct planner_graph *g,
-                         const struct planner_options *o,
-                         struct arenad_client_result *out);
+ARENAD_CLIENT_API int arenad_client_lookup(arenad_client_t *c,
+                                           const struct arenad_model_key *k,
+                                           const struct planner_graph *g,
+                                           const struct planner_options *o,
+                                           struct arenad_client_result *out);
+
+/* Fills o with the planner's defaults (algorithm best, alignment 64, no
+ * capacity question): what arenad_client_plan and arenad_client_lookup
+ * use when o is NULL. Change fields after this call. */
+ARENAD_CLIENT_API void arenad_client_plan_options_init(struct planner_options *o);
+
+/* Writes the SHA-256 of len bytes at data (borrowed) to out, e.g. of a
+ * model file as the model_hash of an arenad_model_key. */
+ARENAD_CLIENT_API void arenad_client_sha256(const void *data, size_t len,
+                                            uint8_t out[ARENAD_CLIENT_DIGEST_LEN]);
+
+/* The text ("invalid argument") and the name ("ARENA_EINVAL") of an
+ * ARENA_E* code, 0 included ("success", "ARENA_OK"). Static strings,
+ * never NULL; an unknown code gives "unknown error" and
+ * "ARENA_EUNKNOWN". */
+ARENAD_CLIENT_API const char *arenad_client_strerror(int code);
+ARENAD_CLIENT_API const char *arenad_client_err_name(int code);
 
 #ifdef __cplusplus
 }

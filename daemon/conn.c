@@ -10,6 +10,13 @@
  * pipelined requests are served in arrival order of their frames.
  * A connection is freed only after both of its handles' close callbacks
  * and all of its write callbacks have run.
+ *
+ * Out of memory at accept: libuv stops reading a listener until its
+ * pending connection is accepted, so a connection that cannot be
+ * allocated is still accepted, into the server's spare pipe handle, and
+ * closed at once; the listener keeps draining its backlog. While the
+ * spare is closing, the next such connection waits in the backlog and is
+ * taken up again by the spare's close callback.
  */
 #define _GNU_SOURCE 1 /* struct ucred for SO_PEERCRED */
 #include <errno.h>
@@ -250,7 +257,7 @@ static void handle_frame(struct conn *c, const uint8_t *body, size_t len)
     return;
   }
   s->c.requests++;
-  if (s->log.level >= DLOG_DEBUG) {
+  if (dlog_enabled(&s->log, DLOG_DEBUG)) {
     char who[96];
     dlog(&s->log, DLOG_DEBUG, "%s: request %" PRIu64 " kind %d",
          conn_peer_desc(c, who, sizeof who), req->request_id,
@@ -402,11 +409,58 @@ static void read_cred(struct conn *c)
   }
 }
 
+void conn_faults_init(struct server *s)
+{
+#ifdef ARENAD_FAULT_INJECTION
+  const char *v = getenv("ARENAD_FAULT_CONN_ALLOC");
+  s->conn_alloc_faults = v ? (unsigned)strtoul(v, NULL, 10) : 0;
+#else
+  s->conn_alloc_faults = 0;
+#endif
+}
+
+static struct conn *conn_new(struct server *s)
+{
+  if (s->conn_alloc_faults) {
+    s->conn_alloc_faults--;
+    return NULL;
+  }
+  return calloc(1, sizeof(struct conn));
+}
+
+static void on_spare_closed(uv_handle_t *h)
+{
+  struct server *s = h->data;
+  s->spare_busy = 0;
+  if (s->spare_wanted && s->listening) {
+    s->spare_wanted = 0;
+    conn_accept(s); /* the connection that waited; memory may be back */
+  }
+}
+
+/* Accepts the pending connection into the spare handle and closes it. */
+static void refuse(struct server *s)
+{
+  if (s->spare_busy) {
+    s->spare_wanted = 1; /* stays in the backlog until the spare is free */
+    return;
+  }
+  uv_pipe_init(&s->loop, &s->spare, 0);
+  s->spare.data = s;
+  s->spare_busy = 1;
+  int rc = uv_accept((uv_stream_t *)&s->listener, (uv_stream_t *)&s->spare);
+  dlog(&s->log, DLOG_WARNING, "out of memory for a new connection: %s",
+       rc == 0 ? "closed it at once" : uv_strerror(rc));
+  uv_close((uv_handle_t *)&s->spare, on_spare_closed);
+}
+
 void conn_accept(struct server *s)
 {
-  struct conn *c = calloc(1, sizeof *c);
-  if (!c)
+  struct conn *c = conn_new(s);
+  if (!c) {
+    refuse(s);
     return;
+  }
   c->s = s;
   c->id = ++s->next_conn_id;
   wire_reader_init(&c->rd, s->cfg.max_frame_bytes);

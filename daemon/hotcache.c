@@ -5,6 +5,13 @@
  * load passes 1) plus a doubly-linked recency list. Identity bytes start
  * with the model hash length and the model hash, which lets removal by
  * model hash test a prefix.
+ *
+ * Uses: entries with uncollected uses are also on the "used" list,
+ * ordered by their latest use (head = most recent), so that a take is
+ * O(entries used) and lists them least recent first. An entry pushed out
+ * with uses left is unhooked from the table and the recency list, loses
+ * its ident and offsets, and waits on the "gone" list (oldest first)
+ * until the next take: leaving the cache never needs an allocation.
  */
 #include "hotcache.h"
 
@@ -14,11 +21,14 @@
 struct entry {
   struct entry *chain;      /* next in bucket */
   struct entry *prev, *next; /* recency list, head = most recent */
+  struct entry *uprev, *unext; /* used list while uses > 0; unext links
+                                  the gone list once pushed out */
   uint64_t h;
   uint8_t *ident;
   size_t ident_len;
   size_t bytes;             /* accounted size of this entry */
-  struct hot_plan plan;
+  uint64_t uses;            /* hits not yet taken */
+  struct hot_plan plan;     /* offsets and use_key owned */
 };
 
 struct hotcache {
@@ -27,6 +37,10 @@ struct hotcache {
   struct entry *head, *tail;
   uint64_t n, bytes;
   uint64_t max_bytes, max_entries;
+  struct entry *used_head, *used_tail; /* entries with uses > 0 */
+  size_t n_used;                       /* entries on the used list */
+  struct entry *gone_head, *gone_tail; /* pushed out with uses left */
+  size_t n_gone;                       /* entries on the gone list */
 };
 
 uint64_t hot_hash(const void *data, size_t len)
@@ -91,7 +105,54 @@ static void push_front(struct hotcache *hc, struct entry *e)
     hc->tail = e;
 }
 
-static void drop(struct hotcache *hc, struct entry *e)
+static void unlink_used(struct hotcache *hc, struct entry *e)
+{
+  if (e->uprev)
+    e->uprev->unext = e->unext;
+  else
+    hc->used_head = e->unext;
+  if (e->unext)
+    e->unext->uprev = e->uprev;
+  else
+    hc->used_tail = e->uprev;
+  e->uprev = e->unext = NULL;
+  hc->n_used--;
+}
+
+static void push_used(struct hotcache *hc, struct entry *e)
+{
+  e->uprev = NULL;
+  e->unext = hc->used_head;
+  if (hc->used_head)
+    hc->used_head->uprev = e;
+  hc->used_head = e;
+  if (!hc->used_tail)
+    hc->used_tail = e;
+  hc->n_used++;
+}
+
+/* Counts one use of a cached entry. */
+static void note_use(struct hotcache *hc, struct entry *e)
+{
+  if (!e->plan.use_key)
+    return;
+  if (e->uses)
+    unlink_used(hc, e);
+  push_used(hc, e);
+  e->uses++;
+}
+
+static void free_entry(struct entry *e)
+{
+  free(e->ident);
+  free(e->plan.offsets);
+  free((uint8_t *)e->plan.use_key);
+  free(e);
+}
+
+/* Takes e out of the cache. With keep_uses, an entry with uses left goes
+ * to the gone list instead of being freed. */
+static void drop(struct hotcache *hc, struct entry *e, int keep_uses)
 {
   struct entry **pp = &hc->buckets[e->h & (hc->n_buckets - 1)];
   while (*pp != e)
@@ -100,15 +161,29 @@ static void drop(struct hotcache *hc, struct entry *e)
   unlink_lru(hc, e);
   hc->n--;
   hc->bytes -= e->bytes;
+  if (e->uses)
+    unlink_used(hc, e);
+  if (!keep_uses || !e->uses) {
+    free_entry(e);
+    return;
+  }
   free(e->ident);
   free(e->plan.offsets);
-  free(e);
+  e->ident = NULL;
+  e->plan.offsets = NULL;
+  e->unext = NULL;
+  if (hc->gone_tail)
+    hc->gone_tail->unext = e;
+  else
+    hc->gone_head = e;
+  hc->gone_tail = e;
+  hc->n_gone++;
 }
 
 static void enforce(struct hotcache *hc)
 {
   while (hc->tail && (hc->n > hc->max_entries || hc->bytes > hc->max_bytes))
-    drop(hc, hc->tail);
+    drop(hc, hc->tail, 1);
 }
 
 void hotcache_set_caps(struct hotcache *hc, uint64_t max_bytes,
@@ -128,17 +203,28 @@ void hotcache_free(struct hotcache *hc)
   free(hc);
 }
 
-const struct hot_plan *hotcache_get(struct hotcache *hc, const uint8_t *ident,
-                                    size_t len, uint64_t h)
+/* Finds an entry and makes it the most recent, or returns NULL. */
+static struct entry *find(struct hotcache *hc, const uint8_t *ident,
+                          size_t len, uint64_t h)
 {
   for (struct entry *e = hc->buckets[h & (hc->n_buckets - 1)]; e;
        e = e->chain)
     if (e->h == h && e->ident_len == len && memcmp(e->ident, ident, len) == 0) {
       unlink_lru(hc, e);
       push_front(hc, e);
-      return &e->plan;
+      return e;
     }
   return NULL;
+}
+
+const struct hot_plan *hotcache_get(struct hotcache *hc, const uint8_t *ident,
+                                    size_t len, uint64_t h)
+{
+  struct entry *e = find(hc, ident, len, h);
+  if (!e)
+    return NULL;
+  note_use(hc, e);
+  return &e->plan;
 }
 
 static void grow(struct hotcache *hc)
@@ -161,26 +247,32 @@ static void grow(struct hotcache *hc)
 int hotcache_put(struct hotcache *hc, const uint8_t *ident, size_t len,
                  uint64_t h, const struct hot_plan *plan)
 {
-  size_t bytes = sizeof(struct entry) + len + plan->n_offsets * 8;
+  size_t bytes = sizeof(struct entry) + len + plan->n_offsets * 8 +
+                 plan->use_key_len;
   if (bytes > hc->max_bytes || hc->max_entries == 0)
     return -1;
-  if (hotcache_get(hc, ident, len, h))
-    drop(hc, hc->head);
+  struct entry *old = find(hc, ident, len, h);
+  if (old)
+    drop(hc, old, 1);
   struct entry *e = calloc(1, sizeof *e);
   if (!e)
     return -1;
   e->ident = malloc(len ? len : 1);
   e->plan = *plan;
   e->plan.offsets = malloc((plan->n_offsets ? plan->n_offsets : 1) * 8);
-  if (!e->ident || !e->plan.offsets) {
-    free(e->ident);
-    free(e->plan.offsets);
-    free(e);
+  e->plan.use_key = NULL;
+  uint8_t *key = plan->use_key ? malloc(plan->use_key_len + 1) : NULL;
+  if (!e->ident || !e->plan.offsets || (plan->use_key && !key)) {
+    free(key);
+    free_entry(e);
     return -1;
   }
   memcpy(e->ident, ident, len);
   if (plan->n_offsets)
     memcpy(e->plan.offsets, plan->offsets, plan->n_offsets * 8);
+  if (key)
+    memcpy(key, plan->use_key, plan->use_key_len);
+  e->plan.use_key = key;
   e->ident_len = len;
   e->h = h;
   e->bytes = bytes;
@@ -200,9 +292,16 @@ size_t hotcache_clear(struct hotcache *hc)
 {
   size_t k = 0;
   while (hc->head) {
-    drop(hc, hc->head);
+    drop(hc, hc->head, 0);
     k++;
   }
+  while (hc->gone_head) {
+    struct entry *e = hc->gone_head;
+    hc->gone_head = e->unext;
+    free_entry(e);
+  }
+  hc->gone_tail = NULL;
+  hc->n_gone = 0;
   return k;
 }
 
@@ -220,7 +319,7 @@ size_t hotcache_remove_model(struct hotcache *hc, const uint8_t *model_hash,
   for (struct entry *e = hc->head, *next; e; e = next) {
     next = e->next;
     if (same_model(e, model_hash, len)) {
-      drop(hc, e);
+      drop(hc, e, 0);
       k++;
     }
   }
@@ -238,7 +337,7 @@ size_t hotcache_remove_digests(struct hotcache *hc, const uint8_t *model_hash,
         memcmp(e->plan.graph_digest, graph_digest, PLANNER_DIGEST_LEN) == 0 &&
         memcmp(e->plan.options_digest, options_digest, PLANNER_DIGEST_LEN) ==
             0) {
-      drop(hc, e);
+      drop(hc, e, 0);
       k++;
     }
   }
@@ -250,4 +349,62 @@ void hotcache_usage(const struct hotcache *hc, uint64_t *entries,
 {
   *entries = hc->n;
   *bytes = hc->bytes;
+}
+
+int hotcache_has_uses(const struct hotcache *hc)
+{
+  return hc->used_head || hc->gone_head;
+}
+
+void hot_uses_free(struct hot_use *u, size_t n)
+{
+  for (size_t i = 0; u && i < n; i++)
+    free(u[i].key);
+  free(u);
+}
+
+int hotcache_take_uses(struct hotcache *hc, struct hot_use **out, size_t *n)
+{
+  size_t total = hc->n_gone + hc->n_used, k = 0;
+  *out = NULL;
+  *n = 0;
+  if (total == 0)
+    return 0;
+  struct hot_use *u = calloc(total, sizeof *u);
+  if (!u)
+    return -1;
+  /* Copy the keys of cached entries first: the only step that can fail,
+   * and it changes nothing. */
+  for (struct entry *e = hc->used_tail; e; e = e->uprev, k++) {
+    struct hot_use *d = &u[hc->n_gone + k];
+    d->key = malloc(e->plan.use_key_len + 1);
+    if (!d->key) {
+      hot_uses_free(u, total);
+      return -1;
+    }
+    memcpy(d->key, e->plan.use_key, e->plan.use_key_len);
+    d->key_len = e->plan.use_key_len;
+    d->count = e->uses;
+  }
+  k = 0;
+  while (hc->gone_head) {
+    struct entry *e = hc->gone_head;
+    hc->gone_head = e->unext;
+    u[k].key = (uint8_t *)e->plan.use_key;
+    u[k].key_len = e->plan.use_key_len;
+    u[k].count = e->uses;
+    e->plan.use_key = NULL;
+    free_entry(e);
+    k++;
+  }
+  hc->gone_tail = NULL;
+  hc->n_gone = 0;
+  while (hc->used_head) {
+    struct entry *e = hc->used_head;
+    e->uses = 0;
+    unlink_used(hc, e);
+  }
+  *out = u;
+  *n = total;
+  return 0;
 }

@@ -10,6 +10,15 @@
  * to a graph identical to the one whose plan was verified when it entered
  * the cache. Bounded by bytes and by entries; least recently used first
  * out. Used by the loop thread only.
+ *
+ * USES
+ *  Each hit is counted on its entry, under the entry's use key: opaque
+ *  bytes the caller gives at put that name the plan in the database.
+ *  hotcache_take_uses() moves the counts out, so that the caller can add
+ *  them to the database in one batch. An entry pushed out by the caps, or
+ *  replaced, keeps its uncollected count (and its use key) until the next
+ *  take; an entry removed on purpose (hotcache_clear, hotcache_remove_*)
+ *  drops it, since its plan is being deleted.
  */
 #ifndef ARENA_HOTCACHE_H
 #define ARENA_HOTCACHE_H
@@ -36,6 +45,16 @@ struct hot_plan {
   uint64_t planning_us;    /* time the plan took when it was computed */
   uint8_t graph_digest[PLANNER_DIGEST_LEN];
   uint8_t options_digest[PLANNER_DIGEST_LEN];
+  const uint8_t *use_key;  /* names the stored plan; copied by put, owned
+                              by the cache; NULL: uses are not counted */
+  size_t use_key_len;      /* bytes in use_key */
+};
+
+/* Uses counted under one use key since the last take. */
+struct hot_use {
+  uint8_t *key;   /* use key, owned by the array */
+  size_t key_len; /* bytes in key */
+  uint64_t count; /* hits, >= 1 */
 };
 
 /* 64-bit hash of a byte string (not cryptographic). */
@@ -50,12 +69,14 @@ void hotcache_free(struct hotcache *hc);
 void hotcache_set_caps(struct hotcache *hc, uint64_t max_bytes,
                        uint64_t max_entries);
 
-/* Returns the plan for identity (ident, len, h) and marks it recently
- * used, or NULL. The pointer is borrowed until the next call. */
+/* Returns the plan for identity (ident, len, h), marks it recently used
+ * and counts one use, or NULL. The pointer is borrowed until the next
+ * call. */
 const struct hot_plan *hotcache_get(struct hotcache *hc, const uint8_t *ident,
                                     size_t len, uint64_t h);
 
-/* Copies ident and plan in (replacing an entry with the same identity).
+/* Copies ident and plan, use key included, in (replacing an entry with
+ * the same identity, whose uncollected uses stay pending).
  * Returns 0, or -1 on OOM or when the entry alone exceeds the byte cap
  * (then nothing is cached). */
 int hotcache_put(struct hotcache *hc, const uint8_t *ident, size_t len,
@@ -73,5 +94,17 @@ size_t hotcache_remove_digests(struct hotcache *hc, const uint8_t *model_hash,
 
 void hotcache_usage(const struct hotcache *hc, uint64_t *entries,
                     uint64_t *bytes);
+
+/* Whether any use is waiting to be taken. */
+int hotcache_has_uses(const struct hotcache *hc);
+
+/* Moves every uncollected use out of the cache: first those of entries
+ * pushed out since the last take (in the order they left), then those of
+ * cached entries, least recently used first. On success returns 0 and an
+ * owned array in *out (free with hot_uses_free; NULL when *n is 0) and
+ * the count is reset; on OOM returns -1, sets *out NULL and *n 0, and the
+ * uses stay pending. */
+int hotcache_take_uses(struct hotcache *hc, struct hot_use **out, size_t *n);
+void hot_uses_free(struct hot_use *u, size_t n);
 
 #endif

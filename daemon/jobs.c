@@ -26,10 +26,20 @@
 
 enum job_kind { JOB_PLAN, JOB_STORAGE };
 
+/* The configuration a worker reads, copied from s->cfg and s->limits on
+ * the loop thread when the job is created, so that a SIGHUP that rewrites
+ * them meanwhile neither races with the worker nor changes the rules for
+ * a request already accepted. */
+struct job_config {
+  struct wire_limits limits;  /* validation of the Plan request */
+  uint32_t default_budget_ms; /* exact-search budget when it sets none */
+};
+
 struct job {
   uv_work_t work;            /* work.data = this */
   struct server *s;
   enum job_kind kind;
+  struct job_config cfg;     /* copied at creation; workers read only this */
   struct job *prev, *next;   /* s->jobs */
   uint64_t h;                /* identity hash (plan jobs) */
   uint8_t *ident;            /* identity bytes (plan jobs), owned */
@@ -44,6 +54,9 @@ struct job {
   struct planner_plan plan;
   uint8_t gd[PLANNER_DIGEST_LEN];
   uint8_t od[PLANNER_DIGEST_LEN];
+  uint8_t *use_key;          /* keycodec key of the stored plan, owned;
+                                NULL when out of memory */
+  size_t use_key_len;        /* bytes in use_key */
   int from_storage;          /* plan came from sqlite */
   uint64_t planning_us;
   struct storage_record *recs; /* lookup/list results */
@@ -196,6 +209,8 @@ static void hot_from_job(const struct job *j, struct hot_plan *hp)
   hp->planning_us = j->planning_us;
   memcpy(hp->graph_digest, j->gd, PLANNER_DIGEST_LEN);
   memcpy(hp->options_digest, j->od, PLANNER_DIGEST_LEN);
+  hp->use_key = j->use_key;
+  hp->use_key_len = j->use_key_len;
 }
 
 /* ---- job bookkeeping ------------------------------------------------------ */
@@ -208,6 +223,8 @@ static struct job *job_new(struct server *s, enum job_kind kind,
     return NULL;
   j->s = s;
   j->kind = kind;
+  j->cfg.limits = s->limits;
+  j->cfg.default_budget_ms = s->cfg.default_budget_ms;
   j->req = req;
   j->work.data = j;
   j->status = ARENAD__V1__STATUS__OK;
@@ -225,6 +242,7 @@ static void job_free(struct job *j)
   }
   wire_free_request(j->req);
   free(j->ident);
+  free(j->use_key);
   planner_plan_cleanup(&j->plan);
   storage_records_free(j->recs, j->n_recs);
   keycodec_cleanup(&j->evict_key);
@@ -308,18 +326,40 @@ static int job_stop(void *ctx)
   return atomic_load(&j->cancel);
 }
 
-static void storage_failed(struct server *s, const char *what, int rc)
+void jobs_storage_failed(struct server *s, const char *what, int rc)
 {
-  /* caller holds st_lock */
+  char msg[ARENA_ERR_LEN];
+  snprintf(msg, sizeof msg, "%s: %s (%s)", what, storage_errmsg(s->st),
+           arena_strerror(rc));
+  uv_mutex_lock(&s->status_lock);
   int was_ok = s->storage_ok;
   s->storage_ok = 0;
-  snprintf(s->storage_err, sizeof s->storage_err, "%s: %s (%s)", what,
-           storage_errmsg(s->st), arena_strerror(rc));
+  memcpy(s->storage_err, msg, sizeof msg);
+  uv_mutex_unlock(&s->status_lock);
   /* Log the change, not every failure: a full disk fails every write. */
   if (was_ok)
     dlog(&s->log, DLOG_ERR,
          "cache database failing, serving from memory and planning: %s",
-         s->storage_err);
+         msg);
+}
+
+void jobs_storage_ok(struct server *s)
+{
+  uv_mutex_lock(&s->status_lock);
+  int was_ok = s->storage_ok;
+  s->storage_ok = 1;
+  uv_mutex_unlock(&s->status_lock);
+  if (!was_ok)
+    dlog(&s->log, DLOG_NOTICE, "cache database writable again");
+}
+
+/* Takes the storage for this worker, and first writes the hot-cache uses
+ * the loop queued (uses.c), so that the get, put (and the LRU eviction in
+ * it), list or evict that follows counts them. */
+static void st_enter(struct server *s)
+{
+  uv_mutex_lock(&s->st_lock);
+  uses_write(s);
 }
 
 static Arenad__V1__Status status_of(int rc)
@@ -344,11 +384,11 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
   struct planner_graph pg = {g->tensors, g->n_tensors};
   struct planner_options o = g->opts;
   struct storage_info info;
-  uv_mutex_lock(&s->st_lock);
+  st_enter(s);
   int rc = s->st ? storage_get(s->st, k, &pg, &o, &j->plan, &info)
                  : ARENA_ENOENT;
   if (rc && rc != ARENA_ENOENT)
-    storage_failed(s, "read", rc);
+    jobs_storage_failed(s, "read", rc);
   uv_mutex_unlock(&s->st_lock);
   if (rc == 0) {
     j->from_storage = 1;
@@ -356,7 +396,7 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
     return;
   }
   if (!o.budget_ms)
-    o.budget_ms = s->cfg.default_budget_ms;
+    o.budget_ms = j->cfg.default_budget_ms;
   o.stop = job_stop;
   o.stop_ctx = j;
   uint64_t t0 = uv_hrtime();
@@ -366,16 +406,13 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
     j->status = status_of(rc);
     return;
   }
-  uv_mutex_lock(&s->st_lock);
+  st_enter(s);
   if (s->st) {
     rc = storage_put(s->st, k, &pg, &g->opts, &j->plan, j->planning_us, NULL);
-    if (rc) {
-      storage_failed(s, "write", rc);
-    } else {
-      if (!s->storage_ok)
-        dlog(&s->log, DLOG_NOTICE, "cache database writable again");
-      s->storage_ok = 1;
-    }
+    if (rc)
+      jobs_storage_failed(s, "write", rc);
+    else
+      jobs_storage_ok(s);
   }
   uv_mutex_unlock(&s->st_lock);
 }
@@ -384,7 +421,7 @@ static void work_plan(uv_work_t *w)
 {
   struct job *j = w->data;
   struct wire_graph g;
-  int rc = wire_graph_from_plan(j->req->plan, &j->s->limits, &g, j->err);
+  int rc = wire_graph_from_plan(j->req->plan, &j->cfg.limits, &g, j->err);
   if (rc) {
     j->status = status_of(rc);
     return;
@@ -397,6 +434,9 @@ static void work_plan(uv_work_t *w)
     return;
   }
   planner_options_digest(&g.opts, j->od);
+  j->use_key = keycodec_encode(g.model_hash, g.model_hash_len, g.shape.ranks,
+                               g.shape.dims, g.shape.n_inputs, j->gd, j->od,
+                               &j->use_key_len);
   struct storage_key k = {g.model_hash, g.model_hash_len, g.shape.ranks,
                           g.shape.n_inputs, g.shape.dims};
   plan_in_worker(j, &g, &k);
@@ -515,6 +555,7 @@ void jobs_submit_plan(struct server *s, struct conn *c, uint64_t request_id,
   j->ident = ident;
   j->ident_len = len;
   j->h = h;
+  uses_collect(s);
   if (add_waiter(j, c, request_id) ||
       uv_queue_work(&s->loop, &j->work, work_plan, after_plan)) {
     if (j->waiters)
@@ -552,10 +593,10 @@ static void work_lookup(struct job *j)
   }
   struct storage_key k = {m->model_hash.data, m->model_hash.len, shape.ranks,
                           shape.n_inputs, shape.dims};
-  uv_mutex_lock(&j->s->st_lock);
+  st_enter(j->s);
   rc = storage_lookup(j->s->st, &k, &j->recs, &j->n_recs);
   if (rc)
-    storage_failed(j->s, "lookup", rc);
+    jobs_storage_failed(j->s, "lookup", rc);
   uv_mutex_unlock(&j->s->st_lock);
   wire_shape_cleanup(&shape);
   if (rc) {
@@ -580,10 +621,10 @@ static void work_list(struct job *j)
       m->offset, m->limit ? m->limit : 100};
   if (q.limit > STORAGE_LIST_MAX)
     q.limit = STORAGE_LIST_MAX;
-  uv_mutex_lock(&j->s->st_lock);
+  st_enter(j->s);
   int rc = storage_list(j->s->st, &q, &j->recs, &j->n_recs);
   if (rc)
-    storage_failed(j->s, "list", rc);
+    jobs_storage_failed(j->s, "list", rc);
   uv_mutex_unlock(&j->s->st_lock);
   if (rc) {
     snprintf(j->err, sizeof j->err, "cache list failed: %s",
@@ -592,30 +633,59 @@ static void work_list(struct job *j)
   }
 }
 
+/* Checks what an Evict request selects, on the loop thread before any
+ * work is queued, and decodes its key into j->evict_key. Exactly one
+ * selector counts: `all` only when true, a model hash of 1..64 bytes, or
+ * a key as List returns it. Returns 0, or an error status with msg. */
+static Arenad__V1__Status evict_select(struct job *j, char *msg, size_t len)
+{
+  const Arenad__V1__Evict *m = j->req->evict;
+  switch (m->target_case) {
+  case ARENAD__V1__EVICT__TARGET_ALL:
+    if (m->all)
+      return ARENAD__V1__STATUS__OK;
+    snprintf(msg, len, "evict selects nothing: all is false");
+    return ARENAD__V1__STATUS__INVALID_ARGUMENT;
+  case ARENAD__V1__EVICT__TARGET_MODEL_HASH:
+    if (m->model_hash.len >= 1 && m->model_hash.len <= WIRE_MAX_MODEL_HASH)
+      return ARENAD__V1__STATUS__OK;
+    snprintf(msg, len, "evict: the model hash must be 1 to %u bytes",
+             WIRE_MAX_MODEL_HASH);
+    return ARENAD__V1__STATUS__INVALID_ARGUMENT;
+  case ARENAD__V1__EVICT__TARGET_KEY:
+    switch (keycodec_decode(m->key.data, m->key.len, &j->evict_key)) {
+    case 0:
+      return ARENAD__V1__STATUS__OK;
+    case ARENA_ENOMEM:
+      snprintf(msg, len, "out of memory");
+      return ARENAD__V1__STATUS__INTERNAL;
+    default:
+      snprintf(msg, len, "evict: the key is not one that List gave");
+      return ARENAD__V1__STATUS__INVALID_ARGUMENT;
+    }
+  default:
+    snprintf(msg, len, "evict selects nothing: set all, model_hash or key");
+    return ARENAD__V1__STATUS__INVALID_ARGUMENT;
+  }
+}
+
+/* Removes what evict_select accepted. Caller holds st_lock. */
 static int do_evict(struct job *j)
 {
-  Arenad__V1__Evict *m = j->req->evict;
+  const Arenad__V1__Evict *m = j->req->evict;
   storage_t *st = j->s->st;
+  const struct keycodec_key *k = &j->evict_key;
+  struct storage_key sk = {k->hash, k->hash_len, k->ranks, k->n_inputs,
+                           k->dims};
   switch (m->target_case) {
   case ARENAD__V1__EVICT__TARGET_ALL:
     return storage_evict_all(st, &j->evicted);
   case ARENAD__V1__EVICT__TARGET_MODEL_HASH:
-    if (m->model_hash.len == 0 || m->model_hash.len > WIRE_MAX_MODEL_HASH)
-      return ARENA_EINVAL;
     return storage_evict_model(st, m->model_hash.data, m->model_hash.len,
                                &j->evicted);
-  case ARENAD__V1__EVICT__TARGET_KEY: {
-    struct keycodec_key *k = &j->evict_key;
-    int rc = keycodec_decode(m->key.data, m->key.len, k);
-    if (rc)
-      return rc;
-    struct storage_key sk = {k->hash, k->hash_len, k->ranks, k->n_inputs,
-                             k->dims};
+  default:
     return storage_evict(st, &sk, k->graph_digest, k->options_digest,
                          &j->evicted);
-  }
-  default:
-    return ARENA_EINVAL;
   }
 }
 
@@ -636,20 +706,20 @@ static void work_storage(uv_work_t *w)
     work_list(j);
     break;
   case ARENAD__V1__REQUEST__BODY_STATS:
-    uv_mutex_lock(&j->s->st_lock);
+    st_enter(j->s);
     j->stats_ok = j->s->st && storage_get_stats(j->s->st, &j->stats) == 0;
     uv_mutex_unlock(&j->s->st_lock);
     break;
   case ARENAD__V1__REQUEST__BODY_EVICT:
-    uv_mutex_lock(&j->s->st_lock);
+    st_enter(j->s);
     rc = do_evict(j);
+    if (rc)
+      snprintf(j->err, sizeof j->err, "evict failed: %s",
+               storage_errmsg(j->s->st));
     uv_mutex_unlock(&j->s->st_lock);
-    if (rc) {
+    if (rc) /* EINVAL: a key that decodes but no storage key can hold */
       j->status = rc == ARENA_EINVAL ? ARENAD__V1__STATUS__INVALID_ARGUMENT
                                      : ARENAD__V1__STATUS__INTERNAL;
-      snprintf(j->err, sizeof j->err, "evict failed: %s",
-               rc == ARENA_EINVAL ? "malformed target" : arena_strerror(rc));
-    }
     break;
   default:
     j->status = ARENAD__V1__STATUS__INVALID_ARGUMENT;
@@ -789,7 +859,7 @@ static void purge_hot(struct job *j)
     hotcache_clear(hc);
   else if (m->target_case == ARENAD__V1__EVICT__TARGET_MODEL_HASH)
     hotcache_remove_model(hc, m->model_hash.data, m->model_hash.len);
-  else if (j->evict_key.ranks)
+  else
     hotcache_remove_digests(hc, j->evict_key.hash, j->evict_key.hash_len,
                             j->evict_key.graph_digest,
                             j->evict_key.options_digest);
@@ -876,10 +946,20 @@ void jobs_submit_storage(struct server *s, struct conn *c,
                          uint64_t request_id, Arenad__V1__Request *req)
 {
   struct job *j;
+  char msg[ARENA_ERR_LEN];
   if (queue_full(s, c, request_id) || !(j = job_new(s, JOB_STORAGE, req))) {
     wire_free_request(req);
     return;
   }
+  if (req->body_case == ARENAD__V1__REQUEST__BODY_EVICT) {
+    Arenad__V1__Status st = evict_select(j, msg, sizeof msg);
+    if (st != ARENAD__V1__STATUS__OK) {
+      conn_send_status(c, request_id, st, msg);
+      job_free(j);
+      return;
+    }
+  }
+  uses_collect(s);
   if (add_waiter(j, c, request_id) ||
       uv_queue_work(&s->loop, &j->work, work_storage, after_storage)) {
     if (j->waiters)

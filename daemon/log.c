@@ -32,9 +32,19 @@ const char *dlog_level_name(enum dlog_level l)
   return "?";
 }
 
+void dlog_set_level(struct dlog *l, enum dlog_level level)
+{
+  atomic_store_explicit(&l->level, (int)level, memory_order_relaxed);
+}
+
+int dlog_enabled(const struct dlog *l, enum dlog_level level)
+{
+  return (int)level <= atomic_load_explicit(&l->level, memory_order_relaxed);
+}
+
 void dlog(const struct dlog *l, enum dlog_level level, const char *fmt, ...)
 {
-  if ((int)level > l->level)
+  if (!dlog_enabled(l, level))
     return;
   char line[1024];
   va_list ap;

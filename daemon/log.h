@@ -12,6 +12,7 @@
 #define ARENA_DAEMON_LOG_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 
 enum dlog_level {
   DLOG_ERR = 3,
@@ -22,10 +23,15 @@ enum dlog_level {
 };
 
 struct dlog {
-  volatile int level; /* lines above this level are dropped; SIGHUP may
-                         change it while workers log (a benign race on
-                         an int that is read whole) */
+  atomic_int level; /* lines above this level are dropped; SIGHUP changes
+                       it on the loop thread while workers log, hence
+                       atomic (relaxed: no other data depends on it) */
 };
+
+/* Sets the level (any thread). */
+void dlog_set_level(struct dlog *l, enum dlog_level level);
+/* Whether a line at this level would be written. */
+int dlog_enabled(const struct dlog *l, enum dlog_level level);
 
 /* Parses "error", "warning", "notice", "info" or "debug". Returns 0 and
  * sets *out, or -1. */

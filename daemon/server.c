@@ -5,7 +5,8 @@
  *
  * Shutdown order: stop accepting, stop reading, let queued and running
  * jobs finish and replies flush (up to drain_timeout_ms, then cancel),
- * close every handle, run the loop dry, then flush and close storage.
+ * close every handle, run the loop dry, write the hot cache's last use
+ * counts (uses.c), then flush and close storage.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,7 +42,7 @@ static void apply_config(struct server *s, const struct daemon_config *cfg)
   enum dlog_level lvl = DLOG_INFO;
   s->cfg = *cfg;
   dlog_parse_level(cfg->log_level, &lvl);
-  s->log.level = (int)lvl;
+  dlog_set_level(&s->log, lvl);
   wire_limits_init(&s->limits);
   s->limits.max_tensors = cfg->max_tensors;
   if (s->hot)
@@ -202,23 +203,26 @@ void server_fill_stats(struct server *s, Arenad__V1__StatsReply *r)
   r->lru_bytes = b;
   r->workers = s->cfg.workers;
   /* Copied under the lock: a worker may rewrite storage_err. */
-  uv_mutex_lock(&s->st_lock);
+  uv_mutex_lock(&s->status_lock);
   r->storage_ok = s->storage_ok != 0;
   snprintf(s->storage_err_copy, sizeof s->storage_err_copy, "%s",
            s->storage_ok ? "" : s->storage_err);
-  uv_mutex_unlock(&s->st_lock);
+  uv_mutex_unlock(&s->status_lock);
   r->storage_error = s->storage_err_copy;
 }
 
 static void notify_status(struct server *s)
 {
   char msg[256];
+  uv_mutex_lock(&s->status_lock);
+  int ok = s->storage_ok;
+  uv_mutex_unlock(&s->status_lock);
   snprintf(msg, sizeof msg,
            "STATUS=%u connections, %" PRIu64 " requests, %" PRIu64
            " hits, %" PRIu64 " plans computed, %u jobs%s",
            s->n_conns, s->c.requests, s->c.memory_hits + s->c.storage_hits,
            s->c.plans_computed, s->n_jobs,
-           s->storage_ok ? "" : ", cache database failing");
+           ok ? "" : ", cache database failing");
   sd_notify(0, msg);
 }
 
@@ -246,6 +250,7 @@ static void finish(struct server *s)
   uv_timer_stop(&s->tick);
   uv_close((uv_handle_t *)&s->drain, close_cb_noop);
   uv_close((uv_handle_t *)&s->tick, close_cb_noop);
+  uses_stop(s);
   uv_close((uv_handle_t *)&s->sig_term, close_cb_noop);
   uv_close((uv_handle_t *)&s->sig_int, close_cb_noop);
   uv_close((uv_handle_t *)&s->sig_hup, close_cb_noop);
@@ -349,6 +354,7 @@ static void start_timers(struct server *s)
   uv_timer_init(&s->loop, &s->drain);
   s->tick.data = s->drain.data = s;
   uv_timer_start(&s->tick, on_tick, every, every);
+  uses_start(s);
 }
 
 /* Returns 0, -1 when the listener failed (handles need closing), or -2
@@ -365,13 +371,21 @@ static int setup(struct server *s, const struct daemon_config *cfg)
     uv_loop_close(&s->loop);
     return -2;
   }
+  if (uv_mutex_init(&s->status_lock)) {
+    uv_mutex_destroy(&s->st_lock);
+    uv_loop_close(&s->loop);
+    return -2;
+  }
   s->hot = hotcache_new(cfg->memory_cache_bytes, cfg->memory_cache_entries);
-  if (!s->hot) {
+  if (!s->hot || uses_init(s)) {
+    hotcache_free(s->hot);
+    uv_mutex_destroy(&s->status_lock);
     uv_mutex_destroy(&s->st_lock);
     uv_loop_close(&s->loop);
     return -2;
   }
   s->start_ms = uv_now(&s->loop);
+  conn_faults_init(s);
   start_signals(s);
   start_timers(s);
   if (open_listener(s))
@@ -385,11 +399,13 @@ static void teardown(struct server *s)
   uv_run(&s->loop, UV_RUN_DEFAULT);
   if (uv_loop_close(&s->loop) != 0)
     dlog(&s->log, DLOG_WARNING, "event loop closed with handles open");
+  uses_cleanup(s); /* no worker is left: the counts go in before close */
   if (s->st) {
     storage_close(s->st);
     s->st = NULL;
   }
   hotcache_free(s->hot);
+  uv_mutex_destroy(&s->status_lock);
   uv_mutex_destroy(&s->st_lock);
 }
 

@@ -5,8 +5,17 @@
  * THREADS
  *  Everything here belongs to the loop thread, except: the storage handle
  *  (used by workers, one at a time, under st_lock), storage_ok/storage_err
- *  (written by workers under st_lock), and each job's cancel flag (set by
- *  the loop, polled by the planner on a worker).
+ *  (written by workers, read by the loop, under status_lock), the queue of
+ *  hot-cache uses (pushed by the loop, taken by workers, under uses_lock;
+ *  see uses.c), the log level (atomic), and each job's cancel flag (set
+ *  by the loop, polled by the planner on a worker). The loop never waits
+ *  on st_lock: status_lock and uses_lock are only held to copy a few
+ *  bytes, never across sqlite.
+ *
+ *  cfg and limits are rewritten by SIGHUP on the loop thread while
+ *  workers run, so no worker reads them: a job carries its own copy of
+ *  every value its worker needs (struct job_config in jobs.c), taken on
+ *  the loop thread when the job is created.
  */
 #ifndef ARENA_DAEMON_SERVER_INT_H
 #define ARENA_DAEMON_SERVER_INT_H
@@ -44,6 +53,7 @@ struct counters {
 
 struct conn;
 struct job;
+struct use_batch;
 
 struct server {
   uv_loop_t loop;
@@ -52,6 +62,12 @@ struct server {
   struct dlog log;
   struct wire_limits limits;
   uv_pipe_t listener;
+  uv_pipe_t spare;                 /* accepts and closes a connection that
+                                      could not be allocated (conn.c) */
+  int spare_busy;                  /* spare is closing */
+  int spare_wanted;                /* a connection waits for the spare */
+  unsigned conn_alloc_faults;      /* connection allocations still to fail;
+                                      only test builds set it */
   int listening;                   /* listener open */
   int activated;                   /* listener came from systemd */
   int bound;                       /* we created the socket file */
@@ -61,10 +77,17 @@ struct server {
   uint64_t watchdog_usec;          /* 0 = no watchdog */
   storage_t *st;                   /* guarded by st_lock */
   uv_mutex_t st_lock;
-  int storage_ok;                  /* guarded by st_lock */
-  char storage_err[ARENA_ERR_LEN]; /* guarded by st_lock */
+  uv_mutex_t status_lock;          /* guards storage_ok, storage_err */
+  int storage_ok;                  /* guarded by status_lock */
+  char storage_err[ARENA_ERR_LEN]; /* guarded by status_lock */
   char storage_err_copy[ARENA_ERR_LEN]; /* loop thread's copy for Stats */
   struct hotcache *hot;
+  uv_mutex_t uses_lock;            /* guards uses */
+  struct use_batch *uses;          /* hot-cache uses not yet written,
+                                      newest first; guarded by uses_lock */
+  uv_timer_t uses_timer;           /* collects and flushes uses */
+  uv_work_t uses_work;             /* the timer's flush job */
+  int uses_flushing;               /* uses_work is queued or running */
   struct conn *conns;              /* all open connections */
   unsigned n_conns;
   struct job *jobs;                /* plan jobs in flight (single-flight) */
@@ -83,7 +106,14 @@ struct waiter {
 };
 
 /* conn.c */
+/* Accepts the listener's pending connection (on_connection). Out of
+ * memory, the connection is accepted and closed at once. */
 void conn_accept(struct server *s);
+/* Reads the fault-injection settings, once at start. Only a build with
+ * -DARENAD_FAULT_INJECTION (build/tests/arenad-faults) reads any:
+ * ARENAD_FAULT_CONN_ALLOC=N makes the first N connection allocations
+ * fail. Otherwise it sets no fault. */
+void conn_faults_init(struct server *s);
 void conn_close(struct conn *c);
 void conn_close_all(struct server *s);
 /* Sends a response (packed here); closes the connection on failure. */
@@ -109,9 +139,31 @@ void jobs_submit_plan(struct server *s, struct conn *c, uint64_t request_id,
 /* Runs Lookup, List, Stats or Evict off the loop thread; takes req. */
 void jobs_submit_storage(struct server *s, struct conn *c,
                          uint64_t request_id, Arenad__V1__Request *req);
+/* Records a storage failure during `what` (rc an ARENA_E* code) for
+ * Stats and logs the change to failing. Caller holds st_lock. */
+void jobs_storage_failed(struct server *s, const char *what, int rc);
+/* Records a successful write: storage is healthy again (logged when it
+ * was not). Any thread. */
+void jobs_storage_ok(struct server *s);
 /* Forgets every waiter of connection c; cancels jobs nobody waits for. */
 void jobs_detach_conn(struct server *s, struct conn *c);
 void jobs_cancel_all(struct server *s);
+
+/* uses.c: hits served from the hot cache, carried to the database. */
+/* Sets up the queue; returns 0 or a libuv error. */
+int uses_init(struct server *s);
+/* Starts the timer that collects and flushes uses (loop thread). */
+void uses_start(struct server *s);
+/* Moves the hot cache's counts onto the queue (loop thread). Returns 1
+ * when it queued a batch. */
+int uses_collect(struct server *s);
+/* Writes every queued batch in one transaction. Caller holds st_lock. */
+void uses_write(struct server *s);
+/* Stops and closes the timer (loop thread, at shutdown). */
+void uses_stop(struct server *s);
+/* After the loop has run dry: collects and writes what is left, then
+ * frees the queue. Call before storage_close. */
+void uses_cleanup(struct server *s);
 
 /* server.c */
 void server_maybe_finish_drain(struct server *s);

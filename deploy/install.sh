@@ -68,7 +68,6 @@ files() {
 0644 $src/client/arenad_client.h $incdir/arenad_client.h
 0644 $src/planner/planner.h $incdir/planner.h
 0644 $src/planner/arena_error.h $incdir/arena_error.h
-0644 $src/planner/digest.h $incdir/digest.h
 0644 @pc $pcdir/arenad-client.pc
 0644 @unit:$src/deploy/arenad.service $UNITDIR/arenad.service
 0644 @unit:$src/deploy/arenad.socket $UNITDIR/arenad.socket

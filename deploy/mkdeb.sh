@@ -129,8 +129,8 @@ cat > "$work/d.dev" <<'EOF'
 libarenad-client asks the arenad daemon for verified arena plans and
 plans in the calling process when the daemon cannot be reached.
 
-This package holds the header arenad_client.h with the headers it
-includes, the static library and the pkg-config file arenad-client.
+This package holds the header arenad/arenad_client.h with the headers
+it includes, the static library and the pkg-config file arenad-client.
 EOF
 
 control arenad admin \

@@ -1,6 +1,7 @@
 /*
- * storage.c - the plan cache handle: open and close, put and get, and the
- * helpers admin.c shares (storage_int.h).
+ * storage.c - the plan cache handle: open and close, put and get, uses
+ * counted elsewhere (storage_add_uses), and the helpers admin.c shares
+ * (storage_int.h).
  *
  * DESIGN
  *  A handle owns one sqlite connection and every statement it will ever
@@ -65,6 +66,9 @@ static const char *const stmt_sql[S__COUNT] = {
         " use_seq = " NEXT_SEQ " WHERE id = ?18",
     [S_TOUCH] = "UPDATE plans SET last_used_ms = max(last_used_ms, ?1),"
                 " hits = hits + 1, use_seq = " NEXT_SEQ " WHERE id = ?2",
+    [S_ADD_USES] = "UPDATE plans SET last_used_ms = max(last_used_ms, ?5),"
+                   " hits = hits + ?6, use_seq = " NEXT_SEQ
+                   " WHERE " KEY_MATCH,
     [S_STATS_ADD] = "UPDATE stats SET hits = hits + ?1, misses = misses + ?2,"
                     " evictions = evictions + ?3, removed = removed + ?4,"
                     " corrupt = corrupt + ?5 WHERE id = 1",
@@ -347,14 +351,23 @@ static void flush_done(storage_t *st)
   memset(&st->pend, 0, sizeof st->pend);
 }
 
-int storage_flush(storage_t *st)
+static int add_use_in_txn(storage_t *st, const struct storage_use *u,
+                          uint64_t *n_applied);
+
+/* One transaction: the pending touches and counters, then uses u[0..n).
+ * On failure nothing is written and the touches stay pending. */
+static int write_uses(storage_t *st, const struct storage_use *u, size_t n,
+                      uint64_t *n_applied)
 {
-  storage__clear_err(st);
-  if (!st->n_touches && !st->pend.hits && !st->pend.misses)
-    return 0;
   int rc = storage__begin(st);
   if (rc == SQLITE_OK)
     rc = flush_in_txn(st);
+  for (size_t i = 0; rc == SQLITE_OK && i < n; i++)
+    rc = add_use_in_txn(st, &u[i], n_applied);
+  if (rc < 0) { /* an ARENA_E* code: add_use_in_txn set the message */
+    storage__rollback(st);
+    return rc;
+  }
   if (rc == SQLITE_OK)
     rc = storage__commit(st);
   if (rc != SQLITE_OK) {
@@ -363,6 +376,56 @@ int storage_flush(storage_t *st)
   }
   flush_done(st);
   return 0;
+}
+
+int storage_flush(storage_t *st)
+{
+  uint64_t none = 0;
+  storage__clear_err(st);
+  if (!st->n_touches && !st->pend.hits && !st->pend.misses)
+    return 0;
+  return write_uses(st, NULL, 0, &none);
+}
+
+/* Writes one storage_use inside the caller's transaction; adds the rows
+ * it changed (0 or 1) to *n_applied. Returns an ARENA_E* code for a bad
+ * key, else the sqlite code. */
+static int add_use_in_txn(storage_t *st, const struct storage_use *u,
+                          uint64_t *n_applied)
+{
+  struct bound_key bk;
+  if (!u->graph_digest || !u->options_digest)
+    return storage__seterr(st, ARENA_EINVAL, "a use needs both digests");
+  int rc = storage__bind_key_prepare(st, &u->key, NULL, NULL, &bk);
+  if (rc)
+    return rc;
+  memcpy(bk.gd, u->graph_digest, PLANNER_DIGEST_LEN);
+  memcpy(bk.od, u->options_digest, PLANNER_DIGEST_LEN);
+  sqlite3_stmt *s = st->stmt[S_ADD_USES];
+  storage__bind_key(s, &u->key, &bk);
+  sqlite3_bind_int64(s, 5, u->last_used_ms);
+  sqlite3_bind_int64(s, 6, (sqlite3_int64)u->count);
+  rc = storage__run(s);
+  if (rc == SQLITE_OK)
+    *n_applied += (uint64_t)sqlite3_changes(st->db);
+  return rc;
+}
+
+int storage_add_uses(storage_t *st, const struct storage_use *u, size_t n,
+                     uint64_t *n_applied)
+{
+  uint64_t applied = 0;
+  if (n_applied)
+    *n_applied = 0;
+  storage__clear_err(st);
+  if (n == 0)
+    return 0;
+  if (!u)
+    return storage__seterr(st, ARENA_EINVAL, "no uses");
+  int rc = write_uses(st, u, n, &applied);
+  if (rc == 0 && n_applied)
+    *n_applied = applied;
+  return rc;
 }
 
 /* Notes one hit. When the batch is full, flushes; if that fails the

@@ -250,6 +250,29 @@ STORAGE_WUR int storage_evict_model(storage_t *st, const uint8_t *model_hash,
 /* Removes every plan. */
 STORAGE_WUR int storage_evict_all(storage_t *st, uint64_t *n_removed);
 
+/* Uses of a stored plan that were served without storage_get, e.g. from
+ * a caller's own in-memory cache. All pointers are borrowed. */
+struct storage_use {
+  struct storage_key key;        /* model hash and input shape */
+  const uint8_t *graph_digest;   /* PLANNER_DIGEST_LEN bytes */
+  const uint8_t *options_digest; /* PLANNER_DIGEST_LEN bytes */
+  uint64_t count;                /* uses to add to the plan's hits */
+  int64_t last_used_ms;          /* Unix ms of the latest of them */
+};
+
+/* Adds n uses (u borrowed) to the plans they name, in one IMMEDIATE
+ * transaction that also writes this handle's pending uses: each named
+ * plan's hits grow by count, its last-use time becomes at least
+ * last_used_ms, and it becomes the most recently used plan, in array
+ * order (so list the least recent first). A use of a plan that is not
+ * stored changes nothing. The stats row's hit counter, which counts
+ * gets, is left alone. Sets *n_applied (optional) to the plans changed.
+ * Returns 0, ARENA_EINVAL (a bad key or a missing digest), ARENA_ENOMEM,
+ * ARENA_EBUSY or ARENA_EIO; on failure nothing is written and this
+ * handle's pending uses stay pending. */
+STORAGE_WUR int storage_add_uses(storage_t *st, const struct storage_use *u,
+                                 size_t n, uint64_t *n_applied);
+
 /* Writes pending uses (last-use times, hit and miss counts) in one
  * transaction. Returns 0, ARENA_EBUSY or ARENA_EIO; on failure the
  * pending uses are kept for the next flush. */

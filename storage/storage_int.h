@@ -146,6 +146,7 @@ enum {
   S_INSERT,
   S_UPGRADE,
   S_TOUCH,
+  S_ADD_USES,
   S_STATS_ADD,
   S_STATS_GET,
   S_LRU_VICTIM,

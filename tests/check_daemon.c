@@ -2,7 +2,11 @@
  * check_daemon.c - integration tests that start a real arenad on a
  * temporary socket and database and talk the wire protocol to it: the
  * cache path, restarts, single flight, bad peers, limits and signals.
- * (Load and fallback through the client library: check_service.c.)
+ * (Load and fallback through the client library: check_service.c;
+ * eviction: check_daemon_evict.c; use counts: check_daemon_uses.c;
+ * SIGHUP while jobs run: check_daemon_reload.c; injected faults:
+ * check_daemon_faults.c; the in-memory cache alone:
+ * check_daemon_hotcache.c.)
  */
 #include <check.h>
 #include <signal.h>
@@ -14,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon_harness.h"
+#include "check_daemon.h"
 #include "testutil.h"
 #include "wire.h"
 
@@ -32,25 +36,26 @@ static Arenad__V1__Response *plan_once(const struct harness *h,
   return r;
 }
 
-static void check_plan_reply(const Arenad__V1__Response *r,
-                             const struct hn_graph *g, uint64_t rid)
+void cd_check_plan_reply(const Arenad__V1__Response *r,
+                         const struct hn_graph *g, uint64_t rid)
 {
+  char err[ARENA_ERR_LEN];
   ck_assert_ptr_nonnull(r);
   ck_assert_msg(r->status == ARENAD__V1__STATUS__OK, "status %d: %s",
                 r->status, r->error);
   ck_assert_uint_eq(r->request_id, rid);
-  ck_assert_int_eq(r->body_case, ARENAD__V1__RESPONSE__BODY_PLAN);
-  ck_assert_uint_eq(r->plan->n_offsets, g->n);
   ck_assert_uint_eq(r->plan->graph_digest.len, 32);
-  struct planner_graph pg = {g->t, g->n};
-  struct planner_options o;
-  planner_options_init(&o);
-  struct planner_plan p = {0};
-  p.offsets = r->plan->offsets;
-  p.n_offsets = r->plan->n_offsets;
-  p.arena_bytes = r->plan->arena_bytes;
-  char err[ARENA_ERR_LEN];
-  ck_assert_msg(planner_verify(&pg, &o, &p, err) == 0, "%s", err);
+  ck_assert_msg(hn_plan_reply_ok(r, g, err) == 0, "%s", err);
+}
+
+int cd_plan(const struct harness *h, const struct hn_graph *g,
+            const char *hash, uint64_t rid)
+{
+  Arenad__V1__Response *r = plan_once(h, g, hash, rid);
+  cd_check_plan_reply(r, g, rid);
+  int cached = r->plan->cached;
+  wire_free_response(r);
+  return cached;
 }
 
 START_TEST(test_ping_and_version)
@@ -105,10 +110,10 @@ START_TEST(test_cache_path_and_restart)
   ck_assert_int_eq(hn_init(&h, NULL), 0);
   ck_assert_int_eq(hn_start(&h), 0);
   Arenad__V1__Response *a = plan_once(&h, &g, "person", 1);
-  check_plan_reply(a, &g, 1);
+  cd_check_plan_reply(a, &g, 1);
   ck_assert_int_eq(a->plan->cached, 0);
   Arenad__V1__Response *b = plan_once(&h, &g, "person", 2);
-  check_plan_reply(b, &g, 2);
+  cd_check_plan_reply(b, &g, 2);
   ck_assert_int_eq(b->plan->cached, 1);
   ck_assert_mem_eq(a->plan->offsets, b->plan->offsets, g.n * 8);
   ck_assert_int_eq(hn_stop(&h), 0);
@@ -116,7 +121,7 @@ START_TEST(test_cache_path_and_restart)
   /* a new daemon on the same database serves it from sqlite */
   ck_assert_int_eq(hn_start(&h), 0);
   Arenad__V1__Response *c = plan_once(&h, &g, "person", 3);
-  check_plan_reply(c, &g, 3);
+  cd_check_plan_reply(c, &g, 3);
   ck_assert_int_eq(c->plan->cached, 1);
   ck_assert_mem_eq(a->plan->offsets, c->plan->offsets, g.n * 8);
   Arenad__V1__Response *st = hn_stats(&h);
@@ -155,7 +160,7 @@ START_TEST(test_single_flight)
   Arenad__V1__Response *first = NULL;
   for (int i = 0; i < N; i++) {
     Arenad__V1__Response *r = hn_recv(fds[i], 60000);
-    check_plan_reply(r, &g, 100 + i);
+    cd_check_plan_reply(r, &g, 100 + i);
     if (!first)
       first = r;
     else {
@@ -353,7 +358,7 @@ START_TEST(test_sigterm_drains)
   nanosleep(&ts, NULL);
   kill(h.pid, SIGTERM);
   Arenad__V1__Response *r = hn_recv(fd, 20000);
-  check_plan_reply(r, &g, 77);
+  cd_check_plan_reply(r, &g, 77);
   wire_free_response(r);
   close(fd);
   int st;
@@ -549,6 +554,16 @@ START_TEST(test_check_config)
 }
 END_TEST
 
+/* Adds a test case whose tests another file of the suite adds. */
+static void add_case(Suite *s, const char *name, int timeout_s,
+                     void (*adder)(TCase *))
+{
+  TCase *tc = tcase_create(name);
+  tcase_set_timeout(tc, timeout_s);
+  adder(tc);
+  suite_add_tcase(s, tc);
+}
+
 Suite *daemon_suite(void)
 {
   Suite *s = suite_create("daemon");
@@ -566,5 +581,10 @@ Suite *daemon_suite(void)
   tcase_add_test(tc, test_tflite_key);
   tcase_add_test(tc, test_tflite_shape_key);
   suite_add_tcase(s, tc);
+  add_case(s, "evict", 60, cd_add_evict_tests);
+  add_case(s, "uses", 120, cd_add_uses_tests);
+  add_case(s, "reload", 120, cd_add_reload_tests);
+  add_case(s, "faults", 60, cd_add_faults_tests);
+  add_case(s, "hotcache", 30, cd_add_hotcache_tests);
   return s;
 }

@@ -6,8 +6,9 @@
  *
  * DESIGN
  *  The static checks (systemd-analyze verify and security, groff, the
- *  install tree, the .deb, the maintainer scripts, the daemon's system
- *  calls and files traced against the unit's sandbox) are shell work;
+ *  install tree, the .deb, the maintainer scripts, the symbols the client
+ *  library exports, the daemon's system calls and files traced against
+ *  the unit's sandbox) are shell work;
  *  each is one step of tests/deploy.sh, run here and judged by its exit
  *  status and output. The runtime checks play systemd's part in C: a datagram socket
  *  in NOTIFY_SOCKET that the test reads, a launcher that passes a
@@ -305,20 +306,8 @@ static int plan_fd(int fd, const struct hn_graph *g, const char *hash,
 {
   ck_assert_int_eq(hn_send_plan(fd, rid, g, hash, 0, 64, 0), 0);
   Arenad__V1__Response *r = hn_recv(fd, 20000);
-  ck_assert_ptr_nonnull(r);
-  ck_assert_msg(r->status == ARENAD__V1__STATUS__OK, "status %d: %s",
-                r->status, r->error);
-  ck_assert_int_eq(r->body_case, ARENAD__V1__RESPONSE__BODY_PLAN);
-  ck_assert_uint_eq(r->plan->n_offsets, g->n);
-  struct planner_graph pg = {g->t, g->n};
-  struct planner_options o;
-  planner_options_init(&o);
-  struct planner_plan p = {0};
-  p.offsets = r->plan->offsets;
-  p.n_offsets = r->plan->n_offsets;
-  p.arena_bytes = r->plan->arena_bytes;
   char err[ARENA_ERR_LEN];
-  ck_assert_msg(planner_verify(&pg, &o, &p, err) == 0, "%s", err);
+  ck_assert_msg(hn_plan_reply_ok(r, g, err) == 0, "%s", err);
   int cached = r->plan->cached;
   wire_free_response(r);
   return cached;
@@ -400,6 +389,8 @@ START_TEST(test_install_and_pkgconfig_client)
   ck_assert_int_eq(hn_start(&h), 0);
   setenv("ARENAD_SOCKET", h.sock, 1);
   char *out = deploy_step("install");
+  ck_assert_ptr_nonnull(strstr(
+      out, "headers: <arenad/arenad_client.h>, nothing else on the include path"));
   ck_assert_ptr_nonnull(strstr(out, "example: daemon, then daemon cache"));
   ck_assert_ptr_nonnull(strstr(out, "uninstall: nothing left"));
   ck_assert_ptr_nonnull(strstr(out, "an edited configuration is kept"));
@@ -414,6 +405,17 @@ START_TEST(test_install_and_pkgconfig_client)
   wire_free_response(s);
   ck_assert_int_eq(stop_daemon(&h), 0);
   hn_cleanup(&h);
+}
+END_TEST
+
+/* libarenad-client.so exports its C API and nothing else (it was 242
+ * symbols: the planner, the wire codec, protobuf-c messages). */
+START_TEST(test_library_exports_only_its_api)
+{
+  char *out = deploy_step("symbols");
+  ck_assert_ptr_nonnull(
+      strstr(out, "each an ARENAD_CLIENT_API function of arenad_client.h"));
+  free(out);
 }
 END_TEST
 
@@ -822,6 +824,7 @@ Suite *deploy_suite(void)
   tcase_add_test(tc, test_security_score);
   tcase_add_test(tc, test_man_pages);
   tcase_add_test(tc, test_install_and_pkgconfig_client);
+  tcase_add_test(tc, test_library_exports_only_its_api);
   tcase_add_test(tc, test_deb_package);
   tcase_add_test(tc, test_maintainer_scripts);
   tcase_add_test(tc, test_syscalls_within_filter);

@@ -4,7 +4,7 @@
  * and the byte cap, lookup by model and shape, listing with orders and
  * paging, explicit eviction of a key, a model or everything, and the
  * stats with hit counts that are batched in memory before they are
- * written.
+ * written, and uses counted outside storage added in one transaction.
  */
 #include <check.h>
 #include <sqlite3.h>
@@ -306,6 +306,86 @@ START_TEST(stats_and_batched_touches)
 }
 END_TEST
 
+/* Fills u with a use of plan i of the fleet: count uses at time when. */
+static void fleet_use(struct st_fleet *f, int i, uint64_t count, int64_t when,
+                      uint8_t gd[PLANNER_DIGEST_LEN],
+                      uint8_t od[PLANNER_DIGEST_LEN], struct storage_use *u)
+{
+  struct planner_options o;
+  st_opts(&o, PLANNER_ALGO_BEST);
+  ck_assert_int_eq(planner_graph_digest(&f->g[i], gd), 0);
+  planner_options_digest(&o, od);
+  u->key = f->k[i].k;
+  u->graph_digest = gd;
+  u->options_digest = od;
+  u->count = count;
+  u->last_used_ms = when;
+}
+
+/* Uses counted elsewhere (the daemon's in-memory cache) reach the hit
+ * counts, the last-use times and the LRU order in one transaction. */
+START_TEST(added_uses)
+{
+  struct st_fleet f;
+  st_fleet_init(&f, 20);
+  struct storage_options o;
+  storage_options_init(&o);
+  o.max_entries = 3;
+  storage_t *st = st_open_with(&o);
+  for (int i = 0; i < 3; i++)
+    st_put_ok(st, &f.k[i], &f.g[i], &f.p[i]);
+  sqlite3 *db = st_raw_open(st_dbpath());
+  uint8_t gd[3][PLANNER_DIGEST_LEN], od[3][PLANNER_DIGEST_LEN];
+  struct storage_use u[3];
+  fleet_use(&f, 2, 2, 4102444800000, gd[0], od[0], &u[0]);
+  fleet_use(&f, 0, 25, 4102444800001, gd[1], od[1], &u[1]);
+  fleet_use(&f, 5, 7, 4102444800002, gd[2], od[2], &u[2]); /* not stored */
+  uint64_t applied = 99;
+  ck_assert_int_eq(storage_add_uses(st, u, 3, &applied), 0);
+  ck_assert_uint_eq(applied, 2);
+  ck_assert_int_eq(st_raw_int(db, "SELECT hits FROM plans WHERE "
+                                  "model_hash = CAST('model-0' AS BLOB)"),
+                   25);
+  ck_assert_int_eq(st_raw_int(db, "SELECT last_used_ms FROM plans WHERE "
+                                  "model_hash = CAST('model-0' AS BLOB)"),
+                   4102444800001);
+  ck_assert_int_eq(st_raw_int(db, "SELECT sum(hits) FROM plans"), 27);
+  ck_assert_int_eq(st_raw_int(db, "SELECT hits FROM stats"), 0);
+
+  /* most used first */
+  struct storage_list_query q = {NULL, 0, STORAGE_ORDER_MOST_USED, 0, 10};
+  struct storage_record *r;
+  size_t n;
+  ck_assert_int_eq(storage_list(st, &q, &r, &n), 0);
+  ck_assert_uint_eq(n, 3);
+  ck_assert_str_eq((const char *)r[0].model_hash, "model-0");
+  ck_assert_uint_eq(r[0].info.hits, 25);
+  ck_assert_uint_eq(r[1].info.hits, 2);
+  storage_records_free(r, n);
+
+  /* 1 was stored after 0 but never used: it is the one a new plan
+   * pushes out, then 2 (used before 0) */
+  st_put_ok(st, &f.k[3], &f.g[3], &f.p[3]);
+  ck_assert(!st_has(st, &f, 1));
+  ck_assert(st_has(st, &f, 0));
+  st_put_ok(st, &f.k[4], &f.g[4], &f.p[4]);
+  ck_assert(st_has(st, &f, 0));
+  ck_assert(!st_has(st, &f, 2));
+
+  /* a bad key writes nothing, not even the good uses before it */
+  ck_assert_int_eq(storage_flush(st), 0);
+  int64_t before = st_raw_int(db, "SELECT sum(hits) FROM plans");
+  u[1].key.model_hash_len = 0;
+  ck_assert_int_eq(storage_add_uses(st, u, 2, &applied), ARENA_EINVAL);
+  ck_assert_uint_eq(applied, 0);
+  ck_assert_int_eq(st_raw_int(db, "SELECT sum(hits) FROM plans"), before);
+  ck_assert_int_eq(storage_add_uses(st, NULL, 0, NULL), 0);
+  storage_close(st);
+  sqlite3_close(db);
+  st_fleet_cleanup(&f);
+}
+END_TEST
+
 /* ---- adding the tests --------------------------------------------------- */
 
 void storage_add_entries(TCase *tc)
@@ -315,4 +395,5 @@ void storage_add_entries(TCase *tc)
   tcase_add_test(tc, lookup_by_model_and_shape);
   tcase_add_test(tc, list_and_evict);
   tcase_add_test(tc, stats_and_batched_touches);
+  tcase_add_test(tc, added_uses);
 }

@@ -62,6 +62,10 @@ int hn_start(struct harness *h)
      * the daemon's RSS reflects what it really holds. No effect on a
      * normal build. */
     setenv("ASAN_OPTIONS", "quarantine_size_mb=4:malloc_context_size=8", 0);
+    /* Under ThreadSanitizer a data race stops the daemon at once, so that
+     * a test fails even when it ends the daemon with SIGKILL (otherwise
+     * only the exit status after SIGTERM, 66, would tell). */
+    setenv("TSAN_OPTIONS", "halt_on_error=1", 0);
     execl(bin, bin, "--config", h->conf, (char *)NULL);
     _exit(127);
   }
@@ -303,6 +307,12 @@ int hn_send_plan(int fd, uint64_t request_id, const struct hn_graph *g,
   return rc;
 }
 
+Arenad__V1__Response *hn_call(int fd, const Arenad__V1__Request *req,
+                              int timeout_ms)
+{
+  return hn_send(fd, req) ? NULL : hn_recv(fd, timeout_ms);
+}
+
 Arenad__V1__Response *hn_stats(const struct harness *h)
 {
   int fd = hn_connect(h);
@@ -314,7 +324,58 @@ Arenad__V1__Response *hn_stats(const struct harness *h)
   req.request_id = 99;
   req.body_case = ARENAD__V1__REQUEST__BODY_STATS;
   req.stats = &st;
-  Arenad__V1__Response *r = hn_send(fd, &req) ? NULL : hn_recv(fd, 5000);
+  Arenad__V1__Response *r = hn_call(fd, &req, 5000);
+  close(fd);
+  return r;
+}
+
+Arenad__V1__Response *hn_ping(int fd, uint64_t rid, int timeout_ms)
+{
+  Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
+  Arenad__V1__Ping ping = ARENAD__V1__PING__INIT;
+  req.protocol_version = 1;
+  req.request_id = rid;
+  req.body_case = ARENAD__V1__REQUEST__BODY_PING;
+  req.ping = &ping;
+  return hn_call(fd, &req, timeout_ms);
+}
+
+int hn_plan_reply_ok(const Arenad__V1__Response *r, const struct hn_graph *g,
+                     char *err)
+{
+  if (!r || r->status != ARENAD__V1__STATUS__OK ||
+      r->body_case != ARENAD__V1__RESPONSE__BODY_PLAN ||
+      r->plan->n_offsets != g->n) {
+    snprintf(err, ARENA_ERR_LEN, "%s",
+             !r ? "no reply"
+                : r->status != ARENAD__V1__STATUS__OK ? r->error
+                                                       : "not a full plan");
+    return -1;
+  }
+  struct planner_graph pg = {g->t, g->n};
+  struct planner_options o;
+  planner_options_init(&o);
+  struct planner_plan p = {0};
+  p.offsets = r->plan->offsets;
+  p.n_offsets = r->plan->n_offsets;
+  p.arena_bytes = r->plan->arena_bytes;
+  return planner_verify(&pg, &o, &p, err) == 0 ? 0 : -1;
+}
+
+Arenad__V1__Response *hn_list(const struct harness *h, int most_used)
+{
+  int fd = hn_connect(h);
+  if (fd < 0)
+    return NULL;
+  Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
+  Arenad__V1__List li = ARENAD__V1__LIST__INIT;
+  li.order = most_used ? ARENAD__V1__LIST_ORDER__MOST_USED
+                       : ARENAD__V1__LIST_ORDER__NEWEST;
+  req.protocol_version = 1;
+  req.request_id = 98;
+  req.body_case = ARENAD__V1__REQUEST__BODY_LIST;
+  req.list = &li;
+  Arenad__V1__Response *r = hn_call(fd, &req, 5000);
   close(fd);
   return r;
 }

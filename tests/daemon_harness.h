@@ -72,5 +72,21 @@ int hn_send_plan(int fd, uint64_t request_id, const struct hn_graph *g,
                  uint32_t budget_ms);
 /* Sends a Stats request and returns the reply (owned) or NULL. */
 Arenad__V1__Response *hn_stats(const struct harness *h);
+/* Sends req on fd and reads one reply within timeout_ms. Returns it
+ * owned (wire_free_response) or NULL. */
+Arenad__V1__Response *hn_call(int fd, const Arenad__V1__Request *req,
+                              int timeout_ms);
+/* Sends a Ping with request id rid on fd and reads one reply within
+ * timeout_ms. Returns it owned (wire_free_response) or NULL. */
+Arenad__V1__Response *hn_ping(int fd, uint64_t rid, int timeout_ms);
+/* Checks that r is an OK PlanReply whose offsets verify against g under
+ * the default options. Returns 0, or -1 with err (ARENA_ERR_LEN bytes)
+ * saying why. */
+int hn_plan_reply_ok(const Arenad__V1__Response *r, const struct hn_graph *g,
+                     char *err);
+/* Lists the cache (most used first when most_used, else newest first; at
+ * most 100 entries) on a new connection. Returns the reply (owned) or
+ * NULL. */
+Arenad__V1__Response *hn_list(const struct harness *h, int most_used);
 
 #endif

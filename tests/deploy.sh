@@ -14,6 +14,8 @@
 #             client/examples/plan_example.c with only pkg-config and runs
 #             it against the daemon at $ARENAD_SOCKET, then uninstalls
 #   deb       builds the .deb and checks its metadata, files and binaries
+#   symbols   the shared library exports exactly the functions that
+#             client/arenad_client.h declares with ARENAD_CLIENT_API
 #   maint     runs the maintainer scripts against stub commands
 #   syscalls  every system call arenad makes in a session is allowed by
 #             the unit's SystemCallFilter=, and the files it touches fit
@@ -165,7 +167,7 @@ step_install() {
   for f in usr/local/sbin/arenad usr/local/bin/arenactl \
     usr/local/lib/libarenad-client.a usr/local/lib/libarenad-client.so.1.1.0 \
     usr/local/include/arenad/arenad_client.h usr/local/include/arenad/planner.h \
-    usr/local/include/arenad/arena_error.h usr/local/include/arenad/digest.h \
+    usr/local/include/arenad/arena_error.h \
     usr/local/lib/pkgconfig/arenad-client.pc \
     usr/local/lib/systemd/system/arenad.service \
     usr/local/lib/systemd/system/arenad.socket \
@@ -186,6 +188,11 @@ step_install() {
   grep -q '^prefix=/usr/local$' "$dest/usr/local/lib/pkgconfig/arenad-client.pc" ||
     fail "pkg-config prefix"
   cmp -s "$src/deploy/arenad.conf" "$dest/etc/arenad/arenad.conf" || fail "config copy"
+  # The headers are exactly the three the library's API needs.
+  [ "$(ls "$dest/usr/local/include/arenad" | tr '\n' ' ')" = "arena_error.h arenad_client.h planner.h " ] ||
+    fail "headers in include/arenad: $(ls "$dest/usr/local/include/arenad")"
+  [ -z "$(find "$dest/usr/local/include" -maxdepth 1 -type f)" ] ||
+    fail "headers directly in include/: $(find "$dest/usr/local/include" -maxdepth 1 -type f)"
   echo "install: tree ok"
 
   # A second install into the same DESTDIR keeps an edited configuration
@@ -219,6 +226,17 @@ step_install() {
   cflags=$($pc --cflags arenad-client)
   libs=$($pc --libs arenad-client)
   echo "pkg-config: $cflags $libs" | sed "s|$dest|DESTDIR|g"
+  # Programs name the headers <arenad/...>: their generic names (planner.h)
+  # stay off the include path, so they cannot shadow a program's own.
+  case " $cflags " in *" -I$dest/usr/local/include "*) ;; *) fail "pkg-config --cflags: $cflags" ;; esac
+  case $cflags in *include/arenad*) fail "pkg-config --cflags names include/arenad: $cflags" ;; esac
+  # shellcheck disable=SC2086
+  echo '#include <arenad/arenad_client.h>' | ${CC:-cc} -E $cflags -x c - > /dev/null 2>&1 ||
+    fail "<arenad/arenad_client.h> not found with the pkg-config flags"
+  # shellcheck disable=SC2086
+  echo '#include <planner.h>' | ${CC:-cc} -E $cflags -x c - > /dev/null 2>&1 &&
+    fail "<planner.h> is on the include path"
+  echo "headers: <arenad/arenad_client.h>, nothing else on the include path"
   cp "$src/client/examples/plan_example.c" "$tmp/plan_example.c"
   # shellcheck disable=SC2086
   ${CC:-cc} -std=c11 -Wall -Wextra -Werror ${SANFLAGS:-} $cflags \
@@ -354,6 +372,9 @@ step_deb() {
   dep=$(dpkg-deb -f "$v" Depends)
   echo "$dep" | grep -q "libarenad-client1 (= $ver)" || fail "dev Depends: $dep"
   echo "$dep" | grep -q 'libprotobuf-c-dev' || fail "dev Depends lacks libprotobuf-c-dev: $dep"
+  for h in arenad_client.h planner.h arena_error.h; do
+    dpkg-deb -c "$v" | grep -q " ./usr/include/arenad/$h\$" || fail "dev package lacks usr/include/arenad/$h"
+  done
   echo "libarenad-client-dev Depends: $dep"
   echo "deb: metadata ok"
 
@@ -383,6 +404,29 @@ step_deb() {
   LD_LIBRARY_PATH=$x/usr/lib/$ma "$tmp/plan_example" "$tmp/no-daemon.sock" |
     grep -q '^source: planned locally$' || fail "the packaged library does not run"
   echo "deb: unpacked binaries run, a client builds from the -dev package"
+}
+
+# The dynamic symbols libarenad-client.so defines are exactly the
+# functions arenad_client.h marks ARENAD_CLIENT_API, and the header
+# declares no function without the mark. Names that start with "__" are
+# left out: sanitizer builds add such reserved names of their own, which
+# no program can name in C.
+step_symbols() {
+  need nm
+  h=$src/client/arenad_client.h
+  lib=$build/$(readlink "$build/libarenad-client.so")
+  [ -f "$lib" ] || fail "no shared library in $build"
+  sed -n 's/^ARENAD_CLIENT_API .*[ *]\(arenad_client_[a-z0-9_]*\)(.*/\1/p' "$h" |
+    sort > "$tmp/declared"
+  [ "$(wc -l < "$tmp/declared")" -ge 8 ] || fail "found no ARENAD_CLIENT_API functions in $h"
+  unmarked=$(grep -E '^[a-z].*[ *]arenad_client_[a-z0-9_]*\(' "$h" | grep -v '^ARENAD_CLIENT_API ')
+  [ -z "$unmarked" ] || fail "declared without ARENAD_CLIENT_API: $unmarked"
+  nm -D --defined-only "$lib" | awk '{ print $3 }' | grep -v '^__' | sort > "$tmp/exported"
+  if ! cmp -s "$tmp/declared" "$tmp/exported"; then
+    diff "$tmp/declared" "$tmp/exported" | sed 's/^/  /'
+    fail "exported symbols (>) differ from arenad_client.h (<)"
+  fi
+  echo "symbols: $(wc -l < "$tmp/exported") exported, each an ARENAD_CLIENT_API function of arenad_client.h"
 }
 
 # The syscalls of a systemd filter group, recursively (systemd-analyze
@@ -426,10 +470,15 @@ step_syscalls() {
     echo "syscalls: not root, so the daemon runs as $(id -un), not as a system user"
   fi
   # LeakSanitizer cannot run under a tracer; the leak checks run elsewhere.
+  # ThreadSanitizer's runtime creates a scratch file in $TMPDIR at start
+  # (tsan.rodata.PID): under SANITIZE=thread it goes to the daemon's own
+  # directory, so that the runtime's file is not taken for arenad's.
+  tsan_env=
+  case ${SANFLAGS:-} in *thread*) tsan_env="TMPDIR=$d" ;; esac
   # shellcheck disable=SC2086
   ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-    $as strace -f -qq -s 512 -o "$d/trace" "$d/arenad" --config "$d/c.conf" \
-    > "$d/log" 2>&1 &
+    $as env $tsan_env strace -f -qq -s 512 -o "$d/trace" "$d/arenad" \
+    --config "$d/c.conf" > "$d/log" 2>&1 &
   spid=$!
   ctl() { "$build/arenactl" -s "$d/s.sock" "$@" > /dev/null 2>&1; }
   i=0
@@ -552,6 +601,7 @@ install) step_install ;;
 deb) step_deb ;;
 maint) step_maint ;;
 syscalls) step_syscalls ;;
+symbols) step_symbols ;;
 *) fail "unknown step $step" ;;
 esac
 echo "step $step: ok"

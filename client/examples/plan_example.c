@@ -14,8 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arenad_client.h"
-#include "digest.h"
+#include <arenad/arenad_client.h>
 
 int main(int argc, char **argv)
 {
@@ -32,13 +31,13 @@ int main(int argc, char **argv)
 
   /* 2. Planning options: the defaults (best algorithm, 64-byte offsets). */
   struct planner_options o;
-  planner_options_init(&o);
+  arenad_client_plan_options_init(&o);
 
   /* 3. The cache key: a hash of the model file and the input shapes. A
    *    real interpreter hashes its model bytes; this one hashes a name. */
   static const char model[] = "example-model-v1";
-  uint8_t hash[PLANNER_DIGEST_LEN];
-  planner_sha256(model, strlen(model), hash);
+  uint8_t hash[ARENAD_CLIENT_DIGEST_LEN];
+  arenad_client_sha256(model, strlen(model), hash);
   static const int64_t dims[] = {1, 224, 224, 3};
   struct arenad_dims input = {dims, 4};
   struct arenad_model_key key = {hash, sizeof hash, &input, 1};
@@ -51,7 +50,7 @@ int main(int argc, char **argv)
   arenad_client_t *c;
   int rc = arenad_client_open(&co, &c);
   if (rc) {
-    fprintf(stderr, "plan_example: %s\n", arena_strerror(rc));
+    fprintf(stderr, "plan_example: %s\n", arenad_client_strerror(rc));
     return 1;
   }
 
@@ -59,21 +58,22 @@ int main(int argc, char **argv)
   arenad_client_result_init(&r);
   rc = arenad_client_plan(c, &g, &o, &key, &r);
   if (rc) {
-    fprintf(stderr, "plan_example: %s: %s\n", arena_err_name(rc),
+    fprintf(stderr, "plan_example: %s: %s\n", arenad_client_err_name(rc),
             arenad_client_errmsg(c));
     arenad_client_close(c);
     return 1;
   }
 
   /* 5. Use the offsets: one allocation, every tensor inside it. */
-  char hex[PLANNER_DIGEST_HEX_LEN];
   printf("source: %s\n", r.local ? "planned locally" : r.cached
                                                            ? "daemon cache"
                                                            : "daemon");
   if (r.local)
     printf("why local: %s\n", arenad_client_errmsg(c));
-  printf("graph digest: %s\n", planner_hex(r.graph_digest,
-                                           sizeof r.graph_digest, hex));
+  printf("graph digest: ");
+  for (size_t i = 0; i < sizeof r.graph_digest; i++)
+    printf("%02x", r.graph_digest[i]);
+  printf("\n");
   printf("arena: %llu bytes (naive %llu)\n",
          (unsigned long long)r.plan.arena_bytes,
          (unsigned long long)r.plan.naive_bytes);

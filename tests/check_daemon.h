@@ -1,0 +1,36 @@
+/*
+ * check_daemon.h - what the daemon test files (tests/check_daemon*.c)
+ * share: reply checks, and the functions that add the tests of
+ * check_daemon_evict.c, check_daemon_uses.c, check_daemon_reload.c,
+ * check_daemon_faults.c and check_daemon_hotcache.c to the daemon suite.
+ */
+#ifndef ARENA_CHECK_DAEMON_H
+#define ARENA_CHECK_DAEMON_H
+
+#include <check.h>
+#include <stdint.h>
+
+#include "daemon_harness.h"
+
+/* Asserts that r is an OK PlanReply to request rid whose offsets verify
+ * against g under the default options. */
+void cd_check_plan_reply(const Arenad__V1__Response *r,
+                         const struct hn_graph *g, uint64_t rid);
+/* Plans g under model hash `hash` (best, alignment 64) on a new
+ * connection and checks the reply as above. Returns whether the daemon
+ * said it came from its cache. */
+int cd_plan(const struct harness *h, const struct hn_graph *g,
+            const char *hash, uint64_t rid);
+
+/* check_daemon_evict.c */
+void cd_add_evict_tests(TCase *tc);
+/* check_daemon_uses.c */
+void cd_add_uses_tests(TCase *tc);
+/* check_daemon_reload.c */
+void cd_add_reload_tests(TCase *tc);
+/* check_daemon_faults.c: against build/tests/arenad-faults */
+void cd_add_faults_tests(TCase *tc);
+/* check_daemon_hotcache.c: unit tests of daemon/hotcache.c */
+void cd_add_hotcache_tests(TCase *tc);
+
+#endif

@@ -1,0 +1,137 @@
+/*
+ * check_daemon_hotcache.c - unit tests of the daemon's in-memory plan
+ * cache (daemon/hotcache.c) and the use counts it keeps: which hits are
+ * counted, the order a take lists them in, counts of entries pushed out
+ * or replaced, and counts dropped with entries removed on purpose.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_daemon.h"
+#include "hotcache.h"
+
+/* An entry named by one letter: identity "\1" + model hash letter, use
+ * key "k" + letter (none when counted is 0). */
+static void put(struct hotcache *hc, char name, int counted)
+{
+  uint8_t ident[2] = {1, (uint8_t)name};
+  uint8_t key[2] = {'k', (uint8_t)name};
+  uint64_t offsets[1] = {0};
+  struct hot_plan p;
+  memset(&p, 0, sizeof p);
+  p.offsets = offsets;
+  p.n_offsets = 1;
+  p.use_key = counted ? key : NULL;
+  p.use_key_len = counted ? sizeof key : 0;
+  ck_assert_int_eq(hotcache_put(hc, ident, 2, hot_hash(ident, 2), &p), 0);
+}
+
+static int get(struct hotcache *hc, char name)
+{
+  uint8_t ident[2] = {1, (uint8_t)name};
+  return hotcache_get(hc, ident, 2, hot_hash(ident, 2)) != NULL;
+}
+
+/* Takes the uses and writes them as "a3 c1 b2" into buf. */
+static const char *take(struct hotcache *hc, char *buf, size_t len)
+{
+  struct hot_use *u;
+  size_t n;
+  ck_assert_int_eq(hotcache_take_uses(hc, &u, &n), 0);
+  buf[0] = '\0';
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_uint_eq(u[i].key_len, 2);
+    ck_assert_int_eq(u[i].key[0], 'k');
+    size_t at = strlen(buf);
+    snprintf(buf + at, len - at, "%s%c%llu", i ? " " : "", u[i].key[1],
+             (unsigned long long)u[i].count);
+  }
+  hot_uses_free(u, n);
+  ck_assert_int_eq(hotcache_has_uses(hc), 0);
+  return buf;
+}
+
+/* Runs a script of space-separated steps on hc: "+x" puts entry x with
+ * a use key, "=x" puts it without one, "?x" gets x (a hit is required),
+ * "!x" gets x (a miss is required). */
+static void run(struct hotcache *hc, const char *script)
+{
+  for (const char *p = script; *p; p++) {
+    if (*p == ' ')
+      continue;
+    char op = *p++, name = *p;
+    ck_assert_msg(name && name != ' ', "bad script %s", script);
+    if (op == '+' || op == '=')
+      put(hc, name, op == '+');
+    else if (op == '?')
+      ck_assert_msg(get(hc, name), "%c should be cached (%s)", name, script);
+    else if (op == '!')
+      ck_assert_msg(!get(hc, name), "%c should be gone (%s)", name, script);
+    else
+      ck_abort_msg("bad step %c in %s", op, script);
+  }
+}
+
+START_TEST(hits_are_counted_least_recent_first)
+{
+  char b[128];
+  struct hotcache *hc = hotcache_new(1 << 20, 100);
+  ck_assert_ptr_nonnull(hc);
+  run(hc, "+a +b +c =n"); /* n has no use key: never counted */
+  ck_assert_int_eq(hotcache_has_uses(hc), 0);
+  ck_assert_str_eq(take(hc, b, sizeof b), "");
+  run(hc, "?a ?a ?a ?c ?b ?n ?b !z");
+  ck_assert_int_eq(hotcache_has_uses(hc), 1);
+  ck_assert_str_eq(take(hc, b, sizeof b), "a3 c1 b2");
+  ck_assert_str_eq(take(hc, b, sizeof b), ""); /* a take resets */
+  run(hc, "?c");
+  ck_assert_str_eq(take(hc, b, sizeof b), "c1");
+  hotcache_free(hc);
+}
+END_TEST
+
+START_TEST(pushed_out_and_replaced_entries_keep_their_counts)
+{
+  char b[128];
+  struct hotcache *hc = hotcache_new(1 << 20, 2);
+  /* c pushes b out, which has no uses */
+  run(hc, "+a +b ?a ?a +c !b ?c");
+  hotcache_set_caps(hc, 1 << 20, 1); /* pushes a out, with 2 uses */
+  run(hc, "!a");
+  uint64_t e, bytes;
+  hotcache_usage(hc, &e, &bytes);
+  ck_assert_uint_eq(e, 1);
+  ck_assert_str_eq(take(hc, b, sizeof b), "a2 c1");
+  run(hc, "?c +c ?c"); /* replaced: the old entry's use is kept */
+  ck_assert_str_eq(take(hc, b, sizeof b), "c1 c1");
+  hotcache_free(hc);
+}
+END_TEST
+
+START_TEST(removed_entries_drop_their_counts)
+{
+  char b[128];
+  struct hotcache *hc = hotcache_new(1 << 20, 2);
+  run(hc, "+a +b ?a ?b");
+  const uint8_t mh = 'a';
+  ck_assert_uint_eq(hotcache_remove_model(hc, &mh, 1), 1);
+  ck_assert_str_eq(take(hc, b, sizeof b), "b1");
+  /* clear drops counts of cached and of pushed-out entries: d pushes b
+   * out with its use */
+  run(hc, "?b +c +d ?c");
+  ck_assert_uint_eq(hotcache_clear(hc), 2);
+  ck_assert_int_eq(hotcache_has_uses(hc), 0);
+  ck_assert_str_eq(take(hc, b, sizeof b), "");
+  /* and a cache freed with counts pending frees them (ASan checks) */
+  run(hc, "+e ?e +f +g");
+  hotcache_free(hc);
+}
+END_TEST
+
+void cd_add_hotcache_tests(TCase *tc)
+{
+  tcase_add_test(tc, hits_are_counted_least_recent_first);
+  tcase_add_test(tc, pushed_out_and_replaced_entries_keep_their_counts);
+  tcase_add_test(tc, removed_entries_drop_their_counts);
+}

@@ -355,8 +355,8 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
     j->planning_us = info.plan_us;
     return;
   }
-  if (!o.budget_ms)
-    o.budget_ms = s->cfg.default_budget_ms;
+  if (!o.effort)
+    o.effort = s->cfg.default_effort;
   o.stop = job_stop;
   o.stop_ctx = j;
   uint64_t t0 = uv_hrtime();

@@ -150,6 +150,9 @@ int main(int argc, char **argv)
   const char *used = NULL;
   if ((rc = build_config(&cl, &cfg, &used)))
     return rc;
+  char warn[256];
+  if (cl.check_only && daemon_config_deprecation(&cfg, warn, sizeof warn))
+    fprintf(stderr, "arenad: warning: %s\n", warn);
   if (cl.check_only) {
     printf("# effective configuration%s%s\n", used ? " from " : " (defaults",
            used ? used : ", no file)");

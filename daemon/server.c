@@ -39,9 +39,12 @@ static void storage_log(void *ctx, enum storage_log_level level,
 static void apply_config(struct server *s, const struct daemon_config *cfg)
 {
   enum dlog_level lvl = DLOG_INFO;
+  char warn[256];
   s->cfg = *cfg;
   dlog_parse_level(cfg->log_level, &lvl);
   s->log.level = (int)lvl;
+  if (daemon_config_deprecation(cfg, warn, sizeof warn))
+    dlog(&s->log, DLOG_WARNING, "configuration: %s", warn);
   wire_limits_init(&s->limits);
   s->limits.max_tensors = cfg->max_tensors;
   if (s->hot)

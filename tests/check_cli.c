@@ -230,8 +230,9 @@ START_TEST(test_plan_help)
   RUN(&r, "plan", "--help");
   ck_assert_int_eq(r.status, 0);
   assert_contains(r.out, "Usage: arenactl plan");
-  const char *opts[] = {"--local", "--algo", "--align", "--budget-ms",
-                        "--capacity", "--json", "tflite-bestfit"};
+  const char *opts[] = {"--local", "--algo", "--align", "--effort",
+                        "--budget-ms", "--capacity", "--json",
+                        "tflite-bestfit"};
   for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
     assert_contains(r.out, opts[i]);
   run_free(&r);
@@ -257,6 +258,9 @@ START_TEST(test_usage_errors)
       {"--capacity", "0", "F", NULL},
       {"--capacity", "-5", "F", NULL},
       {"--capacity", "12Q", "F", NULL},
+      {"--effort", "x", "F", NULL},
+      {"--effort", "99999999999", "F", NULL},
+      {"--effort", "-1", "F", NULL},
       {"--budget-ms", "x", "F", NULL},
       {"--budget-ms", "99999999999", "F", NULL},
       {"F", "F", NULL},
@@ -419,7 +423,7 @@ START_TEST(test_bound_source_and_gap)
                                       "0,100,0,0\n1,60,1,2\n"
                                       "2,50,0,1\n");
   RUN(&r, "plan", "--local", "--json", "--algo", "best", "--align", "1",
-      "--budget-ms", "50", g);
+      "--effort", "50", g);
   ck_assert_int_eq(r.status, 0);
   json_str(r.out, "bound", bound, sizeof bound);
   uint64_t arena = json_u64(r.out, "arena_bytes");
@@ -429,6 +433,42 @@ START_TEST(test_bound_source_and_gap)
   ck_assert_uint_eq(json_u64(r.out, "gap_bytes"), 0);
   ck_assert_str_eq(bound, "load");
   run_free(&r);
+}
+END_TEST
+
+/* --effort sets the exact search's effort: the same number gives the
+ * same plan, node for node; a larger one explores more. --budget-ms is
+ * its deprecated alias: the same plan, and a one-line warning. */
+START_TEST(test_effort_option)
+{
+  char path[512];
+  snprintf(path, sizeof path, "%s/minimalloc/E.1048576.csv", tu_data_dir());
+  struct run a, b, c, d;
+  RUN(&a, "plan", "--local", "--json", "--effort", "3", path);
+  RUN(&b, "plan", "--local", "--json", "--effort", "3", path);
+  RUN(&c, "plan", "--local", "--json", "--budget-ms", "3", path);
+  RUN(&d, "plan", "--local", "--json", "--effort", "12", path);
+  ck_assert_int_eq(a.status, 0);
+  ck_assert_int_eq(b.status, 0);
+  ck_assert_int_eq(c.status, 0);
+  ck_assert_int_eq(d.status, 0);
+  ck_assert_str_eq(a.err, "");
+  ck_assert_str_eq(c.err, "arenactl: plan: warning: --budget-ms is "
+                          "deprecated; use --effort (the same number, in "
+                          "effort units)\n");
+  uint64_t nodes = json_u64(a.out, "nodes_explored");
+  ck_assert_uint_gt(nodes, 0);
+  ck_assert_uint_eq(json_u64(b.out, "nodes_explored"), nodes);
+  ck_assert_uint_eq(json_u64(c.out, "nodes_explored"), nodes);
+  ck_assert_uint_gt(json_u64(d.out, "nodes_explored"), nodes);
+  ck_assert_str_eq(strstr(a.out, "\"tensors\":"),
+                   strstr(b.out, "\"tensors\":"));
+  ck_assert_str_eq(strstr(a.out, "\"tensors\":"),
+                   strstr(c.out, "\"tensors\":"));
+  run_free(&a);
+  run_free(&b);
+  run_free(&c);
+  run_free(&d);
 }
 END_TEST
 
@@ -598,6 +638,7 @@ Suite *cli_suite(void)
   tcase_add_test(tc, test_text_output);
   tcase_add_test(tc, test_text_capacity_and_search);
   tcase_add_test(tc, test_bound_source_and_gap);
+  tcase_add_test(tc, test_effort_option);
   tcase_add_loop_test(tc, test_json_every_algorithm, 0,
                       (int)(sizeof algos / sizeof algos[0]));
   tcase_add_test(tc, test_json_capacity);

@@ -148,7 +148,7 @@ START_TEST(test_single_flight)
     fds[i] = hn_connect(&h);
     ck_assert_int_ge(fds[i], 0);
   }
-  /* exact with a budget keeps the job busy while the others arrive */
+  /* exact with an effort keeps the job busy while the others arrive */
   for (int i = 0; i < N; i++)
     ck_assert_int_eq(hn_send_plan(fds[i], 100 + i, &g, "sf", 6, 64, 1500),
                      0);
@@ -281,7 +281,7 @@ START_TEST(test_disconnect_cancels)
   struct timespec ts = {0, 300 * 1000000L};
   nanosleep(&ts, NULL);
   close(fd);
-  /* the job stops long before its 20 s budget */
+  /* the job stops long before its effort of 20000 is spent */
   int cancelled = 0;
   for (int i = 0; i < 100 && !cancelled; i++) {
     Arenad__V1__Response *st = hn_stats(&h);
@@ -446,6 +446,73 @@ START_TEST(test_check_config)
 }
 END_TEST
 
+/* The effort key: default_effort is printed, and the old
+ * default_budget_ms still sets it, with a warning. */
+START_TEST(test_effort_config)
+{
+  char *dir = tu_mkdtemp();
+  ck_assert_ptr_nonnull(dir);
+  char conf[600], out[600], err[600], cmd[2400];
+  snprintf(conf, sizeof conf, "%s/a.conf", dir);
+  snprintf(out, sizeof out, "%s/out", dir);
+  snprintf(err, sizeof err, "%s/err", dir);
+  FILE *f = fopen(conf, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("[planner]\ndefault_budget_ms = 40\n", f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "build/arenad --check-config --config %s >%s "
+           "2>%s", conf, out, err);
+  ck_assert_int_eq(system(cmd), 0);
+  char *o = tu_read_file(out, NULL), *e = tu_read_file(err, NULL);
+  ck_assert_ptr_nonnull(o);
+  ck_assert_ptr_nonnull(e);
+  ck_assert_ptr_nonnull(strstr(o, "\ndefault_effort = 40\n"));
+  ck_assert_ptr_null(strstr(o, "budget"));
+  ck_assert_str_eq(e, "arenad: warning: planner.default_budget_ms is "
+                      "deprecated; use planner.default_effort (the same "
+                      "number, in effort units)\n");
+  free(o);
+  free(e);
+  tu_rm_rf(dir);
+  free(dir);
+}
+END_TEST
+
+/* A daemon configured with the old key logs the deprecation and plans
+ * requests that name no effort with the configured one: the same plan,
+ * node for node, as planner_run() with that effort. */
+START_TEST(test_default_effort_applied)
+{
+  struct hn_graph g;
+  ck_assert_int_eq(hn_load_csv("tests/data/minimalloc/E.1048576.csv", &g), 0);
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, "[planner]\ndefault_budget_ms = 7\n"), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  Arenad__V1__Response *r = plan_once(&h, &g, "eff", 1);
+  check_plan_reply(r, &g, 1);
+  struct planner_graph pg = {g.t, g.n};
+  struct planner_options o;
+  planner_options_init(&o);
+  o.effort = 7;
+  struct planner_plan p;
+  planner_plan_init(&p);
+  ck_assert_int_eq(planner_run(&pg, &o, &p, NULL), 0);
+  ck_assert_uint_gt(p.nodes_explored, 0);
+  ck_assert_uint_eq(r->plan->nodes_explored, p.nodes_explored);
+  ck_assert_mem_eq(r->plan->offsets, p.offsets, g.n * 8);
+  planner_plan_cleanup(&p);
+  wire_free_response(r);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  char *log = tu_read_file(h.log, NULL);
+  ck_assert_ptr_nonnull(log);
+  ck_assert_ptr_nonnull(strstr(log, "planner.default_budget_ms is "
+                                    "deprecated"));
+  free(log);
+  hn_cleanup(&h);
+  hn_graph_free(&g);
+}
+END_TEST
+
 Suite *daemon_suite(void)
 {
   Suite *s = suite_create("daemon");
@@ -460,6 +527,8 @@ Suite *daemon_suite(void)
   tcase_add_test(tc, test_sigterm_drains);
   tcase_add_test(tc, test_socket_ownership);
   tcase_add_test(tc, test_check_config);
+  tcase_add_test(tc, test_effort_config);
+  tcase_add_test(tc, test_default_effort_applied);
   tcase_add_test(tc, test_tflite_key);
   suite_add_tcase(s, tc);
   return s;

@@ -164,9 +164,9 @@ START_TEST(key_isolation)
   ck_assert_int_eq(storage_get(st, &k.k, &g, &o, &q, NULL), ARENA_ENOENT);
   st_opts(&o, PLANNER_ALGO_NAIVE);
   ck_assert_int_eq(storage_get(st, &k.k, &g, &o, &q, NULL), ARENA_ENOENT);
-  /* The budget is not part of the key. */
+  /* The effort is not part of the key. */
   st_opts(&o, PLANNER_ALGO_BEST);
-  o.budget_ms = 7;
+  o.effort = 7;
   ck_assert_int_eq(storage_get(st, &k.k, &g, &o, &q, NULL), 0);
   storage_close(st);
   planner_plan_cleanup(&p);

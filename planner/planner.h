@@ -146,10 +146,11 @@ void planner_options_init(struct planner_options *o);
  * ARENA_EEMPTY, ARENA_EINVAL (NULL tensors, bad algorithm, too many
  * tensors), ARENA_ELIFETIME (first > last or negative), ARENA_EDUPID,
  * ARENA_EALIGN (global or per-tensor alignment not a power of two or above
- * PLANNER_MAX_ALIGNMENT), ARENA_EOVERFLOW (a sum of sizes, or an aligned
- * end offset, would not fit in 64 bits), ARENA_EPINNED (a pinned offset
- * that is misaligned, or two pinned tensors that collide). Describes the
- * first offending tensor in err. O(n log n) time, O(n) memory. */
+ * PLANNER_MAX_ALIGNMENT), ARENA_EOVERFLOW (the sizes, each with its
+ * alignment padding, plus the highest pinned end exceed 2^63 - 1 bytes,
+ * the largest arena), ARENA_EPINNED (a pinned offset that is misaligned,
+ * or two pinned tensors that collide). Describes the first offending
+ * tensor in err. O(n log n) time, O(n) memory. */
 int planner_validate(const struct planner_graph *g,
                      const struct planner_options *o,
                      char err[ARENA_ERR_LEN]);

@@ -341,6 +341,47 @@ START_TEST(test_bad_data)
 }
 END_TEST
 
+/* Near 2^63: padded sizes past the largest arena (2^63 - 1 bytes) are
+ * bad input, exit 65, for plan and for the commands that plan first; a
+ * graph just inside the limit plans. Sizes 2^63 - 1 - 2^33 and
+ * 2^63 - 1 - 2^31, the second aligned to 2^32. */
+static const char over_csv[] = "id,size,first,last,align\n"
+                               "1,9223372028264841215,0,1,0\n"
+                               "2,9223372034707292159,1,2,4294967296\n";
+
+START_TEST(test_overflow_is_bad_input)
+{
+  const char *f = tmp_file("over.csv", over_csv);
+  static const char *const cmds[][4] = {
+      {"plan", "--local", NULL},        {"plan", "--local", "--json", NULL},
+      {"explain", NULL},                {"render", NULL},
+      {"diff", "F", NULL},
+  };
+  for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
+    const char *argv[8];
+    size_t n = 0;
+    for (size_t k = 0; cmds[c][k]; k++)
+      argv[n++] = strcmp(cmds[c][k], "F") ? cmds[c][k] : f;
+    argv[n++] = f;
+    argv[n] = NULL;
+    struct run r;
+    run_cli(&r, NULL, argv);
+    ck_assert_msg(r.status == 65, "%s: status %d: %s", cmds[c][0], r.status,
+                  r.err);
+    assert_contains(r.err, "exceed 2^63 - 1 bytes at tensor 2");
+    run_free(&r);
+  }
+  /* Just inside: 2^63 - 1 - 2^32 bytes, aligned to 2^32. */
+  f = tmp_file("edge.csv", "id,size,first,last,align\n"
+                           "7,9223372032559808511,0,0,4294967296\n");
+  struct run r;
+  RUN(&r, "plan", "--local", "--json", "--algo", "exact", f);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_uint_eq(json_u64(r.out, "arena_bytes"), 9223372032559808511ull);
+  run_free(&r);
+}
+END_TEST
+
 /* ---- output --------------------------------------------------------------- */
 
 START_TEST(test_text_output)
@@ -628,6 +669,7 @@ Suite *cli_suite(void)
   tcase_add_test(tc, test_plan_help);
   tcase_add_test(tc, test_usage_errors);
   tcase_add_test(tc, test_missing_and_unreadable);
+  tcase_add_test(tc, test_overflow_is_bad_input);
   tcase_add_loop_test(tc, test_bad_data, 0,
                       (int)(sizeof bad_data / sizeof bad_data[0]));
   suite_add_tcase(s, tc);

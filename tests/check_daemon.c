@@ -446,6 +446,76 @@ START_TEST(test_check_config)
 }
 END_TEST
 
+/* Near 2^63 through the daemon: padded sizes past the largest arena are
+ * INVALID_ARGUMENT (arenactl: exit 65), and the daemon keeps serving; a
+ * plan whose offsets and arena are just inside the limit is stored and
+ * served back from sqlite after a restart, exactly. */
+START_TEST(test_overflow_through_daemon)
+{
+  const uint64_t lim = UINT64_MAX / 2, a32 = 1ull << 32;
+  struct planner_tensor over[2] = {
+      {1, lim - 2 * a32, 0, 1, 0, PLANNER_NOT_PINNED},
+      {2, lim - a32 / 2, 1, 2, a32, PLANNER_NOT_PINNED},
+  };
+  struct planner_tensor edge[2] = {
+      {1, 1ull << 62, 0, 1, 0, PLANNER_NOT_PINNED},
+      {2, (1ull << 62) - 256, 1, 2, 0, PLANNER_NOT_PINNED},
+  };
+  struct hn_graph go = {over, 2}, ge = {edge, 2};
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  for (int algo = 0; algo <= 6; algo += 6) { /* best and exact */
+    int fd = hn_connect(&h);
+    ck_assert_int_eq(hn_send_plan(fd, 5, &go, "over", algo, 64, 0), 0);
+    Arenad__V1__Response *r = hn_recv(fd, 20000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->status, ARENAD__V1__STATUS__INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(r->error, "exceed 2^63 - 1 bytes"));
+    wire_free_response(r);
+    close(fd);
+  }
+  assert_still_serving(&h);
+  char csv[600], cmd[1600];
+  snprintf(csv, sizeof csv, "%s/over.csv", h.dir);
+  FILE *f = fopen(csv, "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f, "id,size,first,last,align\n1,%llu,0,1,0\n2,%llu,1,2,%llu\n",
+          (unsigned long long)over[0].size, (unsigned long long)over[1].size,
+          (unsigned long long)a32);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "build/arenactl -s %s plan --no-fallback %s "
+           ">/dev/null 2>&1", h.sock, csv);
+  ck_assert_int_eq(system(cmd) >> 8, 65);
+  /* naive stacks the edge graph's tensors: offsets 0 and 2^62, arena
+   * 2^63 - 256 */
+  Arenad__V1__Response *a = NULL;
+  int fd = hn_connect(&h);
+  ck_assert_int_eq(hn_send_plan(fd, 6, &ge, "edge", 1, 64, 0), 0);
+  a = hn_recv(fd, 20000);
+  close(fd);
+  check_plan_reply(a, &ge, 6);
+  ck_assert_uint_eq(a->plan->arena_bytes, lim - 255);
+  ck_assert_uint_eq(a->plan->offsets[1], 1ull << 62);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  fd = hn_connect(&h);
+  ck_assert_int_eq(hn_send_plan(fd, 7, &ge, "edge", 1, 64, 0), 0);
+  Arenad__V1__Response *b = hn_recv(fd, 20000);
+  close(fd);
+  check_plan_reply(b, &ge, 7);
+  ck_assert_int_eq(b->plan->cached, 1);
+  ck_assert_uint_eq(b->plan->arena_bytes, a->plan->arena_bytes);
+  ck_assert_uint_eq(b->plan->lower_bound_bytes, a->plan->lower_bound_bytes);
+  ck_assert_uint_eq(b->plan->naive_bytes, a->plan->naive_bytes);
+  ck_assert_mem_eq(b->plan->offsets, a->plan->offsets, 2 * 8);
+  wire_free_response(a);
+  wire_free_response(b);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+}
+END_TEST
+
 /* The effort key: default_effort is printed, and the old
  * default_budget_ms still sets it, with a warning. */
 START_TEST(test_effort_config)
@@ -528,6 +598,7 @@ Suite *daemon_suite(void)
   tcase_add_test(tc, test_socket_ownership);
   tcase_add_test(tc, test_check_config);
   tcase_add_test(tc, test_effort_config);
+  tcase_add_test(tc, test_overflow_through_daemon);
   tcase_add_test(tc, test_default_effort_applied);
   tcase_add_test(tc, test_tflite_key);
   suite_add_tcase(s, tc);

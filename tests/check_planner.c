@@ -466,6 +466,43 @@ START_TEST(test_zero_size_and_names)
 }
 END_TEST
 
+/* Sizes near 2^63: a graph whose padded sizes exceed the largest arena,
+ * 2^63 - 1 bytes, is bad input (ARENA_EOVERFLOW) for every algorithm,
+ * also when one tensor's size plus its alignment alone is past the limit;
+ * one just inside it plans and verifies. */
+START_TEST(test_overflow_is_bad_input)
+{
+  const uint64_t lim = UINT64_MAX / 2, a32 = 1ull << 32;
+  struct planner_tensor t[2] = {
+      {1, lim - 2 * a32, 0, 1, 0, PLANNER_NOT_PINNED},
+      {2, lim - a32 / 2, 1, 2, a32, PLANNER_NOT_PINNED},
+  };
+  struct planner_graph g = {t, 2};
+  char err[ARENA_ERR_LEN];
+  for (int a = 0; a < PLANNER_ALGO__COUNT; a++) {
+    struct planner_options o;
+    planner_options_init(&o);
+    o.algo = (enum planner_algo)a;
+    struct planner_plan p;
+    planner_plan_init(&p);
+    err[0] = '\0';
+    ck_assert_int_eq(planner_run(&g, &o, &p, err), ARENA_EOVERFLOW);
+    ck_assert_msg(strstr(err, "2^63 - 1 bytes at tensor 2") != NULL, "%s",
+                  err);
+    ck_assert_ptr_null(p.offsets);
+    /* One tensor alone, its padding past the limit. */
+    struct planner_graph one = {&t[1], 1};
+    ck_assert_int_eq(planner_run(&one, &o, &p, err), ARENA_EOVERFLOW);
+    /* Just inside: size plus the alignment padding is the limit. */
+    struct planner_tensor edge = {7, lim - a32, 0, 0, a32, PLANNER_NOT_PINNED};
+    struct planner_graph e = {&edge, 1};
+    ck_assert_msg(planner_run(&e, &o, &p, err) == 0, "%s", err);
+    ck_assert_uint_eq(p.arena_bytes, lim - a32);
+    planner_plan_cleanup(&p);
+  }
+}
+END_TEST
+
 /* ---- properties on random graphs ---------------------------------------- */
 
 enum shape { SHAPE_CHAIN, SHAPE_FANOUT, SHAPE_MIXED, SHAPE__N };
@@ -742,6 +779,7 @@ Suite *planner_suite(void)
 
   tc = tcase_create("validation");
   tcase_add_test(tc, test_validation_errors);
+  tcase_add_test(tc, test_overflow_is_bad_input);
   tcase_add_test(tc, test_run_reports_errors);
   tcase_add_test(tc, test_verify_catches_bad_plans);
   tcase_add_test(tc, test_verify_containment);

@@ -49,6 +49,7 @@ static const struct key keys[] = {
      3600000ull},
     {"planner", "default_effort", K_U32, F(default_effort), 0,
      DAEMON_EFFORT_MAX},
+    {"planner", "max_effort", K_U32, F(max_effort), 1, DAEMON_EFFORT_MAX},
     {"cache", "memory_bytes", K_U64, F(memory_cache_bytes), 0, 1ull << 40},
     {"cache", "memory_entries", K_U64, F(memory_cache_entries), 0,
      100000000ull},
@@ -87,6 +88,7 @@ void daemon_config_defaults(struct daemon_config *c)
   c->idle_timeout_ms = 60000;
   c->drain_timeout_ms = 10000;
   c->default_effort = PLANNER_DEFAULT_EFFORT;
+  c->max_effort = 10 * PLANNER_DEFAULT_EFFORT;
   c->memory_cache_bytes = 64ull << 20;
   c->memory_cache_entries = 4096;
   c->db_max_bytes = 512ull << 20;
@@ -302,6 +304,9 @@ int daemon_config_validate(const struct daemon_config *c,
     why = "daemon.log_level must be error, warning, notice, info or debug";
   else if (strlen(c->socket_path) >= 108)
     why = "daemon.socket is longer than a Unix socket path may be (107)";
+  else if ((c->default_effort ? c->default_effort : PLANNER_DEFAULT_EFFORT) >
+           c->max_effort)
+    why = "planner.default_effort is above planner.max_effort";
   if (why && err)
     snprintf(err, ARENA_ERR_LEN, "%s", why);
   return why ? ARENA_EINVAL : 0;

@@ -39,6 +39,7 @@ struct daemon_config {
   uint64_t drain_timeout_ms;      /* SIGTERM: wait this long for jobs */
   uint32_t default_effort;        /* exact-search effort when a request
                                      sets none; 0 = PLANNER_DEFAULT_EFFORT */
+  uint32_t max_effort;            /* cap on any request's effort, >= 1 */
   uint64_t memory_cache_bytes;    /* hot-plan LRU cap */
   uint64_t memory_cache_entries;  /* hot-plan LRU entry cap */
   uint64_t db_max_bytes;          /* storage byte cap */
@@ -67,7 +68,8 @@ int daemon_config_set(struct daemon_config *c, const char *section,
                       const char *key, const char *value,
                       char err[ARENA_ERR_LEN]);
 
-/* Checks cross-field rules (paths set, limits non-zero, level known).
+/* Checks cross-field rules (paths set, limits non-zero, level known,
+ * the default effort at most max_effort).
  * Returns 0 or ARENA_EINVAL with err explaining. */
 int daemon_config_validate(const struct daemon_config *c,
                            char err[ARENA_ERR_LEN]);

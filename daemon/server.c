@@ -359,8 +359,10 @@ static void start_timers(struct server *s)
 static int setup(struct server *s, const struct daemon_config *cfg)
 {
   char n[16];
-  /* libuv sizes its pool from this on first use, which is still ahead. */
-  snprintf(n, sizeof n, "%u", cfg->workers);
+  /* libuv sizes its pool from this on first use, which is still ahead.
+   * One thread more than the workers: long searches use at most
+   * `workers` of them (jobs.c), the spare serves everything else. */
+  snprintf(n, sizeof n, "%u", cfg->workers + 1);
   setenv("UV_THREADPOOL_SIZE", n, 1);
   if (uv_loop_init(&s->loop))
     return -2;

@@ -67,7 +67,8 @@ START_TEST(test_fallback_on_kill)
   const uint32_t timeout_ms = 5000;
   struct figs f = {0};
   struct harness h;
-  rel_setup(&h, NULL, "workers = 1\n");
+  /* One long search at a time, each allowed its full effort. */
+  rel_setup(&h, NULL, "workers = 1\n[planner]\nmax_effort = 750\n");
   ck_assert_int_eq(rel_start(&h), 0);
   struct fb_shared *sh = rel_shared_new(sizeof *sh);
   pid_t kids[FB_CLIENTS];

@@ -7,8 +7,8 @@
  *   feas     MiniMalloc's challenging suite at capacity 1048576, with the
  *            reference solver's times from its README side by side;
  *   min      minimisation on the same suite (BENCH_LONG=1 gives D and J
- *            60 s each instead of 5 s);
- *   real     `best` with its default budget on real traces and models;
+ *            an effort of 60000 each instead of 5000);
+ *   real     `best` with its default effort on real traces and models;
  *   random   `best` on random graphs of 10^3 .. 10^5 tensors.
  * BENCH_ONLY=ADJ limits the suite sections to the instances named.
  * Every plan is checked with planner_verify(); the exit status is 1 only
@@ -100,8 +100,8 @@ static int long_run(void)
   return v && *v && strcmp(v, "0") != 0;
 }
 
-/* Budget of one feasibility run: 20 s, or 300 s with BENCH_LONG=1. */
-static uint32_t feas_budget_ms(void)
+/* Effort of one feasibility run: 20000, or 300000 with BENCH_LONG=1. */
+static uint32_t feas_effort(void)
 {
   return long_run() ? 300000 : 20000;
 }
@@ -142,7 +142,7 @@ static int bench_feas(const char *dir)
   int bad = 0, unsolved = 0;
   double tot = 0, ref = 0, tot_ok = 0, ref_ok = 0;
   printf("== MiniMalloc challenging suite, capacity 1048576 (exact, "
-         "alignment 1, budget %u ms each)\n", feas_budget_ms());
+         "alignment 1, effort %u each)\n", feas_effort());
   printf("  %-4s %7s %10s %10s %8s %12s %s\n", "inst", "buffers",
          "time_s", "ref_s", "ratio", "nodes", "answer");
   for (int i = 0; NAMES[i]; i++) {
@@ -156,7 +156,7 @@ static int bench_feas(const char *dir)
     }
     struct planner_graph g = planner_csv_graph(&c);
     o.capacity = 1048576;
-    o.budget_ms = feas_budget_ms();
+    o.effort = feas_effort();
     struct planner_plan p;
     planner_plan_init(&p);
     double s;
@@ -194,10 +194,10 @@ static const uint64_t BEST_KNOWN[] = {1048576, 1048576, 1039360, 1025024,
 static int bench_min(const char *dir)
 {
   int bad = 0;
-  uint32_t open_ms = long_run() ? 60000 : 5000;
+  uint32_t open = long_run() ? 60000 : 5000;
   printf("== Minimisation on the same suite (exact, alignment 1; D and J "
-         "get %u ms, the others 30000 ms; BENCH_LONG=1 for 60 s)\n",
-         open_ms);
+         "get an effort of %u, the others 30000; BENCH_LONG=1 for 60000)\n",
+         open);
   printf("  %-4s %10s %10s %10s %7s %7s %9s %12s\n", "inst", "arena",
          "bound", "best_known", "proven", "by", "time_s", "nodes");
   for (int i = 0; NAMES[i]; i++) {
@@ -210,7 +210,7 @@ static int bench_min(const char *dir)
       continue;
     }
     struct planner_graph g = planner_csv_graph(&c);
-    o.budget_ms = (NAMES[i] == 'D' || NAMES[i] == 'J') ? open_ms : 30000;
+    o.effort = (NAMES[i] == 'D' || NAMES[i] == 'J') ? open : 30000;
     struct planner_plan p;
     planner_plan_init(&p);
     double s;
@@ -270,8 +270,8 @@ static int cmp_str(const void *a, const void *b)
 static int bench_real(const char *dir)
 {
   int bad = 0;
-  printf("== Real graphs: `best` with its default %u ms budget "
-         "(greedy = greedy-size arena / LB)\n", PLANNER_DEFAULT_BUDGET_MS);
+  printf("== Real graphs: `best` with its default effort %u "
+         "(greedy = greedy-size arena / LB)\n", PLANNER_DEFAULT_EFFORT);
   printf("  %-38s %7s %12s %8s %8s %7s %7s %9s %9s\n", "graph", "tensors",
          "LB", "greedy", "best", "proven", "by", "time_ms", "nodes");
   static const char *const traces[] = {"resnet50", "iopddl_G_1"};
@@ -319,7 +319,7 @@ static uint64_t rng(uint64_t *s)
 static int bench_random(void)
 {
   int bad = 0;
-  printf("== Random graphs: `best`, alignment 64, default budget\n");
+  printf("== Random graphs: `best`, alignment 64, default effort\n");
   printf("  %8s %12s %10s %8s %7s %9s %9s %9s\n", "tensors", "LB",
          "greedy", "best", "proven", "time_ms", "search_ms", "nodes");
   static const size_t sizes[] = {1000, 3000, 10000, 30000, 100000};

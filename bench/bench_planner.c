@@ -18,7 +18,7 @@
  * planner_run(), which includes validation and verification of the plan.
  * Each measurement repeats a plan until 50 ms have passed (at most
  * MAX_REPS runs); a plan slower than that is timed once. `best` includes
- * the exact search with its default budget when the heuristics stay above
+ * the exact search with its default effort when the heuristics stay above
  * the lower bound.
  */
 #include <dirent.h>

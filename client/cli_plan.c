@@ -26,7 +26,7 @@
 /* The parsed command line. */
 struct plan_args {
   const char *file;         /* input path, "-" for stdin; borrowed */
-  struct planner_options o; /* algorithm, alignment, capacity, budget */
+  struct planner_options o; /* algorithm, alignment, capacity, effort */
   int json;                 /* 1: print JSON instead of text */
   int local;                /* 1: --local, never ask the daemon */
   int no_fallback;          /* 1: --no-fallback, fail if the daemon does */
@@ -63,8 +63,11 @@ static void usage(FILE *f)
           "                    exact\n"
           "  --align N         alignment of every offset in bytes, a power of\n"
           "                    two (default %u; 1 = none)\n"
-          "  --budget-ms N     time budget of the exact search in ms\n"
-          "                    (default %u)\n"
+          "  --effort N        effort of the exact search, in units of\n"
+          "                    nominally 1 ms of search (default %u); the\n"
+          "                    plan depends on it, never on the machine's\n"
+          "                    speed or load (--budget-ms N: deprecated\n"
+          "                    alias)\n"
           "  --capacity BYTES  arena size available; exit status 1 when the\n"
           "                    plan does not fit (suffixes K, M, G = 1024^n)\n"
           "  --json            print one JSON object instead of text\n"
@@ -74,7 +77,7 @@ static void usage(FILE *f)
           "64 bad command line, 65 bad input data, 66 cannot read FILE;\n"
           "with --no-fallback also 69 arenad unreachable, 75 busy,\n"
           "76 protocol mismatch, 77 denied.\n",
-          CLI_PROG, PLANNER_DEFAULT_ALIGNMENT, PLANNER_DEFAULT_BUDGET_MS);
+          CLI_PROG, PLANNER_DEFAULT_ALIGNMENT, PLANNER_DEFAULT_EFFORT);
 }
 
 static int usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
@@ -115,14 +118,27 @@ static int set_align(struct plan_args *a, const char *v)
   return 0;
 }
 
-static int set_budget(struct plan_args *a, const char *v)
+static int parse_effort(struct plan_args *a, const char *opt, const char *v)
 {
   uint64_t n;
   if (cli_parse_u64(v, UINT32_MAX, &n) != 0)
-    return usage_error("--budget-ms: '%s' is not a number of milliseconds",
-                       v);
-  a->o.budget_ms = (uint32_t)n;
+    return usage_error("%s: '%s' is not a whole number from 0 to "
+                       "4294967295", opt, v);
+  a->o.effort = (uint32_t)n;
   return 0;
+}
+
+static int set_effort(struct plan_args *a, const char *v)
+{
+  return parse_effort(a, "--effort", v);
+}
+
+/* The option's old name: the same number, read as an effort. */
+static int set_budget_ms(struct plan_args *a, const char *v)
+{
+  fprintf(stderr, "%s: plan: warning: --budget-ms is deprecated; use "
+                  "--effort (the same number, in effort units)\n", CLI_PROG);
+  return parse_effort(a, "--budget-ms", v);
 }
 
 static int set_capacity(struct plan_args *a, const char *v)
@@ -152,7 +168,8 @@ static int value_option(int argc, char **argv, int *i, struct plan_args *a,
   } opts[] = {
       {"--algo", set_algo},
       {"--align", set_align},
-      {"--budget-ms", set_budget},
+      {"--effort", set_effort},
+      {"--budget-ms", set_budget_ms},
       {"--capacity", set_capacity},
       {"--shape", set_shape},
   };

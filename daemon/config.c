@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "planner.h"
 
 enum kind { K_STR, K_UINT, K_U64, K_U32, K_UIDS, K_GIDS };
 
@@ -46,8 +47,9 @@ static const struct key keys[] = {
      86400000ull},
     {"limits", "drain_timeout_ms", K_U64, F(drain_timeout_ms), 0,
      3600000ull},
-    {"planner", "default_budget_ms", K_U32, F(default_budget_ms), 0,
-     3600000ull},
+    {"planner", "default_effort", K_U32, F(default_effort), 0,
+     DAEMON_EFFORT_MAX},
+    {"planner", "max_effort", K_U32, F(max_effort), 1, DAEMON_EFFORT_MAX},
     {"cache", "memory_bytes", K_U64, F(memory_cache_bytes), 0, 1ull << 40},
     {"cache", "memory_entries", K_U64, F(memory_cache_entries), 0,
      100000000ull},
@@ -57,6 +59,17 @@ static const struct key keys[] = {
     {"access", "allow_gids", K_GIDS, F(allow_gids), 0, 0},
 };
 #undef F
+
+/* Deprecated names that still set a key, with the same value. The effort
+ * was once a time budget in ms, with the same numbers. */
+static const struct alias {
+  const char *section, *name; /* the old name */
+  const char *full, *use;     /* "section.old", "section.new" for the log */
+  const char *key;            /* the new key, in the same section */
+} aliases[] = {
+    {"planner", "default_budget_ms", "planner.default_budget_ms",
+     "planner.default_effort", "default_effort"},
+};
 
 void daemon_config_defaults(struct daemon_config *c)
 {
@@ -74,7 +87,8 @@ void daemon_config_defaults(struct daemon_config *c)
   c->write_queue_bytes = 4u << 20;
   c->idle_timeout_ms = 60000;
   c->drain_timeout_ms = 10000;
-  c->default_budget_ms = 100;
+  c->default_effort = PLANNER_DEFAULT_EFFORT;
+  c->max_effort = 10 * PLANNER_DEFAULT_EFFORT;
   c->memory_cache_bytes = 64ull << 20;
   c->memory_cache_entries = 4096;
   c->db_max_bytes = 512ull << 20;
@@ -122,11 +136,27 @@ static int parse_ids(const char *v, unsigned *ids, unsigned *n)
   return 0;
 }
 
-static const struct key *find_key(const char *section, const char *name)
+static int named(const char *sec, const char *name, const char *section,
+                 const char *key)
 {
+  return strcmp(name, key) == 0 &&
+         (!section || !*section || strcmp(sec, section) == 0);
+}
+
+/* Finds a key by its name or a deprecated one (*alias is then set). */
+static const struct key *find_key(const char *section, const char *name,
+                                  const struct alias **alias)
+{
+  *alias = NULL;
+  for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
+    if (named(aliases[i].section, aliases[i].name, section, name)) {
+      *alias = &aliases[i];
+      section = aliases[i].section;
+      name = aliases[i].key;
+      break;
+    }
   for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
-    if (strcmp(keys[i].name, name) == 0 &&
-        (!section || !*section || strcmp(keys[i].section, section) == 0))
+    if (named(keys[i].section, keys[i].name, section, name))
       return &keys[i];
   return NULL;
 }
@@ -187,7 +217,8 @@ int daemon_config_set(struct daemon_config *c, const char *section,
                       const char *key, const char *value,
                       char err[ARENA_ERR_LEN])
 {
-  const struct key *k = find_key(section, key);
+  const struct alias *al;
+  const struct key *k = find_key(section, key, &al);
   if (!k) {
     if (err)
       snprintf(err, ARENA_ERR_LEN, "unknown key '%s%s%s'",
@@ -211,6 +242,10 @@ int daemon_config_set(struct daemon_config *c, const char *section,
                  k->section, k->name, value, k->min, k->max);
     }
     return ARENA_EPARSE;
+  }
+  if (al) {
+    c->deprecated_key = al->full;
+    c->replaced_by = al->use;
   }
   return 0;
 }
@@ -269,9 +304,22 @@ int daemon_config_validate(const struct daemon_config *c,
     why = "daemon.log_level must be error, warning, notice, info or debug";
   else if (strlen(c->socket_path) >= 108)
     why = "daemon.socket is longer than a Unix socket path may be (107)";
+  else if ((c->default_effort ? c->default_effort : PLANNER_DEFAULT_EFFORT) >
+           c->max_effort)
+    why = "planner.default_effort is above planner.max_effort";
   if (why && err)
     snprintf(err, ARENA_ERR_LEN, "%s", why);
   return why ? ARENA_EINVAL : 0;
+}
+
+int daemon_config_deprecation(const struct daemon_config *c, char *buf,
+                              size_t len)
+{
+  if (!c->deprecated_key)
+    return 0;
+  snprintf(buf, len, "%s is deprecated; use %s (the same number, in effort "
+                     "units)", c->deprecated_key, c->replaced_by);
+  return 1;
 }
 
 static void print_ids(FILE *f, const char *name, const unsigned *ids,

@@ -21,6 +21,7 @@
 #define DAEMON_DEFAULT_DB "/var/lib/arenad/cache.db"
 #define DAEMON_MAX_ALLOW 64 /* entries per allow-list */
 #define DAEMON_PATH_MAX 512 /* bytes, including the NUL */
+#define DAEMON_EFFORT_MAX 3600000u /* effort units a config may name */
 
 struct daemon_config {
   char socket_path[DAEMON_PATH_MAX];
@@ -36,7 +37,9 @@ struct daemon_config {
   uint64_t write_queue_bytes;     /* unsent reply bytes before reads stop */
   uint64_t idle_timeout_ms;       /* close a silent, idle connection */
   uint64_t drain_timeout_ms;      /* SIGTERM: wait this long for jobs */
-  uint32_t default_budget_ms;     /* exact-search budget when unset */
+  uint32_t default_effort;        /* exact-search effort when a request
+                                     sets none; 0 = PLANNER_DEFAULT_EFFORT */
+  uint32_t max_effort;            /* cap on any request's effort, >= 1 */
   uint64_t memory_cache_bytes;    /* hot-plan LRU cap */
   uint64_t memory_cache_entries;  /* hot-plan LRU entry cap */
   uint64_t db_max_bytes;          /* storage byte cap */
@@ -45,6 +48,9 @@ struct daemon_config {
   unsigned n_allow_uids;
   gid_t allow_gids[DAEMON_MAX_ALLOW]; /* empty = any gid */
   unsigned n_allow_gids;
+  /* The last deprecated key that set a value, "section.key", and the key
+   * that replaces it: static strings, or NULL when none was used. */
+  const char *deprecated_key, *replaced_by;
 };
 
 /* Fills c with the built-in defaults. */
@@ -62,10 +68,16 @@ int daemon_config_set(struct daemon_config *c, const char *section,
                       const char *key, const char *value,
                       char err[ARENA_ERR_LEN]);
 
-/* Checks cross-field rules (paths set, limits non-zero, level known).
+/* Checks cross-field rules (paths set, limits non-zero, level known,
+ * the default effort at most max_effort).
  * Returns 0 or ARENA_EINVAL with err explaining. */
 int daemon_config_validate(const struct daemon_config *c,
                            char err[ARENA_ERR_LEN]);
+
+/* Writes a one-line warning into buf (len bytes) when a deprecated key
+ * set a value of c. Returns 1 when it wrote one, 0 when there is none. */
+int daemon_config_deprecation(const struct daemon_config *c, char *buf,
+                              size_t len);
 
 /* Writes the effective configuration as an ini file to f. */
 void daemon_config_print(const struct daemon_config *c, FILE *f);

@@ -15,6 +15,17 @@
  *  A connection that goes away detaches from its jobs. A job nobody
  *  waits for is cancelled: uv_cancel() if it has not started, otherwise
  *  the planner's stop callback sees the flag at its next poll.
+ *
+ *  EFFORT AND THE SPARE WORKER
+ *  On the loop thread every Plan request gets its effort: its own, or
+ *  default_effort, capped at max_effort (so no request can hold a worker
+ *  for longer than max_effort allows). A job whose effort is above
+ *  default_effort is "long". The pool has workers + 1 threads, and long
+ *  jobs run on at most `workers` of them at once; more wait here, in
+ *  order, and start as long jobs finish. So one thread is always left
+ *  for storage requests and plans at or below the default effort: a
+ *  cache miss of an ordinary request is served while maximal searches
+ *  occupy every other worker.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -31,8 +42,8 @@ enum job_kind { JOB_PLAN, JOB_STORAGE };
  * them meanwhile neither races with the worker nor changes the rules for
  * a request already accepted. */
 struct job_config {
-  struct wire_limits limits;  /* validation of the Plan request */
-  uint32_t default_budget_ms; /* exact-search budget when it sets none */
+  struct wire_limits limits; /* validation of the Plan request; the
+                              * effort is copied into job.effort */
 };
 
 struct job {
@@ -48,6 +59,10 @@ struct job {
   struct waiter *waiters;    /* owned list */
   unsigned live_waiters;     /* waiters whose conn is still open */
   atomic_int cancel;         /* set by the loop, read by the planner */
+  uint32_t effort;           /* plan jobs: the effort, capped (see DESIGN) */
+  int is_long;               /* effort above default_effort */
+  int on_pool;               /* 1: handed to uv_queue_work */
+  struct job *wait_next;     /* s->wait_head list while it waits */
   /* results, written by the worker, read in after-work */
   Arenad__V1__Status status;
   char err[ARENA_ERR_LEN];
@@ -224,7 +239,6 @@ static struct job *job_new(struct server *s, enum job_kind kind,
   j->s = s;
   j->kind = kind;
   j->cfg.limits = s->limits;
-  j->cfg.default_budget_ms = s->cfg.default_budget_ms;
   j->req = req;
   j->work.data = j;
   j->status = ARENAD__V1__STATUS__OK;
@@ -283,6 +297,81 @@ static void unlink_job(struct server *s, struct job *j)
   s->n_jobs--;
 }
 
+/* ---- plan jobs: long slots ---------------------------------------------- */
+
+static void work_plan(uv_work_t *w);
+static void after_plan(uv_work_t *w, int status);
+
+/* Hands a plan job to the pool. uv_queue_work fails only for a NULL work
+ * callback; the result is still passed on for the first submission. */
+static int queue_plan(struct server *s, struct job *j)
+{
+  int rc = uv_queue_work(&s->loop, &j->work, work_plan, after_plan);
+  if (rc == 0) {
+    j->on_pool = 1;
+    if (j->is_long)
+      s->n_long++;
+  }
+  return rc;
+}
+
+/* Starts a new plan job, or queues it behind the running long jobs. */
+static int start_plan(struct server *s, struct job *j)
+{
+  if (!j->is_long || s->n_long < s->cfg.workers)
+    return queue_plan(s, j);
+  j->wait_next = NULL;
+  if (s->wait_tail)
+    s->wait_tail->wait_next = j;
+  else
+    s->wait_head = j;
+  s->wait_tail = j;
+  return 0;
+}
+
+/* Starts waiting long jobs while long slots are free. */
+static void start_waiting(struct server *s)
+{
+  while (s->wait_head && s->n_long < s->cfg.workers) {
+    struct job *j = s->wait_head;
+    s->wait_head = j->wait_next;
+    if (!s->wait_head)
+      s->wait_tail = NULL;
+    j->wait_next = NULL;
+    (void)queue_plan(s, j);
+  }
+}
+
+/* Takes a waiting job out of the queue. */
+static void unwait(struct server *s, struct job *j)
+{
+  struct job **pp = &s->wait_head, *prev = NULL;
+  while (*pp && *pp != j) {
+    prev = *pp;
+    pp = &(*pp)->wait_next;
+  }
+  if (!*pp)
+    return;
+  *pp = j->wait_next;
+  if (s->wait_tail == j)
+    s->wait_tail = prev;
+  j->wait_next = NULL;
+}
+
+/* Cancels a plan job. One still waiting for a long slot goes to the pool
+ * outside the slots and is cancelled there, so that it completes through
+ * after_plan like any other, never from inside this call. */
+static void cancel_plan(struct server *s, struct job *j)
+{
+  atomic_store(&j->cancel, 1);
+  if (!j->on_pool) {
+    unwait(s, j);
+    j->is_long = 0;
+    (void)queue_plan(s, j);
+  }
+  uv_cancel((uv_req_t *)&j->work);
+}
+
 void jobs_detach_conn(struct server *s, struct conn *c)
 {
   for (struct job *j = s->jobs; j; j = j->next) {
@@ -292,20 +381,16 @@ void jobs_detach_conn(struct server *s, struct conn *c)
         j->live_waiters--;
       }
     if (j->live_waiters == 0 && j->kind == JOB_PLAN &&
-        !atomic_load(&j->cancel)) {
-      atomic_store(&j->cancel, 1);
-      uv_cancel((uv_req_t *)&j->work);
-    }
+        !atomic_load(&j->cancel))
+      cancel_plan(s, j);
   }
 }
 
 void jobs_cancel_all(struct server *s)
 {
   for (struct job *j = s->jobs; j; j = j->next)
-    if (j->kind == JOB_PLAN && !atomic_load(&j->cancel)) {
-      atomic_store(&j->cancel, 1);
-      uv_cancel((uv_req_t *)&j->work);
-    }
+    if (j->kind == JOB_PLAN && !atomic_load(&j->cancel))
+      cancel_plan(s, j);
 }
 
 static int queue_full(struct server *s, struct conn *c, uint64_t request_id)
@@ -395,8 +480,7 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
     j->planning_us = info.plan_us;
     return;
   }
-  if (!o.budget_ms)
-    o.budget_ms = j->cfg.default_budget_ms;
+  o.effort = j->effort; /* set on the loop thread: SIGHUP cannot race */
   o.stop = job_stop;
   o.stop_ctx = j;
   uint64_t t0 = uv_hrtime();
@@ -421,6 +505,11 @@ static void work_plan(uv_work_t *w)
 {
   struct job *j = w->data;
   struct wire_graph g;
+  if (atomic_load(&j->cancel)) { /* cancelled while it waited */
+    j->status = ARENAD__V1__STATUS__INTERNAL;
+    snprintf(j->err, sizeof j->err, "planning was cancelled");
+    return;
+  }
   int rc = wire_graph_from_plan(j->req->plan, &j->cfg.limits, &g, j->err);
   if (rc) {
     j->status = status_of(rc);
@@ -468,6 +557,10 @@ static void after_plan(uv_work_t *w, int status)
   struct job *j = w->data;
   struct server *s = j->s;
   unlink_job(s, j);
+  if (j->is_long) {
+    s->n_long--;
+    start_waiting(s);
+  }
   if (status == UV_ECANCELED || atomic_load(&j->cancel)) {
     s->c.jobs_cancelled++;
   } else {
@@ -506,6 +599,29 @@ static struct job *find_flight(struct server *s, const uint8_t *ident,
         !atomic_load(&j->cancel) && memcmp(j->ident, ident, len) == 0)
       return j;
   return NULL;
+}
+
+static uint32_t default_effort(const struct server *s)
+{
+  return s->cfg.default_effort ? s->cfg.default_effort
+                               : PLANNER_DEFAULT_EFFORT;
+}
+
+/* The effort request m gets: its own, else default_effort, at most
+ * max_effort. */
+static uint32_t effort_of(struct server *s, struct conn *c, uint64_t rid,
+                          const Arenad__V1__Plan *m)
+{
+  uint32_t e = m->options && m->options->effort ? m->options->effort
+                                                : default_effort(s);
+  if (e <= s->cfg.max_effort)
+    return e;
+  char who[96];
+  dlog(&s->log, DLOG_DEBUG,
+       "%s: request %" PRIu64 ": effort %" PRIu32
+       " capped at max_effort %" PRIu32,
+       conn_peer_desc(c, who, sizeof who), rid, e, s->cfg.max_effort);
+  return s->cfg.max_effort;
 }
 
 void jobs_submit_plan(struct server *s, struct conn *c, uint64_t request_id,
@@ -555,9 +671,12 @@ void jobs_submit_plan(struct server *s, struct conn *c, uint64_t request_id,
   j->ident = ident;
   j->ident_len = len;
   j->h = h;
+  /* The effort is not part of the identity, nor of the options digest:
+   * a capped request and one at the cap share their plan. */
+  j->effort = effort_of(s, c, request_id, req->plan);
+  j->is_long = j->effort > default_effort(s);
   uses_collect(s);
-  if (add_waiter(j, c, request_id) ||
-      uv_queue_work(&s->loop, &j->work, work_plan, after_plan)) {
+  if (add_waiter(j, c, request_id) || start_plan(s, j)) {
     if (j->waiters)
       conn_job_done(c);
     conn_send_status(c, request_id, ARENAD__V1__STATUS__INTERNAL,

@@ -31,7 +31,8 @@ static void usage(FILE *f)
           "defaults)\n"
           "  -s, --socket PATH      listen here (default %s)\n"
           "  -d, --db PATH          plan cache database (default %s)\n"
-          "  -w, --workers N        planning threads (default 2)\n"
+          "  -w, --workers N        threads for long searches (default 2;\n"
+          "                         one more serves everything else)\n"
           "  -l, --log-level LEVEL  error, warning, notice, info or debug\n"
           "      --check-config     validate, print the effective "
           "configuration, exit\n"
@@ -150,6 +151,9 @@ int main(int argc, char **argv)
   const char *used = NULL;
   if ((rc = build_config(&cl, &cfg, &used)))
     return rc;
+  char warn[256];
+  if (cl.check_only && daemon_config_deprecation(&cfg, warn, sizeof warn))
+    fprintf(stderr, "arenad: warning: %s\n", warn);
   if (cl.check_only) {
     printf("# effective configuration%s%s\n", used ? " from " : " (defaults",
            used ? used : ", no file)");

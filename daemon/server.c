@@ -40,9 +40,12 @@ static void storage_log(void *ctx, enum storage_log_level level,
 static void apply_config(struct server *s, const struct daemon_config *cfg)
 {
   enum dlog_level lvl = DLOG_INFO;
+  char warn[256];
   s->cfg = *cfg;
   dlog_parse_level(cfg->log_level, &lvl);
   dlog_set_level(&s->log, lvl);
+  if (daemon_config_deprecation(cfg, warn, sizeof warn))
+    dlog(&s->log, DLOG_WARNING, "configuration: %s", warn);
   wire_limits_init(&s->limits);
   s->limits.max_tensors = cfg->max_tensors;
   if (s->hot)
@@ -362,8 +365,10 @@ static void start_timers(struct server *s)
 static int setup(struct server *s, const struct daemon_config *cfg)
 {
   char n[16];
-  /* libuv sizes its pool from this on first use, which is still ahead. */
-  snprintf(n, sizeof n, "%u", cfg->workers);
+  /* libuv sizes its pool from this on first use, which is still ahead.
+   * One thread more than the workers: long searches use at most
+   * `workers` of them (jobs.c), the spare serves everything else. */
+  snprintf(n, sizeof n, "%u", cfg->workers + 1);
   setenv("UV_THREADPOOL_SIZE", n, 1);
   if (uv_loop_init(&s->loop))
     return -2;

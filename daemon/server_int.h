@@ -92,6 +92,10 @@ struct server {
   unsigned n_conns;
   struct job *jobs;                /* plan jobs in flight (single-flight) */
   unsigned n_jobs;                 /* all jobs queued or running */
+  unsigned n_long;                 /* long plan jobs on the pool, at most
+                                      cfg.workers (see jobs.c) */
+  struct job *wait_head, *wait_tail; /* long plan jobs waiting for a slot,
+                                        oldest first */
   struct counters c;
   uint64_t start_ms;               /* uv_now at start */
   int draining;

@@ -61,7 +61,7 @@ static void round_trip(const Arenad__V1__Plan *m, const struct wire_graph *g,
       g2.opts.algo != g->opts.algo ||
       g2.opts.alignment != g->opts.alignment ||
       g2.opts.capacity != g->opts.capacity ||
-      g2.opts.budget_ms != g->opts.budget_ms ||
+      g2.opts.effort != g->opts.effort ||
       g2.model_hash_len != g->model_hash_len ||
       memcmp(g2.model_hash, g->model_hash, g->model_hash_len) != 0 ||
       g2.shape.n_inputs != g->shape.n_inputs)

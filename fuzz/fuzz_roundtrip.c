@@ -5,7 +5,7 @@
  * The input decodes into a small graph (1 to 12 tensors, lifetimes within
  * 16 operators, sizes up to 64 KiB, some with their own alignment, a few
  * pinned) and a global alignment. Every algorithm, the exact search with a
- * tiny budget included, must then either plan it or fail with a
+ * tiny effort included, must then either plan it or fail with a
  * documented code, and every plan must:
  *  - pass planner_verify, and an independent O(n^2) check written here
  *    (offset count, alignment, pins, no overlap in both time and memory,
@@ -75,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   struct planner_options o;
   planner_options_init(&o);
   o.alignment = (uint64_t)1 << (data[0] % 8); /* 1 .. 128 */
-  o.budget_ms = 1;
+  o.effort = 1;
   uint8_t flags = data[1];
   const uint8_t *d = data + 2;
   for (size_t i = 0; i < n; i++, d += FUZZ_BYTES_PER_T) {

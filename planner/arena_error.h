@@ -19,7 +19,7 @@
   XX(EEMPTY, -7, "graph has no tensors")                                     \
   XX(EVERIFY, -8, "plan failed verification")                                \
   XX(ECANCELED, -9, "operation cancelled")                                   \
-  XX(ETIMEDOUT, -10, "time budget exhausted")                                \
+  XX(ETIMEDOUT, -10, "timed out")                                            \
   XX(EINFEASIBLE, -11, "no plan fits the capacity")                          \
   XX(EPARSE, -12, "malformed input")                                         \
   XX(ENOENT, -13, "no such file or entry")                                   \

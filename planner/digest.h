@@ -29,8 +29,9 @@
  *       4 bytes  u32 algorithm (enum planner_algo, stable values)
  *       8 bytes  u64 alignment
  *       8 bytes  u64 capacity
- *  The budget and the stop callback are left out on purpose: they change
- *  how long planning may take, not which plans are acceptable answers.
+ *  The effort and the stop callback are left out on purpose: they change
+ *  how much planning may do, not which plans are acceptable answers (so
+ *  the effort, once a time budget, never changed a digest).
  *
  *  Changing either encoding means a new tag ("-v2"), never a silent edit:
  *  digests are stored in caches and sent over the wire.

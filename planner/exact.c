@@ -7,7 +7,7 @@
  * comment is the short version for readers of the code.
  *
  * FILES
- *  exact.c         this comment, the drivers, the budget and the clock
+ *  exact.c         this comment, the drivers and the effort budget
  *  exact_build.c   preprocessing: components, sections, overlap lists
  *  exact_order.c   static rank orders, twins, the restart schedule
  *  exact_search.c  the depth-first search over one component
@@ -74,10 +74,13 @@
  *  turn, then a few jittered orders run under Luby limits
  *  (exact__round_plan()). Minimisation alternates a feasibility
  *  attempt at the lower bound (success proves optimality, exhaustion
- *  raises the bound) with a descent from the incumbent. The wall clock
- *  and the stop callback are only polled: they decide when to stop,
- *  never what is explored, so a search that
- *  finishes inside its budget returns the same plan on every machine.
+ *  raises the bound) with a descent from the incumbent.
+ *
+ *  Effort. Every step of the setup and of the search is counted in work
+ *  units, and the search stops when the units of its effort are spent.
+ *  No clock is read (except to report search_us): the stop callback can
+ *  only cancel the whole call, so what is explored, and the plan, depend
+ *  on the input and the options alone.
  *
  *  Memory. O(n + sections + overlap pairs). Overlap pairs (the adjacency
  *  lists) and section incidences are capped at EXACT_MAX_PAIRS entries in
@@ -88,37 +91,18 @@
 #include <string.h>
 #include <time.h>
 
-/* The budget is spent in work units, so that the same input and budget
- * explore the same tree on any machine and return the same plan. A unit
- * is one step of the search's inner loops: a tensor scanned for the next
+/* Work units per effort unit (EFFORT in planner.h). A unit is one step of
+ * the setup's or the search's inner loops: a tensor scanned for the next
  * candidate, a section or neighbour updated by a placement, a tensor
- * collected or sorted by the stacking check. Counted that way the search
- * runs at 230 to 650 units per microsecond on a 2-core x86-64 machine
- * (the slow end on busy machines and large graphs), so this rate spends
- * about 15% to 43% of the budget's wall time and the unit budget
- * normally ends the search before the clock. The wall clock stays a hard
- * cap at the budget plus EXACT_GRACE_US (setup such as allocating the
- * dead-end table is not counted in units): on a much slower or overloaded
- * machine it stops the search first, and then the result depends on
- * timing. Sanitizer builds run several times slower, hence the smaller
- * rate. */
-#define EXACT_GRACE_US 2000u
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
-#define EXACT_UNITS_PER_MS 15000u
-#else
-#define EXACT_UNITS_PER_MS 100000u
-#endif
+ * collected or sorted by the stacking check, an entry of a setup sort or
+ * sweep. On a 2-core x86-64 machine the setup and the search run at 410
+ * to 960 units per microsecond, so an effort unit is nominally about a
+ * millisecond (0.4 to 1 ms measured; docs/exact.md). The rate is one
+ * constant for every build: a sanitizer build explores exactly the same
+ * tree as a release build, only more slowly. */
+#define EXACT_UNITS_PER_EFFORT 400000u
 
-static uint64_t now_us(const struct ctx *X)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (uint64_t)(t.tv_sec - X->t0.tv_sec) * 1000000u +
-         (uint64_t)((t.tv_nsec - X->t0.tv_nsec) / 1000);
-}
-
-/* The clock and the stop callback are read only here (contract in
- * exact_int.h). */
+/* The stop callback is read only here (contract in exact_int.h). */
 int exact__poll_stop(struct ctx *X)
 {
   const struct planner_options *o = X->p->o;
@@ -126,9 +110,16 @@ int exact__poll_stop(struct ctx *X)
     X->cancelled = 1;
     return R_CANCEL;
   }
-  if (X->work >= X->work_limit || now_us(X) >= X->deadline_us)
-    return R_TIME;
-  return R_FOUND;
+  return X->work >= X->work_limit ? R_SPENT : R_FOUND;
+}
+
+/* Microseconds since t0, for search_us only. */
+static uint64_t elapsed_us(const struct timespec *t0)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)(t.tv_sec - t0->tv_sec) * 1000000u +
+         (uint64_t)((t.tv_nsec - t0->tv_nsec) / 1000);
 }
 
 /* ---- drivers ------------------------------------------------------------ */
@@ -146,7 +137,7 @@ static uint64_t arena_now(const struct ctx *X)
 
 /* Makes every component fit cap, searching those that do not yet fit.
  * Returns R_FOUND (all fit now), R_INFEAS (one provably cannot), R_LIMIT
- * (some search hit the node limit), R_TIME, R_CANCEL, R_GIVEUP (a
+ * (some search hit the node limit), R_SPENT, R_CANCEL, R_GIVEUP (a
  * component too large to search does not fit) or R_NOMEM. */
 static int feas_all(struct ctx *X, uint64_t cap, uint64_t limit, unsigned v)
 {
@@ -179,7 +170,7 @@ static int feas_all(struct ctx *X, uint64_t cap, uint64_t limit, unsigned v)
 
 static int stopped(int r)
 {
-  return r == R_TIME || r == R_CANCEL || r == R_GIVEUP || r == R_NOMEM;
+  return r == R_SPENT || r == R_CANCEL || r == R_GIVEUP || r == R_NOMEM;
 }
 
 /* The smallest multiple of g above v. */
@@ -209,23 +200,26 @@ static uint64_t next_arena(const struct ctx *X, uint64_t cap)
 }
 
 int planner__exact(const struct planner__prob *p, uint64_t *offsets,
-                   struct planner_plan *res, uint32_t default_budget_ms)
+                   struct planner_plan *res)
 {
   struct ctx X;
+  struct timespec t0;
   memset(&X, 0, sizeof X);
   X.p = p;
   X.offsets = offsets;
-  clock_gettime(CLOCK_MONOTONIC, &X.t0);
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   const struct planner_options *o = p->o;
-  uint64_t budget = o->budget_ms ? o->budget_ms : default_budget_ms;
-  if (!budget)
-    budget = PLANNER_DEFAULT_BUDGET_MS;
-  X.deadline_us = budget * 1000u + EXACT_GRACE_US;
-  X.work_limit = budget * EXACT_UNITS_PER_MS;
+  uint64_t effort = o->effort ? o->effort : PLANNER_DEFAULT_EFFORT;
+  X.work_limit = effort * EXACT_UNITS_PER_EFFORT;
   int rc = exact__build(&X);
   if (rc) {
+    /* Out of memory, cancelled, or the effort spent on the setup: the
+     * heuristic plan stands. */
     exact__free(&X);
-    return rc;
+    res->search_us = elapsed_us(&t0);
+    if (rc == R_SPENT)
+      return 0;
+    return rc == R_CANCEL ? ARENA_ECANCELED : rc;
   }
   uint64_t g = X.g, lb = res->lower_bound_bytes;
   if (X.pintop > lb)
@@ -316,7 +310,7 @@ int planner__exact(const struct planner__prob *p, uint64_t *offsets,
   }
   res->proven_optimal = res->arena_bytes <= res->lower_bound_bytes;
   res->nodes_explored = X.nodes;
-  res->search_us = now_us(&X);
+  res->search_us = elapsed_us(&t0);
   int cancelled = X.cancelled;
   exact__free(&X);
   if (r == R_NOMEM)

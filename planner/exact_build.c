@@ -7,6 +7,11 @@
  * sections, their initial rem, each tensor's overlap list and obstacles,
  * and the granule; then the work arrays, sized for the largest component
  * that fits the memory cap. See the DESIGN comment in exact.c.
+ *
+ * The setup is part of the effort: every loop step, sort entry and table
+ * entry is counted in X->work like the search's, and the budget and the
+ * stop callback are polled between the phases, so a tiny effort on a
+ * large graph stops before the expensive phases instead of after them.
  */
 #include "exact_int.h"
 
@@ -100,6 +105,8 @@ int exact__build(struct ctx *X)
   }
   X->K = K;
   X->npins = P;
+  X->work += 3 * (uint64_t)n + exact__sort_units(P) +
+             exact__sort_units(K + P);
   struct ent *e = malloc((K + P + 1) * sizeof *e);
   X->pins = malloc((P + 1) * sizeof *X->pins);
   if (!e || !X->pins) {
@@ -157,6 +164,11 @@ int exact__build(struct ctx *X)
     e[k].pin = lo;
   }
   qsort(e, ne, sizeof *e, cmp_ent);
+  int rc = exact__poll_stop(X);
+  if (rc != R_FOUND) {
+    free(e);
+    return rc;
+  }
   if (g == 0)
     g = 1;
   for (size_t i = 0; i < n; i++) {
@@ -215,10 +227,11 @@ int exact__build(struct ctx *X)
   X->cb[X->nc] = K;
 
   /* Overlap pairs: a forward sweep over entries in first-use order. Two
-   * passes, counting then filling. */
-  uint64_t pairs = 0, pinpairs = 0;
+   * passes, counting then filling; each step is a work unit. */
+  uint64_t pairs = 0, pinpairs = 0, steps = 4 * (uint64_t)K + ne;
   for (uint32_t j = 0; j < ne; j++) {
     for (uint32_t q = j + 1; q < ne && e[q].first <= e[j].last; q++) {
+      steps++;
       int fj = e[j].pin == NONE, fq = e[q].pin == NONE;
       if (fj && fq) {
         X->adj_off[fidx[j] + 1]++;
@@ -233,6 +246,11 @@ int exact__build(struct ctx *X)
       break; /* too many: handled below by skipping every component */
   }
   int too_many = pairs > 2u * EXACT_MAX_PAIRS || pinpairs > EXACT_MAX_PAIRS;
+  X->work += 2 * steps; /* this pass, and the same again to fill below */
+  if ((rc = exact__poll_stop(X)) != R_FOUND) {
+    free(e); free(fidx); free(pt);
+    return rc;
+  }
   if (too_many) {
     memset(X->adj_off, 0, (K + 2) * sizeof *X->adj_off);
     memset(X->pin_off, 0, (K + 2) * sizeof *X->pin_off);
@@ -287,10 +305,12 @@ int exact__build(struct ctx *X)
       while (j > a && X->pinl[j - 1] > v) {
         X->pinl[j] = X->pinl[j - 1];
         j--;
+        X->work++;
       }
       X->pinl[j] = v;
     }
   }
+  X->work += K;
 
   /* Sections per component, rem0, peak; and the memory cap. */
   uint64_t budget = EXACT_MAX_PAIRS;
@@ -331,6 +351,10 @@ int exact__build(struct ctx *X)
           pk = X->rem0[base + s];
       X->peak[q] = pk;
     }
+    /* The sort of the points, the binary searches, the passes over the
+     * incidences (ranges and peaks) and the sections. */
+    X->work += exact__sort_units(npt) + 2 * exact__sort_units(b - a) +
+               2 * inc + 2 * u;
     uint64_t nadj = X->adj_off[b] - X->adj_off[a];
     uint64_t cost = nadj + inc;
     if (!too_many && cost <= budget) {
@@ -358,6 +382,8 @@ int exact__build(struct ctx *X)
   free(pt);
   free(X->ul);
   X->ul = NULL;
+  if ((rc = exact__poll_stop(X)) != R_FOUND)
+    return rc;
   size_t m1 = (size_t)maxm + 1, s1 = (size_t)maxs + 1;
   X->pos = malloc(m1 * sizeof *X->pos);
   X->out = malloc(m1 * sizeof *X->out);
@@ -378,6 +404,9 @@ int exact__build(struct ctx *X)
   while (X->tt_size < EXACT_TT_MAX && X->tt_size < 256 * m1)
     X->tt_size *= 2;
   X->tt = calloc(X->tt_size, sizeof *X->tt);
+  /* Allocating and clearing the work arrays and the table. */
+  X->work += X->tt_size + 16 * (uint64_t)m1 + 2 * (uint64_t)s1 +
+             2 * (maxinc + maxadj);
   X->dec = malloc(m1 * sizeof *X->dec);
   X->gr = malloc(4 * (s1 + m1) * sizeof *X->gr);
   X->bys = malloc(m1 * sizeof *X->bys);

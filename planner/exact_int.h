@@ -4,7 +4,7 @@
  * exact__ prefix. The method is described in the DESIGN comment at the
  * top of exact.c.
  *
- *   exact.c         drivers, budget and clock, planner__exact()
+ *   exact.c         drivers, the effort budget, planner__exact()
  *   exact_build.c   preprocessing: struct ctx from a problem
  *   exact_order.c   static rank orders, twins, restart schedule
  *   exact_search.c  the depth-first search over one component
@@ -19,7 +19,6 @@
 #define ARENA_EXACT_INT_H
 
 #include <stdint.h>
-#include <time.h>
 
 #include "planner_int.h"
 
@@ -27,7 +26,7 @@
 #define EXACT_TT_MAX (1u << 16) /* dead-end table entries at most (40 bytes) */
 
 /* Results of a search and of the driver's steps (exact.c adds R_NOMEM). */
-enum { R_FOUND, R_INFEAS, R_LIMIT, R_TIME, R_CANCEL, R_GIVEUP };
+enum { R_FOUND, R_INFEAS, R_LIMIT, R_SPENT, R_CANCEL, R_GIVEUP };
 
 struct pin {
   uint64_t off, top; /* byte range [off, top) of a pinned tensor */
@@ -126,10 +125,8 @@ struct ctx {
   uint64_t *rpk;                /* current peaks, scratch, one per tensor */
   uint32_t gen;                 /* current search call, for tt */
   uint64_t nodes;               /* total search nodes */
-  uint64_t work;                /* work units done, see exact.c */
-  uint64_t work_limit;          /* the budget in work units */
-  struct timespec t0;
-  uint64_t deadline_us;         /* from t0 */
+  uint64_t work;                /* work units done, setup included */
+  uint64_t work_limit;          /* the effort in work units, see exact.c */
   int cancelled;
 };
 
@@ -142,9 +139,21 @@ static inline uint64_t exact__mix64(uint64_t z)
   return z ^ (z >> 31);
 }
 
+/* Work units of sorting n entries, or of n binary searches among about
+ * as many: n (1 + floor(log2 n)). */
+static inline uint64_t exact__sort_units(uint64_t n)
+{
+  uint64_t u = n;
+  for (uint64_t k = n; k > 1; k >>= 1)
+    u += n;
+  return u;
+}
+
 /* exact_build.c. Builds everything the search needs into X, which holds
- * only p, offsets and the budget fields (the rest zeroed). Returns 0 or
- * ARENA_ENOMEM; call exact__free() in either case. */
+ * only p, offsets and work_limit (the rest zeroed), counting the work in
+ * X->work. Returns 0; R_SPENT or R_CANCEL when the effort ran out or the
+ * stop callback fired during the setup (checked between its phases); or
+ * ARENA_ENOMEM. Call exact__free() in every case. */
 int exact__build(struct ctx *X);
 
 /* exact_build.c. Frees every array X owns (not p, not offsets). */
@@ -176,11 +185,11 @@ void exact__rank_restore(struct ctx *X, uint32_t mark);
 /* exact_search.c. Depth-first search for a placement of component c
  * within cap, with at most `limit` nodes; X->rank and X->twin must hold
  * the order (exact__make_rank()). Returns R_FOUND (the local offsets are
- * in X->out), R_INFEAS, R_LIMIT, R_TIME or R_CANCEL. */
+ * in X->out), R_INFEAS, R_LIMIT, R_SPENT or R_CANCEL. */
 int exact__search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit);
 
-/* exact.c. Polls the stop callback, the work budget and the clock.
- * Returns R_TIME, R_CANCEL or R_FOUND (keep going). */
+/* exact.c. Polls the stop callback and the work budget (never a clock).
+ * Returns R_SPENT, R_CANCEL or R_FOUND (keep going). */
 int exact__poll_stop(struct ctx *X);
 
 #endif /* ARENA_EXACT_INT_H */

@@ -134,6 +134,7 @@ int exact__make_rank(struct ctx *X, uint32_t c, unsigned v)
   X->dyn = (v & EXACT_DYN) != 0;
   X->order = v & ~EXACT_DYN;
   X->rtn = 0;
+  X->work += 2 * exact__sort_units(m) + 4 * (uint64_t)m; /* two sorts */
   for (uint32_t q = 0; q < m; q++)
     order_key(X, a, q, X->order, X->peak[a + q], &r[q]);
   qsort(r, m, sizeof *r, cmp_rkey);

@@ -6,14 +6,14 @@
  * The search walks canonical placements with the pruning rules, the
  * decomposition into independent groups and the dead-end table described
  * in the DESIGN comment of exact.c. Every step is counted in work units
- * (X->work) that the driver in exact.c budgets.
+ * (X->work), which the effort of exact.c bounds.
  */
 #include "exact_int.h"
 
 #include <string.h>
 
-/* Work units between polls of the stop callback, the budget and the
- * clock (exact__poll_stop()). */
+/* Work units between polls of the stop callback and the effort
+ * (exact__poll_stop()). */
 #define EXACT_POLL_UNITS (1u << 16)
 
 /* Lowest offset >= y, aligned for tensor k, that misses its pinned
@@ -177,8 +177,7 @@ static int erd_ok(struct srch *S, uint32_t s, uint64_t x)
     }
   } else {
     sort_jobs(jb, n);
-    for (uint32_t k = n; k > 1; k >>= 1)
-      X->work += 2 * (uint64_t)n; /* ~2 n log2 n sift steps */
+    X->work += 2 * exact__sort_units(n); /* ~2 n log2 n sift steps */
   }
   uint64_t acc = 0;
   for (uint32_t i = n; i-- > 0;) {
@@ -324,8 +323,7 @@ static uint64_t rerank_scope(struct srch *S, uint32_t lo, uint32_t hi)
     h ^= zt(i, SALT3);
     n++;
   }
-  for (uint32_t k = n; k > 1; k >>= 1)
-    X->work += n; /* the sort */
+  X->work += exact__sort_units(n); /* the sort */
   if (!exact__rerank(X, S->a, X->tmp, X->rpk, n))
     return 0;
   return h | 1;
@@ -420,7 +418,7 @@ int exact__search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
   for (;;) {
     struct lvl *L = &lv[d];
     /* Every pass scans the unplaced tensors for the next candidate;
-     * failed levels count too, so the unit budget tracks time. */
+     * failed levels count too, so the effort tracks the work done. */
     X->work += S.u + 8;
     if (entering) {
       entering = 0;

@@ -7,7 +7,9 @@
  * the dearest and keeps the first smallest arena; it stops early once an
  * arena meets the lower bound, since nothing can beat that. When the best
  * heuristic is above the bound it hands over to the exact search for a
- * bounded time (PLANNER_DEFAULT_BUDGET_MS unless options say otherwise).
+ * bounded effort (PLANNER_DEFAULT_EFFORT unless options say otherwise),
+ * counted in work units, so the plan never depends on the machine's speed
+ * or load.
  */
 #include "planner_int.h"
 
@@ -153,7 +155,7 @@ static int plan_with(const struct planner__prob *p, struct planner_plan *r)
   if (!wants_exact(o, r))
     return 0;
   uint64_t before = r->arena_bytes;
-  rc = planner__exact(p, r->offsets, r, PLANNER_DEFAULT_BUDGET_MS);
+  rc = planner__exact(p, r->offsets, r);
   if (!rc && (o->algo == PLANNER_ALGO_EXACT || r->arena_bytes < before))
     r->algo = PLANNER_ALGO_EXACT;
   return rc;

@@ -34,6 +34,17 @@
  *              - max_{i in S(t)} (roundup(size_i, A(t)) - size_i)
  *  is a true lower bound, and lower_bound_bytes = max_t LB(t). With
  *  alignment 1 it is the classic "largest total live at one operator".
+ *
+ * EFFORT
+ *  The exact search (PLANNER_ALGO_EXACT, and `best` when the heuristics
+ *  stay above the lower bound) runs for a given effort, never for a given
+ *  time. One effort unit is a fixed number of search work units (steps of
+ *  the search's inner loops, and of its setup), the same in every build;
+ *  nominally it is about 1 ms of search on a 2-core x86-64 machine, but
+ *  the clock is never read to enforce it. So the same graph and options
+ *  give the same plan on an idle or a loaded machine, in a release or a
+ *  sanitizer build; only the wall time varies. docs/exact.md gives the
+ *  figures.
  */
 #ifndef ARENA_PLANNER_H
 #define ARENA_PLANNER_H
@@ -48,7 +59,7 @@ extern "C" {
 #endif
 
 #define PLANNER_DEFAULT_ALIGNMENT 64u /* bytes, as in TFLite */
-#define PLANNER_DEFAULT_BUDGET_MS 100u /* exact search inside `best` */
+#define PLANNER_DEFAULT_EFFORT 25u /* exact-search effort, see EFFORT */
 #define PLANNER_MAX_ALIGNMENT (1ull << 32) /* bytes */
 #define PLANNER_MAX_TENSORS 16000000u /* hard cap on one graph */
 #define PLANNER_NOT_PINNED (-1) /* planner_tensor.pinned: free to place */
@@ -78,7 +89,7 @@ enum planner_algo {
   PLANNER_ALGO_TFLITE_BESTFIT = 3, /* TFLite ArenaPlanner best fit */
   PLANNER_ALGO_GREEDY_SIZE = 4,    /* size descending, best fit */
   PLANNER_ALGO_GREEDY_BREADTH = 5, /* widest operator first, best fit */
-  PLANNER_ALGO_EXACT = 6,          /* branch and bound, within a budget */
+  PLANNER_ALGO_EXACT = 6,          /* branch and bound, within an effort */
   PLANNER_ALGO__COUNT
 };
 
@@ -96,14 +107,17 @@ enum planner_bound {
   PLANNER_BOUND_SEARCH = 1, /* raised by an exhausted exact search */
 };
 
-/* Returns 1 when this periodically polled callback wants work stopped. */
+/* Returns 1 when this periodically polled callback wants work stopped.
+ * Polled from the exact search about every 64 K work units; a stop makes
+ * planner_run() fail with ARENA_ECANCELED, never return another plan. */
 typedef int (*planner_stop_cb)(void *ctx);
 
 struct planner_options {
   enum planner_algo algo; /* default PLANNER_ALGO_BEST */
   uint64_t alignment;     /* bytes, power of two; 1 = none; default 64 */
   uint64_t capacity;      /* bytes the arena may use; 0 = unlimited */
-  uint32_t budget_ms;     /* exact search budget; 0 = default */
+  uint32_t effort;        /* exact-search effort units (see EFFORT);
+                             0 = PLANNER_DEFAULT_EFFORT */
   planner_stop_cb stop;   /* optional cancel poll, may be NULL */
   void *stop_ctx;         /* borrowed, passed to stop */
 };
@@ -120,21 +134,23 @@ struct planner_plan {
   enum planner_fit fit;       /* answer to the capacity question */
   enum planner_bound bound;   /* where lower_bound_bytes comes from */
   uint64_t nodes_explored;    /* exact search nodes, 0 for heuristics */
-  uint64_t search_us;         /* wall time spent in exact search */
+  uint64_t search_us;         /* wall time of the exact search, measured
+                                 for reporting only (never a limit) */
 };
 
 /* Fills o with the defaults: best, alignment 64, no capacity, default
- * budget, no stop callback. */
+ * effort, no stop callback. */
 void planner_options_init(struct planner_options *o);
 
 /* Checks a graph and options without planning. Returns 0, or
  * ARENA_EEMPTY, ARENA_EINVAL (NULL tensors, bad algorithm, too many
  * tensors), ARENA_ELIFETIME (first > last or negative), ARENA_EDUPID,
  * ARENA_EALIGN (global or per-tensor alignment not a power of two or above
- * PLANNER_MAX_ALIGNMENT), ARENA_EOVERFLOW (a sum of sizes, or an aligned
- * end offset, would not fit in 64 bits), ARENA_EPINNED (a pinned offset
- * that is misaligned, or two pinned tensors that collide). Describes the
- * first offending tensor in err. O(n log n) time, O(n) memory. */
+ * PLANNER_MAX_ALIGNMENT), ARENA_EOVERFLOW (the sizes, each with its
+ * alignment padding, plus the highest pinned end exceed 2^63 - 1 bytes,
+ * the largest arena), ARENA_EPINNED (a pinned offset that is misaligned,
+ * or two pinned tensors that collide). Describes the first offending
+ * tensor in err. O(n log n) time, O(n) memory. */
 int planner_validate(const struct planner_graph *g,
                      const struct planner_options *o,
                      char err[ARENA_ERR_LEN]);

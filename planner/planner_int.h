@@ -78,10 +78,11 @@ uint64_t planner__arena_of(const struct planner__prob *p,
  * On return offsets[] holds the best plan found and res->arena_bytes its
  * arena; res->proven_optimal, res->fit, res->lower_bound_bytes (which a
  * finished search may raise), res->bound, res->nodes_explored and
- * res->search_us are set. Honours o->capacity, o->budget_ms (0 means
- * `default_budget_ms`) and o->stop. Never leaves offsets[] invalid.
+ * res->search_us are set. Honours o->capacity, o->effort (0 means
+ * PLANNER_DEFAULT_EFFORT; see EFFORT in planner.h) and o->stop, and reads
+ * no clock except to report search_us. Never leaves offsets[] invalid.
  * Returns 0, ARENA_ENOMEM or ARENA_ECANCELED. */
 int planner__exact(const struct planner__prob *p, uint64_t *offsets,
-                   struct planner_plan *res, uint32_t default_budget_ms);
+                   struct planner_plan *res);
 
 #endif /* ARENA_PLANNER_INT_H */

@@ -128,11 +128,14 @@ static int check_totals(const struct planner_graph *g,
   uint64_t total = 0, pin_top = 0;
   for (size_t i = 0; i < g->n_tensors; i++) {
     const struct planner_tensor *t = &g->tensors[i];
+    /* size <= ARENA_LIMIT and alignment <= 2^32: need cannot wrap, but
+     * it can exceed ARENA_LIMIT on its own, and ARENA_LIMIT - need must
+     * not be computed then. */
     uint64_t need = t->size + planner__eff_align(t, o);
-    if (total > ARENA_LIMIT - need)
+    if (need > ARENA_LIMIT || total > ARENA_LIMIT - need)
       return planner__errf(err, ARENA_EOVERFLOW,
-                           "sum of tensor sizes overflows at tensor "
-                           "%" PRIu32,
+                           "tensor sizes plus alignment padding exceed "
+                           "2^63 - 1 bytes at tensor %" PRIu32,
                            t->id);
     total += need;
     if (t->pinned != PLANNER_NOT_PINNED &&
@@ -141,7 +144,8 @@ static int check_totals(const struct planner_graph *g,
   }
   if (pin_top > ARENA_LIMIT - total)
     return planner__errf(err, ARENA_EOVERFLOW,
-                         "pinned offsets plus tensor sizes overflow");
+                         "pinned offsets plus tensor sizes exceed 2^63 - 1 "
+                         "bytes");
   return 0;
 }
 

@@ -84,7 +84,7 @@ static int options_from_msg(const Arenad__V1__PlanOptions *mo,
   o->algo = (enum planner_algo)mo->algorithm;
   if (mo->alignment)
     o->alignment = mo->alignment;
-  o->budget_ms = mo->budget_ms;
+  o->effort = mo->effort;
   o->capacity = mo->capacity;
   return 0;
 }
@@ -172,7 +172,7 @@ int wire_plan_msg_init(Arenad__V1__Plan *m, Arenad__V1__PlanOptions *mo,
   arenad__v1__plan_options__init(mo);
   mo->algorithm = (Arenad__V1__Algorithm)o->algo;
   mo->alignment = o->alignment;
-  mo->budget_ms = o->budget_ms;
+  mo->effort = o->effort;
   mo->capacity = o->capacity;
   m->options = mo;
   m->model_hash.data = (uint8_t *)model_hash;

@@ -230,8 +230,9 @@ START_TEST(test_plan_help)
   RUN(&r, "plan", "--help");
   ck_assert_int_eq(r.status, 0);
   assert_contains(r.out, "Usage: arenactl plan");
-  const char *opts[] = {"--local", "--algo", "--align", "--budget-ms",
-                        "--capacity", "--json", "tflite-bestfit"};
+  const char *opts[] = {"--local", "--algo", "--align", "--effort",
+                        "--budget-ms", "--capacity", "--json",
+                        "tflite-bestfit"};
   for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
     assert_contains(r.out, opts[i]);
   run_free(&r);
@@ -257,6 +258,9 @@ START_TEST(test_usage_errors)
       {"--capacity", "0", "F", NULL},
       {"--capacity", "-5", "F", NULL},
       {"--capacity", "12Q", "F", NULL},
+      {"--effort", "x", "F", NULL},
+      {"--effort", "99999999999", "F", NULL},
+      {"--effort", "-1", "F", NULL},
       {"--budget-ms", "x", "F", NULL},
       {"--budget-ms", "99999999999", "F", NULL},
       {"F", "F", NULL},
@@ -333,6 +337,47 @@ START_TEST(test_bad_data)
   ck_assert_ptr_nonnull(nl);
   ck_assert_int_eq(nl[1], '\0'); /* exactly one line */
   ck_assert_str_eq(r.out, "");
+  run_free(&r);
+}
+END_TEST
+
+/* Near 2^63: padded sizes past the largest arena (2^63 - 1 bytes) are
+ * bad input, exit 65, for plan and for the commands that plan first; a
+ * graph just inside the limit plans. Sizes 2^63 - 1 - 2^33 and
+ * 2^63 - 1 - 2^31, the second aligned to 2^32. */
+static const char over_csv[] = "id,size,first,last,align\n"
+                               "1,9223372028264841215,0,1,0\n"
+                               "2,9223372034707292159,1,2,4294967296\n";
+
+START_TEST(test_overflow_is_bad_input)
+{
+  const char *f = tmp_file("over.csv", over_csv);
+  static const char *const cmds[][4] = {
+      {"plan", "--local", NULL},        {"plan", "--local", "--json", NULL},
+      {"explain", NULL},                {"render", NULL},
+      {"diff", "F", NULL},
+  };
+  for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
+    const char *argv[8];
+    size_t n = 0;
+    for (size_t k = 0; cmds[c][k]; k++)
+      argv[n++] = strcmp(cmds[c][k], "F") ? cmds[c][k] : f;
+    argv[n++] = f;
+    argv[n] = NULL;
+    struct run r;
+    run_cli(&r, NULL, argv);
+    ck_assert_msg(r.status == 65, "%s: status %d: %s", cmds[c][0], r.status,
+                  r.err);
+    assert_contains(r.err, "exceed 2^63 - 1 bytes at tensor 2");
+    run_free(&r);
+  }
+  /* Just inside: 2^63 - 1 - 2^32 bytes, aligned to 2^32. */
+  f = tmp_file("edge.csv", "id,size,first,last,align\n"
+                           "7,9223372032559808511,0,0,4294967296\n");
+  struct run r;
+  RUN(&r, "plan", "--local", "--json", "--algo", "exact", f);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_uint_eq(json_u64(r.out, "arena_bytes"), 9223372032559808511ull);
   run_free(&r);
 }
 END_TEST
@@ -419,7 +464,7 @@ START_TEST(test_bound_source_and_gap)
                                       "0,100,0,0\n1,60,1,2\n"
                                       "2,50,0,1\n");
   RUN(&r, "plan", "--local", "--json", "--algo", "best", "--align", "1",
-      "--budget-ms", "50", g);
+      "--effort", "50", g);
   ck_assert_int_eq(r.status, 0);
   json_str(r.out, "bound", bound, sizeof bound);
   uint64_t arena = json_u64(r.out, "arena_bytes");
@@ -429,6 +474,42 @@ START_TEST(test_bound_source_and_gap)
   ck_assert_uint_eq(json_u64(r.out, "gap_bytes"), 0);
   ck_assert_str_eq(bound, "load");
   run_free(&r);
+}
+END_TEST
+
+/* --effort sets the exact search's effort: the same number gives the
+ * same plan, node for node; a larger one explores more. --budget-ms is
+ * its deprecated alias: the same plan, and a one-line warning. */
+START_TEST(test_effort_option)
+{
+  char path[512];
+  snprintf(path, sizeof path, "%s/minimalloc/E.1048576.csv", tu_data_dir());
+  struct run a, b, c, d;
+  RUN(&a, "plan", "--local", "--json", "--effort", "3", path);
+  RUN(&b, "plan", "--local", "--json", "--effort", "3", path);
+  RUN(&c, "plan", "--local", "--json", "--budget-ms", "3", path);
+  RUN(&d, "plan", "--local", "--json", "--effort", "12", path);
+  ck_assert_int_eq(a.status, 0);
+  ck_assert_int_eq(b.status, 0);
+  ck_assert_int_eq(c.status, 0);
+  ck_assert_int_eq(d.status, 0);
+  ck_assert_str_eq(a.err, "");
+  ck_assert_str_eq(c.err, "arenactl: plan: warning: --budget-ms is "
+                          "deprecated; use --effort (the same number, in "
+                          "effort units)\n");
+  uint64_t nodes = json_u64(a.out, "nodes_explored");
+  ck_assert_uint_gt(nodes, 0);
+  ck_assert_uint_eq(json_u64(b.out, "nodes_explored"), nodes);
+  ck_assert_uint_eq(json_u64(c.out, "nodes_explored"), nodes);
+  ck_assert_uint_gt(json_u64(d.out, "nodes_explored"), nodes);
+  ck_assert_str_eq(strstr(a.out, "\"tensors\":"),
+                   strstr(b.out, "\"tensors\":"));
+  ck_assert_str_eq(strstr(a.out, "\"tensors\":"),
+                   strstr(c.out, "\"tensors\":"));
+  run_free(&a);
+  run_free(&b);
+  run_free(&c);
+  run_free(&d);
 }
 END_TEST
 
@@ -588,6 +669,7 @@ Suite *cli_suite(void)
   tcase_add_test(tc, test_plan_help);
   tcase_add_test(tc, test_usage_errors);
   tcase_add_test(tc, test_missing_and_unreadable);
+  tcase_add_test(tc, test_overflow_is_bad_input);
   tcase_add_loop_test(tc, test_bad_data, 0,
                       (int)(sizeof bad_data / sizeof bad_data[0]));
   suite_add_tcase(s, tc);
@@ -598,6 +680,7 @@ Suite *cli_suite(void)
   tcase_add_test(tc, test_text_output);
   tcase_add_test(tc, test_text_capacity_and_search);
   tcase_add_test(tc, test_bound_source_and_gap);
+  tcase_add_test(tc, test_effort_option);
   tcase_add_loop_test(tc, test_json_every_algorithm, 0,
                       (int)(sizeof algos / sizeof algos[0]));
   tcase_add_test(tc, test_json_capacity);

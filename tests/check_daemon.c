@@ -9,6 +9,7 @@
  * check_daemon_hotcache.c.)
  */
 #include <check.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,7 +154,7 @@ START_TEST(test_single_flight)
     fds[i] = hn_connect(&h);
     ck_assert_int_ge(fds[i], 0);
   }
-  /* exact with a budget keeps the job busy while the others arrive */
+  /* exact with an effort keeps the job busy while the others arrive */
   for (int i = 0; i < N; i++)
     ck_assert_int_eq(hn_send_plan(fds[i], 100 + i, &g, "sf", 6, 64, 1500),
                      0);
@@ -279,14 +280,14 @@ START_TEST(test_disconnect_cancels)
   struct harness h;
   struct hn_graph g;
   hn_random_graph(&g, 60000, 9);
-  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_init(&h, "[planner]\nmax_effort = 20000\n"), 0);
   ck_assert_int_eq(hn_start(&h), 0);
   int fd = hn_connect(&h);
   ck_assert_int_eq(hn_send_plan(fd, 1, &g, "gone", 6, 64, 20000), 0);
   struct timespec ts = {0, 300 * 1000000L};
   nanosleep(&ts, NULL);
   close(fd);
-  /* the job stops long before its 20 s budget */
+  /* the job stops long before its effort of 20000 is spent */
   int cancelled = 0;
   for (int i = 0; i < 100 && !cancelled; i++) {
     Arenad__V1__Response *st = hn_stats(&h);
@@ -564,6 +565,354 @@ static void add_case(Suite *s, const char *name, int timeout_s,
   suite_add_tcase(s, tc);
 }
 
+/* Near 2^63 through the daemon: padded sizes past the largest arena are
+ * INVALID_ARGUMENT (arenactl: exit 65), and the daemon keeps serving; a
+ * plan whose offsets and arena are just inside the limit is stored and
+ * served back from sqlite after a restart, exactly. */
+START_TEST(test_overflow_through_daemon)
+{
+  const uint64_t lim = UINT64_MAX / 2, a32 = 1ull << 32;
+  struct planner_tensor over[2] = {
+      {1, lim - 2 * a32, 0, 1, 0, PLANNER_NOT_PINNED},
+      {2, lim - a32 / 2, 1, 2, a32, PLANNER_NOT_PINNED},
+  };
+  struct planner_tensor edge[2] = {
+      {1, 1ull << 62, 0, 1, 0, PLANNER_NOT_PINNED},
+      {2, (1ull << 62) - 256, 1, 2, 0, PLANNER_NOT_PINNED},
+  };
+  struct hn_graph go = {over, 2}, ge = {edge, 2};
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  for (int algo = 0; algo <= 6; algo += 6) { /* best and exact */
+    int fd = hn_connect(&h);
+    ck_assert_int_eq(hn_send_plan(fd, 5, &go, "over", algo, 64, 0), 0);
+    Arenad__V1__Response *r = hn_recv(fd, 20000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->status, ARENAD__V1__STATUS__INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(r->error, "exceed 2^63 - 1 bytes"));
+    wire_free_response(r);
+    close(fd);
+  }
+  assert_still_serving(&h);
+  char csv[600], cmd[1600];
+  snprintf(csv, sizeof csv, "%s/over.csv", h.dir);
+  FILE *f = fopen(csv, "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f, "id,size,first,last,align\n1,%llu,0,1,0\n2,%llu,1,2,%llu\n",
+          (unsigned long long)over[0].size, (unsigned long long)over[1].size,
+          (unsigned long long)a32);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "build/arenactl -s %s plan --no-fallback %s "
+           ">/dev/null 2>&1", h.sock, csv);
+  ck_assert_int_eq(system(cmd) >> 8, 65);
+  /* naive stacks the edge graph's tensors: offsets 0 and 2^62, arena
+   * 2^63 - 256 */
+  Arenad__V1__Response *a = NULL;
+  int fd = hn_connect(&h);
+  ck_assert_int_eq(hn_send_plan(fd, 6, &ge, "edge", 1, 64, 0), 0);
+  a = hn_recv(fd, 20000);
+  close(fd);
+  cd_check_plan_reply(a, &ge, 6);
+  ck_assert_uint_eq(a->plan->arena_bytes, lim - 255);
+  ck_assert_uint_eq(a->plan->offsets[1], 1ull << 62);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  fd = hn_connect(&h);
+  ck_assert_int_eq(hn_send_plan(fd, 7, &ge, "edge", 1, 64, 0), 0);
+  Arenad__V1__Response *b = hn_recv(fd, 20000);
+  close(fd);
+  cd_check_plan_reply(b, &ge, 7);
+  ck_assert_int_eq(b->plan->cached, 1);
+  ck_assert_uint_eq(b->plan->arena_bytes, a->plan->arena_bytes);
+  ck_assert_uint_eq(b->plan->lower_bound_bytes, a->plan->lower_bound_bytes);
+  ck_assert_uint_eq(b->plan->naive_bytes, a->plan->naive_bytes);
+  ck_assert_mem_eq(b->plan->offsets, a->plan->offsets, 2 * 8);
+  wire_free_response(a);
+  wire_free_response(b);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+}
+END_TEST
+
+/* Whether fd has bytes to read right now. */
+static int readable(int fd)
+{
+  struct pollfd p = {fd, POLLIN, 0};
+  return poll(&p, 1, 0) == 1;
+}
+
+/* Receives one reply on fd, which must be an OK plan of g. */
+static Arenad__V1__Response *plan_reply(int fd, const struct hn_graph *g,
+                                        uint64_t rid)
+{
+  Arenad__V1__Response *r = hn_recv(fd, 120000);
+  cd_check_plan_reply(r, g, rid);
+  return r;
+}
+
+/* max_effort caps every request, and long searches never take the last
+ * worker. With 2 workers and max_effort 2000, three clients ask for the
+ * largest effort there is on MiniMalloc's D and E, which no search
+ * finishes within that effort: two run, the third waits for one of them.
+ * A fourth client's cache miss on a small graph must be answered while
+ * both searches still run. The capped plans are those of effort 2000,
+ * and a request at the cap shares the capped one's plan. */
+START_TEST(test_max_effort_spare_worker)
+{
+  struct hn_graph d, e, small;
+  ck_assert_int_eq(hn_load_csv("tests/data/minimalloc/D.1048576.csv", &d), 0);
+  ck_assert_int_eq(hn_load_csv("tests/data/minimalloc/E.1048576.csv", &e), 0);
+  hn_random_graph(&small, 200, 11);
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, "workers = 2\n[planner]\nmax_effort = 2000\n"),
+                   0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  int fa = hn_connect(&h), fb = hn_connect(&h), fx = hn_connect(&h);
+  ck_assert_int_ge(fa, 0);
+  ck_assert_int_ge(fb, 0);
+  ck_assert_int_ge(fx, 0);
+  ck_assert_int_eq(hn_send_plan(fa, 1, &d, "max-a", 6, 64, UINT32_MAX), 0);
+  ck_assert_int_eq(hn_send_plan(fb, 2, &e, "max-b", 6, 64, UINT32_MAX), 0);
+  ck_assert_int_eq(hn_send_plan(fx, 3, &d, "max-x", 6, 64, UINT32_MAX), 0);
+  struct timespec ts = {0, 300 * 1000000L};
+  nanosleep(&ts, NULL); /* both searches are running */
+  Arenad__V1__Response *st = hn_stats(&h);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_uint_eq(st->stats->jobs_queued, 3);
+  wire_free_response(st);
+  int fc = hn_connect(&h);
+  ck_assert_int_ge(fc, 0);
+  ck_assert_int_eq(hn_send_plan(fc, 4, &small, "small", 0, 64, 0), 0);
+  Arenad__V1__Response *rc = plan_reply(fc, &small, 4);
+  ck_assert_int_eq(rc->plan->cached, 0);
+  /* Answered, and no maximal search has finished yet. */
+  ck_assert_msg(!readable(fa) && !readable(fb) && !readable(fx),
+                "a maximal search finished before the small miss was served");
+  wire_free_response(rc);
+  close(fc);
+  /* The third maximal search waited for a slot: it cannot come first. */
+  struct pollfd p[3] = {{fa, POLLIN, 0}, {fb, POLLIN, 0}, {fx, POLLIN, 0}};
+  ck_assert_int_ge(poll(p, 3, 120000), 1);
+  ck_assert_msg(!(p[2].revents & POLLIN) || (p[0].revents & POLLIN) ||
+                    (p[1].revents & POLLIN),
+                "the third maximal search ran before a slot was free");
+  Arenad__V1__Response *ra = plan_reply(fa, &d, 1);
+  Arenad__V1__Response *rb = plan_reply(fb, &e, 2);
+  Arenad__V1__Response *rx = plan_reply(fx, &d, 3);
+  /* Capped at 2000: the plan of effort 2000, node for node. */
+  struct planner_graph pg = {d.t, d.n};
+  struct planner_options o;
+  planner_options_init(&o);
+  o.algo = PLANNER_ALGO_EXACT;
+  o.effort = 2000;
+  struct planner_plan p2;
+  planner_plan_init(&p2);
+  ck_assert_int_eq(planner_run(&pg, &o, &p2, NULL), 0);
+  ck_assert_int_eq(p2.proven_optimal, 0); /* it ran out of effort */
+  ck_assert_uint_eq(ra->plan->nodes_explored, p2.nodes_explored);
+  ck_assert_mem_eq(ra->plan->offsets, p2.offsets, d.n * 8);
+  ck_assert_mem_eq(rx->plan->offsets, p2.offsets, d.n * 8);
+  planner_plan_cleanup(&p2);
+  ck_assert_int_eq(rb->plan->proven_optimal, 0);
+  /* A request at the cap shares the capped request's plan. */
+  ck_assert_int_eq(hn_send_plan(fa, 5, &d, "max-a", 6, 64, 2000), 0);
+  Arenad__V1__Response *r2 = plan_reply(fa, &d, 5);
+  ck_assert_int_eq(r2->plan->cached, 1);
+  ck_assert_mem_eq(r2->plan->offsets, ra->plan->offsets, d.n * 8);
+  wire_free_response(r2);
+  wire_free_response(ra);
+  wire_free_response(rb);
+  wire_free_response(rx);
+  close(fa);
+  close(fb);
+  close(fx);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  char *log = tu_read_file(h.log, NULL);
+  ck_assert_ptr_nonnull(log);
+  ck_assert_ptr_nonnull(strstr(log, "capped at max_effort 2000"));
+  free(log);
+  hn_cleanup(&h);
+  hn_graph_free(&d);
+  hn_graph_free(&e);
+  hn_graph_free(&small);
+}
+END_TEST
+
+/* A long job waiting for a slot: cancelled at once when its client goes
+ * away, while the running one goes on; and on SIGTERM a waiting job still
+ * runs and is answered before the daemon exits. One worker, so one long
+ * slot. */
+START_TEST(test_waiting_long_jobs)
+{
+  struct hn_graph d;
+  ck_assert_int_eq(hn_load_csv("tests/data/minimalloc/D.1048576.csv", &d), 0);
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, "workers = 1\n[planner]\nmax_effort = 1500\n"
+                              "[limits]\ndrain_timeout_ms = 120000\n"),
+                   0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  int fa = hn_connect(&h), fb = hn_connect(&h);
+  ck_assert_int_eq(hn_send_plan(fa, 1, &d, "wait-a", 6, 64, 1500), 0);
+  ck_assert_int_eq(hn_send_plan(fb, 2, &d, "wait-b", 6, 64, 1500), 0);
+  nanosleep(&(struct timespec){0, 200 * 1000000L}, NULL);
+  close(fb); /* b waits behind a: cancelled without running */
+  int gone = 0;
+  for (int i = 0; i < 50 && !gone; i++) {
+    Arenad__V1__Response *st = hn_stats(&h);
+    ck_assert_ptr_nonnull(st);
+    gone = st->stats->jobs_cancelled == 1 && st->stats->jobs_queued == 1;
+    wire_free_response(st);
+    if (!gone)
+      nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
+  }
+  ck_assert_msg(gone, "the waiting job was not cancelled");
+  ck_assert(!readable(fa)); /* a still runs */
+  /* Another waiter behind a, then SIGTERM: both are answered. */
+  int fc = hn_connect(&h);
+  ck_assert_int_eq(hn_send_plan(fc, 3, &d, "wait-c", 6, 64, 1500), 0);
+  nanosleep(&(struct timespec){0, 100 * 1000000L}, NULL);
+  kill(h.pid, SIGTERM);
+  Arenad__V1__Response *ra = plan_reply(fa, &d, 1);
+  Arenad__V1__Response *rc = plan_reply(fc, &d, 3);
+  ck_assert_mem_eq(ra->plan->offsets, rc->plan->offsets, d.n * 8);
+  wire_free_response(ra);
+  wire_free_response(rc);
+  close(fa);
+  close(fc);
+  int st;
+  ck_assert_int_eq(waitpid(h.pid, &st, 0), h.pid);
+  h.pid = 0;
+  ck_assert(WIFEXITED(st));
+  ck_assert_int_eq(WEXITSTATUS(st), 0);
+  hn_cleanup(&h);
+  hn_graph_free(&d);
+}
+END_TEST
+
+/* max_effort follows SIGHUP: a request with the largest effort gets the
+ * plan of the cap in force when it arrives. */
+START_TEST(test_max_effort_reload)
+{
+  struct hn_graph e;
+  ck_assert_int_eq(hn_load_csv("tests/data/minimalloc/E.1048576.csv", &e), 0);
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, "[planner]\nmax_effort = 30\n"), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  static const uint32_t caps[] = {30, 60};
+  for (int i = 0; i < 2; i++) {
+    if (i) {
+      FILE *f = fopen(h.conf, "a");
+      ck_assert_ptr_nonnull(f);
+      fprintf(f, "max_effort = %u\n", caps[i]);
+      fclose(f);
+      kill(h.pid, SIGHUP);
+      nanosleep(&(struct timespec){0, 300 * 1000000L}, NULL);
+    }
+    char hash[16];
+    snprintf(hash, sizeof hash, "reload-%d", i);
+    int fd = hn_connect(&h);
+    ck_assert_int_eq(hn_send_plan(fd, 1, &e, hash, 6, 64, UINT32_MAX), 0);
+    Arenad__V1__Response *r = plan_reply(fd, &e, 1);
+    close(fd);
+    struct planner_graph pg = {e.t, e.n};
+    struct planner_options o;
+    planner_options_init(&o);
+    o.algo = PLANNER_ALGO_EXACT;
+    o.effort = caps[i];
+    struct planner_plan p;
+    planner_plan_init(&p);
+    ck_assert_int_eq(planner_run(&pg, &o, &p, NULL), 0);
+    ck_assert_uint_eq(r->plan->nodes_explored, p.nodes_explored);
+    planner_plan_cleanup(&p);
+    wire_free_response(r);
+  }
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+  hn_graph_free(&e);
+}
+END_TEST
+
+/* The effort keys: default_effort and max_effort are printed, the old
+ * default_budget_ms still sets default_effort, with a warning, and a
+ * default above the cap is a configuration error. */
+START_TEST(test_effort_config)
+{
+  char *dir = tu_mkdtemp();
+  ck_assert_ptr_nonnull(dir);
+  char conf[600], out[600], err[600], cmd[2400];
+  snprintf(conf, sizeof conf, "%s/a.conf", dir);
+  snprintf(out, sizeof out, "%s/out", dir);
+  snprintf(err, sizeof err, "%s/err", dir);
+  FILE *f = fopen(conf, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("[planner]\ndefault_budget_ms = 40\n", f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "build/arenad --check-config --config %s >%s "
+           "2>%s", conf, out, err);
+  ck_assert_int_eq(system(cmd), 0);
+  char *o = tu_read_file(out, NULL), *e = tu_read_file(err, NULL);
+  ck_assert_ptr_nonnull(o);
+  ck_assert_ptr_nonnull(e);
+  ck_assert_ptr_nonnull(strstr(o, "\ndefault_effort = 40\n"));
+  ck_assert_ptr_nonnull(strstr(o, "\nmax_effort = 250\n"));
+  ck_assert_ptr_null(strstr(o, "budget"));
+  ck_assert_str_eq(e, "arenad: warning: planner.default_budget_ms is "
+                      "deprecated; use planner.default_effort (the same "
+                      "number, in effort units)\n");
+  free(o);
+  free(e);
+  f = fopen(conf, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("[planner]\ndefault_effort = 300\n", f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "build/arenad --check-config --config %s "
+           ">/dev/null 2>%s", conf, err);
+  ck_assert_int_eq(system(cmd) >> 8, 78);
+  e = tu_read_file(err, NULL);
+  ck_assert_ptr_nonnull(e);
+  ck_assert_ptr_nonnull(strstr(e, "default_effort is above"));
+  free(e);
+  tu_rm_rf(dir);
+  free(dir);
+}
+END_TEST
+
+/* A daemon configured with the old key logs the deprecation and plans
+ * requests that name no effort with the configured one: the same plan,
+ * node for node, as planner_run() with that effort. */
+START_TEST(test_default_effort_applied)
+{
+  struct hn_graph g;
+  ck_assert_int_eq(hn_load_csv("tests/data/minimalloc/E.1048576.csv", &g), 0);
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, "[planner]\ndefault_budget_ms = 7\n"), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  Arenad__V1__Response *r = plan_once(&h, &g, "eff", 1);
+  cd_check_plan_reply(r, &g, 1);
+  struct planner_graph pg = {g.t, g.n};
+  struct planner_options o;
+  planner_options_init(&o);
+  o.effort = 7;
+  struct planner_plan p;
+  planner_plan_init(&p);
+  ck_assert_int_eq(planner_run(&pg, &o, &p, NULL), 0);
+  ck_assert_uint_gt(p.nodes_explored, 0);
+  ck_assert_uint_eq(r->plan->nodes_explored, p.nodes_explored);
+  ck_assert_mem_eq(r->plan->offsets, p.offsets, g.n * 8);
+  planner_plan_cleanup(&p);
+  wire_free_response(r);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  char *log = tu_read_file(h.log, NULL);
+  ck_assert_ptr_nonnull(log);
+  ck_assert_ptr_nonnull(strstr(log, "planner.default_budget_ms is "
+                                    "deprecated"));
+  free(log);
+  hn_cleanup(&h);
+  hn_graph_free(&g);
+}
+END_TEST
+
 Suite *daemon_suite(void)
 {
   Suite *s = suite_create("daemon");
@@ -578,6 +927,12 @@ Suite *daemon_suite(void)
   tcase_add_test(tc, test_sigterm_drains);
   tcase_add_test(tc, test_socket_ownership);
   tcase_add_test(tc, test_check_config);
+  tcase_add_test(tc, test_effort_config);
+  tcase_add_test(tc, test_max_effort_spare_worker);
+  tcase_add_test(tc, test_max_effort_reload);
+  tcase_add_test(tc, test_waiting_long_jobs);
+  tcase_add_test(tc, test_overflow_through_daemon);
+  tcase_add_test(tc, test_default_effort_applied);
   tcase_add_test(tc, test_tflite_key);
   tcase_add_test(tc, test_tflite_shape_key);
   suite_add_tcase(s, tc);

@@ -53,37 +53,46 @@ static void reload(struct harness *h, const char *extra, int nth)
   ck_assert_int_eq(reloads(h), nth);
 }
 
+/* A default effort that keeps a worker busy for seconds. */
+#define PLANNER_SLOW "[planner]\ndefault_effort = 20000\nmax_effort = 20000\n"
+
 START_TEST(queued_job_keeps_its_limits)
 {
   struct harness h;
-  struct hn_graph blocker, g, g2;
+  struct hn_graph blocker, blocker2, g, g2;
   hn_random_graph(&blocker, 60000, 21);
+  hn_random_graph(&blocker2, 60000, 24);
   hn_random_graph(&g, 5000, 22);
   hn_random_graph(&g2, 5000, 23);
+  /* The pool has workers + 1 threads and an effort above default_effort
+   * may use only `workers` of them, so the blockers run at the default
+   * effort, set high, and there are two of them. */
   ck_assert_int_eq(hn_init(&h, "[daemon]\nworkers = 1\n"
-                                "[limits]\nmax_tensors = 100000\n"),
+                                "[limits]\nmax_tensors = 100000\n" PLANNER_SLOW),
                    0);
   ck_assert_int_eq(hn_start(&h), 0);
-  /* the only worker is busy until fd1 goes away (its budget is 20 s) */
+  /* both threads are busy until fd1 goes away (effort 20000 each) */
   int fd1 = hn_connect(&h), fd2 = hn_connect(&h);
   ck_assert_int_ge(fd1, 0);
   ck_assert_int_ge(fd2, 0);
-  ck_assert_int_eq(hn_send_plan(fd1, 1, &blocker, "blocker", 6, 64, 20000),
-                   0);
+  ck_assert_int_eq(hn_send_plan(fd1, 1, &blocker, "blocker", 6, 64, 0), 0);
+  ck_assert_int_eq(hn_send_plan(fd1, 4, &blocker2, "blocker2", 6, 64, 0), 0);
   /* accepted under max_tensors 100000, queued behind it; the Ping after
    * it is answered on the loop once the Plan frame has been handled */
-  ck_assert_int_eq(hn_send_plan(fd2, 2, &g, "queued", 0, 64, 0), 0);
+  ck_assert_int_eq(hn_send_plan(fd2, 2, &g, "queued", 0, 64, 1), 0);
   Arenad__V1__Response *r = hn_ping(fd2, 50, 5000);
   ck_assert_ptr_nonnull(r);
   ck_assert_uint_eq(r->request_id, 50);
   wire_free_response(r);
-  reload(&h, "[daemon]\nworkers = 1\n[limits]\nmax_tensors = 1000\n", 1);
-  close(fd1); /* cancels the blocker: now the queued job runs */
+  reload(&h,
+         "[daemon]\nworkers = 1\n[limits]\nmax_tensors = 1000\n" PLANNER_SLOW,
+         1);
+  close(fd1); /* cancels the blockers: now the queued job runs */
   r = hn_recv(fd2, 30000);
   cd_check_plan_reply(r, &g, 2);
   wire_free_response(r);
   /* a request that arrives after the reload gets the new limit */
-  ck_assert_int_eq(hn_send_plan(fd2, 3, &g2, "late", 0, 64, 0), 0);
+  ck_assert_int_eq(hn_send_plan(fd2, 3, &g2, "late", 0, 64, 1), 0);
   r = hn_recv(fd2, 30000);
   ck_assert_ptr_nonnull(r);
   ck_assert_int_eq(r->status, ARENAD__V1__STATUS__TOO_LARGE);
@@ -92,6 +101,7 @@ START_TEST(queued_job_keeps_its_limits)
   ck_assert_int_eq(hn_stop(&h), 0);
   hn_cleanup(&h);
   hn_graph_free(&blocker);
+  hn_graph_free(&blocker2);
   hn_graph_free(&g);
   hn_graph_free(&g2);
 }
@@ -132,9 +142,9 @@ START_TEST(reloads_while_jobs_run)
 {
   static const char *const confs[2] = {
       "[daemon]\nlog_level = debug\n[limits]\nmax_tensors = 50000\n"
-      "[planner]\ndefault_budget_ms = 5\n[cache]\nmemory_entries = 2\n",
+      "[planner]\ndefault_effort = 5\n[cache]\nmemory_entries = 2\n",
       "[daemon]\nlog_level = info\n[limits]\nmax_tensors = 40000\n"
-      "[planner]\ndefault_budget_ms = 50\n[cache]\nmemory_entries = 100\n",
+      "[planner]\ndefault_effort = 50\n[cache]\nmemory_entries = 100\n",
   };
   struct harness h;
   ck_assert_int_eq(hn_init(&h, NULL), 0);

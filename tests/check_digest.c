@@ -258,16 +258,16 @@ START_TEST(options_fields)
   o.algo = PLANNER_ALGO_BEST;
   o.alignment = 64;
   o.capacity = 0;
-  o.budget_ms = 0;
+  o.effort = 0;
   o.stop = NULL;
   o.stop_ctx = NULL;
   planner_options_digest(&o, a);
 
   p = o;
-  p.budget_ms = 5000;
+  p.effort = 5000;
   p.stop_ctx = &p;
   planner_options_digest(&p, b);
-  ck_assert_mem_eq(a, b, sizeof a); /* budget and callback not covered */
+  ck_assert_mem_eq(a, b, sizeof a); /* effort and callback not covered */
 
   p = o;
   p.algo = PLANNER_ALGO_EXACT;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph_csv.h"
 #include "planner.h"
 #include "testutil.h"
 
@@ -465,6 +466,43 @@ START_TEST(test_zero_size_and_names)
 }
 END_TEST
 
+/* Sizes near 2^63: a graph whose padded sizes exceed the largest arena,
+ * 2^63 - 1 bytes, is bad input (ARENA_EOVERFLOW) for every algorithm,
+ * also when one tensor's size plus its alignment alone is past the limit;
+ * one just inside it plans and verifies. */
+START_TEST(test_overflow_is_bad_input)
+{
+  const uint64_t lim = UINT64_MAX / 2, a32 = 1ull << 32;
+  struct planner_tensor t[2] = {
+      {1, lim - 2 * a32, 0, 1, 0, PLANNER_NOT_PINNED},
+      {2, lim - a32 / 2, 1, 2, a32, PLANNER_NOT_PINNED},
+  };
+  struct planner_graph g = {t, 2};
+  char err[ARENA_ERR_LEN];
+  for (int a = 0; a < PLANNER_ALGO__COUNT; a++) {
+    struct planner_options o;
+    planner_options_init(&o);
+    o.algo = (enum planner_algo)a;
+    struct planner_plan p;
+    planner_plan_init(&p);
+    err[0] = '\0';
+    ck_assert_int_eq(planner_run(&g, &o, &p, err), ARENA_EOVERFLOW);
+    ck_assert_msg(strstr(err, "2^63 - 1 bytes at tensor 2") != NULL, "%s",
+                  err);
+    ck_assert_ptr_null(p.offsets);
+    /* One tensor alone, its padding past the limit. */
+    struct planner_graph one = {&t[1], 1};
+    ck_assert_int_eq(planner_run(&one, &o, &p, err), ARENA_EOVERFLOW);
+    /* Just inside: size plus the alignment padding is the limit. */
+    struct planner_tensor edge = {7, lim - a32, 0, 0, a32, PLANNER_NOT_PINNED};
+    struct planner_graph e = {&edge, 1};
+    ck_assert_msg(planner_run(&e, &o, &p, err) == 0, "%s", err);
+    ck_assert_uint_eq(p.arena_bytes, lim - a32);
+    planner_plan_cleanup(&p);
+  }
+}
+END_TEST
+
 /* ---- properties on random graphs ---------------------------------------- */
 
 enum shape { SHAPE_CHAIN, SHAPE_FANOUT, SHAPE_MIXED, SHAPE__N };
@@ -512,7 +550,7 @@ static void check_property(enum planner_algo algo, int rounds)
     planner_options_init(&o);
     o.algo = algo;
     o.alignment = 1u << tu_rand_range(&rs, 0, 6);
-    o.budget_ms = 5;
+    o.effort = 1;
     struct planner_plan a, b;
     planner_plan_init(&a);
     planner_plan_init(&b);
@@ -542,6 +580,75 @@ static void check_property(enum planner_algo algo, int rounds)
 START_TEST(test_property_random)
 {
   check_property((enum planner_algo)_i, 10000);
+}
+END_TEST
+
+/* The plans of one pass over the graphs of test_loaded_machine. */
+enum { LOADED_RANDOM = 200, LOADED_ALL = LOADED_RANDOM + 2 };
+struct loaded_pass {
+  struct planner_plan p[LOADED_ALL];
+};
+
+/* Plans LOADED_RANDOM random graphs (`best`, effort 1, random alignments,
+ * from a fixed seed) and MiniMalloc's E and G (`best`, defaults). */
+static void loaded_pass(const struct planner_csv *mm, struct loaded_pass *r)
+{
+  struct planner_tensor t[40];
+  uint64_t rs = 0x10adedu;
+  char err[ARENA_ERR_LEN];
+  for (int k = 0; k < LOADED_ALL; k++) {
+    struct planner_options o;
+    planner_options_init(&o);
+    struct planner_graph g;
+    if (k < LOADED_RANDOM) {
+      g.n_tensors = random_graph(&rs, (enum shape)(k % SHAPE__N), t, 40);
+      g.tensors = t;
+      o.alignment = 1u << tu_rand_range(&rs, 0, 6);
+      o.effort = 1;
+    } else {
+      g = planner_csv_graph(&mm[k - LOADED_RANDOM]);
+    }
+    planner_plan_init(&r->p[k]);
+    ck_assert_msg(planner_run(&g, &o, &r->p[k], err) == 0, "graph %d: %s", k,
+                  err);
+  }
+}
+
+/* The same plans, node for node, on an idle and on a loaded machine: CPU
+ * hogs take most of the CPU (tu_hogs_start lowers this process's
+ * priority), so every search gets far less wall time per work unit. */
+START_TEST(test_loaded_machine)
+{
+  struct planner_csv mm[2];
+  for (int i = 0; i < 2; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/minimalloc/%c.1048576.csv",
+             tu_data_dir(), "EG"[i]);
+    ck_assert_int_eq(tu_load_csv(path, &mm[i]), 0);
+  }
+  static struct loaded_pass idle, busy;
+  loaded_pass(mm, &idle);
+  struct tu_hogs h;
+  ck_assert_int_eq(tu_hogs_start(&h, 3, 120), 0);
+  loaded_pass(mm, &busy);
+  tu_hogs_stop(&h);
+  uint64_t searched = 0;
+  for (int k = 0; k < LOADED_ALL; k++) {
+    const struct planner_plan *a = &idle.p[k], *b = &busy.p[k];
+    ck_assert_msg(a->nodes_explored == b->nodes_explored,
+                  "graph %d: %" PRIu64 " nodes idle, %" PRIu64 " loaded", k,
+                  a->nodes_explored, b->nodes_explored);
+    ck_assert_uint_eq(a->arena_bytes, b->arena_bytes);
+    ck_assert_uint_eq(a->lower_bound_bytes, b->lower_bound_bytes);
+    ck_assert_int_eq(a->algo, b->algo);
+    ck_assert_mem_eq(a->offsets, b->offsets, a->n_offsets * 8);
+    searched += a->nodes_explored > 0;
+    planner_plan_cleanup(&idle.p[k]);
+    planner_plan_cleanup(&busy.p[k]);
+  }
+  ck_assert_uint_gt(searched, 20); /* the exact search ran on many */
+  planner_csv_cleanup(&mm[0]);
+  planner_csv_cleanup(&mm[1]);
 }
 END_TEST
 
@@ -589,7 +696,7 @@ START_TEST(test_pinned_respected)
     struct planner_options o;
     planner_options_init(&o);
     o.algo = (enum planner_algo)(r % PLANNER_ALGO__COUNT);
-    o.budget_ms = 5;
+    o.effort = 1;
     struct planner_plan p;
     planner_plan_init(&p);
     char err[ARENA_ERR_LEN];
@@ -672,6 +779,7 @@ Suite *planner_suite(void)
 
   tc = tcase_create("validation");
   tcase_add_test(tc, test_validation_errors);
+  tcase_add_test(tc, test_overflow_is_bad_input);
   tcase_add_test(tc, test_run_reports_errors);
   tcase_add_test(tc, test_verify_catches_bad_plans);
   tcase_add_test(tc, test_verify_containment);
@@ -684,6 +792,7 @@ Suite *planner_suite(void)
   tcase_add_loop_test(tc, test_property_random, PLANNER_ALGO_BEST,
                       PLANNER_ALGO__COUNT);
   tcase_add_test(tc, test_best_dominates);
+  tcase_add_test(tc, test_loaded_machine);
   tcase_add_test(tc, test_pinned_respected);
   suite_add_tcase(s, tc);
 

@@ -197,7 +197,7 @@ int rel_classify(const Arenad__V1__Response *r, const struct vgraph *v)
 int rel_send_plan(int fd, uint64_t rid, const struct vgraph *v)
 {
   return hn_send_plan(fd, rid, &v->g, v->hash, (int)v->o.algo,
-                      v->o.alignment, v->o.budget_ms);
+                      v->o.alignment, v->o.effort);
 }
 
 /* Sends Plan for v and waits for the reply on a new connection. */

@@ -33,9 +33,9 @@ static void fb_client(const struct harness *h, struct fb_shared *sh,
   struct vgraph v;
   char hash[32];
   snprintf(hash, sizeof hash, "fallback-%u", c);
-  /* exact with a budget: each job holds a worker for a while */
+  /* exact with an effort: each job holds a worker for a while */
   rel_vgraph_make(&v, 300, 900 + c, PLANNER_ALGO_EXACT, hash);
-  v.o.budget_ms = 3000; /* stopped by work units well before this */
+  v.o.effort = 750; /* 300 M work units, a few hundred ms of search */
   struct arenad_client_options co;
   arenad_client_options_init(&co);
   co.socket_path = h->sock;
@@ -67,7 +67,8 @@ START_TEST(test_fallback_on_kill)
   const uint32_t timeout_ms = 5000;
   struct figs f = {0};
   struct harness h;
-  rel_setup(&h, NULL, "workers = 1\n");
+  /* One long search at a time, each allowed its full effort. */
+  rel_setup(&h, NULL, "workers = 1\n[planner]\nmax_effort = 750\n");
   ck_assert_int_eq(rel_start(&h), 0);
   struct fb_shared *sh = rel_shared_new(sizeof *sh);
   pid_t kids[FB_CLIENTS];

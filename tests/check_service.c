@@ -298,6 +298,81 @@ START_TEST(test_same_hash_different_graphs)
 }
 END_TEST
 
+static const char *arenactl_path(void)
+{
+  const char *p = getenv("ARENACTL");
+  return p && *p ? p : "build/arenactl";
+}
+
+/* Runs `arenactl plan --json --no-fallback OPT [ARG] FILE` (arg may be
+ * NULL) with its output in out_path; returns the owned output. */
+static char *plan_json(const char *file, const char *opt, const char *arg,
+                       const char *out_path, const char *err_path)
+{
+  const char *argv[8] = {arenactl_path(), "plan", "--json", "--no-fallback",
+                         opt};
+  size_t n = 5;
+  if (arg)
+    argv[n++] = arg;
+  argv[n++] = file;
+  argv[n] = NULL;
+  int rc = tu_run(argv, NULL, NULL, out_path, err_path);
+  char *err = tu_read_file(err_path, NULL);
+  ck_assert_msg(rc == 0, "arenactl plan %s: exit %d: %s", opt, rc,
+                err ? err : "");
+  free(err);
+  char *out = tu_read_file(out_path, NULL);
+  ck_assert_ptr_nonnull(out);
+  return out;
+}
+
+/* `arenactl plan --local` and the same plan through arenad give the same
+ * offsets on MiniMalloc's E and G, whose `best` searches end on their
+ * effort, even with the machine loaded: CPU hogs take most of the CPU
+ * from arenad and arenactl alike. */
+START_TEST(test_local_matches_daemon_loaded)
+{
+  struct tu_hogs hogs;
+  ck_assert_int_eq(tu_hogs_start(&hogs, 3, 120), 0);
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  static const char *const names[] = {"E", "G"};
+  for (int i = 0; i < 2; i++) {
+    char file[512], out[600], err[600];
+    snprintf(file, sizeof file, "%s/minimalloc/%s.1048576.csv",
+             tu_data_dir(), names[i]);
+    snprintf(out, sizeof out, "%s/out", h.dir);
+    snprintf(err, sizeof err, "%s/err", h.dir);
+    char *local = plan_json(file, "--local", NULL, out, err);
+    char *remote = plan_json(file, "-s", h.sock, out, err);
+    ck_assert_ptr_nonnull(strstr(local, "\"local\":true"));
+    ck_assert_ptr_nonnull(strstr(remote, "\"local\":false"));
+    ck_assert_ptr_nonnull(strstr(remote, "\"cached\":false"));
+    /* The search ran and ended on its effort, not on a proof. */
+    ck_assert_ptr_nonnull(strstr(local, "\"proven_optimal\":false"));
+    const char *nl = strstr(local, "\"nodes_explored\":");
+    const char *nr = strstr(remote, "\"nodes_explored\":");
+    ck_assert_ptr_nonnull(nl);
+    ck_assert_ptr_nonnull(nr);
+    ck_assert_msg(strtoull(nl + 17, NULL, 10) ==
+                      strtoull(nr + 17, NULL, 10),
+                  "%s: %.40s locally, %.40s through arenad", names[i], nl,
+                  nr);
+    const char *tl = strstr(local, "\"tensors\":["),
+               *tr = strstr(remote, "\"tensors\":[");
+    ck_assert_ptr_nonnull(tl);
+    ck_assert_ptr_nonnull(tr);
+    ck_assert_msg(strcmp(tl, tr) == 0, "%s: the offsets differ", names[i]);
+    free(local);
+    free(remote);
+  }
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+  tu_hogs_stop(&hogs);
+}
+END_TEST
+
 Suite *service_suite(void)
 {
   Suite *s = suite_create("service");
@@ -306,6 +381,7 @@ Suite *service_suite(void)
   tcase_add_test(tc, test_load_32_clients);
   tcase_add_test(tc, test_fallback_matches_daemon);
   tcase_add_test(tc, test_same_hash_different_graphs);
+  tcase_add_test(tc, test_local_matches_daemon_loaded);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -106,13 +106,14 @@ struct planner_tensor *st_make_tensors(size_t n, uint64_t seed)
   return t;
 }
 
-/* Options for algorithm a. The exact-search budget is cut to 1 ms: it is
- * not part of the cache key, and the default would dominate the run. */
+/* Options for algorithm a. The exact-search effort is cut to 1 (about a
+ * millisecond): it is not part of the cache key, and the default would
+ * dominate the run. */
 void st_opts(struct planner_options *o, enum planner_algo a)
 {
   planner_options_init(o);
   o->algo = a;
-  o->budget_ms = 1;
+  o->effort = 1;
 }
 
 void st_plan_ok(const struct planner_graph *g, enum planner_algo a,

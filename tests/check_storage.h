@@ -49,7 +49,7 @@ storage_t *st_open_with(const struct storage_options *o);
 /* A random graph with ids 0..n-1 in ascending order; free(). */
 struct planner_tensor *st_make_tensors(size_t n, uint64_t seed);
 
-/* Options for algorithm a, with the exact-search budget cut to 1 ms. */
+/* Options for algorithm a, with the exact-search effort cut to 1. */
 void st_opts(struct planner_options *o, enum planner_algo a);
 
 /* Plans g with algorithm a into p (planner_plan_cleanup() it). */

@@ -69,6 +69,44 @@ START_TEST(round_trip_100k)
 }
 END_TEST
 
+/* A plan near 2^63 (offsets 0 and 2^62, arena 2^63 - 256) goes through
+ * sqlite's signed 64-bit integers and back unchanged, in get and in
+ * list. */
+START_TEST(round_trip_near_2_63)
+{
+  struct planner_tensor t[2] = {
+      {0, 1ull << 62, 0, 1, 0, PLANNER_NOT_PINNED},
+      {1, (1ull << 62) - 256, 1, 2, 0, PLANNER_NOT_PINNED},
+  };
+  struct planner_graph g = {t, 2};
+  struct planner_plan p, q;
+  struct st_tkey k;
+  st_plan_ok(&g, PLANNER_ALGO_NAIVE, &p);
+  ck_assert_uint_eq(p.arena_bytes, (1ull << 63) - 256);
+  st_key_init(&k, 9, 8);
+  storage_t *st = st_open_with(NULL);
+  ck_assert_int_eq(st_put_ok(st, &k, &g, &p), STORAGE_PUT_INSERTED);
+  storage_close(st);
+  st = st_open_with(NULL);
+  planner_plan_init(&q);
+  ck_assert_int_eq(st_get_rc(st, &k, &g, &q), 0);
+  ck_assert_uint_eq(q.arena_bytes, p.arena_bytes);
+  ck_assert_uint_eq(q.lower_bound_bytes, p.lower_bound_bytes);
+  ck_assert_uint_eq(q.naive_bytes, p.naive_bytes);
+  ck_assert_mem_eq(q.offsets, p.offsets, 2 * sizeof *p.offsets);
+  struct storage_list_query lq = {NULL, 0, STORAGE_ORDER_NEWEST, 0, 10};
+  struct storage_record *recs = NULL;
+  size_t n = 0;
+  ck_assert_int_eq(storage_list(st, &lq, &recs, &n), 0);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_uint_eq(recs[0].plan.arena_bytes, p.arena_bytes);
+  storage_records_free(recs, n);
+  storage_close(st);
+  planner_plan_cleanup(&p);
+  planner_plan_cleanup(&q);
+}
+END_TEST
+
 /* The planner rejects empty graphs, so the cache never holds one: a put
  * of 0 tensors fails with the planner's ARENA_EEMPTY and writes nothing,
  * and a get of 0 tensors is ARENA_EINVAL. 1 tensor is the smallest plan. */
@@ -164,9 +202,9 @@ START_TEST(key_isolation)
   ck_assert_int_eq(storage_get(st, &k.k, &g, &o, &q, NULL), ARENA_ENOENT);
   st_opts(&o, PLANNER_ALGO_NAIVE);
   ck_assert_int_eq(storage_get(st, &k.k, &g, &o, &q, NULL), ARENA_ENOENT);
-  /* The budget is not part of the key. */
+  /* The effort is not part of the key. */
   st_opts(&o, PLANNER_ALGO_BEST);
-  o.budget_ms = 7;
+  o.effort = 7;
   ck_assert_int_eq(storage_get(st, &k.k, &g, &o, &q, NULL), 0);
   storage_close(st);
   planner_plan_cleanup(&p);
@@ -287,6 +325,7 @@ void storage_add_plans(TCase *tc)
 {
   tcase_add_test(tc, round_trip_1);
   tcase_add_test(tc, round_trip_100k);
+  tcase_add_test(tc, round_trip_near_2_63);
   tcase_add_test(tc, empty_graph_rejected);
   tcase_add_test(tc, tensor_order_independent);
   tcase_add_test(tc, key_isolation);

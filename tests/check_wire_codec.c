@@ -127,7 +127,7 @@ START_TEST(plan_request_round_trip)
   wt_small_plan_msg(&m, &mo);
   mo.algorithm = ARENAD__V1__ALGORITHM__GREEDY_SIZE;
   mo.capacity = 4096;
-  mo.budget_ms = 7;
+  mo.effort = 7;
   mo.alignment = 32;
   Arenad__V1__Dims d0 = ARENAD__V1__DIMS__INIT, d1 = ARENAD__V1__DIMS__INIT;
   int64_t dims0[] = {1, 224, 224, 3};
@@ -157,7 +157,7 @@ START_TEST(plan_request_round_trip)
   ck_assert_int_eq(g.opts.algo, PLANNER_ALGO_GREEDY_SIZE);
   ck_assert_uint_eq(g.opts.alignment, 32);
   ck_assert_uint_eq(g.opts.capacity, 4096);
-  ck_assert_uint_eq(g.opts.budget_ms, 7);
+  ck_assert_uint_eq(g.opts.effort, 7);
   ck_assert_uint_eq(g.model_hash_len, sizeof model_hash);
   ck_assert_int_eq(memcmp(g.model_hash, model_hash, sizeof model_hash), 0);
   ck_assert_uint_eq(g.shape.n_inputs, 2);

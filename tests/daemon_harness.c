@@ -227,17 +227,11 @@ int hn_wait_closed(int fd, int timeout_ms)
 
 int hn_load_csv(const char *path, struct hn_graph *g)
 {
-  size_t len;
-  char *text = tu_read_file(path, &len);
-  if (!text)
-    return -1;
   struct planner_csv csv;
-  char err[ARENA_ERR_LEN];
-  planner_csv_init(&csv);
-  int rc = planner_csv_parse(text, len, &csv, err);
-  free(text);
-  if (rc)
+  if (tu_load_csv(path, &csv)) {
+    planner_csv_cleanup(&csv);
     return -1;
+  }
   g->t = csv.tensors;
   g->n = csv.n_tensors;
   csv.tensors = NULL;
@@ -268,7 +262,7 @@ void hn_graph_free(struct hn_graph *g)
 
 uint8_t *hn_plan_frame(uint64_t request_id, const struct hn_graph *g,
                        const char *model_hash, int algo, uint64_t alignment,
-                       uint32_t budget_ms, size_t *len)
+                       uint32_t effort, size_t *len)
 {
   Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
   Arenad__V1__Plan plan;
@@ -278,7 +272,7 @@ uint8_t *hn_plan_frame(uint64_t request_id, const struct hn_graph *g,
   planner_options_init(&o);
   o.algo = (enum planner_algo)algo;
   o.alignment = alignment;
-  o.budget_ms = budget_ms;
+  o.effort = effort;
   if (wire_plan_msg_init(&plan, &po, &pg, &o, (const uint8_t *)model_hash,
                          strlen(model_hash), NULL, 0))
     return NULL;
@@ -295,11 +289,11 @@ uint8_t *hn_plan_frame(uint64_t request_id, const struct hn_graph *g,
 
 int hn_send_plan(int fd, uint64_t request_id, const struct hn_graph *g,
                  const char *model_hash, int algo, uint64_t alignment,
-                 uint32_t budget_ms)
+                 uint32_t effort)
 {
   size_t len;
   uint8_t *buf = hn_plan_frame(request_id, g, model_hash, algo, alignment,
-                               budget_ms, &len);
+                               effort, &len);
   if (!buf)
     return -1;
   int rc = hn_send_raw(fd, buf, len);

@@ -64,12 +64,12 @@ void hn_graph_free(struct hn_graph *g);
  * length in *len, or NULL. */
 uint8_t *hn_plan_frame(uint64_t request_id, const struct hn_graph *g,
                        const char *model_hash, int algo, uint64_t alignment,
-                       uint32_t budget_ms, size_t *len);
-/* Sends one Plan request for g (algorithm, alignment, budget) under a
+                       uint32_t effort, size_t *len);
+/* Sends one Plan request for g (algorithm, alignment, effort) under a
  * model hash string. Returns 0 or -1. */
 int hn_send_plan(int fd, uint64_t request_id, const struct hn_graph *g,
                  const char *model_hash, int algo, uint64_t alignment,
-                 uint32_t budget_ms);
+                 uint32_t effort);
 /* Sends a Stats request and returns the reply (owned) or NULL. */
 Arenad__V1__Response *hn_stats(const struct harness *h);
 /* Sends req on fd and reads one reply within timeout_ms. Returns it

@@ -3,10 +3,14 @@
  */
 #include "testutil.h"
 
+#include "graph_csv.h"
+
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -81,6 +85,23 @@ const char *tu_data_dir(void)
   return d && *d ? d : "tests/data";
 }
 
+int tu_load_csv(const char *path, struct planner_csv *c)
+{
+  char err[ARENA_ERR_LEN] = "";
+  size_t len;
+  planner_csv_init(c);
+  char *buf = tu_read_file(path, &len);
+  if (!buf) {
+    fprintf(stderr, "testutil: cannot read %s\n", path);
+    return -1;
+  }
+  int rc = planner_csv_parse(buf, len, c, err);
+  free(buf);
+  if (rc)
+    fprintf(stderr, "testutil: %s: %s\n", path, err);
+  return rc ? -1 : 0;
+}
+
 static void redirect(const char *path, int fd, int flags)
 {
   int f = open(path, flags, 0600);
@@ -109,4 +130,40 @@ int tu_run(const char *const *argv, const char *cwd, const char *in_path,
   if (waitpid(pid, &st, 0) != pid)
     return 127;
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int tu_hogs_start(struct tu_hogs *h, int n, unsigned max_s)
+{
+  h->n = 0;
+  if (n > TU_MAX_HOGS)
+    n = TU_MAX_HOGS;
+  fflush(NULL);
+  for (int i = 0; i < n; i++) {
+    pid_t pid = fork();
+    if (pid < 0) {
+      tu_hogs_stop(h);
+      return -1;
+    }
+    if (pid == 0) {
+      alarm(max_s); /* SIGALRM ends the hog if nobody kills it */
+      for (volatile uint64_t x = 0;; x++)
+        ;
+    }
+    h->pid[h->n++] = (int)pid;
+  }
+  errno = 0;
+  if (nice(10) == -1 && errno != 0) {
+    tu_hogs_stop(h);
+    return -1;
+  }
+  return 0;
+}
+
+void tu_hogs_stop(struct tu_hogs *h)
+{
+  for (int i = 0; i < h->n; i++) {
+    kill((pid_t)h->pid[i], SIGKILL);
+    waitpid((pid_t)h->pid[i], NULL, 0);
+  }
+  h->n = 0;
 }

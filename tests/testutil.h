@@ -35,4 +35,26 @@ int tu_run(const char *const *argv, const char *cwd, const char *in_path,
 /* Directory with the test data, "tests/data" unless ARENA_TEST_DATA is set. */
 const char *tu_data_dir(void);
 
+struct planner_csv;
+/* Parses the lifetime CSV file at path into c, which it initialises;
+ * clean it up with planner_csv_cleanup() in every case. Returns 0, or -1
+ * after printing why on stderr. */
+int tu_load_csv(const char *path, struct planner_csv *c);
+
+/* A loaded machine, made on purpose: child processes that spin on the CPU. */
+#define TU_MAX_HOGS 8
+struct tu_hogs {
+  int pid[TU_MAX_HOGS]; /* the hogs' process ids */
+  int n;                /* how many run */
+};
+
+/* Starts n (at most TU_MAX_HOGS) CPU hogs, each of which exits by itself
+ * after at most max_s seconds, then lowers the calling process's priority
+ * by 10 (nice), so the hogs take most of the CPU from it and from every
+ * process it starts afterwards. The priority cannot be raised again: call
+ * this only in a test's own forked process. Returns 0 or -1. */
+int tu_hogs_start(struct tu_hogs *h, int n, unsigned max_s);
+/* Kills and reaps the hogs. */
+void tu_hogs_stop(struct tu_hogs *h);
+
 #endif

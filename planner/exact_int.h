@@ -23,6 +23,7 @@
 #include "planner_int.h"
 
 #define NONE UINT32_MAX /* no tensor, no rank */
+#define EXACT_ORDER_SLOTS 7 /* base orders, the dynamic one, the jittered */
 #define EXACT_TT_MAX (1u << 16) /* dead-end table entries at most (40 bytes) */
 
 /* Results of a search and of the driver's steps (exact.c adds R_NOMEM). */
@@ -123,6 +124,9 @@ struct ctx {
   struct rkey *rks;             /* sort scratch, one per tensor */
   uint64_t reranks;             /* splits re-ranked so far */
   uint64_t *rpk;                /* current peaks, scratch, one per tensor */
+  uint64_t lo_k[EXACT_ORDER_SLOTS]; /* descent: per order slot, the
+                                   highest target out of its reach (or the
+                                   bound), a multiple of g; see exact.c */
   uint32_t gen;                 /* current search call, for tt */
   uint64_t nodes;               /* total search nodes */
   uint64_t work;                /* work units done, setup included */
@@ -165,6 +169,11 @@ void exact__free(struct ctx *X);
 /* exact_order.c. Restart round r: sets *v to the order to use and returns
  * the node limit of the round. */
 uint64_t exact__round_plan(unsigned r, unsigned *v);
+
+/* exact_order.c. The slot of order v (exact__round_plan()) among
+ * EXACT_ORDER_SLOTS: each base order, the dynamic order, and one shared
+ * by all jittered orders. */
+unsigned exact__order_slot(unsigned v);
 
 /* exact_order.c. Fills X->rank for component c with order v (from
  * exact__round_plan()), and X->twin; sets X->order and X->dyn and empties

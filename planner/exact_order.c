@@ -85,6 +85,14 @@ uint64_t exact__round_plan(unsigned r, unsigned *v)
   return EXACT_FIRST_LIMIT * luby(j + 1);
 }
 
+unsigned exact__order_slot(unsigned v)
+{
+  _Static_assert(EXACT_N_ORDERS + 2 == EXACT_ORDER_SLOTS, "order slots");
+  if (v & EXACT_DYN)
+    return (unsigned)EXACT_N_ORDERS;
+  return v < EXACT_N_ORDERS ? v : (unsigned)EXACT_N_ORDERS + 1;
+}
+
 static uint64_t rank_key(const struct ctx *X, uint32_t k, unsigned key,
                          uint64_t peak)
 {

@@ -182,6 +182,20 @@ START_TEST(test_single_flight)
 }
 END_TEST
 
+/* Sends a Plan of g on fd and asserts the status and, when msg is not
+ * NULL, that the error text contains it. */
+static void expect_status(int fd, const struct hn_graph *g, int algo,
+                          Arenad__V1__Status want, const char *msg)
+{
+  ck_assert_int_eq(hn_send_plan(fd, 9, g, "bad", algo, 64, 0), 0);
+  Arenad__V1__Response *r = hn_recv(fd, 20000);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(r->status, want);
+  if (msg)
+    ck_assert_msg(strstr(r->error, msg) != NULL, "error '%s'", r->error);
+  wire_free_response(r);
+}
+
 static void assert_still_serving(const struct harness *h)
 {
   Arenad__V1__Response *st = hn_stats(h);
@@ -247,21 +261,13 @@ START_TEST(test_bad_peers)
   struct hn_graph g;
   hn_random_graph(&g, 1001, 1);
   fd = hn_connect(&h);
-  ck_assert_int_eq(hn_send_plan(fd, 5, &g, "big", 0, 64, 0), 0);
-  r = hn_recv(fd, 5000);
-  ck_assert_ptr_nonnull(r);
-  ck_assert_int_eq(r->status, ARENAD__V1__STATUS__TOO_LARGE);
-  wire_free_response(r);
+  expect_status(fd, &g, 0, ARENAD__V1__STATUS__TOO_LARGE, NULL);
   /* invalid graph: lifetime ends before it starts */
   g.n = 10;
   g.t[3].first = 9;
   g.t[3].last = 2;
-  ck_assert_int_eq(hn_send_plan(fd, 6, &g, "bad", 0, 64, 0), 0);
-  r = hn_recv(fd, 5000);
-  ck_assert_ptr_nonnull(r);
-  ck_assert_int_eq(r->status, ARENAD__V1__STATUS__INVALID_ARGUMENT);
-  ck_assert_ptr_nonnull(strstr(r->error, "before it starts"));
-  wire_free_response(r);
+  expect_status(fd, &g, 0, ARENAD__V1__STATUS__INVALID_ARGUMENT,
+                "before it starts");
   close(fd);
   hn_graph_free(&g);
 
@@ -345,6 +351,16 @@ START_TEST(test_max_connections_and_reload)
 }
 END_TEST
 
+/* Waits for the daemon, which was sent SIGTERM, to exit with status 0. */
+static void assert_exits_0(struct harness *h)
+{
+  int st;
+  ck_assert_int_eq(waitpid(h->pid, &st, 0), h->pid);
+  h->pid = 0;
+  ck_assert(WIFEXITED(st));
+  ck_assert_int_eq(WEXITSTATUS(st), 0);
+}
+
 /* SIGTERM with a request in flight: it completes, then exit 0. */
 START_TEST(test_sigterm_drains)
 {
@@ -362,11 +378,7 @@ START_TEST(test_sigterm_drains)
   cd_check_plan_reply(r, &g, 77);
   wire_free_response(r);
   close(fd);
-  int st;
-  ck_assert_int_eq(waitpid(h.pid, &st, 0), h.pid);
-  h.pid = 0;
-  ck_assert(WIFEXITED(st));
-  ck_assert_int_eq(WEXITSTATUS(st), 0);
+  assert_exits_0(&h);
   ck_assert_int_ne(access(h.sock, F_OK), 0); /* socket removed */
   hn_cleanup(&h);
   hn_graph_free(&g);
@@ -586,12 +598,8 @@ START_TEST(test_overflow_through_daemon)
   ck_assert_int_eq(hn_start(&h), 0);
   for (int algo = 0; algo <= 6; algo += 6) { /* best and exact */
     int fd = hn_connect(&h);
-    ck_assert_int_eq(hn_send_plan(fd, 5, &go, "over", algo, 64, 0), 0);
-    Arenad__V1__Response *r = hn_recv(fd, 20000);
-    ck_assert_ptr_nonnull(r);
-    ck_assert_int_eq(r->status, ARENAD__V1__STATUS__INVALID_ARGUMENT);
-    ck_assert_ptr_nonnull(strstr(r->error, "exceed 2^63 - 1 bytes"));
-    wire_free_response(r);
+    expect_status(fd, &go, algo, ARENAD__V1__STATUS__INVALID_ARGUMENT,
+                  "exceed 2^63 - 1 bytes");
     close(fd);
   }
   assert_still_serving(&h);
@@ -651,6 +659,38 @@ static Arenad__V1__Response *plan_reply(int fd, const struct hn_graph *g,
   return r;
 }
 
+/* Loads MiniMalloc's instance `name` from the test data into g, and
+ * starts a daemon with configuration conf in h. */
+static void start_on(struct harness *h, const char *conf, const char *name,
+                     struct hn_graph *g)
+{
+  char path[128];
+  snprintf(path, sizeof path, "tests/data/minimalloc/%s.1048576.csv", name);
+  ck_assert_int_eq(hn_load_csv(path, g), 0);
+  ck_assert_int_eq(hn_init(h, conf), 0);
+  ck_assert_int_eq(hn_start(h), 0);
+}
+
+/* Asserts that reply r holds the plan planner_run() makes of g with
+ * algorithm algo, alignment 64 and the given effort, node for node. */
+static void assert_plan_of_effort(const Arenad__V1__Response *r,
+                                  const struct hn_graph *g,
+                                  enum planner_algo algo, uint32_t effort)
+{
+  struct planner_graph pg = {g->t, g->n};
+  struct planner_options o;
+  planner_options_init(&o);
+  o.algo = algo;
+  o.effort = effort;
+  struct planner_plan p;
+  planner_plan_init(&p);
+  ck_assert_int_eq(planner_run(&pg, &o, &p, NULL), 0);
+  ck_assert_uint_gt(p.nodes_explored, 0);
+  ck_assert_uint_eq(r->plan->nodes_explored, p.nodes_explored);
+  ck_assert_mem_eq(r->plan->offsets, p.offsets, g->n * 8);
+  planner_plan_cleanup(&p);
+}
+
 /* max_effort caps every request, and long searches never take the last
  * worker. With 2 workers and max_effort 2000, three clients ask for the
  * largest effort there is on MiniMalloc's D and E, which no search
@@ -661,13 +701,10 @@ static Arenad__V1__Response *plan_reply(int fd, const struct hn_graph *g,
 START_TEST(test_max_effort_spare_worker)
 {
   struct hn_graph d, e, small;
-  ck_assert_int_eq(hn_load_csv("tests/data/minimalloc/D.1048576.csv", &d), 0);
   ck_assert_int_eq(hn_load_csv("tests/data/minimalloc/E.1048576.csv", &e), 0);
   hn_random_graph(&small, 200, 11);
   struct harness h;
-  ck_assert_int_eq(hn_init(&h, "workers = 2\n[planner]\nmax_effort = 2000\n"),
-                   0);
-  ck_assert_int_eq(hn_start(&h), 0);
+  start_on(&h, "workers = 2\n[planner]\nmax_effort = 2000\n", "D", &d);
   int fa = hn_connect(&h), fb = hn_connect(&h), fx = hn_connect(&h);
   ck_assert_int_ge(fa, 0);
   ck_assert_int_ge(fb, 0);
@@ -700,20 +737,11 @@ START_TEST(test_max_effort_spare_worker)
   Arenad__V1__Response *ra = plan_reply(fa, &d, 1);
   Arenad__V1__Response *rb = plan_reply(fb, &e, 2);
   Arenad__V1__Response *rx = plan_reply(fx, &d, 3);
-  /* Capped at 2000: the plan of effort 2000, node for node. */
-  struct planner_graph pg = {d.t, d.n};
-  struct planner_options o;
-  planner_options_init(&o);
-  o.algo = PLANNER_ALGO_EXACT;
-  o.effort = 2000;
-  struct planner_plan p2;
-  planner_plan_init(&p2);
-  ck_assert_int_eq(planner_run(&pg, &o, &p2, NULL), 0);
-  ck_assert_int_eq(p2.proven_optimal, 0); /* it ran out of effort */
-  ck_assert_uint_eq(ra->plan->nodes_explored, p2.nodes_explored);
-  ck_assert_mem_eq(ra->plan->offsets, p2.offsets, d.n * 8);
-  ck_assert_mem_eq(rx->plan->offsets, p2.offsets, d.n * 8);
-  planner_plan_cleanup(&p2);
+  /* Capped at 2000: the plan of effort 2000, node for node; no search
+   * could finish. */
+  assert_plan_of_effort(ra, &d, PLANNER_ALGO_EXACT, 2000);
+  assert_plan_of_effort(rx, &d, PLANNER_ALGO_EXACT, 2000);
+  ck_assert_int_eq(ra->plan->proven_optimal, 0);
   ck_assert_int_eq(rb->plan->proven_optimal, 0);
   /* A request at the cap shares the capped request's plan. */
   ck_assert_int_eq(hn_send_plan(fa, 5, &d, "max-a", 6, 64, 2000), 0);
@@ -746,12 +774,9 @@ END_TEST
 START_TEST(test_waiting_long_jobs)
 {
   struct hn_graph d;
-  ck_assert_int_eq(hn_load_csv("tests/data/minimalloc/D.1048576.csv", &d), 0);
   struct harness h;
-  ck_assert_int_eq(hn_init(&h, "workers = 1\n[planner]\nmax_effort = 1500\n"
-                              "[limits]\ndrain_timeout_ms = 120000\n"),
-                   0);
-  ck_assert_int_eq(hn_start(&h), 0);
+  start_on(&h, "workers = 1\n[planner]\nmax_effort = 1500\n"
+               "[limits]\ndrain_timeout_ms = 120000\n", "D", &d);
   int fa = hn_connect(&h), fb = hn_connect(&h);
   ck_assert_int_eq(hn_send_plan(fa, 1, &d, "wait-a", 6, 64, 1500), 0);
   ck_assert_int_eq(hn_send_plan(fb, 2, &d, "wait-b", 6, 64, 1500), 0);
@@ -780,58 +805,12 @@ START_TEST(test_waiting_long_jobs)
   wire_free_response(rc);
   close(fa);
   close(fc);
-  int st;
-  ck_assert_int_eq(waitpid(h.pid, &st, 0), h.pid);
-  h.pid = 0;
-  ck_assert(WIFEXITED(st));
-  ck_assert_int_eq(WEXITSTATUS(st), 0);
+  assert_exits_0(&h);
   hn_cleanup(&h);
   hn_graph_free(&d);
 }
 END_TEST
 
-/* max_effort follows SIGHUP: a request with the largest effort gets the
- * plan of the cap in force when it arrives. */
-START_TEST(test_max_effort_reload)
-{
-  struct hn_graph e;
-  ck_assert_int_eq(hn_load_csv("tests/data/minimalloc/E.1048576.csv", &e), 0);
-  struct harness h;
-  ck_assert_int_eq(hn_init(&h, "[planner]\nmax_effort = 30\n"), 0);
-  ck_assert_int_eq(hn_start(&h), 0);
-  static const uint32_t caps[] = {30, 60};
-  for (int i = 0; i < 2; i++) {
-    if (i) {
-      FILE *f = fopen(h.conf, "a");
-      ck_assert_ptr_nonnull(f);
-      fprintf(f, "max_effort = %u\n", caps[i]);
-      fclose(f);
-      kill(h.pid, SIGHUP);
-      nanosleep(&(struct timespec){0, 300 * 1000000L}, NULL);
-    }
-    char hash[16];
-    snprintf(hash, sizeof hash, "reload-%d", i);
-    int fd = hn_connect(&h);
-    ck_assert_int_eq(hn_send_plan(fd, 1, &e, hash, 6, 64, UINT32_MAX), 0);
-    Arenad__V1__Response *r = plan_reply(fd, &e, 1);
-    close(fd);
-    struct planner_graph pg = {e.t, e.n};
-    struct planner_options o;
-    planner_options_init(&o);
-    o.algo = PLANNER_ALGO_EXACT;
-    o.effort = caps[i];
-    struct planner_plan p;
-    planner_plan_init(&p);
-    ck_assert_int_eq(planner_run(&pg, &o, &p, NULL), 0);
-    ck_assert_uint_eq(r->plan->nodes_explored, p.nodes_explored);
-    planner_plan_cleanup(&p);
-    wire_free_response(r);
-  }
-  ck_assert_int_eq(hn_stop(&h), 0);
-  hn_cleanup(&h);
-  hn_graph_free(&e);
-}
-END_TEST
 
 /* The effort keys: default_effort and max_effort are printed, the old
  * default_budget_ms still sets default_effort, with a warning, and a
@@ -878,30 +857,41 @@ START_TEST(test_effort_config)
 }
 END_TEST
 
-/* A daemon configured with the old key logs the deprecation and plans
- * requests that name no effort with the configured one: the same plan,
- * node for node, as planner_run() with that effort. */
-START_TEST(test_default_effort_applied)
+/* The effort keys of a running daemon: with the old key
+ * default_budget_ms it logs the deprecation and plans a request that
+ * names no effort with the configured one; a request with the largest
+ * effort gets the plan of max_effort, and of the new max_effort after
+ * SIGHUP. Each the same plan, node for node, as planner_run() with that
+ * effort. */
+START_TEST(test_effort_keys_applied)
 {
-  struct hn_graph g;
-  ck_assert_int_eq(hn_load_csv("tests/data/minimalloc/E.1048576.csv", &g), 0);
+  struct hn_graph e;
   struct harness h;
-  ck_assert_int_eq(hn_init(&h, "[planner]\ndefault_budget_ms = 7\n"), 0);
-  ck_assert_int_eq(hn_start(&h), 0);
-  Arenad__V1__Response *r = plan_once(&h, &g, "eff", 1);
-  cd_check_plan_reply(r, &g, 1);
-  struct planner_graph pg = {g.t, g.n};
-  struct planner_options o;
-  planner_options_init(&o);
-  o.effort = 7;
-  struct planner_plan p;
-  planner_plan_init(&p);
-  ck_assert_int_eq(planner_run(&pg, &o, &p, NULL), 0);
-  ck_assert_uint_gt(p.nodes_explored, 0);
-  ck_assert_uint_eq(r->plan->nodes_explored, p.nodes_explored);
-  ck_assert_mem_eq(r->plan->offsets, p.offsets, g.n * 8);
-  planner_plan_cleanup(&p);
+  start_on(&h, "[planner]\ndefault_budget_ms = 7\nmax_effort = 30\n", "E",
+           &e);
+  Arenad__V1__Response *r = plan_once(&h, &e, "eff", 1);
+  cd_check_plan_reply(r, &e, 1);
+  assert_plan_of_effort(r, &e, PLANNER_ALGO_BEST, 7);
   wire_free_response(r);
+  static const uint32_t caps[] = {30, 60};
+  for (int i = 0; i < 2; i++) {
+    if (i) {
+      FILE *f = fopen(h.conf, "a");
+      ck_assert_ptr_nonnull(f);
+      fprintf(f, "max_effort = %u\n", caps[i]);
+      fclose(f);
+      kill(h.pid, SIGHUP);
+      nanosleep(&(struct timespec){0, 300 * 1000000L}, NULL);
+    }
+    char hash[16];
+    snprintf(hash, sizeof hash, "reload-%d", i);
+    int fd = hn_connect(&h);
+    ck_assert_int_eq(hn_send_plan(fd, 1, &e, hash, 6, 64, UINT32_MAX), 0);
+    r = plan_reply(fd, &e, 1);
+    close(fd);
+    assert_plan_of_effort(r, &e, PLANNER_ALGO_EXACT, caps[i]);
+    wire_free_response(r);
+  }
   ck_assert_int_eq(hn_stop(&h), 0);
   char *log = tu_read_file(h.log, NULL);
   ck_assert_ptr_nonnull(log);
@@ -909,7 +899,7 @@ START_TEST(test_default_effort_applied)
                                     "deprecated"));
   free(log);
   hn_cleanup(&h);
-  hn_graph_free(&g);
+  hn_graph_free(&e);
 }
 END_TEST
 
@@ -929,10 +919,9 @@ Suite *daemon_suite(void)
   tcase_add_test(tc, test_check_config);
   tcase_add_test(tc, test_effort_config);
   tcase_add_test(tc, test_max_effort_spare_worker);
-  tcase_add_test(tc, test_max_effort_reload);
   tcase_add_test(tc, test_waiting_long_jobs);
   tcase_add_test(tc, test_overflow_through_daemon);
-  tcase_add_test(tc, test_default_effort_applied);
+  tcase_add_test(tc, test_effort_keys_applied);
   tcase_add_test(tc, test_tflite_key);
   tcase_add_test(tc, test_tflite_shape_key);
   suite_add_tcase(s, tc);

@@ -209,9 +209,14 @@ $(eval $(call check_prog,deploy,$(BUILD)/tests/daemon_harness.o $(BUILD)/libaren
 $(BUILD)/tests/check_deploy.o: EXTRA_CFLAGS_tests += -DDEPLOY_BUILD='"$(BUILD)"' -DDEPLOY_SANFLAGS='"$(SANFLAGS)"'
 $(BUILD)/tests/check_deploy: | $(BUILD)/arenad $(BUILD)/arenactl $(BUILD)/examples/plan_example
 
+# Sanitizers slow the suites down (ThreadSanitizer about tenfold on the
+# exact search), so their test cases get longer timeouts: Check multiplies
+# every tcase timeout by CK_TIMEOUT_MULTIPLIER.
+TIMEOUT_MULTIPLIER := $(if $(findstring thread,$(SANITIZE)),10,$(if $(SANITIZE),3,1))
 test check: deps
 	@$(MAKE) --no-print-directory build-tests
-	@sh tests/run.sh $(BUILD) $(notdir $(TEST_BINS))
+	@CK_TIMEOUT_MULTIPLIER=$${CK_TIMEOUT_MULTIPLIER:-$(TIMEOUT_MULTIPLIER)} \
+	  sh tests/run.sh $(BUILD) $(notdir $(TEST_BINS))
 
 .PHONY: build-tests
 build-tests: all $(TEST_BINS)

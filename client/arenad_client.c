@@ -104,6 +104,12 @@ static void clean_text(const char *in, char *out, size_t cap)
 
 /* ---- options and lifecycle ---------------------------------------------- */
 
+void arenad_client_sha256(const void *data, size_t len,
+                          uint8_t out[ARENAD_CLIENT_DIGEST_LEN])
+{
+  planner_sha256(data, len, out);
+}
+
 void arenad_client_options_init(struct arenad_client_options *o)
 {
   memset(o, 0, sizeof *o);

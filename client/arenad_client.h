@@ -100,6 +100,14 @@ struct arenad_client_result {
                            microseconds; 0 for a cache hit */
 };
 
+/* Writes the SHA-256 of len bytes at data (borrowed; may be NULL when len
+ * is 0) to out (caller-allocated, ARENAD_CLIENT_DIGEST_LEN bytes). The
+ * SHA-256 of a model file is a good model_hash for struct
+ * arenad_model_key, and the one arenactl prints for a .tflite model.
+ * Cannot fail. */
+void arenad_client_sha256(const void *data, size_t len,
+                          uint8_t out[ARENAD_CLIENT_DIGEST_LEN]);
+
 /* Fills o with the defaults: socket from the environment or the default
  * path, default timeouts, fallback enabled. */
 void arenad_client_options_init(struct arenad_client_options *o);

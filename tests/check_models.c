@@ -546,7 +546,8 @@ START_TEST(test_embed_real_models)
   char *out = read_tmp("out.tflite", &olen);
   int32_t *offs = NULL;
   struct planner_tflite_model m;
-  struct planner_tflite_options keep = {1, 0, 1}; /* as embed reads */
+  struct planner_tflite_options keep = {.keep_dequant = 1,
+                                       .skip_variable = 1}; /* as embed reads */
   planner_tflite_init(&m);
   ck_assert_int_eq(planner_tflite_read(out, olen, &keep, &m, err), 0);
   ck_assert_int_eq(planner_tflite_offline_plan(out, olen, &offs, &n, err), 0);

@@ -500,6 +500,29 @@ START_TEST(test_embed_golden)
       "out.tflite");
   ck_assert_msg(r.status == 0, "%s", r.err);
   assert_contains(r.out, "embedded: 4 of 10 tensors");
+  /* tflm-greedy is TFLite Micro's own planner: embed says it saves
+   * nothing. */
+  assert_contains(r.out, "arena 128 bytes");
+  assert_contains(r.out, "tflm:     TFLite Micro's own planner needs 128 "
+                         "bytes");
+  assert_contains(r.err, "warning: the plan needs 128 bytes, no fewer than "
+                         "TFLite Micro's own planner (128 bytes)");
+  run_free(&r);
+  /* On audio_preprocessor_int8 arenad's plan is smaller: no warning, and
+   * the arena is counted as TFLM counts it (sizes rounded up to 16; the
+   * model has 3- and 1-byte tensors). */
+  copy_in("models/audio_preprocessor_int8.tflite");
+  RUN(&r, "embed", "audio_preprocessor_int8.tflite", "-o", "a.tflite");
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  assert_contains(r.out, "arena 2096 bytes, lower bound 2096 bytes");
+  assert_contains(r.out, "own planner needs 3040 bytes");
+  ck_assert_ptr_null(strstr(r.err, "warning"));
+  run_free(&r);
+  /* Kernel scratch buffers: keyword_scrambled's SVDFs request 14. */
+  copy_in("models/keyword_scrambled.tflite");
+  RUN(&r, "embed", "keyword_scrambled.tflite", "-o", "k.tflite");
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  assert_contains(r.out, "scratch:  14 kernel scratch buffers (2816 bytes)");
   run_free(&r);
   size_t len, olen, n;
   char *in = read_tmp("hello_world_float.tflite", &len);

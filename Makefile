@@ -422,8 +422,27 @@ $(TFLM_OBJ): $(TFLM_DIR)/obj/%.o: $(TFLM_STAMP) $(TFLM_DIR)/.flags
 $(TFLM_DIR)/libtflm.a: $(TFLM_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
+# arenad's C++ on top of TFLM: libarenad-tflm.a (arenad::TflmPlanner,
+# client/tflm/) and the example build/examples/tflm_infer. `make tflm`
+# builds both; `make test` builds them with the tests.
+TFLM_OWN_FLAGS = $(CXXSTD) $(OPT) $(CXXWARN) $(TFLM_DEFS) $(SANFLAGS) -MMD -MP \
+                 -Iplanner -Iclient -Iclient/tflm -Iclient/examples \
+                 $(addprefix -isystem ,$(TFLM_INCS)) $(CXXFLAGS)
+$(BUILD)/%.o: %.cc $(BUILD)/.flags $(TFLM_DIR)/.flags | $(TFLM_STAMP)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TFLM_OWN_FLAGS) -c -o $@ $<
+$(BUILD)/libarenad-tflm.a: $(BUILD)/client/tflm/arenad_tflm.o
+	rm -f $@ && ar rcs $@ $^
+TFLM_RUN_OBJ := $(BUILD)/client/examples/tflm_infer_run.o
+$(BUILD)/examples/tflm_infer: $(BUILD)/client/examples/tflm_infer.o $(TFLM_RUN_OBJ) \
+                              $(BUILD)/libarenad-tflm.a $(BUILD)/libarenad-client.a \
+                              $(TFLM_DIR)/libtflm.a
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_PROTO)) -lm
+
 .PHONY: tflm
-tflm: $(TFLM_DIR)/libtflm.a
+tflm: $(TFLM_DIR)/libtflm.a $(BUILD)/libarenad-tflm.a $(BUILD)/examples/tflm_infer
+build-tests: tflm
 
 # ---- deps ------------------------------------------------------------------
 deps:

@@ -175,6 +175,7 @@ $(BUILD)/tests/check_deploy.o: EXTRA_CFLAGS_tests += -DDEPLOY_BUILD='"$(BUILD)"'
 $(BUILD)/tests/check_deploy: | $(BUILD)/arenad $(BUILD)/arenactl $(BUILD)/examples/plan_example
 
 test check: deps
+	@$(MAKE) --no-print-directory -j$(TFLM_JOBS) $(TFLM_DIR)/libtflm.a
 	@$(MAKE) --no-print-directory build-tests
 	@sh tests/run.sh $(BUILD) $(notdir $(TEST_BINS))
 
@@ -369,6 +370,9 @@ TFLM_DEFS    := -DTF_LITE_STATIC_MEMORY -DTF_LITE_DISABLE_X86_NEON -DTF_LITE_USE
 TFLM_INCS    := $(TFLM_GEN) $(TFLM_SRC) third_party/ruy-noop /usr/include/gemmlowp
 TFLM_CXXFLAGS = $(CXXSTD) $(OPT) $(TFLM_DEFS) $(SANFLAGS) -MMD -MP
 DEB_DEPS     += xz-utils libflatbuffers-dev flatbuffers-compiler libgemmlowp-dev
+# `make test` compiles TFLM with this many jobs even when run without -j
+# (about 80 C++ files: the bulk of a cold build).
+TFLM_JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 
 # Every TFLM source the bundled models need, relative to $(TFLM_SRC).
 TFLM_CORE := $(addprefix tensorflow/lite/micro/, \
@@ -443,6 +447,30 @@ $(BUILD)/examples/tflm_infer: $(BUILD)/client/examples/tflm_infer.o $(TFLM_RUN_O
 .PHONY: tflm
 tflm: $(TFLM_DIR)/libtflm.a $(BUILD)/libarenad-tflm.a $(BUILD)/examples/tflm_infer
 build-tests: tflm
+
+# build/tests/check_tflm (tests/check_tflm.cc, C++): TFLM runs arenad's
+# plans. It links a test build of the planner, compiled with
+# -DARENAD_TFLM_TESTING (the overlapping plan of the negative control),
+# and runs $(BUILD)/arenad, arenactl and examples/tflm_infer.
+TFLM_TEST_FLAGS = -DARENAD_TFLM_TESTING -DTFLM_TEST_BUILD='"$(BUILD)"' -Itests \
+                  -Iproto -I$(BUILD)/gen $(call pc_cflags,$(PKGS_CHECK) $(PKGS_PROTO))
+$(BUILD)/tests/check_tflm.o: TFLM_OWN_FLAGS += $(TFLM_TEST_FLAGS)
+$(BUILD)/tests/check_tflm.o: | $(BUILD)/gen/arenad.pb-c.h
+$(BUILD)/tests/arenad_tflm_testing.o: client/tflm/arenad_tflm.cc $(BUILD)/.flags \
+                                      $(TFLM_DIR)/.flags | $(TFLM_STAMP)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TFLM_OWN_FLAGS) -DARENAD_TFLM_TESTING -c -o $@ $<
+$(BUILD)/tests/check_main_tflm.o: tests/check_main.c $(BUILD)/.flags
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(EXTRA_CFLAGS_tests) -DCHECK_SUITE=tflm_suite -c -o $@ $<
+$(BUILD)/tests/check_tflm: $(BUILD)/tests/check_tflm.o $(BUILD)/tests/check_main_tflm.o \
+                           $(TESTUTIL_OBJ) $(BUILD)/tests/daemon_harness.o \
+                           $(BUILD)/tests/arenad_tflm_testing.o $(TFLM_RUN_OBJ) \
+                           $(BUILD)/libarenad-client.a $(TFLM_DIR)/libtflm.a
+	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_PROTO)) $(CHECK_LIBS)
+$(BUILD)/tests/check_tflm: | $(BUILD)/arenad $(BUILD)/arenactl $(BUILD)/examples/tflm_infer
+TEST_BINS += $(BUILD)/tests/check_tflm
+build-tests: $(BUILD)/tests/check_tflm
 
 # ---- deps ------------------------------------------------------------------
 deps:

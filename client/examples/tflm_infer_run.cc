@@ -87,6 +87,56 @@ void FillInput(TfLiteTensor *t, uint64_t seed) {
     b[i] = (uint8_t)(Next(&s) >> 56);
 }
 
+/* Passes every call to the caller's planner and records, into a Run,
+ * the buffers TFLM adds and the offsets and head size it reads. */
+class Tap : public tflite::MicroMemoryPlanner {
+ public:
+  Tap(tflite::MicroMemoryPlanner *inner, Run *out) : in_(inner), out_(out) {}
+  TfLiteStatus Init(unsigned char *s, int n) override {
+    out_->n_buffers = 0;
+    return in_->Init(s, n);
+  }
+  TfLiteStatus AddBuffer(int size, int first, int last) override {
+    if (!Keep(size, first, last, -1))
+      return kTfLiteError;
+    return in_->AddBuffer(size, first, last);
+  }
+  TfLiteStatus AddBuffer(int size, int first, int last, int off) override {
+    if (!Keep(size, first, last, off))
+      return kTfLiteError;
+    return in_->AddBuffer(size, first, last, off);
+  }
+  size_t GetMaximumMemorySize() override {
+    return out_->head_bytes = in_->GetMaximumMemorySize();
+  }
+  int GetBufferCount() override { return in_->GetBufferCount(); }
+  TfLiteStatus GetOffsetForBuffer(int i, int *off) override {
+    TfLiteStatus st = in_->GetOffsetForBuffer(i, off);
+    if (st == kTfLiteOk && i >= 0 && (size_t)i < out_->n_buffers)
+      out_->buffers[i].offset = *off;
+    return st;
+  }
+  bool preserves_all_tensors() const override {
+    return in_->preserves_all_tensors();
+  }
+  void PrintMemoryPlan() override { in_->PrintMemoryPlan(); }
+
+ private:
+  bool Keep(int size, int first, int last, int off) {
+    if ((out_->n_buffers & (out_->n_buffers + 1)) == 0) { /* 0, 1, 3, 7.. */
+      void *b = realloc(out_->buffers,
+                        (2 * out_->n_buffers + 1) * sizeof *out_->buffers);
+      if (!b)
+        return false;
+      out_->buffers = static_cast<PlannedBuffer *>(b);
+    }
+    out_->buffers[out_->n_buffers++] = {size, first, last, off, -1};
+    return true;
+  }
+  tflite::MicroMemoryPlanner *in_; /* borrowed */
+  Run *out_;                       /* borrowed */
+};
+
 int Fail(Run *out, int status, const char *what) {
   snprintf(out->error, sizeof out->error, "%s", what);
   return status;
@@ -187,15 +237,15 @@ int RunModel(const Model &m, tflite::MicroMemoryPlanner *planner,
              "operator %s is not in this build of TFLite Micro", missing);
     return kRunUnsupported;
   }
+  Tap tap(planner, out);
   tflite::MicroAllocator *alloc =
-      tflite::MicroAllocator::Create(arena, arena_len, planner);
+      tflite::MicroAllocator::Create(arena, arena_len, &tap);
   if (!alloc)
     return Fail(out, kRunAllocate, "the arena is too small for the allocator");
   tflite::MicroInterpreter in(model, resolver, alloc);
   if (in.AllocateTensors() != kTfLiteOk)
     return Fail(out, kRunAllocate, "AllocateTensors failed");
   out->arena_used_bytes = in.arena_used_bytes();
-  out->head_bytes = planner->GetMaximumMemorySize();
   for (int k = 0; k < invokes; k++) {
     for (size_t i = 0; i < in.inputs_size(); i++)
       FillInput(in.input(i), seed * 1000003u + (uint64_t)k * 1009u + i);
@@ -211,6 +261,7 @@ int RunModel(const Model &m, tflite::MicroMemoryPlanner *planner,
 void FreeRun(Run *r) {
   free(r->outputs);
   free(r->info);
+  free(r->buffers);
   memset(r, 0, sizeof *r);
 }
 

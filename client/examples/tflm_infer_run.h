@@ -4,13 +4,19 @@
  * (client/examples/tflm_infer.cc) that the TFLM tests share.
  *
  * A run creates a MicroAllocator on the caller's arena with the caller's
- * planner (MicroAllocator::Create(arena, len, planner)), a MicroInterpreter
+ * planner (MicroAllocator::Create(arena, len, planner), through a tap that
+ * passes every call on and records the plan TFLM used), a MicroInterpreter
  * with the reference kernels of every operator the bundled models use,
  * allocates the tensors, then invokes the model n times. Before each
  * invoke every input is filled from a seeded generator (floats uniform in
  * [-1, 1), every other type random bytes), so two runs with the same seed
  * see the same inputs; after it every output is copied out. Nothing here
  * keeps global state.
+ *
+ * The plan is recorded while TFLM plans because that is the only time a
+ * planner can be asked: TFLM's GreedyMemoryPlanner keeps its state in the
+ * arena's temporary space, which the tensors overwrite afterwards, so
+ * querying it after AllocateTensors() reads garbage.
  */
 #ifndef ARENAD_TFLM_INFER_RUN_H
 #define ARENAD_TFLM_INFER_RUN_H
@@ -60,11 +66,23 @@ struct OutputInfo {
   size_t bytes;        /* its size */
 };
 
+/* One buffer TFLM added to the planner, and where the planner put it. */
+struct PlannedBuffer {
+  int size;    /* bytes, as TFLM passed them (a multiple of 16) */
+  int first;   /* TFLM allocation scopes, inclusive: -1 never used, 0 the */
+  int last;    /* graph inputs, k + 1 operator k */
+  int offline; /* the model's offline offset, -1 when none */
+  int offset;  /* what GetOffsetForBuffer() told TFLM, -1 if never asked */
+};
+
 /* What a run produced. Caller-allocated; RunModel() fills it and
  * FreeRun() releases what it owns. */
 struct Run {
   size_t arena_used_bytes; /* MicroInterpreter::arena_used_bytes() */
-  size_t head_bytes;       /* the planner's GetMaximumMemorySize() */
+  size_t head_bytes;       /* the planner's GetMaximumMemorySize(), as TFLM
+                              read it while planning */
+  PlannedBuffer *buffers;  /* n_buffers, in TFLM's order; owned */
+  size_t n_buffers;        /* buffers TFLM planned */
   uint8_t *outputs;        /* every output of every invoke, in order; owned */
   size_t outputs_len;      /* bytes at outputs */
   OutputInfo *info;        /* n_info entries, owned */

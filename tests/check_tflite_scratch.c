@@ -59,6 +59,18 @@ static struct tb_model scratch_model(void)
   return m;
 }
 
+/* Builds tm and reads it, listing scratch buffers when asked. */
+static int read_built(const struct tb_model *tm, int scratch,
+                      struct planner_tflite_model *m, char err[ARENA_ERR_LEN])
+{
+  size_t len;
+  uint8_t *buf = tb_build(tm, &len);
+  struct planner_tflite_options o = {.tflm_scratch = scratch};
+  int rc = planner_tflite_read(buf, len, &o, m, err);
+  free(buf);
+  return rc;
+}
+
 START_TEST(test_scratch_rules)
 {
   /* SVDF int8: 4*batch*filters = 4*2*6, 4*batch*units = 4*6; MEAN int8:
@@ -67,13 +79,10 @@ START_TEST(test_scratch_rules)
   static const uint64_t want_size[] = {48, 24, 8, 8, 4, 8, 4, 48};
   static const int64_t want_op[] = {0, 0, 1, 1, 1, 2, 2, 3};
   struct tb_model tm = scratch_model();
-  size_t len;
-  uint8_t *buf = tb_build(&tm, &len);
   struct planner_tflite_model m;
-  struct planner_tflite_options o = {.tflm_scratch = 1};
   char err[ARENA_ERR_LEN];
   planner_tflite_init(&m);
-  ck_assert_msg(planner_tflite_read(buf, len, &o, &m, err) == 0, "%s", err);
+  ck_assert_msg(read_built(&tm, 1, &m, err) == 0, "%s", err);
   ck_assert_uint_eq(m.n_scratch, 8);
   uint64_t total = 0;
   for (size_t i = 0; i < m.n_scratch; i++) {
@@ -88,14 +97,12 @@ START_TEST(test_scratch_rules)
   ck_assert_uint_eq(m.scratch_bytes, total);
   /* Scratch buffers are not tensors: the graph is unchanged. */
   size_t n_planned = m.n_planned;
-  struct planner_tflite_options plain = {0};
-  ck_assert_int_eq(planner_tflite_read(buf, len, &plain, &m, err), 0);
+  ck_assert_int_eq(read_built(&tm, 0, &m, err), 0);
   ck_assert_uint_eq(m.n_scratch, 0);
   ck_assert_ptr_null(m.scratch);
   ck_assert_uint_eq(m.scratch_bytes, 0);
   ck_assert_uint_eq(m.n_planned, n_planned);
   planner_tflite_cleanup(&m);
-  free(buf);
 }
 END_TEST
 
@@ -104,21 +111,15 @@ START_TEST(test_scratch_overflow)
   struct tb_model tm = scratch_model();
   tm.t[0].shape[0] = 1 << 20; /* 4 * 2^20 * 2^20 bytes: past 2^40 */
   tm.t[1].shape[0] = 1 << 20;
-  size_t len;
-  uint8_t *buf = tb_build(&tm, &len);
   struct planner_tflite_model m;
-  struct planner_tflite_options o = {.tflm_scratch = 1};
   char err[ARENA_ERR_LEN];
   planner_tflite_init(&m);
-  ck_assert_int_eq(planner_tflite_read(buf, len, &o, &m, err),
-                   ARENA_EOVERFLOW);
+  ck_assert_int_eq(read_built(&tm, 1, &m, err), ARENA_EOVERFLOW);
   ck_assert_ptr_nonnull(strstr(err, "operator 0"));
   ck_assert_ptr_null(m.scratch);
   /* Without the option the same model reads. */
-  struct planner_tflite_options plain = {0};
-  ck_assert_int_eq(planner_tflite_read(buf, len, &plain, &m, err), 0);
+  ck_assert_int_eq(read_built(&tm, 0, &m, err), 0);
   planner_tflite_cleanup(&m);
-  free(buf);
 }
 END_TEST
 

@@ -726,6 +726,26 @@ START_TEST(test_infer_eight_processes) {
 }
 END_TEST
 
+/* Runs tflm_infer on model with each planner and every arena from `from`
+ * to `to` bytes in steps of `step`; counts[status]++ per run (statuses
+ * above 127, a death by signal, fail the test), and a 70 must say that
+ * TFLM crashed. */
+void Sweep(const std::string &bin, const std::string &dir, const char *model,
+           int from, int to, int step, int counts[128]) {
+  std::string out, err;
+  for (int bytes = from; bytes <= to; bytes += step)
+    for (const char *p : {"tflm", "arenad"}) {
+      int st = Exec({bin, "--planner", p, "--socket", dir + "/none.sock",
+                     "--arena-bytes", std::to_string(bytes), ModelPath(model)},
+                    dir, &out, &err);
+      ck_assert_msg(st >= 0 && st < 128, "%s --planner %s --arena-bytes %d: "
+                    "exit %d", model, p, bytes, st);
+      ck_assert_msg(st != 70 || err.find("TFLite Micro crashed") !=
+                    std::string::npos, "%s", err.c_str());
+      counts[st]++;
+    }
+}
+
 START_TEST(test_infer_errors) {
   char *dir = tu_mkdtemp();
   std::string d = dir, out, err, bin = TFLM_TEST_BUILD "/examples/tflm_infer";
@@ -764,36 +784,17 @@ START_TEST(test_infer_errors) {
    * crash or a hang, with either planner. (TFLM's GreedyMemoryPlanner
    * keeps its state in the arena's free space; asking it for the head
    * after AllocateTensors() once read overwritten memory there.) */
-  int ran = 0;
-  for (int bytes = 1536; bytes <= 2304; bytes += 16)
-    for (const char *p : {"tflm", "arenad"}) {
-      st = Exec({bin, "--planner", p, "--socket", d + "/none.sock",
-                 "--arena-bytes", std::to_string(bytes),
-                 ModelPath("hello_world_float")},
-                d, &out, &err);
-      ck_assert_msg(st == 0 || st == 65, "--planner %s --arena-bytes %d: exit "
-                    "%d", p, bytes, st);
-      ran += st == 0;
-    }
-  ck_assert_int_gt(ran, 0);
+  int counts[128] = {0};
+  Sweep(bin, d, "hello_world_float", 1536, 2304, 16, counts);
+  ck_assert_int_gt(counts[0], 0);
+  ck_assert_int_eq(counts[0] + counts[65], 2 * 49);
   /* On dtln_noise_suppression TFLM itself crashes on some arenas that are
    * too small (it uses failed allocations unchecked); tflm_infer runs the
    * model in a child and reports that as exit 70, never dying itself. */
-  int crashed = 0;
-  for (int bytes = 4032; bytes <= 6464; bytes += 64)
-    for (const char *p : {"tflm", "arenad"}) {
-      st = Exec({bin, "--planner", p, "--socket", d + "/none.sock",
-                 "--arena-bytes", std::to_string(bytes),
-                 ModelPath("dtln_noise_suppression")},
-                d, &out, &err);
-      ck_assert_msg(st == 0 || st == 65 || st == 70, "--planner %s "
-                    "--arena-bytes %d: exit %d", p, bytes, st);
-      if (st == 70) {
-        ck_assert_msg(err.find("TFLite Micro crashed") != std::string::npos,
-                      "%s", err.c_str());
-        crashed++;
-      }
-    }
+  memset(counts, 0, sizeof counts);
+  Sweep(bin, d, "dtln_noise_suppression", 4032, 6464, 64, counts);
+  ck_assert_int_eq(counts[0] + counts[65] + counts[70], 2 * 39);
+  int crashed = counts[70];
   printf("tflm infer: dtln_noise_suppression, arenas of 4032 to 6464 bytes: "
          "TFLM crashed on %d of 78 runs, each reported as exit 70\n",
          crashed);

@@ -12,7 +12,8 @@
 #   deploy/   systemd units and config (no C)
 #
 # Targets: all (default), deps, test (alias check), run, bench, fuzz,
-#          test-browser, clean.
+#          test-browser, tflm (TensorFlow Lite Micro, the TFLM planner and
+#          its example), clean.
 # Variables: OPT (default -O2 -g), SANITIZE=address,undefined, DEBUG=1,
 #            FUZZ_SECONDS (per fuzz target, default 60).
 

@@ -17,7 +17,8 @@
  * failed one and crashes (seen in its builtin-data allocator, in
  * UNIDIRECTIONAL_SEQUENCE_LSTM's Prepare and in GreedyMemoryPlanner, on
  * dtln_noise_suppression with arenas of 4,080 to 5,872 bytes). The parent
- * turns such a crash into exit status 70 and a message.
+ * turns such a crash (a signal, or under a sanitizer its exit status)
+ * into exit status 70 and a message.
  *
  * Usage: see usage() below. Exit status: 0 ran; 64 bad command line;
  * 65 the model is invalid or cannot run here (an operator this TFLM build
@@ -273,13 +274,18 @@ int isolated(const Args &a) {
   while (waitpid(pid, &st, 0) < 0)
     if (errno != EINTR)
       return 71;
-  if (WIFEXITED(st))
-    return WEXITSTATUS(st);
+  /* Any other end is a crash: a signal, or the exit status a sanitizer
+   * gives a process it stopped. */
+  static const int ours[] = {0, 64, 65, 66, 70, 71, 74};
+  for (int s : ours)
+    if (WIFEXITED(st) && WEXITSTATUS(st) == s)
+      return s;
   fprintf(stderr,
-          "tflm_infer: %s: TFLite Micro crashed (signal %d); it does not "
-          "check every allocation and crashes on some arenas that are too "
-          "small: try a larger --arena-bytes\n",
-          a.model, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+          "tflm_infer: %s: TFLite Micro crashed (%s %d); it does not check "
+          "every allocation and crashes on some arenas that are too small: "
+          "try a larger --arena-bytes\n",
+          a.model, WIFSIGNALED(st) ? "signal" : "exit status",
+          WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
   return 70;
 }
 

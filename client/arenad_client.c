@@ -110,6 +110,21 @@ void arenad_client_sha256(const void *data, size_t len,
   planner_sha256(data, len, out);
 }
 
+void arenad_client_plan_options_init(struct planner_options *o)
+{
+  planner_options_init(o);
+}
+
+const char *arenad_client_strerror(int code)
+{
+  return arena_strerror(code);
+}
+
+const char *arenad_client_algo_name(enum planner_algo a)
+{
+  return planner_algo_name(a);
+}
+
 void arenad_client_options_init(struct arenad_client_options *o)
 {
   memset(o, 0, sizeof *o);

@@ -108,6 +108,20 @@ struct arenad_client_result {
 void arenad_client_sha256(const void *data, size_t len,
                           uint8_t out[ARENAD_CLIENT_DIGEST_LEN]);
 
+/* Fills o with the planner's defaults (algorithm best, alignment 64, no
+ * capacity question): what arenad_client_plan and arenad_client_lookup
+ * use when o is NULL. Change fields after this call. */
+void arenad_client_plan_options_init(struct planner_options *o);
+
+/* The text ("invalid argument") of an ARENA_E* code, 0 included
+ * ("success"). A static string, never NULL; an unknown code gives
+ * "unknown error". */
+const char *arenad_client_strerror(int code);
+
+/* The stable name of an algorithm ("best", "tflm-greedy", ...), as in a
+ * plan's algo field; "?" for an unknown value. A static string. */
+const char *arenad_client_algo_name(enum planner_algo a);
+
 /* Fills o with the defaults: socket from the environment or the default
  * path, default timeouts, fallback enabled. */
 void arenad_client_options_init(struct arenad_client_options *o);

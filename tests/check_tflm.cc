@@ -212,6 +212,26 @@ struct Daemon {
   arenad_client_t *c = NULL;
 };
 
+/* A client whose daemon is never there: with its fallback on, every plan
+ * is made in the test process. */
+struct LocalClient {
+  LocalClient() {
+    char *dir = tu_mkdtemp();
+    ck_assert_ptr_nonnull(dir);
+    path = std::string(dir) + "/no-daemon.sock";
+    tu_rm_rf(dir);
+    free(dir);
+    struct arenad_client_options o;
+    arenad_client_options_init(&o);
+    o.socket_path = path.c_str();
+    o.fallback = 1;
+    ck_assert_int_eq(arenad_client_open(&o, &c), 0);
+  }
+  ~LocalClient() { arenad_client_close(c); }
+  std::string path;
+  arenad_client_t *c = NULL;
+};
+
 /* The daemon's plan counters. */
 struct Counters {
   uint64_t computed, misses, memory_hits, storage_hits, joined, served;
@@ -324,13 +344,17 @@ long long After(const std::string &text, const char *key) {
 
 START_TEST(test_planner_bad_input) {
   static const uint8_t junk[64] = {1, 2, 3};
-  arenad::TflmPlanner bad(NULL, junk, sizeof junk);
+  LocalClient lc;
+  arenad::TflmPlanner bad(lc.c, junk, sizeof junk);
   ck_assert_int_eq(bad.status(), ARENA_EPARSE);
   ck_assert_ptr_nonnull(strstr(bad.error(), "not a valid TFLite"));
   ck_assert_int_eq(bad.AddBuffer(16, 0, 1), kTfLiteError);
   ck_assert_int_eq(bad.Init(NULL, 0), kTfLiteError);
-  arenad::TflmPlanner none(NULL, NULL, 0);
+  arenad::TflmPlanner none(lc.c, NULL, 0);
   ck_assert_int_eq(none.status(), ARENA_EINVAL);
+  arenad::TflmPlanner no_client(NULL, junk, sizeof junk);
+  ck_assert_int_eq(no_client.status(), ARENA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(no_client.error(), "no client"));
 
   tflm_infer::Model m = Load(ModelPath("hello_world_float"));
   struct {
@@ -339,7 +363,7 @@ START_TEST(test_planner_bad_input) {
                {16, -2, 1, -1, ARENA_EINVAL}, {16, 0, 1, 8, ARENA_EPINNED},
                {16, 0, 1, -5, ARENA_EINVAL}};
   for (auto &c : cases) {
-    arenad::TflmPlanner p(NULL, m.data, m.len);
+    arenad::TflmPlanner p(lc.c, m.data, m.len);
     ck_assert_int_eq(p.status(), 0);
     TfLiteStatus st = c.off == -1 ? p.AddBuffer(c.size, c.first, c.last)
                                   : p.AddBuffer(c.size, c.first, c.last, c.off);
@@ -384,7 +408,8 @@ END_TEST
 
 START_TEST(test_planner_pinned_and_empty) {
   tflm_infer::Model m = Load(ModelPath("hello_world_float"));
-  arenad::TflmPlanner p(NULL, m.data, m.len);
+  LocalClient lc;
+  arenad::TflmPlanner p(lc.c, m.data, m.len);
   ck_assert_uint_eq(p.GetMaximumMemorySize(), 0); /* no buffers: empty */
   ck_assert_int_eq(p.GetBufferCount(), 0);
   /* TFLM's scopes: -1 (never used), 0 (graph inputs), then operators. */
@@ -469,7 +494,8 @@ START_TEST(test_planner_against_greedy) {
   Replay(bufs, &greedy, &scratch);
   size_t own = greedy.GetMaximumMemorySize();
   ck_assert(!greedy.DoAnyBuffersOverlap());
-  arenad::TflmPlanner ours(NULL, m.data, m.len);
+  LocalClient lc;
+  arenad::TflmPlanner ours(lc.c, m.data, m.len);
   Replay(bufs, &ours, &scratch);
   size_t head = Query(&ours, &bufs);
   char msg[256];
@@ -535,7 +561,8 @@ int RunCapturing(const tflm_infer::Model &m, tflite::MicroMemoryPlanner *p,
  * planner. */
 void AssertNotRunnable(const ModelCase &mc, const tflm_infer::Model &m) {
   tflite::GreedyMemoryPlanner greedy;
-  arenad::TflmPlanner ours(NULL, m.data, m.len);
+  LocalClient lc;
+  arenad::TflmPlanner ours(lc.c, m.data, m.len);
   tflite::MicroMemoryPlanner *planners[] = {&greedy, &ours};
   for (tflite::MicroMemoryPlanner *p : planners) {
     tflm_infer::Run r;
@@ -645,7 +672,8 @@ START_TEST(test_negative_control) {
   tflite::GreedyMemoryPlanner greedy;
   tflm_infer::Run r_own;
   AssertProven("TFLM's planner", RunOn(m, &greedy, &r_own), r_own);
-  arenad::TflmPlanner bad(NULL, m.data, m.len);
+  LocalClient lc;
+  arenad::TflmPlanner bad(lc.c, m.data, m.len);
   bad.TestOnlyOverlap(true);
   tflm_infer::Run r_bad;
   ck_assert_int_eq(RunOn(m, &bad, &r_bad), tflm_infer::kRunOk);

@@ -197,7 +197,7 @@ void print_plan(arenad::TflmPlanner *p, arenad_client_t *c) {
   if (i.source == arenad::TflmPlanSource::kLocal && i.fallback_reason)
     printf(" (arenad: %s)", arenad_client_errmsg(c));
   printf(", %zu buffers, %s, head %llu bytes, lower bound %llu bytes%s\n",
-         i.n_buffers, planner_algo_name(i.algo),
+         i.n_buffers, arenad_client_algo_name(i.algo),
          (unsigned long long)i.arena_bytes,
          (unsigned long long)i.lower_bound_bytes,
          i.proven_optimal ? " (optimal)" : "");
@@ -219,7 +219,7 @@ int run(const Args &a) {
   arenad_client_t *c = NULL;
   uint8_t *arena = static_cast<uint8_t *>(
       aligned_alloc(16, (a.arena_bytes + 15) / 16 * 16));
-  if (!arena || (!a.tflm && arenad_client_open(&co, &c) != 0)) {
+  if (!arena || arenad_client_open(&co, &c) != 0) {
     fprintf(stderr, "tflm_infer: %s\n",
             arena ? "bad --socket path" : "out of memory");
     free(arena);

@@ -6,10 +6,11 @@
  *  AddBuffer() appends one planner_tensor per buffer (id = TFLM's buffer
  *  index, lifetime shifted by one, pinned at the offline offset if any) to
  *  a heap array. The first query plans the whole array at once through
- *  arenad_client_plan() (or planner_run() without a client) and converts
+ *  arenad_client_plan() and converts
  *  the offsets to int. The client verifies every plan it returns against
  *  this very graph (planner_verify), so a plan that reaches TFLM never
- *  overlaps two buffers that are live at once. The planner is compiled
+ *  overlaps two buffers that are live at once. Only functions of
+ *  arenad_client.h are called (planner.h is used for its types). The planner is compiled
  *  with TFLM's flags (no exceptions, no RTTI); it allocates with
  *  malloc/realloc and reports failures instead of throwing.
  */
@@ -95,7 +96,8 @@ TflmPlanner::TflmPlanner(arenad_client_t *client, const void *model,
   memset(&info_, 0, sizeof info_);
   error_[0] = '\0';
   arenad_client_result_init(&result_);
-  key_status_ = ReadKey(model, model_len);
+  key_status_ = client ? ReadKey(model, model_len)
+                       : Fail(ARENA_EINVAL, "no client handle");
   status_ = key_status_;
 }
 
@@ -229,20 +231,14 @@ int TflmPlanner::Plan() {
   }
   struct planner_graph g = {buffers_, n_buffers_};
   struct planner_options o;
-  planner_options_init(&o);
+  arenad_client_plan_options_init(&o);
   o.alignment = tflite::MicroArenaBufferAlignment();
   struct arenad_model_key k = {model_hash_, sizeof model_hash_, inputs_,
                                n_inputs_};
-  char err[ARENA_ERR_LEN] = "";
-  int rc;
-  if (client_) {
-    rc = arenad_client_plan(client_, &g, &o, &k, &result_);
-    if (rc)
-      return Fail(rc, "%s", arenad_client_errmsg(client_));
-  } else if ((rc = planner_run(&g, &o, &result_.plan, err)) != 0) {
-    return Fail(rc, "%s", err[0] ? err : arena_strerror(rc));
-  } else {
-    result_.local = 1;
+  int rc = arenad_client_plan(client_, &g, &o, &k, &result_);
+  if (rc) {
+    const char *why = arenad_client_errmsg(client_);
+    return Fail(rc, "%s", why[0] ? why : arenad_client_strerror(rc));
   }
   const struct planner_plan *p = &result_.plan;
   if (p->arena_bytes > (uint64_t)INT_MAX)
@@ -324,7 +320,7 @@ void TflmPlanner::PrintMemoryPlan() {
               "%llu bytes, %s, from %s",
               n_buffers_, (unsigned long long)info_.arena_bytes,
               (unsigned long long)info_.lower_bound_bytes,
-              planner_algo_name(info_.algo),
+              arenad_client_algo_name(info_.algo),
               TflmPlanSourceName(info_.source));
   for (size_t i = 0; i < n_buffers_; i++)
     MicroPrintf("  buffer %zu: %llu bytes at %d, scopes %lld..%lld%s", i,

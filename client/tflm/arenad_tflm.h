@@ -32,9 +32,9 @@
  * THE KEY
  *  Plans are requested from arenad under the model's key: the SHA-256 of
  *  the model bytes and the shapes of subgraph 0's inputs. Every process
- *  that runs the same model file therefore shares one cached plan. With
- *  client NULL, or when the daemon fails and the client's fallback is on,
- *  the plan is computed in this process (the same plan: planning is
+ *  that runs the same model file therefore shares one cached plan. When
+ *  the daemon fails and the client's fallback is on (the default), the
+ *  plan is computed in this process (the same plan: planning is
  *  deterministic).
  *
  * WHEN
@@ -44,7 +44,7 @@
  *  over (TFLM calls it once per model allocation).
  *
  * ERRORS
- *  A bad model, a bad buffer (negative size, lifetime out of order), an
+ *  No client handle, a bad model, a bad buffer (negative size, lifetime out of order), an
  *  offline offset that is not a multiple of 16, a planning or daemon
  *  failure (with fallback off), or an offset beyond the int range make
  *  AddBuffer() or GetOffsetForBuffer() return kTfLiteError, so
@@ -53,14 +53,14 @@
  *  GetMaximumMemorySize() returns 0 after a failure.
  *
  * OWNERSHIP AND THREADS
- *  The client handle is borrowed and must outlive the planner (it may be
- *  NULL). The model bytes are borrowed only during the constructor, which
+ *  The client handle is borrowed and must outlive the planner. The model
+ *  bytes are borrowed only during the constructor, which
  *  hashes them and copies the input shapes. The planner owns its buffer
  *  list and plan (heap memory, not arena memory). One planner serves one
  *  MicroAllocator; like the client handle, it is not thread-safe.
  *
- * Uses only the public API of arenad_client.h (and planner.h, which it
- * includes).
+ * Calls only functions of arenad_client.h (planner.h, which it includes,
+ * provides the types).
  */
 #ifndef ARENAD_TFLM_H
 #define ARENAD_TFLM_H
@@ -99,9 +99,10 @@ const char *TflmPlanSourceName(TflmPlanSource s);
 
 class TflmPlanner : public tflite::MicroMemoryPlanner {
  public:
-  /* client: borrowed, may be NULL (plan in this process). model: the
-   * .tflite bytes, model_len of them, borrowed for the call only. A model
-   * that does not verify as a TFLite FlatBuffer leaves the planner failed
+  /* client: borrowed, not NULL (its fallback decides whether a failing
+   * daemon means local planning). model: the .tflite bytes, model_len of
+   * them, borrowed for the call only. A NULL client or a model that does
+   * not verify as a TFLite FlatBuffer leaves the planner failed
    * (status() != 0): every AddBuffer() then fails. */
   TflmPlanner(arenad_client_t *client, const void *model, size_t model_len);
   ~TflmPlanner() override;
@@ -152,7 +153,7 @@ class TflmPlanner : public tflite::MicroMemoryPlanner {
   int Plan();
   void Overlap();
 
-  arenad_client_t *client_;            /* borrowed, may be NULL */
+  arenad_client_t *client_;            /* borrowed */
   uint8_t model_hash_[ARENAD_CLIENT_DIGEST_LEN]; /* SHA-256 of the model */
   int64_t *dims_;                      /* all input dims, owned */
   struct arenad_dims *inputs_;         /* n_inputs_ views into dims_, owned */

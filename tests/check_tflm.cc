@@ -385,7 +385,8 @@ START_TEST(test_planner_bad_input) {
 END_TEST
 
 /* The planner's cache key hashes the model with arenad_client_sha256():
- * FIPS 180-4's "abc" vector, and the hash arenactl prints for a model. */
+ * FIPS 180-4's "abc" vector, and the hash arenactl prints for a model;
+ * and the client's other wrappers. */
 START_TEST(test_planner_model_hash) {
   static const uint8_t abc[32] = {
       0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea, 0x41, 0x41, 0x40,
@@ -394,6 +395,14 @@ START_TEST(test_planner_model_hash) {
   uint8_t h[ARENAD_CLIENT_DIGEST_LEN];
   arenad_client_sha256("abc", 3, h);
   ck_assert_int_eq(memcmp(h, abc, sizeof h), 0);
+  /* The other wrappers TflmPlanner calls instead of planner.h's. */
+  struct planner_options o;
+  arenad_client_plan_options_init(&o);
+  ck_assert_int_eq(o.algo, PLANNER_ALGO_BEST);
+  ck_assert_uint_eq(o.alignment, PLANNER_DEFAULT_ALIGNMENT);
+  ck_assert_str_eq(arenad_client_strerror(ARENA_EINVAL), "invalid argument");
+  ck_assert_str_eq(arenad_client_algo_name(PLANNER_ALGO_TFLM_GREEDY),
+                   "tflm-greedy");
   tflm_infer::Model m = Load(ModelPath("person_detect"));
   struct planner_tflite_model t;
   char err[ARENA_ERR_LEN];

@@ -863,3 +863,8 @@ const char *arenad_client_err_name(int code)
 {
   return arena_err_name(code);
 }
+
+const char *arenad_client_algo_name(enum planner_algo a)
+{
+  return planner_algo_name(a);
+}

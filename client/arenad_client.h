@@ -184,8 +184,11 @@ ARENAD_CLIENT_API int arenad_client_lookup(arenad_client_t *c,
  * use when o is NULL. Change fields after this call. */
 ARENAD_CLIENT_API void arenad_client_plan_options_init(struct planner_options *o);
 
-/* Writes the SHA-256 of len bytes at data (borrowed) to out, e.g. of a
- * model file as the model_hash of an arenad_model_key. */
+/* Writes the SHA-256 of len bytes at data (borrowed; may be NULL when len
+ * is 0) to out (caller-allocated, ARENAD_CLIENT_DIGEST_LEN bytes). The
+ * SHA-256 of a model file is a good model_hash for struct
+ * arenad_model_key, and the one arenactl prints for a .tflite model.
+ * Cannot fail. */
 ARENAD_CLIENT_API void arenad_client_sha256(const void *data, size_t len,
                                             uint8_t out[ARENAD_CLIENT_DIGEST_LEN]);
 
@@ -195,6 +198,10 @@ ARENAD_CLIENT_API void arenad_client_sha256(const void *data, size_t len,
  * "ARENA_EUNKNOWN". */
 ARENAD_CLIENT_API const char *arenad_client_strerror(int code);
 ARENAD_CLIENT_API const char *arenad_client_err_name(int code);
+
+/* The stable name of an algorithm ("best", "tflm-greedy", ...), as in a
+ * plan's algo field; "?" for an unknown value. A static string. */
+ARENAD_CLIENT_API const char *arenad_client_algo_name(enum planner_algo a);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,13 @@
  * planned head, so embed leaves them out and marks them -1. Tensors of
  * other subgraphs, and every tensor the plan leaves out, get -1: the
  * runtime places those itself.
+ * The graph planned is the one TFLite Micro plans its arena head with:
+ * every size rounded up to 16 bytes (MicroArenaBufferAlignment()), and
+ * the kernel scratch buffers TFLM's reference kernels request
+ * (tflite.h, TFLM SCRATCH), which get no offline offset (TFLM places them
+ * itself, in the room the plan leaves for them) but count in the arena.
+ * The same graph is also planned with tflm-greedy, the replica of TFLM's
+ * GreedyMemoryPlanner, and embed warns when its plan is no smaller.
  * After writing, the output is read back and its plan compared with the
  * one computed, so a written file is known to round-trip.
  */
@@ -24,6 +31,7 @@
 #include "tflite.h"
 
 #define EMBED_DEFAULT_ALIGN 16u /* bytes, TFLite Micro's arena alignment */
+#define EMBED_TFLM_ROUND 16u    /* bytes TFLite Micro rounds every size to */
 
 static void usage(FILE *f)
 {
@@ -100,18 +108,66 @@ static int parse_args(int argc, char **argv, struct embed_args *a)
   return 0;
 }
 
-/* Plans m and fills offs (n_all entries, -1 where unplanned). */
-static int plan_offsets(const char *what, const struct planner_tflite_model *m,
-                        const struct planner_options *o, int32_t *offs,
-                        struct planner_plan *p)
+static uint64_t round_tflm(uint64_t n)
+{
+  return (n + EMBED_TFLM_ROUND - 1) / EMBED_TFLM_ROUND * EMBED_TFLM_ROUND;
+}
+
+/* Returns TFLite Micro's graph of m: the planned tensors, then the
+ * scratch buffers, every size rounded up as TFLM does. Owned (free());
+ * NULL when out of memory. */
+static struct planner_tensor *tflm_graph(const struct planner_tflite_model *m,
+                                         struct planner_graph *g)
+{
+  size_t n = m->n_planned + m->n_scratch;
+  struct planner_tensor *t = malloc(n * sizeof *t);
+  if (!t)
+    return NULL;
+  memcpy(t, m->tensors, m->n_planned * sizeof *t);
+  if (m->n_scratch)
+    memcpy(t + m->n_planned, m->scratch, m->n_scratch * sizeof *t);
+  for (size_t i = 0; i < n; i++)
+    t[i].size = round_tflm(t[i].size);
+  g->tensors = t;
+  g->n_tensors = n;
+  return t;
+}
+
+static int run_plan(const char *what, const struct planner_graph *g,
+                    const struct planner_options *o, struct planner_plan *p)
 {
   char err[ARENA_ERR_LEN] = "";
-  struct planner_graph g = planner_tflite_graph(m);
-  int rc = planner_run(&g, o, p, err);
-  if (rc) {
+  int rc = planner_run(g, o, p, err);
+  if (rc)
     cli_error(what, "%s", err[0] ? err : arena_strerror(rc));
-    return cli_exit_status(rc);
+  return rc ? cli_exit_status(rc) : 0;
+}
+
+/* Plans m as TFLite Micro sees it and fills offs (n_all entries, -1 where
+ * unplanned). *tflm_bytes gets the arena of tflm-greedy on the same
+ * graph. */
+static int plan_offsets(const char *what, const struct planner_tflite_model *m,
+                        const struct planner_options *o, int32_t *offs,
+                        struct planner_plan *p, uint64_t *tflm_bytes)
+{
+  struct planner_graph g;
+  struct planner_tensor *t = tflm_graph(m, &g);
+  if (!t) {
+    cli_error(what, "out of memory");
+    return CLI_EX_OSERR;
   }
+  struct planner_options go = *o;
+  struct planner_plan gp;
+  planner_plan_init(&gp);
+  go.algo = PLANNER_ALGO_TFLM_GREEDY;
+  int rc = run_plan(what, &g, o, p);
+  if (!rc)
+    rc = run_plan(what, &g, &go, &gp);
+  *tflm_bytes = gp.arena_bytes;
+  planner_plan_cleanup(&gp);
+  free(t);
+  if (rc)
+    return rc;
   for (uint64_t i = 0; i < m->n_tensors_all; i++)
     offs[i] = -1;
   for (size_t i = 0; i < m->n_planned; i++) {
@@ -179,6 +235,7 @@ int cli_embed_main(int argc, char **argv)
   memset(&to, 0, sizeof to);
   to.keep_dequant = 1;
   to.skip_variable = 1;
+  to.tflm_scratch = 1;
   if (!planner_tflite_is_model(buf, len)) {
     cli_error(what, "not a TFLite model (no \"TFL3\" at bytes 4-7)");
     rc = CLI_EX_DATAERR;
@@ -195,8 +252,16 @@ int cli_embed_main(int argc, char **argv)
     rc = CLI_EX_OSERR;
     goto out;
   }
-  if ((rc = plan_offsets(what, &m, &a.o, offs, &p)) != 0)
+  uint64_t tflm_bytes = 0;
+  if ((rc = plan_offsets(what, &m, &a.o, offs, &p, &tflm_bytes)) != 0)
     goto out;
+  uint64_t arena = round_tflm(p.arena_bytes);
+  if (arena >= round_tflm(tflm_bytes))
+    cli_error(what, "warning: the plan needs %llu bytes, no fewer than "
+              "TFLite Micro's own planner (%llu bytes): embedding it saves "
+              "no memory",
+              (unsigned long long)arena,
+              (unsigned long long)round_tflm(tflm_bytes));
   rc = planner_tflite_embed(buf, len, offs, (size_t)m.n_tensors_all, &outb,
                             &out_len, err);
   if (rc) {
@@ -213,8 +278,15 @@ int cli_embed_main(int argc, char **argv)
            "%llu), arena %llu bytes, lower bound %llu bytes\n",
            m.n_planned, (unsigned long long)m.n_tensors_all,
            planner_algo_name(p.algo), (unsigned long long)a.o.alignment,
-           (unsigned long long)p.arena_bytes,
+           (unsigned long long)arena,
            (unsigned long long)p.lower_bound_bytes);
+    printf("tflm:     TFLite Micro's own planner needs %llu bytes for the "
+           "same buffers (sizes rounded up to %u)\n",
+           (unsigned long long)round_tflm(tflm_bytes), EMBED_TFLM_ROUND);
+    if (m.n_scratch)
+      printf("scratch:  %zu kernel scratch buffers (%llu bytes) left to "
+             "TFLite Micro, with room for them in the plan\n",
+             m.n_scratch, (unsigned long long)m.scratch_bytes);
     if (m.n_variable)
       printf("variable: %u tensors left to TFLite Micro's persistent "
              "memory (-1)\n",

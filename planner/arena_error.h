@@ -42,12 +42,20 @@ enum arena_err {
 #undef ARENA_ERR_ENUM_
 };
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Returns a static, human-readable description of code (0 or ARENA_E*).
  * Unknown codes give "unknown error". Never returns NULL. */
 const char *arena_strerror(int code);
 
 /* Returns the static symbolic name of code, e.g. "ARENA_EINVAL". */
 const char *arena_err_name(int code);
+
+#ifdef __cplusplus
+}
+#endif
 
 /* Length of the optional error-text buffers that one-shot calls fill. */
 #define ARENA_ERR_LEN 256

@@ -30,6 +30,9 @@ struct tinfo {
   uint8_t variable;   /* 1: is_variable */
   uint8_t persistent; /* 1: output of DEQUANTIZE-of-constant */
   uint8_t sized;      /* 1: size is known (not a string/resource/variant) */
+  uint64_t elems;     /* elements of its shape (UINT64_MAX on overflow) */
+  uint32_t rank;      /* dims of its shape */
+  int32_t dim0;       /* its first dim, 0 for a scalar */
 };
 
 /* Element sizes in bits, indexed by TensorType; 0 = no static size. */
@@ -78,6 +81,7 @@ void planner_tflite_cleanup(struct planner_tflite_model *m)
   free(m->tensors);
   free(m->inputs);
   free(m->outputs);
+  free(m->scratch);
   planner_tflite_init(m);
 }
 
@@ -102,6 +106,7 @@ struct reader {
   uint32_t n_opcodes;                  /* entries in opcode */
   struct tinfo *t;                     /* per tensor of subgraph 0 */
   uint32_t n_t;                        /* entries in t */
+  size_t cap_scratch;                  /* entries allocated in m->scratch */
 };
 
 static int read_buffers(struct reader *r, const struct tfl__table *model)
@@ -234,6 +239,9 @@ static int read_tensor(struct reader *r, const struct tfl__vec *v, uint32_t i)
   ti->first = ti->last = -1;
   ti->type = type;
   ti->variable = var != 0;
+  ti->elems = overflow ? UINT64_MAX : elems;
+  ti->rank = rank;
+  ti->dim0 = rank ? dims[0] : 0;
   if (buffer >= r->n_buffers && buffer != 0)
     return tfl__fail(&r->f, ARENA_EPARSE,
                      "tensor %u: buffer index %u out of range (the model has "
@@ -276,6 +284,100 @@ static int read_tensor(struct reader *r, const struct tfl__vec *v, uint32_t i)
                      (unsigned)i);
   ti->size = (elems * type_bits[type] + 7) / 8;
   return 0;
+}
+
+/* ---- TFLite Micro kernel scratch buffers (tflite.h, TFLM SCRATCH) ------- */
+
+#define TFL_OP_SVDF 27
+#define TFL_OP_MEAN 40
+#define TFL_OP_LSTM 44 /* UNIDIRECTIONAL_SEQUENCE_LSTM */
+#define TFL_OP_SUM 74
+#define TFL_TYPE_INT16 7
+#define TFL_TYPE_INT8 9
+#define TFL_SCRATCH_MAX (1ull << 40) /* bytes: far beyond any kernel's int */
+
+/* The tensor that entry j of an operator's list names, or NULL when the
+ * entry is absent (-1 or past the end); indexes were checked by touch(). */
+static const struct tinfo *op_tensor(const struct reader *r,
+                                     const struct tfl__vec *v, uint32_t j)
+{
+  if (j >= v->n)
+    return NULL;
+  int32_t idx = tfl__vec_i32(&r->f, v, j);
+  return idx >= 0 ? &r->t[idx] : NULL;
+}
+
+/* Appends a scratch buffer of a * b * c bytes living at operator k. */
+static int add_scratch(struct reader *r, int64_t k, uint64_t a, uint64_t b,
+                       uint64_t c)
+{
+  struct planner_tflite_model *m = r->m;
+  if ((b && a > TFL_SCRATCH_MAX / b) || (c && a * b > TFL_SCRATCH_MAX / c))
+    return tfl__fail(&r->f, ARENA_EOVERFLOW,
+                     "operator %lld: its kernel scratch buffer would exceed "
+                     "2^40 bytes",
+                     (long long)k);
+  if (m->n_scratch == r->cap_scratch) {
+    size_t cap = r->cap_scratch ? 2 * r->cap_scratch : 16;
+    void *p = realloc(m->scratch, cap * sizeof *m->scratch);
+    if (!p)
+      return tfl__fail(&r->f, ARENA_ENOMEM, "out of memory");
+    m->scratch = p;
+    r->cap_scratch = cap;
+  }
+  if (m->n_tensors_all + m->n_scratch >= UINT32_MAX)
+    return tfl__fail(&r->f, ARENA_ETOOBIG, "too many tensors and scratch "
+                     "buffers for 32-bit ids");
+  struct planner_tensor *t = &m->scratch[m->n_scratch];
+  t->id = (uint32_t)(m->n_tensors_all + m->n_scratch);
+  t->size = a * b * c;
+  t->first = t->last = k;
+  t->align = 0;
+  t->pinned = PLANNER_NOT_PINNED;
+  m->n_scratch++;
+  m->scratch_bytes += t->size;
+  return 0;
+}
+
+static uint64_t dim(int32_t d)
+{
+  return d > 0 ? (uint64_t)d : 0;
+}
+
+/* Adds the scratch buffers operator k (builtin code) requests from TFLM's
+ * arena head while it is prepared; in and out are its tensor lists. */
+static int tflm_scratch(struct reader *r, int64_t k, int32_t code,
+                        const struct tfl__vec *in, const struct tfl__vec *out)
+{
+  const struct tinfo *x = op_tensor(r, in, 0), *y = op_tensor(r, out, 0);
+  int rc = 0;
+  if (code == TFL_OP_SVDF) {
+    /* input [batch, input_size], weights_feature [num_filters, input_size],
+     * output [batch, num_units] */
+    const struct tinfo *wf = op_tensor(r, in, 1);
+    if (!x || !wf || !y)
+      return 0;
+    rc = add_scratch(r, k, 4, dim(x->dim0), dim(wf->dim0));
+    if (!rc && x->type == TFL_TYPE_INT8)
+      rc = add_scratch(r, k, 4, y->elems, 1);
+  } else if (code == TFL_OP_LSTM) {
+    const struct tinfo *state = op_tensor(r, in, 18), *cell = op_tensor(r, in, 19);
+    if (!state || !cell || cell->type >= PLANNER_TFLITE_TYPE__COUNT)
+      return 0;
+    for (int i = 0; i < 4 && !rc; i++)
+      rc = add_scratch(r, k, state->elems, type_bits[cell->type] / 8, 1);
+  } else if (code == TFL_OP_MEAN || code == TFL_OP_SUM) {
+    const struct tinfo *axis = op_tensor(r, in, 1);
+    if (!x || !axis || !y)
+      return 0;
+    if (x->type == TFL_TYPE_INT8 || x->type == TFL_TYPE_INT16)
+      rc = add_scratch(r, k, 4, y->elems, 1);
+    if (!rc)
+      rc = add_scratch(r, k, 4, x->rank, 1);
+    if (!rc)
+      rc = add_scratch(r, k, 4, axis->elems, 1);
+  }
+  return rc;
 }
 
 /* Marks tensor idx (from operator k's list `list`) as used at k. */
@@ -328,6 +430,9 @@ static int read_operator(struct reader *r, const struct tfl__vec *ops,
       if ((rc = touch(r, tfl__vec_i32(&r->f, &v[l], j), k, lists[l].name)) != 0)
         return rc;
   }
+  if (r->o->tflm_scratch &&
+      (rc = tflm_scratch(r, k, r->opcode[oc], &v[0], &v[1])) != 0)
+    return rc;
   if (r->opcode[oc] == TFL_OP_DEQUANTIZE && v[0].n > 0) {
     int32_t in = tfl__vec_i32(&r->f, &v[0], 0);
     if (in >= 0 && r->t[in].is_const)
@@ -540,7 +645,7 @@ int planner_tflite_read(const void *buf, size_t len,
                         struct planner_tflite_model *out,
                         char err[ARENA_ERR_LEN])
 {
-  static const struct planner_tflite_options defaults = {0, 0, 0};
+  static const struct planner_tflite_options defaults = {0, 0, 0, 0};
   struct reader r;
   if (err)
     err[0] = '\0';

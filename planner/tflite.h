@@ -33,6 +33,23 @@
  *    every tensor whose signature is dynamic in dimension 0 only; a model
  *    with any other dynamic dimension then gives ARENA_EUNSUPPORTED.
  *
+ * TFLM SCRATCH
+ *  With options->tflm_scratch the reader also lists the scratch buffers
+ *  that TensorFlow Lite Micro's reference kernels (at the bundled commit
+ *  90b983c2) request from the arena head while preparing an operator,
+ *  where the model's shapes and types determine them; each lives during
+ *  its operator only, and they come in TFLM's request order:
+ *    SVDF                 4 * batch * num_filters bytes, and for an INT8
+ *                         input also 4 * batch * num_units
+ *    UNIDIRECTIONAL_SEQUENCE_LSTM  four of batch * state bytes times the
+ *                         cell state's element size (input 18 holds
+ *                         batch * state elements, input 19 is the cell
+ *                         state)
+ *    MEAN, SUM            for an INT8 or INT16 input 4 * output elements,
+ *                         then 4 * input rank and 4 * axis elements
+ *  Optimised kernel libraries (CMSIS-NN, Xtensa, ...) request other
+ *  buffers, and other operators' requests are not modelled.
+ *
  * OFFLINE PLANS
  *  planner_tflite_embed() adds a TFLite Micro "OfflineMemoryAllocation"
  *  metadata entry; see its comment for the layout it writes.
@@ -76,6 +93,8 @@ struct planner_tflite_options {
   uint64_t batch;   /* > 0: size dynamic batch dimensions with this */
   int skip_variable; /* 1: leave variable tensors out (TFLite Micro keeps
                         them in its persistent tail, not the planned head) */
+  int tflm_scratch;  /* 1: list the kernel scratch buffers TFLite Micro's
+                        reference kernels request (see TFLM SCRATCH) */
 };
 
 /* One graph input or output of subgraph 0. */
@@ -112,6 +131,12 @@ struct planner_tflite_model {
   int dynamic;                   /* 1 when some tensor has a -1 in its signature */
   int batch_applied;             /* 1 when options->batch resized tensors */
   int has_offline_plan;          /* 1 when OfflineMemoryAllocation exists */
+  struct planner_tensor *scratch; /* with tflm_scratch: n_scratch kernel
+                                     scratch buffers, owned; id =
+                                     n_tensors_all + index, first = last =
+                                     the operator */
+  size_t n_scratch;              /* entries in scratch */
+  uint64_t scratch_bytes;        /* their total size */
   uint8_t sha256[32];            /* SHA-256 of the whole file */
 };
 

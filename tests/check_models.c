@@ -820,6 +820,29 @@ START_TEST(test_embed_golden)
       "out.tflite");
   ck_assert_msg(r.status == 0, "%s", r.err);
   assert_contains(r.out, "embedded: 4 of 10 tensors");
+  /* tflm-greedy is TFLite Micro's own planner: embed says it saves
+   * nothing. */
+  assert_contains(r.out, "arena 128 bytes");
+  assert_contains(r.out, "tflm:     TFLite Micro's own planner needs 128 "
+                         "bytes");
+  assert_contains(r.err, "warning: the plan needs 128 bytes, no fewer than "
+                         "TFLite Micro's own planner (128 bytes)");
+  run_free(&r);
+  /* On audio_preprocessor_int8 arenad's plan is smaller: no warning, and
+   * the arena is counted as TFLM counts it (sizes rounded up to 16; the
+   * model has 3- and 1-byte tensors). */
+  copy_in("models/audio_preprocessor_int8.tflite");
+  RUN(&r, "embed", "audio_preprocessor_int8.tflite", "-o", "a.tflite");
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  assert_contains(r.out, "arena 2096 bytes, lower bound 2096 bytes");
+  assert_contains(r.out, "own planner needs 3040 bytes");
+  ck_assert_ptr_null(strstr(r.err, "warning"));
+  run_free(&r);
+  /* Kernel scratch buffers: keyword_scrambled's SVDFs request 14. */
+  copy_in("models/keyword_scrambled.tflite");
+  RUN(&r, "embed", "keyword_scrambled.tflite", "-o", "k.tflite");
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  assert_contains(r.out, "scratch:  14 kernel scratch buffers (2816 bytes)");
   run_free(&r);
   size_t len, olen, n;
   char *in = read_tmp("hello_world_float.tflite", &len);
@@ -866,7 +889,8 @@ START_TEST(test_embed_real_models)
   char *out = read_tmp("out.tflite", &olen);
   int32_t *offs = NULL;
   struct planner_tflite_model m;
-  struct planner_tflite_options keep = {1, 0, 1}; /* as embed reads */
+  struct planner_tflite_options keep = {.keep_dequant = 1,
+                                       .skip_variable = 1}; /* as embed reads */
   planner_tflite_init(&m);
   ck_assert_int_eq(planner_tflite_read(out, olen, &keep, &m, err), 0);
   ck_assert_int_eq(planner_tflite_offline_plan(out, olen, &offs, &n, err), 0);

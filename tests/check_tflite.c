@@ -6,8 +6,10 @@
  *
  * This file holds the suite and its "models" and "rules" cases. The "bad"
  * cases are in check_tflite_bad.c, the "embed" cases in
- * check_tflite_embed.c, and the helpers they share (the FlatBuffers writer
- * for synthetic models, the bundled models) in check_tflite_util.c.
+ * check_tflite_embed.c, the "scratch" cases (TFLite Micro's kernel
+ * scratch buffers) in check_tflite_scratch.c, and the helpers they share
+ * (the FlatBuffers writer for synthetic models, the bundled models) in
+ * check_tflite_util.c.
  */
 #include <check.h>
 #include <stdio.h>
@@ -125,7 +127,7 @@ START_TEST(test_keep_dequant)
   size_t len;
   uint8_t *b = tfl_load_model("face_detection_short_range", &len);
   struct planner_tflite_model m;
-  struct planner_tflite_options o = {1, 0, 0};
+  struct planner_tflite_options o = {.keep_dequant = 1};
   planner_tflite_init(&m);
   ck_assert_int_eq(planner_tflite_read(b, len, NULL, &m, err), 0);
   ck_assert_uint_eq(m.n_persistent, 74);
@@ -197,7 +199,7 @@ START_TEST(test_rules)
   ck_assert_uint_eq(m.n_variable, 1);
   ck_assert_int_eq(m.dynamic, 0);
   ck_assert_int_eq(m.has_offline_plan, 0);
-  struct planner_tflite_options o = {1, 0, 0};
+  struct planner_tflite_options o = {.keep_dequant = 1};
   ck_assert_int_eq(planner_tflite_read(b, len, &o, &m, err), 0);
   expect(&m, 5, 16, 2, 3);
   ck_assert_uint_eq(m.n_planned, 7);
@@ -311,7 +313,7 @@ START_TEST(test_dynamic_batch)
   tm.t[0].sig[1] = 8;
   uint8_t *b = tb_build(&tm, &len);
   struct planner_tflite_model m;
-  struct planner_tflite_options o = {0, 5, 0};
+  struct planner_tflite_options o = {.batch = 5};
   planner_tflite_init(&m);
   ck_assert_int_eq(planner_tflite_read(b, len, NULL, &m, err), 0);
   ck_assert_int_eq(m.dynamic, 1);
@@ -359,6 +361,10 @@ Suite *tflite_suite(void)
   tc = tcase_create("embed");
   tcase_set_timeout(tc, 120);
   tflite_add_embed(tc);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("scratch");
+  tcase_set_timeout(tc, 60);
+  tflite_add_scratch(tc);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -3,8 +3,9 @@
  * (tests/check_tflite.c and tests/check_tflite_*.c): the small FlatBuffers
  * writer for synthetic test models and its model description (tb_*), the
  * bundled real models (tfl_*), both defined in check_tflite_util.c, and
- * the functions that add the tests of check_tflite_bad.c and
- * check_tflite_embed.c to their TCases (tflite_add_*).
+ * the functions that add the tests of check_tflite_bad.c,
+ * check_tflite_embed.c and check_tflite_scratch.c to their TCases
+ * (tflite_add_*).
  */
 #ifndef ARENA_CHECK_TFLITE_H
 #define ARENA_CHECK_TFLITE_H
@@ -88,5 +89,6 @@ uint8_t *tfl_load_model(const char *name, size_t *len);
 
 void tflite_add_bad(TCase *tc);   /* check_tflite_bad.c */
 void tflite_add_embed(TCase *tc); /* check_tflite_embed.c */
+void tflite_add_scratch(TCase *tc); /* check_tflite_scratch.c */
 
 #endif

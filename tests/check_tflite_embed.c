@@ -19,7 +19,7 @@ START_TEST(test_embed_round_trip)
   size_t len, out_len, nb;
   uint8_t *b = tfl_load_model(name, &len), *out = NULL;
   struct planner_tflite_model m, again;
-  struct planner_tflite_options keep = {1, 0, 0};
+  struct planner_tflite_options keep = {.keep_dequant = 1};
   struct planner_plan p;
   struct planner_options o;
   int32_t *back = NULL;

@@ -1,0 +1,300 @@
+/*
+ * tflm_infer.cc - runs a .tflite model on TensorFlow Lite Micro with its
+ * arena planned by arenad: how an interpreter integrates
+ * arenad::TflmPlanner (client/tflm/arenad_tflm.h).
+ *
+ * It loads the model, opens a libarenad-client handle (fallback on unless
+ * --no-fallback), creates the planner from the model bytes (the cache key
+ * is the model's SHA-256 and input shapes), hands it to
+ * MicroAllocator::Create(arena, size, &planner), allocates the tensors,
+ * invokes the model on seeded inputs, and prints where the plan came
+ * from, the arena bytes, and every output. Any number of these processes
+ * on one machine share one plan from arenad's cache. --planner tflm runs
+ * TFLM's own GreedyMemoryPlanner instead, for comparison.
+ *
+ * The model runs in a child process: TFLM does not check every
+ * allocation, and on some arenas that are too small it dereferences a
+ * failed one and crashes (seen in its builtin-data allocator, in
+ * UNIDIRECTIONAL_SEQUENCE_LSTM's Prepare and in GreedyMemoryPlanner, on
+ * dtln_noise_suppression with arenas of 4,080 to 5,872 bytes). The parent
+ * turns such a crash (a signal, or under a sanitizer its exit status)
+ * into exit status 70 and a message.
+ *
+ * Usage: see usage() below. Exit status: 0 ran; 64 bad command line;
+ * 65 the model is invalid or cannot run here (an operator this TFLM build
+ * lacks, an arena too small, planning failed); 66 the model cannot be
+ * read; 70 an invoke failed or TFLM crashed; 71 out of memory.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "arenad_tflm.h"
+#include "tensorflow/lite/c/common.h"
+#include "tensorflow/lite/micro/memory_planner/greedy_memory_planner.h"
+#include "tflm_infer_run.h"
+
+namespace {
+
+constexpr size_t kDefaultArena = 64u << 20; /* bytes */
+
+void usage(FILE *f) {
+  fprintf(f,
+          "Usage: tflm_infer [options] MODEL.tflite\n"
+          "\n"
+          "Runs MODEL on TensorFlow Lite Micro with the arena planned by\n"
+          "arenad and prints the plan's source, the arena bytes and the\n"
+          "outputs.\n"
+          "\n"
+          "Options:\n"
+          "  --socket PATH      arenad's socket (default $ARENAD_SOCKET, else\n"
+          "                     %s)\n"
+          "  --no-fallback      fail when arenad cannot plan, instead of\n"
+          "                     planning in this process\n"
+          "  --planner P        arenad (default) or tflm (TFLite Micro's own\n"
+          "                     GreedyMemoryPlanner, for comparison)\n"
+          "  --arena-bytes N    arena size (default %zu)\n"
+          "  --seed N           seed of the input values (default 1)\n"
+          "  --invokes N        number of invokes (default 1)\n"
+          "  --values N         output values printed per output (default 16,\n"
+          "                     0 = all)\n"
+          "  -h, --help         this text\n"
+          "\n"
+          "Exit status: 0 ran, 64 bad command line, 65 the model is invalid\n"
+          "or cannot run, 66 cannot read the model, 70 invoke failed or TFLite\n"
+          "Micro crashed (an arena too small), 71 out of memory.\n",
+          ARENAD_CLIENT_DEFAULT_SOCKET, kDefaultArena);
+}
+
+/* The command line. */
+struct Args {
+  const char *model;     /* path, borrowed */
+  const char *socket;    /* NULL: the client's default */
+  int fallback;          /* 1: plan locally when arenad fails */
+  int tflm;              /* 1: TFLM's own planner */
+  size_t arena_bytes;    /* arena size */
+  unsigned long long seed; /* input seed */
+  int invokes;           /* >= 1 */
+  size_t values;         /* values printed per output, 0 = all */
+};
+
+/* Parses a decimal number in [lo, hi]. Returns 0 or -1. */
+int number(const char *s, unsigned long long lo, unsigned long long hi,
+           unsigned long long *v) {
+  char *end;
+  if (!s || !*s || *s == '-')
+    return -1;
+  errno = 0;
+  *v = strtoull(s, &end, 10);
+  return errno || *end || *v < lo || *v > hi ? -1 : 0;
+}
+
+/* Returns 0, -1 after --help, or 64. */
+int parse(int argc, char **argv, Args *a) {
+  for (int i = 1; i < argc; i++) {
+    const char *o = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    unsigned long long n;
+    if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+      usage(stdout);
+      return -1;
+    } else if (!strcmp(o, "--no-fallback")) {
+      a->fallback = 0;
+    } else if (!strcmp(o, "--socket") && v) {
+      a->socket = v;
+      i++;
+    } else if (!strcmp(o, "--planner") && v &&
+               (!strcmp(v, "arenad") || !strcmp(v, "tflm"))) {
+      a->tflm = !strcmp(v, "tflm");
+      i++;
+    } else if (!strcmp(o, "--arena-bytes") && !number(v, 1024, 1ull << 31, &n)) {
+      a->arena_bytes = (size_t)n;
+      i++;
+    } else if (!strcmp(o, "--seed") && !number(v, 0, ~0ull, &n)) {
+      a->seed = n;
+      i++;
+    } else if (!strcmp(o, "--invokes") && !number(v, 1, 1000000, &n)) {
+      a->invokes = (int)n;
+      i++;
+    } else if (!strcmp(o, "--values") && !number(v, 0, 1ull << 31, &n)) {
+      a->values = (size_t)n;
+      i++;
+    } else if (o[0] == '-' || a->model) {
+      fprintf(stderr, "tflm_infer: %s '%s'\n",
+              o[0] == '-' ? "bad option or value:" : "only one MODEL, not",
+              o);
+      return 64;
+    } else {
+      a->model = o;
+    }
+  }
+  if (!a->model) {
+    fprintf(stderr, "tflm_infer: missing MODEL (see --help)\n");
+    return 64;
+  }
+  return 0;
+}
+
+int exit_status(int run_status) {
+  switch (run_status) {
+    case tflm_infer::kRunOk:
+      return 0;
+    case tflm_infer::kRunUnreadable:
+      return 66;
+    case tflm_infer::kRunInvoke:
+      return 70;
+    case tflm_infer::kRunNoMemory:
+      return 71;
+    default:
+      return 65;
+  }
+}
+
+/* Prints one output: its shape, then up to `values` values. */
+void print_output(const tflm_infer::Run &r, const tflm_infer::OutputInfo &e,
+                  size_t values) {
+  printf("output %d.%d: %s [", e.invoke, e.index,
+         TfLiteTypeGetName((TfLiteType)e.type));
+  for (int d = 0; d < e.rank && d < tflm_infer::kMaxDims; d++)
+    printf("%s%d", d ? ", " : "", e.dims[d]);
+  printf("]");
+  const uint8_t *p = r.outputs + e.offset;
+  size_t esz = e.type == kTfLiteFloat32 || e.type == kTfLiteInt32 ? 4
+               : e.type == kTfLiteInt16                            ? 2
+                                                                   : 1;
+  size_t n = e.bytes / esz;
+  for (size_t i = 0; i < n && (values == 0 || i < values); i++) {
+    if (e.type == kTfLiteFloat32) {
+      float f;
+      memcpy(&f, p + 4 * i, 4);
+      printf(" %.9g", (double)f);
+    } else if (e.type == kTfLiteInt32) {
+      int32_t x;
+      memcpy(&x, p + 4 * i, 4);
+      printf(" %d", x);
+    } else if (e.type == kTfLiteInt16) {
+      int16_t x;
+      memcpy(&x, p + 2 * i, 2);
+      printf(" %d", x);
+    } else if (e.type == kTfLiteInt8) {
+      printf(" %d", (int8_t)p[i]);
+    } else {
+      printf(" %u", p[i]);
+    }
+  }
+  if (values && n > values)
+    printf(" ... (%zu values)", n);
+  printf("\n");
+}
+
+/* Prints where the plan came from. */
+void print_plan(arenad::TflmPlanner *p, arenad_client_t *c) {
+  const arenad::TflmPlanInfo &i = p->info();
+  printf("plan: from %s", arenad::TflmPlanSourceName(i.source));
+  if (i.source == arenad::TflmPlanSource::kLocal && i.fallback_reason)
+    printf(" (arenad: %s)", arenad_client_errmsg(c));
+  printf(", %zu buffers, %s, head %llu bytes, lower bound %llu bytes%s\n",
+         i.n_buffers, arenad_client_algo_name(i.algo),
+         (unsigned long long)i.arena_bytes,
+         (unsigned long long)i.lower_bound_bytes,
+         i.proven_optimal ? " (optimal)" : "");
+}
+
+/* Loads, plans, runs and prints; returns the exit status. */
+int run(const Args &a) {
+  int rc;
+  char err[tflm_infer::kErrLen];
+  tflm_infer::Model m;
+  if ((rc = tflm_infer::LoadModel(a.model, &m, err)) != 0) {
+    fprintf(stderr, "tflm_infer: %s: %s\n", a.model, err);
+    return exit_status(rc);
+  }
+  struct arenad_client_options co;
+  arenad_client_options_init(&co);
+  co.socket_path = a.socket;
+  co.fallback = a.fallback;
+  arenad_client_t *c = NULL;
+  uint8_t *arena = static_cast<uint8_t *>(
+      aligned_alloc(16, (a.arena_bytes + 15) / 16 * 16));
+  if (!arena || arenad_client_open(&co, &c) != 0) {
+    fprintf(stderr, "tflm_infer: %s\n",
+            arena ? "bad --socket path" : "out of memory");
+    free(arena);
+    tflm_infer::FreeModel(&m);
+    return arena ? 64 : 71;
+  }
+  arenad::TflmPlanner ours(c, m.data, m.len);
+  tflite::GreedyMemoryPlanner greedy;
+  tflite::MicroMemoryPlanner *planner = &ours;
+  if (a.tflm)
+    planner = &greedy;
+  tflm_infer::Run r;
+  rc = tflm_infer::RunModel(m, planner, arena, a.arena_bytes, a.seed,
+                            a.invokes, &r);
+  printf("model: %s\n", a.model);
+  if (a.tflm)
+    printf("plan: TFLite Micro's GreedyMemoryPlanner, head %zu bytes\n",
+           r.head_bytes);
+  else if (ours.status() == 0 && rc != tflm_infer::kRunUnsupported)
+    print_plan(&ours, c);
+  if (rc == tflm_infer::kRunOk || rc == tflm_infer::kRunInvoke)
+    printf("arena: %zu bytes used (head %zu)\n", r.arena_used_bytes,
+           r.head_bytes);
+  for (size_t i = 0; i < r.n_info; i++)
+    print_output(r, r.info[i], a.values);
+  if (rc)
+    fprintf(stderr, "tflm_infer: %s: %s%s%s\n", a.model, r.error,
+            ours.status() ? ": " : "", ours.status() ? ours.error() : "");
+  tflm_infer::FreeRun(&r);
+  arenad_client_close(c);
+  free(arena);
+  tflm_infer::FreeModel(&m);
+  if (fflush(stdout) != 0 && rc == 0)
+    return 74;
+  return exit_status(rc);
+}
+
+/* Runs run(a) in a child process and returns its exit status, or 70 with
+ * a message when TFLM crashed it (see the top of the file). */
+int isolated(const Args &a) {
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0)
+    return run(a);
+  if (pid == 0) {
+    int rc = run(a);
+    fflush(stdout);
+    _exit(rc);
+  }
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR)
+      return 71;
+  /* Any other end is a crash: a signal, or the exit status a sanitizer
+   * gives a process it stopped. */
+  static const int ours[] = {0, 64, 65, 66, 70, 71, 74};
+  for (int s : ours)
+    if (WIFEXITED(st) && WEXITSTATUS(st) == s)
+      return s;
+  fprintf(stderr,
+          "tflm_infer: %s: TFLite Micro crashed (%s %d); it does not check "
+          "every allocation and crashes on some arenas that are too small: "
+          "try a larger --arena-bytes\n",
+          a.model, WIFSIGNALED(st) ? "signal" : "exit status",
+          WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+  return 70;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  Args a = {NULL, NULL, 1, 0, kDefaultArena, 1, 1, 16};
+  int rc = parse(argc, argv, &a);
+  if (rc)
+    return rc < 0 ? 0 : rc;
+  return isolated(a);
+}

@@ -1,0 +1,268 @@
+/*
+ * tflm_infer_run.cc - loading and running a model on TensorFlow Lite
+ * Micro with a caller's memory planner (see tflm_infer_run.h).
+ *
+ * The operator list below is the one the TFLM build compiles (the
+ * Makefile section "TensorFlow Lite Micro"): the reference kernels of
+ * every builtin operator the bundled models use. A model that needs any
+ * other operator is refused before TFLM sees it, with the operator's
+ * name, instead of TFLM's "Didn't find op" deep inside AllocateTensors.
+ */
+#include "tflm_infer_run.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensorflow/lite/micro/micro_allocator.h"
+#include "tensorflow/lite/micro/micro_interpreter.h"
+#include "tensorflow/lite/micro/micro_mutable_op_resolver.h"
+#include "tensorflow/lite/schema/schema_generated.h"
+#include "tensorflow/lite/schema/schema_utils.h"
+
+namespace tflm_infer {
+
+namespace {
+
+constexpr int kMaxOps = 32; /* resolver capacity */
+using Resolver = tflite::MicroMutableOpResolver<kMaxOps>;
+
+TfLiteStatus AddOps(Resolver *r) {
+  const TfLiteStatus rc[] = {
+      r->AddAdd(),        r->AddAveragePool2D(),
+      r->AddCast(),       r->AddConcatenation(),
+      r->AddConv2D(),     r->AddDepthwiseConv2D(),
+      r->AddDequantize(), r->AddDiv(),
+      r->AddFullyConnected(), r->AddLogistic(),
+      r->AddMaxPool2D(),  r->AddMaximum(),
+      r->AddMean(),       r->AddMinimum(),
+      r->AddMul(),        r->AddPad(),
+      r->AddQuantize(),   r->AddRelu(),
+      r->AddReshape(),    r->AddSoftmax(),
+      r->AddStridedSlice(), r->AddSvdf(),
+      r->AddTranspose(),  r->AddUnidirectionalSequenceLSTM(),
+  };
+  for (TfLiteStatus s : rc)
+    if (s != kTfLiteOk)
+      return kTfLiteError;
+  return kTfLiteOk;
+}
+
+/* Names the first operator of m that r cannot run, or returns NULL. */
+const char *MissingOp(const tflite::Model *m, const Resolver &r) {
+  const auto *codes = m->operator_codes();
+  for (flatbuffers::uoffset_t i = 0; codes && i < codes->size(); i++) {
+    const tflite::OperatorCode *c = codes->Get(i);
+    tflite::BuiltinOperator op = tflite::GetBuiltinCode(c);
+    if (op == tflite::BuiltinOperator_CUSTOM) {
+      const char *name = c->custom_code() ? c->custom_code()->c_str() : "";
+      if (!r.FindOp(name))
+        return name;
+    } else if (!r.FindOp(op)) {
+      return tflite::EnumNameBuiltinOperator(op);
+    }
+  }
+  return NULL;
+}
+
+/* splitmix64: a small seeded generator. */
+uint64_t Next(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+void FillInput(TfLiteTensor *t, uint64_t seed) {
+  uint64_t s = seed;
+  if (t->type == kTfLiteFloat32) {
+    float *f = t->data.f;
+    for (size_t i = 0; i < t->bytes / sizeof *f; i++)
+      f[i] = (float)((double)(Next(&s) >> 40) / (double)(1u << 23) - 1.0);
+    return;
+  }
+  uint8_t *b = t->data.uint8;
+  for (size_t i = 0; i < t->bytes; i++)
+    b[i] = (uint8_t)(Next(&s) >> 56);
+}
+
+/* Passes every call to the caller's planner and records, into a Run,
+ * the buffers TFLM adds and the offsets and head size it reads. */
+class Tap : public tflite::MicroMemoryPlanner {
+ public:
+  Tap(tflite::MicroMemoryPlanner *inner, Run *out) : in_(inner), out_(out) {}
+  TfLiteStatus Init(unsigned char *s, int n) override {
+    out_->n_buffers = 0;
+    return in_->Init(s, n);
+  }
+  TfLiteStatus AddBuffer(int size, int first, int last) override {
+    if (!Keep(size, first, last, -1))
+      return kTfLiteError;
+    return in_->AddBuffer(size, first, last);
+  }
+  TfLiteStatus AddBuffer(int size, int first, int last, int off) override {
+    if (!Keep(size, first, last, off))
+      return kTfLiteError;
+    return in_->AddBuffer(size, first, last, off);
+  }
+  size_t GetMaximumMemorySize() override {
+    return out_->head_bytes = in_->GetMaximumMemorySize();
+  }
+  int GetBufferCount() override { return in_->GetBufferCount(); }
+  TfLiteStatus GetOffsetForBuffer(int i, int *off) override {
+    TfLiteStatus st = in_->GetOffsetForBuffer(i, off);
+    if (st == kTfLiteOk && i >= 0 && (size_t)i < out_->n_buffers)
+      out_->buffers[i].offset = *off;
+    return st;
+  }
+  bool preserves_all_tensors() const override {
+    return in_->preserves_all_tensors();
+  }
+  void PrintMemoryPlan() override { in_->PrintMemoryPlan(); }
+
+ private:
+  bool Keep(int size, int first, int last, int off) {
+    if ((out_->n_buffers & (out_->n_buffers + 1)) == 0) { /* 0, 1, 3, 7.. */
+      void *b = realloc(out_->buffers,
+                        (2 * out_->n_buffers + 1) * sizeof *out_->buffers);
+      if (!b)
+        return false;
+      out_->buffers = static_cast<PlannedBuffer *>(b);
+    }
+    out_->buffers[out_->n_buffers++] = {size, first, last, off, -1};
+    return true;
+  }
+  tflite::MicroMemoryPlanner *in_; /* borrowed */
+  Run *out_;                       /* borrowed */
+};
+
+int Fail(Run *out, int status, const char *what) {
+  snprintf(out->error, sizeof out->error, "%s", what);
+  return status;
+}
+
+/* Appends every output of invoke k to out. */
+int KeepOutputs(tflite::MicroInterpreter *in, int k, Run *out) {
+  size_t n = in->outputs_size(), add = 0;
+  for (size_t i = 0; i < n; i++)
+    add += in->output(i)->bytes;
+  void *o = realloc(out->outputs, out->outputs_len + add + 1);
+  void *inf = realloc(out->info, (out->n_info + n + 1) * sizeof *out->info);
+  if (o)
+    out->outputs = static_cast<uint8_t *>(o);
+  if (inf)
+    out->info = static_cast<OutputInfo *>(inf);
+  if (!o || !inf)
+    return Fail(out, kRunNoMemory, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    const TfLiteTensor *t = in->output(i);
+    OutputInfo *e = &out->info[out->n_info++];
+    memset(e, 0, sizeof *e);
+    e->invoke = k;
+    e->index = (int)i;
+    e->type = t->type;
+    e->rank = t->dims ? t->dims->size : 0;
+    for (int d = 0; d < e->rank && d < kMaxDims; d++)
+      e->dims[d] = t->dims->data[d];
+    e->offset = out->outputs_len;
+    e->bytes = t->bytes;
+    memcpy(out->outputs + out->outputs_len, t->data.raw, t->bytes);
+    out->outputs_len += t->bytes;
+  }
+  return kRunOk;
+}
+
+}  // namespace
+
+int LoadModel(const char *path, Model *m, char *err) {
+  m->data = NULL;
+  m->len = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    snprintf(err, kErrLen, "cannot open: %s", strerror(errno));
+    return kRunUnreadable;
+  }
+  long len = -1;
+  if (fseek(f, 0, SEEK_END) == 0)
+    len = ftell(f);
+  if (len <= 0 || len > (long)FLATBUFFERS_MAX_BUFFER_SIZE ||
+      fseek(f, 0, SEEK_SET) != 0) {
+    fclose(f);
+    snprintf(err, kErrLen, "%s", len == 0 ? "empty file" : "cannot read");
+    return len == 0 ? kRunInvalid : kRunUnreadable;
+  }
+  size_t cap = ((size_t)len + 15) / 16 * 16;
+  m->data = static_cast<uint8_t *>(aligned_alloc(16, cap));
+  if (!m->data) {
+    fclose(f);
+    snprintf(err, kErrLen, "out of memory");
+    return kRunNoMemory;
+  }
+  size_t got = fread(m->data, 1, (size_t)len, f);
+  fclose(f);
+  m->len = (size_t)len;
+  if (got != m->len) {
+    FreeModel(m);
+    snprintf(err, kErrLen, "short read");
+    return kRunUnreadable;
+  }
+  flatbuffers::Verifier v(m->data, m->len);
+  if (!tflite::VerifyModelBuffer(v)) {
+    FreeModel(m);
+    snprintf(err, kErrLen, "not a valid TFLite model (the FlatBuffers "
+             "verifier rejects it)");
+    return kRunInvalid;
+  }
+  return kRunOk;
+}
+
+void FreeModel(Model *m) {
+  free(m->data);
+  m->data = NULL;
+  m->len = 0;
+}
+
+int RunModel(const Model &m, tflite::MicroMemoryPlanner *planner,
+             uint8_t *arena, size_t arena_len, uint64_t seed, int invokes,
+             Run *out) {
+  memset(out, 0, sizeof *out);
+  const tflite::Model *model = tflite::GetModel(m.data);
+  Resolver resolver;
+  if (AddOps(&resolver) != kTfLiteOk)
+    return Fail(out, kRunNoMemory, "cannot register the operators");
+  const char *missing = MissingOp(model, resolver);
+  if (missing) {
+    snprintf(out->error, sizeof out->error,
+             "operator %s is not in this build of TFLite Micro", missing);
+    return kRunUnsupported;
+  }
+  Tap tap(planner, out);
+  tflite::MicroAllocator *alloc =
+      tflite::MicroAllocator::Create(arena, arena_len, &tap);
+  if (!alloc)
+    return Fail(out, kRunAllocate, "the arena is too small for the allocator");
+  tflite::MicroInterpreter in(model, resolver, alloc);
+  if (in.AllocateTensors() != kTfLiteOk)
+    return Fail(out, kRunAllocate, "AllocateTensors failed");
+  out->arena_used_bytes = in.arena_used_bytes();
+  for (int k = 0; k < invokes; k++) {
+    for (size_t i = 0; i < in.inputs_size(); i++)
+      FillInput(in.input(i), seed * 1000003u + (uint64_t)k * 1009u + i);
+    if (in.Invoke() != kTfLiteOk)
+      return Fail(out, kRunInvoke, "Invoke failed");
+    int rc = KeepOutputs(&in, k, out);
+    if (rc)
+      return rc;
+  }
+  return kRunOk;
+}
+
+void FreeRun(Run *r) {
+  free(r->outputs);
+  free(r->info);
+  free(r->buffers);
+  memset(r, 0, sizeof *r);
+}
+
+}  // namespace tflm_infer

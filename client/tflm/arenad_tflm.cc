@@ -1,0 +1,333 @@
+/*
+ * arenad_tflm.cc - arenad::TflmPlanner, a TFLite Micro memory planner
+ * backed by libarenad-client (see arenad_tflm.h).
+ *
+ * DESIGN
+ *  AddBuffer() appends one planner_tensor per buffer (id = TFLM's buffer
+ *  index, lifetime shifted by one, pinned at the offline offset if any) to
+ *  a heap array. The first query plans the whole array at once through
+ *  arenad_client_plan() and converts
+ *  the offsets to int. The client verifies every plan it returns against
+ *  this very graph (planner_verify), so a plan that reaches TFLM never
+ *  overlaps two buffers that are live at once. Only functions of
+ *  arenad_client.h are called (planner.h is used for its types). The planner is compiled
+ *  with TFLM's flags (no exceptions, no RTTI); it allocates with
+ *  malloc/realloc and reports failures instead of throwing.
+ */
+#include "arenad_tflm.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensorflow/lite/micro/micro_arena_constants.h"
+#include "tensorflow/lite/micro/micro_log.h"
+#include "tensorflow/lite/schema/schema_generated.h"
+
+namespace arenad {
+
+namespace {
+
+/* The client library's limits on a model key (arenad_client.h). */
+constexpr size_t kMaxInputs = 1024;
+constexpr size_t kMaxDims = 32;
+
+/* Counts the dims of subgraph 0's inputs; 0 and sets *bad on a limit. */
+size_t CountDims(const tflite::SubGraph *sg, const char **bad) {
+  size_t n = 0;
+  const auto *in = sg->inputs();
+  const auto *tensors = sg->tensors();
+  *bad = NULL;
+  if (!in)
+    return 0;
+  if (in->size() > kMaxInputs) {
+    *bad = "the model has more than 1024 inputs";
+    return 0;
+  }
+  for (flatbuffers::uoffset_t i = 0; i < in->size(); i++) {
+    int32_t t = in->Get(i);
+    if (!tensors || t < 0 || (flatbuffers::uoffset_t)t >= tensors->size()) {
+      *bad = "an input of subgraph 0 names a tensor that does not exist";
+      return 0;
+    }
+    const auto *shape = tensors->Get((flatbuffers::uoffset_t)t)->shape();
+    size_t r = shape ? shape->size() : 0;
+    if (r > kMaxDims) {
+      *bad = "an input of subgraph 0 has more than 32 dimensions";
+      return 0;
+    }
+    n += r;
+  }
+  return n;
+}
+
+}  // namespace
+
+const char *TflmPlanSourceName(TflmPlanSource s) {
+  switch (s) {
+    case TflmPlanSource::kDaemon:
+      return "daemon";
+    case TflmPlanSource::kCache:
+      return "cache";
+    case TflmPlanSource::kLocal:
+      return "local";
+    case TflmPlanSource::kNone:
+      break;
+  }
+  return "none";
+}
+
+TflmPlanner::TflmPlanner(arenad_client_t *client, const void *model,
+                         size_t model_len)
+    : client_(client),
+      dims_(NULL),
+      inputs_(NULL),
+      n_inputs_(0),
+      buffers_(NULL),
+      n_buffers_(0),
+      cap_buffers_(0),
+      offsets_(NULL),
+      planned_(false),
+      test_overlap_(false),
+      status_(0),
+      key_status_(0) {
+  memset(&info_, 0, sizeof info_);
+  error_[0] = '\0';
+  arenad_client_result_init(&result_);
+  key_status_ = client ? ReadKey(model, model_len)
+                       : Fail(ARENA_EINVAL, "no client handle");
+  status_ = key_status_;
+}
+
+TflmPlanner::~TflmPlanner() {
+  arenad_client_result_cleanup(&result_);
+  free(offsets_);
+  free(buffers_);
+  free(inputs_);
+  free(dims_);
+}
+
+int TflmPlanner::Fail(int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(error_, sizeof error_, fmt, ap);
+  va_end(ap);
+  status_ = code;
+  MicroPrintf("arenad planner: %s", error_);
+  return code;
+}
+
+int TflmPlanner::ReadKey(const void *model, size_t len) {
+  if (!model || len == 0 || len > FLATBUFFERS_MAX_BUFFER_SIZE)
+    return Fail(ARENA_EINVAL, "no model bytes, or more than 2 GiB");
+  flatbuffers::Verifier v(static_cast<const uint8_t *>(model), len);
+  if (!tflite::VerifyModelBuffer(v))
+    return Fail(ARENA_EPARSE, "the model is not a valid TFLite FlatBuffer");
+  const tflite::Model *m = tflite::GetModel(model);
+  if (!m->subgraphs() || m->subgraphs()->size() == 0)
+    return Fail(ARENA_EPARSE, "the model has no subgraph");
+  const tflite::SubGraph *sg = m->subgraphs()->Get(0);
+  const char *bad;
+  size_t n_dims = CountDims(sg, &bad);
+  if (bad)
+    return Fail(ARENA_EINVAL, "%s", bad);
+  n_inputs_ = sg->inputs() ? sg->inputs()->size() : 0;
+  dims_ = static_cast<int64_t *>(malloc((n_dims ? n_dims : 1) * sizeof *dims_));
+  inputs_ = static_cast<struct arenad_dims *>(
+      malloc((n_inputs_ ? n_inputs_ : 1) * sizeof *inputs_));
+  if (!dims_ || !inputs_)
+    return Fail(ARENA_ENOMEM, "out of memory");
+  size_t at = 0;
+  for (size_t i = 0; i < n_inputs_; i++) {
+    int32_t t = sg->inputs()->Get((flatbuffers::uoffset_t)i);
+    const auto *shape = sg->tensors()->Get((flatbuffers::uoffset_t)t)->shape();
+    size_t r = shape ? shape->size() : 0;
+    inputs_[i].dims = dims_ + at;
+    inputs_[i].n_dims = r;
+    for (size_t k = 0; k < r; k++) {
+      int32_t d = shape->Get((flatbuffers::uoffset_t)k);
+      dims_[at++] = d < 0 ? 0 : d; /* dynamic (-1) dims count as 0 */
+    }
+  }
+  arenad_client_sha256(model, len, model_hash_);
+  return 0;
+}
+
+TfLiteStatus TflmPlanner::Init(unsigned char *, int) {
+  n_buffers_ = 0;
+  planned_ = false;
+  status_ = key_status_;
+  if (!status_)
+    error_[0] = '\0';
+  memset(&info_, 0, sizeof info_);
+  arenad_client_result_cleanup(&result_);
+  return status_ ? kTfLiteError : kTfLiteOk;
+}
+
+int TflmPlanner::Add(int size, int first, int last, int64_t pinned) {
+  if (status_)
+    return status_;
+  if (size < 0 || first < -1 || last < first)
+    return Fail(ARENA_EINVAL,
+                "buffer %zu: size %d, lifetime [%d, %d] is not a buffer",
+                n_buffers_, size, first, last);
+  if (pinned >= 0 && pinned % tflite::MicroArenaBufferAlignment() != 0)
+    return Fail(ARENA_EPINNED,
+                "buffer %zu: offline offset %lld is not a multiple of %d",
+                n_buffers_, (long long)pinned,
+                (int)tflite::MicroArenaBufferAlignment());
+  if (n_buffers_ == cap_buffers_) {
+    size_t cap = cap_buffers_ ? 2 * cap_buffers_ : 64;
+    void *b = realloc(buffers_, cap * sizeof *buffers_);
+    if (!b)
+      return Fail(ARENA_ENOMEM, "out of memory");
+    buffers_ = static_cast<struct planner_tensor *>(b);
+    cap_buffers_ = cap;
+  }
+  struct planner_tensor *t = &buffers_[n_buffers_];
+  t->id = (uint32_t)n_buffers_;
+  t->size = (uint64_t)size;
+  t->first = (int64_t)first + 1;
+  t->last = (int64_t)last + 1;
+  t->align = 0;
+  t->pinned = pinned >= 0 ? pinned : PLANNER_NOT_PINNED;
+  n_buffers_++;
+  planned_ = false;
+  return 0;
+}
+
+TfLiteStatus TflmPlanner::AddBuffer(int size, int first_time_used,
+                                    int last_time_used) {
+  return Add(size, first_time_used, last_time_used, -1) ? kTfLiteError
+                                                        : kTfLiteOk;
+}
+
+TfLiteStatus TflmPlanner::AddBuffer(int size, int first_time_used,
+                                    int last_time_used, int offline_offset) {
+  if (offline_offset < 0) {
+    Fail(ARENA_EINVAL, "buffer %zu: negative offline offset %d", n_buffers_,
+         offline_offset);
+    return kTfLiteError;
+  }
+  return Add(size, first_time_used, last_time_used, offline_offset)
+             ? kTfLiteError
+             : kTfLiteOk;
+}
+
+int TflmPlanner::Plan() {
+  memset(&info_, 0, sizeof info_);
+  arenad_client_result_cleanup(&result_);
+  free(offsets_);
+  offsets_ = static_cast<int *>(
+      malloc((n_buffers_ ? n_buffers_ : 1) * sizeof *offsets_));
+  if (!offsets_)
+    return Fail(ARENA_ENOMEM, "out of memory");
+  info_.n_buffers = n_buffers_;
+  if (n_buffers_ == 0) {
+    info_.source = TflmPlanSource::kLocal; /* nothing to place */
+    return 0;
+  }
+  struct planner_graph g = {buffers_, n_buffers_};
+  struct planner_options o;
+  arenad_client_plan_options_init(&o);
+  o.alignment = tflite::MicroArenaBufferAlignment();
+  struct arenad_model_key k = {model_hash_, sizeof model_hash_, inputs_,
+                               n_inputs_};
+  int rc = arenad_client_plan(client_, &g, &o, &k, &result_);
+  if (rc) {
+    const char *why = arenad_client_errmsg(client_);
+    return Fail(rc, "%s", why[0] ? why : arenad_client_strerror(rc));
+  }
+  const struct planner_plan *p = &result_.plan;
+  if (p->arena_bytes > (uint64_t)INT_MAX)
+    return Fail(ARENA_EOVERFLOW, "the plan needs %llu bytes, beyond the int "
+                "offsets of TFLite Micro", (unsigned long long)p->arena_bytes);
+  for (size_t i = 0; i < n_buffers_; i++)
+    offsets_[i] = (int)p->offsets[i];
+  info_.source = result_.local    ? TflmPlanSource::kLocal
+                 : result_.cached ? TflmPlanSource::kCache
+                                  : TflmPlanSource::kDaemon;
+  info_.fallback_reason = result_.local ? result_.fallback_reason : 0;
+  info_.arena_bytes = p->arena_bytes;
+  info_.lower_bound_bytes = p->lower_bound_bytes;
+  info_.proven_optimal = p->proven_optimal;
+  info_.algo = p->algo;
+  info_.planning_us = result_.planning_us;
+  if (test_overlap_)
+    Overlap();
+  return 0;
+}
+
+/* Test builds: puts the first buffer that shares time with an earlier one
+ * at that earlier buffer's offset. */
+void TflmPlanner::Overlap() {
+  for (size_t j = 1; j < n_buffers_; j++)
+    for (size_t i = 0; i < j; i++) {
+      const struct planner_tensor *a = &buffers_[i], *b = &buffers_[j];
+      if (a->size && b->size && a->first <= b->last && b->first <= a->last &&
+          offsets_[i] != offsets_[j]) {
+        offsets_[j] = offsets_[i];
+        return;
+      }
+    }
+}
+
+int TflmPlanner::PlanIfNeeded() {
+  if (status_)
+    return status_;
+  if (planned_)
+    return 0;
+  int rc = Plan();
+  if (rc) {
+    memset(&info_, 0, sizeof info_);
+    return rc;
+  }
+  planned_ = true;
+  return 0;
+}
+
+size_t TflmPlanner::GetMaximumMemorySize() {
+  return PlanIfNeeded() ? 0 : (size_t)info_.arena_bytes;
+}
+
+int TflmPlanner::GetBufferCount() { return (int)n_buffers_; }
+
+TfLiteStatus TflmPlanner::GetOffsetForBuffer(int buffer_index, int *offset) {
+  if (PlanIfNeeded())
+    return kTfLiteError;
+  if (buffer_index < 0 || (size_t)buffer_index >= n_buffers_) {
+    MicroPrintf("arenad planner: no buffer %d (%zu buffers)", buffer_index,
+                n_buffers_);
+    return kTfLiteError;
+  }
+  *offset = offsets_[buffer_index];
+  return kTfLiteOk;
+}
+
+const TflmPlanInfo &TflmPlanner::info() {
+  (void)PlanIfNeeded();
+  return info_;
+}
+
+void TflmPlanner::PrintMemoryPlan() {
+  if (PlanIfNeeded()) {
+    MicroPrintf("arenad planner: no plan: %s", error_);
+    return;
+  }
+  MicroPrintf("arenad planner: %zu buffers, arena %llu bytes, lower bound "
+              "%llu bytes, %s, from %s",
+              n_buffers_, (unsigned long long)info_.arena_bytes,
+              (unsigned long long)info_.lower_bound_bytes,
+              arenad_client_algo_name(info_.algo),
+              TflmPlanSourceName(info_.source));
+  for (size_t i = 0; i < n_buffers_; i++)
+    MicroPrintf("  buffer %zu: %llu bytes at %d, scopes %lld..%lld%s", i,
+                (unsigned long long)buffers_[i].size, offsets_[i],
+                (long long)buffers_[i].first - 1,
+                (long long)buffers_[i].last - 1,
+                buffers_[i].pinned != PLANNER_NOT_PINNED ? " (offline)" : "");
+}
+
+}  // namespace arenad

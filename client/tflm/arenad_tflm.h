@@ -1,0 +1,175 @@
+/*
+ * arenad_tflm.h - a TensorFlow Lite Micro memory planner whose plans come
+ * from arenad.
+ *
+ * arenad::TflmPlanner implements tflite::MicroMemoryPlanner, the interface
+ * TFLite Micro's MicroAllocator plans its arena head through. Pass it where
+ * TFLM would otherwise create its own GreedyMemoryPlanner:
+ *
+ *     arenad_client_t *c = NULL;
+ *     arenad_client_open(NULL, &c);              // fallback on by default
+ *     arenad::TflmPlanner planner(c, model_data, model_len);
+ *     tflite::MicroAllocator *alloc =
+ *         tflite::MicroAllocator::Create(arena, arena_len, &planner);
+ *     tflite::MicroInterpreter interp(tflite::GetModel(model_data),
+ *                                     resolver, alloc);
+ *     interp.AllocateTensors();
+ *
+ * WHAT IT PLANS
+ *  Every buffer TFLM adds: the tensors of every subgraph that live in the
+ *  arena head and every kernel scratch buffer (RequestScratchBufferInArena),
+ *  with the sizes (already rounded up to 16 bytes by TFLM) and lifetimes
+ *  TFLM gives. Buffers TFLM adds with an offline offset (a model carrying
+ *  an OfflineMemoryAllocation plan) are pinned there. TFLM numbers its
+ *  allocation scopes from -1 (a tensor nothing uses) and 0 (the graph's
+ *  inputs, before the first operator); the graph sent to arenad shifts
+ *  every lifetime by one so that they start at 0. Offsets are multiples of
+ *  16, TFLM's MicroArenaBufferAlignment(); options are the planner's
+ *  defaults otherwise (algorithm `best`, which includes a replica of
+ *  TFLM's GreedyMemoryPlanner, so the arena is never larger than TFLM's
+ *  own on the same buffers).
+ *
+ * THE KEY
+ *  Plans are requested from arenad under the model's key: the SHA-256 of
+ *  the model bytes and the shapes of subgraph 0's inputs. Every process
+ *  that runs the same model file therefore shares one cached plan. When
+ *  the daemon fails and the client's fallback is on (the default), the
+ *  plan is computed in this process (the same plan: planning is
+ *  deterministic).
+ *
+ * WHEN
+ *  TFLM calls Init(), then AddBuffer() once per buffer, then
+ *  GetOffsetForBuffer() and GetMaximumMemorySize(). The first query after
+ *  the last AddBuffer() plans; later queries reuse the plan. Init() starts
+ *  over (TFLM calls it once per model allocation).
+ *
+ * ERRORS
+ *  No client handle, a bad model, a bad buffer (negative size, lifetime out of order), an
+ *  offline offset that is not a multiple of 16, a planning or daemon
+ *  failure (with fallback off), or an offset beyond the int range make
+ *  AddBuffer() or GetOffsetForBuffer() return kTfLiteError, so
+ *  AllocateTensors() fails cleanly; status() then holds the ARENA_E* code
+ *  and error() the reason, which is also logged with MicroPrintf.
+ *  GetMaximumMemorySize() returns 0 after a failure.
+ *
+ * OWNERSHIP AND THREADS
+ *  The client handle is borrowed and must outlive the planner. The model
+ *  bytes are borrowed only during the constructor, which
+ *  hashes them and copies the input shapes. The planner owns its buffer
+ *  list and plan (heap memory, not arena memory). One planner serves one
+ *  MicroAllocator; like the client handle, it is not thread-safe.
+ *
+ * Calls only functions of arenad_client.h (planner.h, which it includes,
+ * provides the types).
+ */
+#ifndef ARENAD_TFLM_H
+#define ARENAD_TFLM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <arenad/arenad_client.h>
+#include "tensorflow/lite/micro/memory_planner/micro_memory_planner.h"
+
+namespace arenad {
+
+/* Where the current plan came from. */
+enum class TflmPlanSource {
+  kNone,   /* nothing planned yet, or the last plan failed */
+  kDaemon, /* planned by arenad (or joined a planning job in flight) */
+  kCache,  /* served from arenad's cache */
+  kLocal,  /* planned in this process */
+};
+
+/* Facts about the current plan. Value struct. */
+struct TflmPlanInfo {
+  TflmPlanSource source;      /* see TflmPlanSource */
+  int fallback_reason;        /* kLocal after a daemon failure: its ARENA_E*
+                                 code; 0 otherwise */
+  uint64_t arena_bytes;       /* head bytes the plan needs */
+  uint64_t lower_bound_bytes; /* no plan of these buffers needs less */
+  int proven_optimal;         /* 1 when arena_bytes meets a lower bound */
+  enum planner_algo algo;     /* the algorithm that produced the offsets */
+  uint64_t planning_us;       /* planning time as the client reports it */
+  size_t n_buffers;           /* buffers planned */
+};
+
+/* Returns "daemon", "cache", "local" or "none". */
+const char *TflmPlanSourceName(TflmPlanSource s);
+
+class TflmPlanner : public tflite::MicroMemoryPlanner {
+ public:
+  /* client: borrowed, not NULL (its fallback decides whether a failing
+   * daemon means local planning). model: the .tflite bytes, model_len of
+   * them, borrowed for the call only. A NULL client or a model that does
+   * not verify as a TFLite FlatBuffer leaves the planner failed
+   * (status() != 0): every AddBuffer() then fails. */
+  TflmPlanner(arenad_client_t *client, const void *model, size_t model_len);
+  ~TflmPlanner() override;
+  TflmPlanner(const TflmPlanner &) = delete;
+  TflmPlanner &operator=(const TflmPlanner &) = delete;
+
+  /* tflite::MicroMemoryPlanner. Init() ignores the scratch area TFLM
+   * offers (the planner keeps its state on the heap) and drops every
+   * buffer and the plan. */
+  TfLiteStatus Init(unsigned char *scratch_buffer,
+                    int scratch_buffer_size) override;
+  TfLiteStatus AddBuffer(int size, int first_time_used,
+                         int last_time_used) override;
+  TfLiteStatus AddBuffer(int size, int first_time_used, int last_time_used,
+                         int offline_offset) override;
+  size_t GetMaximumMemorySize() override;
+  int GetBufferCount() override;
+  TfLiteStatus GetOffsetForBuffer(int buffer_index, int *offset) override;
+  bool preserves_all_tensors() const override { return false; }
+  /* Logs the plan with MicroPrintf: a summary and one line per buffer. */
+  void PrintMemoryPlan() override;
+
+  /* 0, or the ARENA_E* code of the failure that stopped the planner. */
+  int status() const { return status_; }
+  /* Why, "" when status() is 0. Owned by the planner. */
+  const char *error() const { return error_; }
+  /* The current plan's facts (plans first if needed). */
+  const TflmPlanInfo &info();
+
+#ifdef ARENAD_TFLM_TESTING
+  /* Test builds only: after planning, move one buffer onto another that is
+   * live at the same time, so that tests can prove they notice. */
+  void TestOnlyOverlap(bool on) {
+    test_overlap_ = on;
+    planned_ = false;
+  }
+#endif
+
+ private:
+  int Fail(int code, const char *fmt, ...)
+#if defined(__GNUC__)
+      __attribute__((format(printf, 3, 4)))
+#endif
+      ;
+  int ReadKey(const void *model, size_t len);
+  int Add(int size, int first, int last, int64_t pinned);
+  int PlanIfNeeded();
+  int Plan();
+  void Overlap();
+
+  arenad_client_t *client_;            /* borrowed */
+  uint8_t model_hash_[ARENAD_CLIENT_DIGEST_LEN]; /* SHA-256 of the model */
+  int64_t *dims_;                      /* all input dims, owned */
+  struct arenad_dims *inputs_;         /* n_inputs_ views into dims_, owned */
+  size_t n_inputs_;                    /* inputs of subgraph 0 */
+  struct planner_tensor *buffers_;     /* n_buffers_ entries, owned */
+  size_t n_buffers_, cap_buffers_;     /* used and allocated entries */
+  int *offsets_;                       /* n_buffers_ offsets when planned */
+  struct arenad_client_result result_; /* the plan, owned */
+  TflmPlanInfo info_;                  /* facts about the plan */
+  bool planned_;                       /* offsets_ matches buffers_ */
+  bool test_overlap_;                  /* test builds: corrupt the plan */
+  int status_;                         /* 0 or ARENA_E* */
+  int key_status_;                     /* 0, or why the model was refused */
+  char error_[2 * ARENA_ERR_LEN];      /* reason for status_ */
+};
+
+}  // namespace arenad
+
+#endif /* ARENAD_TFLM_H */

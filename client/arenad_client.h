@@ -113,8 +113,9 @@ struct arenad_client_result {
                                daemon path fail, else 0 */
   uint8_t graph_digest[ARENAD_CLIENT_DIGEST_LEN];   /* of the caller's graph */
   uint8_t options_digest[ARENAD_CLIENT_DIGEST_LEN]; /* of the options */
-  uint64_t planning_us; /* time spent planning (daemon or local), in
-                           microseconds; 0 for a cache hit */
+  uint64_t planning_us; /* time the plan took to compute (daemon or
+                           local), in microseconds; for a cache hit, the
+                           time of the computation that stored it */
 };
 
 /* Fills o with the defaults: socket from the environment or the default

@@ -232,7 +232,7 @@ BENCH_SRC := $(wildcard bench/bench_*.c)
 BENCH_BINS := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 $(BUILD)/bench/bench_planner: $(BUILD)/bench/bench_planner.o $(BUILD)/libarenaplanner.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
-$(BUILD)/bench/bench_exact: $(BUILD)/bench/bench_exact.o $(BUILD)/libarenaplanner.a
+$(BUILD)/bench/bench_exact: $(BUILD)/bench/bench_exact.o $(BUILD)/bench/tracegen.o $(BUILD)/libarenaplanner.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
 $(BUILD)/bench/bench_storage: $(BUILD)/bench/bench_storage.o $(BUILD)/libarenastorage.a $(BUILD)/libarenaplanner.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_SQLITE)) -lm

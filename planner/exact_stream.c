@@ -54,6 +54,12 @@
 /* Work units between polls of the stop callback and the effort. */
 #define STREAM_POLL_UNITS (1u << 16)
 
+/* Work units of changing one candidate's key: a treap erase and insert,
+ * each about 2 log2 m nodes with their splits and merges, and a walk up
+ * the tree of minima. Measured against exact_search.c's units, so that an
+ * effort unit stays within the nominal millisecond (docs/exact.md). */
+#define KEY_UNITS(T) (8 * (uint64_t)(T)->lgm)
+
 struct slv {
   uint64_t ex;    /* entry key: offset ... */
   int64_t er;     /* ... and rank, -1 at the root */
@@ -313,12 +319,16 @@ static void tmin_set(struct exact_stream *T, uint32_t q, uint64_t v)
   T->tmin[i] = v;
   for (i >>= 1; i; i >>= 1) {
     uint64_t a = T->tmin[2 * i], b = T->tmin[2 * i + 1];
-    T->tmin[i] = a < b ? a : b;
+    uint64_t m = a < b ? a : b;
+    if (T->tmin[i] == m)
+      break; /* the minima above are unchanged too */
+    T->tmin[i] = m;
   }
 }
 
-/* Sets pos[q] = v (q unplaced), keeping the treap and tmin in step. */
-static void set_pos(struct exact_stream *T, uint32_t q, uint64_t v)
+/* Sets pos[q] = v (q unplaced), keeping the treap and tmin in step.
+ * Returns the work units. */
+static uint64_t set_pos(struct exact_stream *T, uint32_t q, uint64_t v)
 {
   int in = avail(T, q);
   if (in)
@@ -327,6 +337,7 @@ static void set_pos(struct exact_stream *T, uint32_t q, uint64_t v)
   if (in)
     T->root = tr_insert(T, T->root, q);
   tmin_set(T, q, v + T->size[q]);
+  return KEY_UNITS(T);
 }
 
 /* The canonical offset of unplaced q under the current floors. */
@@ -419,8 +430,7 @@ static int place(struct exact_stream *T, uint32_t c, int *how,
       } else {
         *how = P_RECOMPUTE;
       }
-      set_pos(T, b, np);
-      *work += 4 * (uint64_t)T->lgm;
+      *work += set_pos(T, b, np);
       if (np + T->size[b] > cap)
         ok = 0;
     }
@@ -440,18 +450,15 @@ static void unplace(struct exact_stream *T, uint32_t c, int how,
   if (how == P_TRAIL) {
     while (T->ptn > mark) {
       T->ptn--;
-      set_pos(T, T->pti[T->ptn], T->ptv[T->ptn]);
-      *work += 4 * (uint64_t)T->lgm;
+      *work += set_pos(T, T->pti[T->ptn], T->ptv[T->ptn]);
     }
   } else if (how == P_RECOMPUTE) {
     /* c is still unlinked, so it is not among its neighbours; its twin
      * successor is still a candidate, as set_pos() expects. */
     FOR_NEIGHBOURS(T, c, b, w, {
       uint64_t np = pos_of(T, b);
-      if (np != T->pos[b]) {
-        set_pos(T, b, np);
-        *work += 4 * (uint64_t)T->lgm;
-      }
+      if (np != T->pos[b])
+        *work += set_pos(T, b, np);
     });
   }
   if (T->tnext[c] != NONE)

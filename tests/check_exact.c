@@ -937,8 +937,8 @@ START_TEST(test_stream_memory_bounded)
 {
   /* The state of exact_stream.c grows with the tensors and sections of
    * the component, never with its overlap pairs: here 9 M pairs, and at
-   * most 400 bytes a tensor plus 20 per cover entry (at most 2 log2 of
-   * the sections a tensor; docs/exact.md). */
+   * most 190 bytes a tensor, 216 a section and 20 a cover entry (at most
+   * 2 log2 P a tensor; docs/exact.md). */
   enum { F = 3000 };
   static struct planner_tensor t[5 + F];
   size_t n = medium_under_fillers(t, F);
@@ -961,13 +961,14 @@ START_TEST(test_stream_memory_bounded)
   ck_assert_ptr_null(X.adj_off[X.K] ? X.adj : NULL); /* no pairs stored */
   ck_assert_int_eq(exact__make_rank(&X, 0, 0), 0);
   ck_assert_int_eq(exact__stream_search(&X, 0, 80000 + F, 1000000), R_FOUND);
-  uint64_t lg = 1;
-  for (uint32_t v = X.sb[1]; v > 1; v >>= 1)
+  uint64_t lg = 1, S = X.sb[1];
+  for (uint64_t v = 1; v < S; v *= 2)
     lg++;
   size_t bytes = exact__stream_bytes(&X);
   ck_assert_uint_gt(bytes, 0);
-  ck_assert_msg(bytes <= n * (400 + 20 * 2 * lg), "%zu bytes for %zu "
-                "tensors", bytes, n);
+  ck_assert_msg(bytes <= 190 * (n + 1) + 216 * S + 20 * 2 * lg * n + 4096,
+                "%zu bytes for %zu tensors, %" PRIu64 " sections", bytes, n,
+                S);
   exact__free(&X);
   planner__prob_cleanup(&p);
 }

@@ -230,7 +230,7 @@ run: deps
 # ---- bench -----------------------------------------------------------------
 BENCH_SRC := $(wildcard bench/bench_*.c)
 BENCH_BINS := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
-$(BUILD)/bench/bench_planner: $(BUILD)/bench/bench_planner.o $(BUILD)/libarenaplanner.a
+$(BUILD)/bench/bench_planner: $(BUILD)/bench/bench_planner.o $(BUILD)/bench/tracegen.o $(BUILD)/libarenaplanner.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
 $(BUILD)/bench/bench_exact: $(BUILD)/bench/bench_exact.o $(BUILD)/bench/tracegen.o $(BUILD)/libarenaplanner.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm

@@ -425,14 +425,6 @@ static int bench_traces(const char *dir)
   return bad;
 }
 
-static uint64_t rng(uint64_t *s)
-{
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 static int bench_random(void)
 {
   int bad = 0;
@@ -450,12 +442,12 @@ static int bench_random(void)
      * skip connections, sizes spread over four decades. */
     for (size_t i = 0; i < n; i++) {
       int64_t f = (int64_t)(i / 2);
-      uint64_t r = rng(&s) % 100;
-      int64_t len = r < 85 ? (int64_t)(rng(&s) % 4) :
-                    r < 98 ? (int64_t)(rng(&s) % 64) : (int64_t)(rng(&s) % 2000);
-      uint64_t sz = 64u << (rng(&s) % 14);
+      uint64_t r = tracegen_rand(&s) % 100;
+      uint64_t mod = r < 85 ? 4 : r < 98 ? 64 : 2000;
+      int64_t len = (int64_t)(tracegen_rand(&s) % mod);
+      uint64_t sz = 64u << (tracegen_rand(&s) % 14);
       t[i].id = (uint32_t)i;
-      t[i].size = sz + 64 * (rng(&s) % 16);
+      t[i].size = sz + 64 * (tracegen_rand(&s) % 16);
       t[i].first = f;
       t[i].last = f + len;
       t[i].align = 0;

@@ -22,7 +22,7 @@ struct gen {
 
 #define TO_END (-1)
 
-static uint64_t rnd(uint64_t *s)
+uint64_t tracegen_rand(uint64_t *s)
 {
   uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -30,16 +30,16 @@ static uint64_t rnd(uint64_t *s)
   return z ^ (z >> 31);
 }
 
-/* Uniform in [lo, hi]. */
-static uint64_t rnd_in(uint64_t *s, uint64_t lo, uint64_t hi)
+uint64_t tracegen_rand_in(uint64_t *s, uint64_t lo, uint64_t hi)
 {
-  return lo + rnd(s) % (hi - lo + 1);
+  return lo + tracegen_rand(s) % (hi - lo + 1);
 }
+
 
 /* 1 with probability pct percent. */
 static int chance(uint64_t *s, unsigned pct)
 {
-  return rnd(s) % 100 < pct;
+  return tracegen_rand(s) % 100 < pct;
 }
 
 static int push(struct gen *g, uint64_t size, int64_t first, int64_t last)
@@ -99,12 +99,12 @@ struct slot {
 /* Lifetime of a short-lived activation, in operators after its first. */
 static int64_t short_life(uint64_t *s)
 {
-  uint64_t u = rnd(s) % 100;
+  uint64_t u = tracegen_rand(s) % 100;
   if (u < 70)
-    return (int64_t)rnd_in(s, 1, 4);
+    return (int64_t)tracegen_rand_in(s, 1, 4);
   if (u < 95)
-    return (int64_t)rnd_in(s, 5, 10);
-  return (int64_t)rnd_in(s, 11, 40);
+    return (int64_t)tracegen_rand_in(s, 5, 10);
+  return (int64_t)tracegen_rand_in(s, 11, 40);
 }
 
 /* Sizes of one model: products of batch, sequence, hidden and head
@@ -112,8 +112,10 @@ static int64_t short_life(uint64_t *s)
 static void somas_palette(uint64_t *s, uint64_t pal[10])
 {
   static const uint64_t hid[] = {1024, 1536, 2048, 2560, 4096};
-  uint64_t b = 1ull << rnd_in(s, 0, 3), q = 512ull << rnd_in(s, 0, 2);
-  uint64_t h = hid[rnd_in(s, 0, 4)], heads = h / 128, act = b * q * h * 2;
+  uint64_t b = 1ull << tracegen_rand_in(s, 0, 3);
+  uint64_t q = 512ull << tracegen_rand_in(s, 0, 2);
+  uint64_t h = hid[tracegen_rand_in(s, 0, 4)], heads = h / 128;
+  uint64_t act = b * q * h * 2;
   pal[0] = act;                    /* hidden states */
   pal[1] = 2 * act;                /* fp32 hidden states */
   pal[2] = 4 * act;                /* feed-forward */
@@ -123,13 +125,13 @@ static void somas_palette(uint64_t *s, uint64_t pal[10])
   pal[6] = h * 2;                  /* a bias */
   pal[7] = 4 * h * 2;              /* a wide bias */
   pal[8] = 4;                      /* a scalar */
-  pal[9] = 1ull << rnd_in(s, 1, 5); /* a flag or a shape */
+  pal[9] = 1ull << tracegen_rand_in(s, 1, 5); /* a flag or a shape */
 }
 
 static uint64_t somas_size(uint64_t *s, const uint64_t pal[10])
 {
   static const unsigned char w[10] = {30, 10, 12, 8, 8, 6, 9, 5, 8, 4};
-  uint64_t u = rnd(s) % 100, acc = 0;
+  uint64_t u = tracegen_rand(s) % 100, acc = 0;
   for (int k = 0; k < 10; k++) {
     acc += w[k];
     if (u < acc)
@@ -138,33 +140,41 @@ static uint64_t somas_size(uint64_t *s, const uint64_t pal[10])
   return pal[0];
 }
 
+/* Draws k slots of a layer template: kinds[i] with the percentage
+ * between cut[i - 1] and cut[i] (cut[3] = 100). */
+static void draw_slots(uint64_t *s, const uint64_t pal[10], struct slot *sl,
+                       size_t k, const unsigned char cut[3],
+                       const enum kind kinds[4])
+{
+  for (size_t p = 0; p < k; p++) {
+    uint64_t u = tracegen_rand(s) % 100;
+    sl[p].size = somas_size(s, pal);
+    sl[p].kind = u < cut[0] ? kinds[0] : u < cut[1] ? kinds[1]
+               : u < cut[2] ? kinds[2] : kinds[3];
+    sl[p].life = sl[p].kind == K_MEDIUM ? (int64_t)tracegen_rand_in(s, 20, 200)
+                                        : short_life(s);
+  }
+}
+
+/* The forward slots: 62% short, 10% medium, 25% saved for the backward
+ * pass, 3% kept; the backward ones: 72% short, 12% medium, 8% kept
+ * (gradients), 8% to the end of the backward pass. */
 static void somas_template(uint64_t *s, const uint64_t pal[10],
                            struct slot *fw, size_t kf, struct slot *bw,
                            size_t kb)
 {
-  for (size_t p = 0; p < kf; p++) {
-    uint64_t u = rnd(s) % 100;
-    fw[p].size = somas_size(s, pal);
-    fw[p].kind = u < 62 ? K_SHORT : u < 72 ? K_MEDIUM : u < 97 ? K_SAVED
-                                                              : K_KEEP;
-    fw[p].life = fw[p].kind == K_MEDIUM ? (int64_t)rnd_in(s, 20, 200)
-                                        : short_life(s);
-  }
-  for (size_t p = 0; p < kb; p++) {
-    uint64_t u = rnd(s) % 100;
-    bw[p].size = somas_size(s, pal);
-    bw[p].kind = u < 72 ? K_SHORT : u < 84 ? K_MEDIUM : u < 92 ? K_KEEP
-                                                              : K_BWDEND;
-    bw[p].life = bw[p].kind == K_MEDIUM ? (int64_t)rnd_in(s, 20, 200)
-                                        : short_life(s);
-  }
+  static const unsigned char fcut[3] = {62, 72, 97}, bcut[3] = {72, 84, 92};
+  static const enum kind fk[4] = {K_SHORT, K_MEDIUM, K_SAVED, K_KEEP};
+  static const enum kind bk[4] = {K_SHORT, K_MEDIUM, K_KEEP, K_BWDEND};
+  draw_slots(s, pal, fw, kf, fcut, fk);
+  draw_slots(s, pal, bw, kb, bcut, bk);
 }
 
 static int somas(struct gen *g, size_t n)
 {
   uint64_t *s = &g->s, pal[10];
   somas_palette(s, pal);
-  size_t kf = (size_t)rnd_in(s, 100, 160), kb = kf * 3 / 2;
+  size_t kf = (size_t)tracegen_rand_in(s, 100, 160), kb = kf * 3 / 2;
   struct slot *fw = malloc((kf + kb) * sizeof *fw), *bw = fw + kf;
   if (!fw)
     return -1;
@@ -180,7 +190,8 @@ static int somas(struct gen *g, size_t n)
   /* Weights and embeddings live all the step; then the embedding
    * lookup's short temporaries. */
   for (size_t k = 0; k < 4 && !rc; k++)
-    rc = push(g, k < 2 ? pal[rnd_in(s, 0, 2)] * 4 : pal[6], 0, TO_END);
+    rc = push(g, k < 2 ? pal[tracegen_rand_in(s, 0, 2)] * 4 : pal[6], 0,
+              TO_END);
   for (size_t k = 4; k < head && !rc; k++, op++)
     rc = push(g, somas_size(s, pal), op, op + short_life(s));
   for (size_t l = 0; l < layers && !rc; l++) {
@@ -192,7 +203,7 @@ static int somas(struct gen *g, size_t n)
       int64_t last = op + x->life;
       if (x->kind == K_SAVED)
         last = bstart + (int64_t)((kf - 1 - p) * kb / kf) +
-               (int64_t)rnd_in(s, 0, 3);
+               (int64_t)tracegen_rand_in(s, 0, 3);
       else if (x->kind == K_KEEP)
         last = TO_END;
       rc = push(g, x->size, op, last);
@@ -205,14 +216,14 @@ static int somas(struct gen *g, size_t n)
       if (x->kind == K_KEEP)
         last = TO_END;
       else if (x->kind == K_BWDEND)
-        last = bend + (int64_t)rnd_in(s, 0, (uint64_t)tail / 2);
+        last = bend + (int64_t)tracegen_rand_in(s, 0, (uint64_t)tail / 2);
       rc = push(g, x->size, op, last);
     }
   }
   /* The optimiser: short updates of every weight. */
   for (size_t k = 0; k < tail && !rc; k++, op++)
-    rc = push(g, chance(s, 50) ? pal[6] : pal[rnd_in(s, 0, 4)], op,
-              op + (int64_t)rnd_in(s, 1, 3));
+    rc = push(g, chance(s, 50) ? pal[6] : pal[tracegen_rand_in(s, 0, 4)], op,
+              op + (int64_t)tracegen_rand_in(s, 1, 3));
   free(fw);
   return rc;
 }
@@ -224,10 +235,10 @@ static int somas(struct gen *g, size_t n)
  * three in four get the benchmark's extra byte. */
 static uint64_t iopddl_size(uint64_t *s, const uint64_t dims[6])
 {
-  uint64_t v = 1ull << rnd_in(s, 0, 2);
-  unsigned rank = (unsigned)rnd_in(s, 1, 4);
+  uint64_t v = 1ull << tracegen_rand_in(s, 0, 2);
+  unsigned rank = (unsigned)tracegen_rand_in(s, 1, 4);
   for (unsigned k = 0; k < rank; k++) {
-    uint64_t d = dims[rnd_in(s, 0, 5)];
+    uint64_t d = dims[tracegen_rand_in(s, 0, 5)];
     if (v * d > 1200000000ull)
       break;
     v *= d;
@@ -238,14 +249,15 @@ static uint64_t iopddl_size(uint64_t *s, const uint64_t dims[6])
 /* Operators after its first that an operator's output stays live. */
 static int64_t iopddl_life(uint64_t *s, int64_t ops)
 {
-  uint64_t u = rnd(s) % 100;
+  uint64_t u = tracegen_rand(s) % 100;
   if (u < 65)
-    return (int64_t)rnd_in(s, 1, 6);
+    return (int64_t)tracegen_rand_in(s, 1, 6);
   if (u < 85)
-    return (int64_t)rnd_in(s, 7, 60);
+    return (int64_t)tracegen_rand_in(s, 7, 60);
   if (u < 95)
-    return (int64_t)rnd_in(s, 61, 400);
-  return (int64_t)rnd_in(s, 401, (uint64_t)(ops / 2 > 402 ? ops / 2 : 402));
+    return (int64_t)tracegen_rand_in(s, 61, 400);
+  uint64_t hi = (uint64_t)(ops / 2 > 402 ? ops / 2 : 402);
+  return (int64_t)tracegen_rand_in(s, 401, hi);
 }
 
 static int iopddl(struct gen *g, size_t n)
@@ -255,7 +267,7 @@ static int iopddl(struct gen *g, size_t n)
                                  1536, 2048, 3072, 4096};
   uint64_t *s = &g->s, dims[6];
   for (int k = 0; k < 6; k++)
-    dims[k] = all[rnd_in(s, 0, sizeof all / sizeof *all - 1)];
+    dims[k] = all[tracegen_rand_in(s, 0, sizeof all / sizeof *all - 1)];
   size_t params = n / 20, tiny = n / 50, ops = n - params - tiny;
   int rc = 0;
   /* The tiny burst: shape and flag tensors of the first operators. */
@@ -265,7 +277,7 @@ static int iopddl(struct gen *g, size_t n)
    * first eighth of the program. */
   for (size_t k = 0; k < params && !rc; k++)
     rc = push(g, iopddl_size(s, dims), 0,
-              (int64_t)rnd_in(s, ops / 8, ops));
+              (int64_t)tracegen_rand_in(s, ops / 8, ops));
   for (size_t k = 0; k < ops && !rc; k++) {
     int64_t op = (int64_t)k + 1;
     rc = push(g, iopddl_size(s, dims), op, op + iopddl_life(s, (int64_t)ops));

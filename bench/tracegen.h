@@ -48,6 +48,12 @@ enum tracegen_shape {
 struct planner_tensor *tracegen_make(enum tracegen_shape shape, size_t n,
                                      uint64_t seed, size_t *n_out);
 
+/* The generator's random stream (SplitMix64): the next value of state
+ * *s, and one uniform in [lo, hi] (lo <= hi). Shared by the benchmarks'
+ * own random graphs. */
+uint64_t tracegen_rand(uint64_t *s);
+uint64_t tracegen_rand_in(uint64_t *s, uint64_t lo, uint64_t hi);
+
 /* Returns "somas" or "iopddl", or "?" for another value. */
 const char *tracegen_shape_name(enum tracegen_shape shape);
 

@@ -294,41 +294,62 @@ static void check_instance(uint64_t seed, size_t n, int with_align,
  * the components' size. Returns 1 and the plan in offs when every component fits, 0
  * when one provably does not (or a pinned tensor ends above cap). Adds
  * the splits re-ranked to *reranks. */
+/* The exact search's context for a graph, built from greedy-size's plan
+ * in offs with an unlimited effort; the fields borrow each other, so the
+ * struct stays put until built_cleanup(). */
+struct built {
+  struct planner_graph g;
+  struct planner_options o;
+  struct planner__prob p;
+  struct ctx X;
+};
+
+static void built_init(struct built *b, const struct planner_tensor *t,
+                       size_t n, uint64_t alignment, uint64_t *offs)
+{
+  b->g.tensors = t;
+  b->g.n_tensors = n;
+  opts(&b->o, alignment, 0, 10000);
+  ck_assert_int_eq(planner__prob_init(&b->p, &b->g, &b->o), 0);
+  ck_assert_int_eq(planner__heuristic(&b->p, PLANNER_ALGO_GREEDY_SIZE, offs),
+                   0);
+  memset(&b->X, 0, sizeof b->X);
+  b->X.p = &b->p;
+  b->X.offsets = offs;
+  b->X.work_limit = UINT64_MAX;
+  ck_assert_int_eq(exact__build(&b->X), 0);
+}
+
+static void built_cleanup(struct built *b)
+{
+  exact__free(&b->X);
+  planner__prob_cleanup(&b->p);
+}
+
 static int search_with(const struct planner_tensor *t, size_t n,
                        uint64_t alignment, uint64_t cap, unsigned v,
                        int stream, uint64_t *offs, uint64_t *reranks)
 {
-  struct planner_graph g = {t, n};
-  struct planner_options o;
-  opts(&o, alignment, 0, 10000);
-  struct planner__prob p;
-  ck_assert_int_eq(planner__prob_init(&p, &g, &o), 0);
-  ck_assert_int_eq(planner__heuristic(&p, PLANNER_ALGO_GREEDY_SIZE, offs),
-                   0);
-  struct ctx X;
-  memset(&X, 0, sizeof X);
-  X.p = &p;
-  X.offsets = offs;
-  X.work_limit = UINT64_MAX;
-  ck_assert_int_eq(exact__build(&X), 0);
-  int ok = X.pintop <= cap;
-  for (uint32_t c = 0; ok && c < X.nc; c++) {
-    ck_assert(X.searchable[c]);
-    ck_assert_int_eq(exact__make_rank(&X, c, v), 0);
-    int r = stream ? exact__stream_search(&X, c, cap, UINT64_MAX)
-                   : exact__search(&X, c, cap, UINT64_MAX);
+  struct built b;
+  built_init(&b, t, n, alignment, offs);
+  struct ctx *X = &b.X;
+  int ok = X->pintop <= cap;
+  for (uint32_t c = 0; ok && c < X->nc; c++) {
+    ck_assert(X->searchable[c]);
+    ck_assert_int_eq(exact__make_rank(X, c, v), 0);
+    int r = stream ? exact__stream_search(X, c, cap, UINT64_MAX)
+                   : exact__search(X, c, cap, UINT64_MAX);
     ck_assert_msg(r == R_FOUND || r == R_INFEAS, "search: %d", r);
-    ck_assert_uint_eq(X.rtn, 0); /* every re-ranking undone */
+    ck_assert_uint_eq(X->rtn, 0); /* every re-ranking undone */
     if (r == R_INFEAS) {
       ok = 0;
       break;
     }
-    for (uint32_t q = X.cb[c]; q < X.cb[c + 1]; q++)
-      offs[X.gi[q]] = X.out[q - X.cb[c]];
+    for (uint32_t q = X->cb[c]; q < X->cb[c + 1]; q++)
+      offs[X->gi[q]] = X->out[q - X->cb[c]];
   }
-  *reranks += X.reranks;
-  exact__free(&X);
-  planner__prob_cleanup(&p);
+  *reranks += X->reranks;
+  built_cleanup(&b);
   return ok;
 }
 
@@ -942,35 +963,24 @@ START_TEST(test_stream_memory_bounded)
   enum { F = 3000 };
   static struct planner_tensor t[5 + F];
   size_t n = medium_under_fillers(t, F);
-  struct planner_graph g = {t, n};
-  struct planner_options o;
-  opts(&o, 1, 0, 10000);
-  struct planner__prob p;
-  ck_assert_int_eq(planner__prob_init(&p, &g, &o), 0);
   static uint64_t offs[5 + F];
-  ck_assert_int_eq(planner__heuristic(&p, PLANNER_ALGO_GREEDY_SIZE, offs),
-                   0);
-  struct ctx X;
-  memset(&X, 0, sizeof X);
-  X.p = &p;
-  X.offsets = offs;
-  X.work_limit = UINT64_MAX;
-  ck_assert_int_eq(exact__build(&X), 0);
-  ck_assert_uint_eq(X.nc, 1);
-  ck_assert_int_eq(X.searchable[0], 2);
-  ck_assert_ptr_null(X.adj_off[X.K] ? X.adj : NULL); /* no pairs stored */
-  ck_assert_int_eq(exact__make_rank(&X, 0, 0), 0);
-  ck_assert_int_eq(exact__stream_search(&X, 0, 80000 + F, 1000000), R_FOUND);
-  uint64_t lg = 1, S = X.sb[1];
+  struct built b;
+  built_init(&b, t, n, 1, offs);
+  struct ctx *X = &b.X;
+  ck_assert_uint_eq(X->nc, 1);
+  ck_assert_int_eq(X->searchable[0], 2);
+  ck_assert_ptr_null(X->adj_off[X->K] ? X->adj : NULL); /* no pairs stored */
+  ck_assert_int_eq(exact__make_rank(X, 0, 0), 0);
+  ck_assert_int_eq(exact__stream_search(X, 0, 80000 + F, 1000000), R_FOUND);
+  uint64_t lg = 1, S = X->sb[1];
   for (uint64_t v = 1; v < S; v *= 2)
     lg++;
-  size_t bytes = exact__stream_bytes(&X);
+  size_t bytes = exact__stream_bytes(X);
   ck_assert_uint_gt(bytes, 0);
   ck_assert_msg(bytes <= 190 * (n + 1) + 216 * S + 20 * 2 * lg * n + 4096,
                 "%zu bytes for %zu tensors, %" PRIu64 " sections", bytes, n,
                 S);
-  exact__free(&X);
-  planner__prob_cleanup(&p);
+  built_cleanup(&b);
 }
 END_TEST
 

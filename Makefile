@@ -175,7 +175,9 @@ endef
 $(eval $(call check_prog,planner,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,csv,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,cli,$(BUILD)/libarenaplanner.a,))
-$(eval $(call check_prog,exact,$(BUILD)/libarenaplanner.a,))
+# check_exact plans traces from the benchmarks' generator.
+$(eval $(call check_prog,exact,$(BUILD)/bench/tracegen.o $(BUILD)/libarenaplanner.a,))
+$(BUILD)/tests/check_exact.o: EXTRA_CFLAGS_tests += -Ibench
 $(eval $(call check_prog,digest,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,tflite,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,models,$(BUILD)/libarenaplanner.a,))
@@ -235,9 +237,9 @@ run: deps
 # ---- bench -----------------------------------------------------------------
 BENCH_SRC := $(wildcard bench/bench_*.c)
 BENCH_BINS := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
-$(BUILD)/bench/bench_planner: $(BUILD)/bench/bench_planner.o $(BUILD)/libarenaplanner.a
+$(BUILD)/bench/bench_planner: $(BUILD)/bench/bench_planner.o $(BUILD)/bench/tracegen.o $(BUILD)/libarenaplanner.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
-$(BUILD)/bench/bench_exact: $(BUILD)/bench/bench_exact.o $(BUILD)/libarenaplanner.a
+$(BUILD)/bench/bench_exact: $(BUILD)/bench/bench_exact.o $(BUILD)/bench/tracegen.o $(BUILD)/libarenaplanner.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
 $(BUILD)/bench/bench_storage: $(BUILD)/bench/bench_storage.o $(BUILD)/libarenastorage.a $(BUILD)/libarenaplanner.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_SQLITE)) -lm

@@ -9,6 +9,10 @@
  *   min      minimisation on the same suite (BENCH_LONG=1 gives D and J
  *            an effort of 60000 each instead of 5000);
  *   real     `best` with its default effort on real traces and models;
+ *   traces   `best` at the default effort and at BENCH_EFFORT (default
+ *            1000) on the bundled traces and on generated SOMAS- and
+ *            IOPDDL-like traces of 20k, 40k and 60k tensors (tracegen.h,
+ *            seed 1; BENCH_SIZES=20000,60000 picks sizes);
  *   random   `best` on random graphs of 10^3 .. 10^5 tensors.
  * BENCH_ONLY=ADJ limits the suite sections to the instances named.
  * Every plan is checked with planner_verify(); the exit status is 1 only
@@ -23,6 +27,7 @@
 
 #include "graph_csv.h"
 #include "planner.h"
+#include "tracegen.h"
 
 static double now_s(void)
 {
@@ -308,12 +313,116 @@ static int bench_real(const char *dir)
   return bad;
 }
 
-static uint64_t rng(uint64_t *s)
+
+/* ---- traces: bundled and generated, at two efforts ---------------------- */
+
+/* Effort of the second `best` run of the traces section. */
+static uint32_t trace_effort(void)
 {
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+  const char *v = getenv("BENCH_EFFORT");
+  long e = v && *v ? strtol(v, NULL, 10) : 1000;
+  return e > 0 && e < 1000000 ? (uint32_t)e : 1000;
+}
+
+/* One trace: greedy-size, then `best` at the default effort and at
+ * trace_effort(), alignment 1, each plan verified. */
+static int bench_trace(const char *label, const struct planner_tensor *t,
+                       size_t n)
+{
+  struct planner_graph g = {t, n};
+  struct planner_options o;
+  struct planner_plan h, a, b;
+  double sh, sa, sb;
+  planner_options_init(&o);
+  o.alignment = 1;
+  planner_plan_init(&h);
+  planner_plan_init(&a);
+  planner_plan_init(&b);
+  o.algo = PLANNER_ALGO_GREEDY_SIZE;
+  int bad = plan(&g, &o, &h, &sh) != 0;
+  o.algo = PLANNER_ALGO_BEST;
+  bad |= plan(&g, &o, &a, &sa) != 0;
+  o.effort = trace_effort();
+  bad |= plan(&g, &o, &b, &sb) != 0;
+  if (!bad) {
+    double lb = (double)a.lower_bound_bytes;
+    printf("  %-24s %7zu %14" PRIu64 " %8.5f %8.5f %8.3f %8.5f %8.3f %7s\n",
+           label, n, a.lower_bound_bytes, (double)h.arena_bytes / lb,
+           (double)a.arena_bytes / lb, sa, (double)b.arena_bytes / lb, sb,
+           b.proven_optimal ? "yes" : "no");
+  }
+  fflush(stdout);
+  planner_plan_cleanup(&h);
+  planner_plan_cleanup(&a);
+  planner_plan_cleanup(&b);
+  return bad;
+}
+
+/* Sizes of the generated traces: BENCH_SIZES (comma separated) or 20000,
+ * 40000, 60000. Returns the count (at most 8). */
+static int trace_sizes(size_t sizes[8])
+{
+  const char *v = getenv("BENCH_SIZES");
+  int n = 0;
+  if (!v || !*v) {
+    sizes[0] = 20000;
+    sizes[1] = 40000;
+    sizes[2] = 60000;
+    return 3;
+  }
+  while (*v && n < 8) {
+    char *end;
+    unsigned long x = strtoul(v, &end, 10);
+    if (end == v)
+      break;
+    if (x >= 100)
+      sizes[n++] = x;
+    v = *end == ',' ? end + 1 : end;
+  }
+  return n;
+}
+
+static int bench_traces(const char *dir)
+{
+  int bad = 0;
+  printf("== Traces: greedy-size, `best` at the default effort %u and at "
+         "effort %u (BENCH_EFFORT), alignment 1\n", PLANNER_DEFAULT_EFFORT,
+         trace_effort());
+  printf("  %-24s %7s %14s %8s %8s %8s %8s %8s %7s\n", "trace", "tensors",
+         "LB", "greedy", "best", "time_s", "best_hi", "time_s", "proven");
+  static const char *const files[] = {"resnet50", "iopddl_G_1"};
+  for (int i = 0; i < 2; i++) {
+    char path[512];
+    struct planner_csv c;
+    snprintf(path, sizeof path, "%s/traces/%s.csv", dir, files[i]);
+    planner_csv_init(&c);
+    if (load(path, &c)) {
+      bad++;
+      continue;
+    }
+    bad += bench_trace(files[i], c.tensors, c.n_tensors);
+    planner_csv_cleanup(&c);
+  }
+  size_t sizes[8];
+  int ns = trace_sizes(sizes);
+  for (int k = 0; k < ns; k++) {
+    for (int shape = TRACEGEN_SOMAS; shape <= TRACEGEN_IOPDDL; shape++) {
+      size_t n;
+      struct planner_tensor *t = tracegen_make((enum tracegen_shape)shape,
+                                               sizes[k], 1, &n);
+      if (!t) {
+        printf("  tracegen: out of memory\n");
+        bad++;
+        continue;
+      }
+      char label[48];
+      snprintf(label, sizeof label, "%s-%zu",
+               tracegen_shape_name((enum tracegen_shape)shape), sizes[k]);
+      bad += bench_trace(label, t, n);
+      free(t);
+    }
+  }
+  return bad;
 }
 
 static int bench_random(void)
@@ -333,12 +442,12 @@ static int bench_random(void)
      * skip connections, sizes spread over four decades. */
     for (size_t i = 0; i < n; i++) {
       int64_t f = (int64_t)(i / 2);
-      uint64_t r = rng(&s) % 100;
-      int64_t len = r < 85 ? (int64_t)(rng(&s) % 4) :
-                    r < 98 ? (int64_t)(rng(&s) % 64) : (int64_t)(rng(&s) % 2000);
-      uint64_t sz = 64u << (rng(&s) % 14);
+      uint64_t r = tracegen_rand(&s) % 100;
+      uint64_t mod = r < 85 ? 4 : r < 98 ? 64 : 2000;
+      int64_t len = (int64_t)(tracegen_rand(&s) % mod);
+      uint64_t sz = 64u << (tracegen_rand(&s) % 14);
       t[i].id = (uint32_t)i;
-      t[i].size = sz + 64 * (rng(&s) % 16);
+      t[i].size = sz + 64 * (tracegen_rand(&s) % 16);
       t[i].first = f;
       t[i].last = f + len;
       t[i].align = 0;
@@ -373,8 +482,9 @@ static int bench_random(void)
 int main(int argc, char **argv)
 {
   const char *dir = argc > 1 ? argv[1] : "bench/data";
-  static const char *const all_secs[] = {"feas", "min", "real", "random"};
-  int bad = 0, nsec = argc > 2 ? argc - 2 : 4;
+  static const char *const all_secs[] = {"feas", "min", "real", "traces",
+                                         "random"};
+  int bad = 0, nsec = argc > 2 ? argc - 2 : 5;
   for (int i = 0; i < nsec; i++) {
     const char *sec = argc > 2 ? argv[i + 2] : all_secs[i];
     if (!strcmp(sec, "feas"))
@@ -383,6 +493,8 @@ int main(int argc, char **argv)
       bad += bench_min(dir);
     else if (!strcmp(sec, "real"))
       bad += bench_real(dir);
+    else if (!strcmp(sec, "traces"))
+      bad += bench_traces(dir);
     else if (!strcmp(sec, "random"))
       bad += bench_random();
     else

@@ -31,6 +31,7 @@
 
 #include "graph_csv.h"
 #include "planner.h"
+#include "tracegen.h"
 
 #define TARGET_S 0.050 /* wall time one measurement aims for */
 #define MAX_REPS 300   /* runs per measurement at most */
@@ -255,31 +256,18 @@ static void print_groups(const struct group *gr, size_t n_groups)
 
 /* ---- table (b): random graphs --------------------------------------------- */
 
-static uint64_t rnd(uint64_t *s)
-{
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-static uint64_t rnd_in(uint64_t *s, uint64_t lo, uint64_t hi)
-{
-  return lo + rnd(s) % (hi - lo + 1);
-}
-
 /* How long a tensor produced at some operator stays live, in operators:
  * mostly until the next one or two, sometimes a skip connection. */
 static int64_t span_of(uint64_t *s)
 {
-  uint64_t u = rnd(s) % 1000;
+  uint64_t u = tracegen_rand(s) % 1000;
   if (u < 700)
     return 1;
   if (u < 900)
-    return (int64_t)rnd_in(s, 2, 4);
+    return (int64_t)tracegen_rand_in(s, 2, 4);
   if (u < 990)
-    return (int64_t)rnd_in(s, 5, 16);
-  return (int64_t)rnd_in(s, 17, 200);
+    return (int64_t)tracegen_rand_in(s, 5, 16);
+  return (int64_t)tracegen_rand_in(s, 17, 200);
 }
 
 /* Fills t with n tensors over about n/2 operators. Sizes are log-uniform
@@ -291,9 +279,9 @@ static void random_graph(struct planner_tensor *t, size_t n, uint64_t seed)
   for (size_t i = 0; i < n; i++) {
     int64_t op = (int64_t)((double)i * (double)ops / (double)n);
     int64_t last = op + span_of(&seed);
-    unsigned e = (unsigned)rnd_in(&seed, 6, 19);
+    unsigned e = (unsigned)tracegen_rand_in(&seed, 6, 19);
     t[i].id = (uint32_t)i;
-    t[i].size = (1ull << e) + rnd_in(&seed, 0, (1ull << e) - 1);
+    t[i].size = (1ull << e) + tracegen_rand_in(&seed, 0, (1ull << e) - 1);
     t[i].first = op;
     if (last > ops - 1)
       last = ops - 1;
@@ -302,9 +290,10 @@ static void random_graph(struct planner_tensor *t, size_t n, uint64_t seed)
     t[i].pinned = PLANNER_NOT_PINNED;
   }
   for (size_t k = 0; k < 16 && k < n; k++) {
-    size_t i = (size_t)rnd_in(&seed, 0, n - 1);
-    t[i].first = (int64_t)rnd_in(&seed, 0, (uint64_t)ops / 8);
-    t[i].last = ops - 1 - (int64_t)rnd_in(&seed, 0, (uint64_t)ops / 8);
+    size_t i = (size_t)tracegen_rand_in(&seed, 0, n - 1);
+    t[i].first = (int64_t)tracegen_rand_in(&seed, 0, (uint64_t)ops / 8);
+    t[i].last =
+        ops - 1 - (int64_t)tracegen_rand_in(&seed, 0, (uint64_t)ops / 8);
     if (t[i].last < t[i].first)
       t[i].last = t[i].first;
   }

@@ -84,9 +84,12 @@
  *  only cancel the whole call, so what is explored, and the plan, depend
  *  on the input and the options alone.
  *
- *  Memory. O(n + sections + overlap pairs). Overlap pairs (the adjacency
- *  lists) and section incidences are capped at EXACT_MAX_PAIRS entries in
- *  total; components above the cap keep their heuristic placement.
+ *  Memory. For components of up to 1000 tensors, O(n + sections +
+ *  overlap pairs): their overlap pairs (the adjacency lists) and section
+ *  incidences are capped at EXACT_MAX_PAIRS entries in total. Larger
+ *  components, and those above that cap, are searched by exact_stream.c
+ *  in O(n log n) memory without either (up to 2^17 tensors; beyond that
+ *  a component keeps its heuristic placement).
  */
 #include "exact_int.h"
 
@@ -151,7 +154,8 @@ static int feas_all(struct ctx *X, uint64_t cap, uint64_t limit, unsigned v)
       return R_GIVEUP;
     if (exact__make_rank(X, c, v))
       return R_NOMEM;
-    int r = exact__search(X, c, cap, limit);
+    int r = X->searchable[c] == 2 ? exact__stream_search(X, c, cap, limit)
+                                  : exact__search(X, c, cap, limit);
     if (r == R_FOUND) {
       uint32_t a = X->cb[c], m = X->cb[c + 1] - a;
       uint64_t top = 0;

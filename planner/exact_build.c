@@ -4,9 +4,13 @@
  *
  * Free tensors are sorted by first use and cut into components; pinned
  * tensors become obstacles sorted by offset; for every component come the
- * sections, their initial rem, each tensor's overlap list and obstacles,
- * and the granule; then the work arrays, sized for the largest component
- * that fits the memory cap. See the DESIGN comment in exact.c.
+ * sections and their initial rem, and the choice of search: small
+ * components within the memory cap get exact_search.c's, which needs each
+ * tensor's overlap list (built here) and the section incidences; larger
+ * ones get exact_stream.c's, which needs neither, so their overlap pairs
+ * are only counted, never listed or visited. Then every tensor's pinned
+ * obstacles, the peaks, the granule and the work arrays, sized for the
+ * largest component of each kind. See the DESIGN comment in exact.c.
  *
  * The setup is part of the effort: every loop step, sort entry and table
  * entry is counted in X->work like the search's, and the budget and the
@@ -22,6 +26,11 @@
  * costs 4 to 12 bytes. 4M keeps the search under ~64 MB. */
 #define EXACT_TRAIL_MAX (1u << 20) /* rank trail entries at most */
 #define EXACT_MAX_PAIRS (1u << 22)
+/* Components of up to EXACT_SMALL_MAX tensors within the cap above get
+ * exact_search.c's search, with its tables; larger ones, up to
+ * EXACT_STREAM_MAX tensors, get exact_stream.c's, in linear memory. */
+#define EXACT_SMALL_MAX 1000u
+#define EXACT_STREAM_MAX (1u << 17)
 
 static uint64_t gcd64(uint64_t a, uint64_t b)
 {
@@ -76,6 +85,57 @@ static uint32_t sec_find(const int64_t *pt, uint32_t npt, int64_t t)
   return lo;
 }
 
+/* Sets X->peak for the tensors of component c: the largest rem0 over
+ * their sections. A scan for the small search; a max tree over the
+ * sections, O(log S) a tensor, for the stream search; nothing for a
+ * component that is not searched. Returns 0 or ARENA_ENOMEM. */
+static int peaks(struct ctx *X, uint32_t c)
+{
+  uint32_t a = X->cb[c], b = X->cb[c + 1], S = X->sb[c + 1] - X->sb[c];
+  const uint64_t *rem0 = X->rem0 + X->sb[c];
+  if (X->searchable[c] == 1) {
+    for (uint32_t q = a; q < b; q++) {
+      uint64_t pk = 0;
+      for (uint32_t s = X->slo[q]; s <= X->shi[q]; s++)
+        if (rem0[s] > pk)
+          pk = rem0[s];
+      X->peak[q] = pk;
+      X->work += X->shi[q] - X->slo[q] + 1;
+    }
+    return 0;
+  }
+  if (X->searchable[c] != 2)
+    return 0;
+  uint32_t P = 1;
+  while (P < S)
+    P *= 2;
+  uint64_t *t = calloc(2 * (size_t)P, sizeof *t);
+  if (!t)
+    return ARENA_ENOMEM;
+  memcpy(t + P, rem0, S * sizeof *t);
+  for (uint32_t v = P; v-- > 1;)
+    t[v] = t[2 * v] > t[2 * v + 1] ? t[2 * v] : t[2 * v + 1];
+  uint64_t lg = 1;
+  for (uint32_t v = P; v > 1; v >>= 1)
+    lg++;
+  for (uint32_t q = a; q < b; q++) {
+    uint64_t pk = 0;
+    for (uint32_t l = X->slo[q] + P, r = X->shi[q] + P + 1; l < r;
+         l >>= 1, r >>= 1) {
+      if ((l & 1) && t[l] > pk)
+        pk = t[l];
+      if (l & 1)
+        l++;
+      if ((r & 1) && t[r - 1] > pk)
+        pk = t[r - 1];
+    }
+    X->peak[q] = pk;
+  }
+  X->work += 2 * (uint64_t)P + 2 * lg * (b - a);
+  free(t);
+  return 0;
+}
+
 void exact__free(struct ctx *X)
 {
   free(X->gi); free(X->size); free(X->align); free(X->slo); free(X->shi);
@@ -87,6 +147,7 @@ void exact__free(struct ctx *X)
   free(X->tmp); free(X->lv); free(X->tt); free(X->dec); free(X->gr);
   free(X->bys); free(X->twin); free(X->sl_off); free(X->sl); free(X->rel);
   free(X->rtr_i); free(X->rtr_v); free(X->rks); free(X->rpk);
+  exact__stream_free(X);
 }
 
 /* Builds everything the search needs. Returns 0 or ARENA_ENOMEM. */
@@ -225,78 +286,199 @@ int exact__build(struct ctx *X)
     k++;
   }
   X->cb[X->nc] = K;
-
-  /* Overlap pairs: a forward sweep over entries in first-use order. Two
-   * passes, counting then filling; each step is a work unit. */
-  uint64_t pairs = 0, pinpairs = 0, steps = 4 * (uint64_t)K + ne;
-  for (uint32_t j = 0; j < ne; j++) {
-    for (uint32_t q = j + 1; q < ne && e[q].first <= e[j].last; q++) {
-      steps++;
-      int fj = e[j].pin == NONE, fq = e[q].pin == NONE;
-      if (fj && fq) {
-        X->adj_off[fidx[j] + 1]++;
-        X->adj_off[fidx[q] + 1]++;
-        pairs += 2;
-      } else if (fj != fq) {
-        X->pin_off[(fj ? fidx[j] : fidx[q]) + 1]++;
-        pinpairs++;
-      }
-    }
-    if (pairs > 2u * EXACT_MAX_PAIRS || pinpairs > EXACT_MAX_PAIRS)
-      break; /* too many: handled below by skipping every component */
-  }
-  int too_many = pairs > 2u * EXACT_MAX_PAIRS || pinpairs > EXACT_MAX_PAIRS;
-  X->work += 2 * steps; /* this pass, and the same again to fill below */
-  if ((rc = exact__poll_stop(X)) != R_FOUND) {
-    free(e); free(fidx); free(pt);
-    return rc;
-  }
-  if (too_many) {
-    memset(X->adj_off, 0, (K + 2) * sizeof *X->adj_off);
-    memset(X->pin_off, 0, (K + 2) * sizeof *X->pin_off);
-    pairs = pinpairs = 0;
-  }
-  for (uint32_t q = 0; q < K; q++) {
-    X->adj_off[q + 1] += X->adj_off[q];
-    X->pin_off[q + 1] += X->pin_off[q];
-  }
-  X->adj = malloc((pairs + 1) * sizeof *X->adj);
-  X->pinl = malloc((pinpairs + 1) * sizeof *X->pinl);
-  uint32_t *fill = malloc((K + 1) * sizeof *fill);
-  uint32_t *pfill = malloc((K + 1) * sizeof *pfill);
-  if (!X->adj || !X->pinl || !fill || !pfill) {
-    free(e); free(fidx); free(pt); free(fill); free(pfill);
-    return ARENA_ENOMEM;
-  }
-  memcpy(fill, X->adj_off, K * sizeof *fill);
-  memcpy(pfill, X->pin_off, K * sizeof *pfill);
   /* Component of each free tensor, to store local indexes. */
   uint32_t *comp = X->ul = malloc((K + 1) * sizeof *comp);
   if (!comp) {
-    free(e); free(fidx); free(pt); free(fill); free(pfill);
+    free(e); free(fidx); free(pt);
     return ARENA_ENOMEM;
   }
   for (uint32_t c = 0; c < X->nc; c++)
     for (uint32_t q = X->cb[c]; q < X->cb[c + 1]; q++)
       comp[q] = c;
-  if (!too_many) {
+
+  /* Sections per component and rem0; then which search each component
+   * gets: exact_search.c's for small ones within the memory cap, whose
+   * overlap pairs (counted here without listing them) and section
+   * incidences it stores, exact_stream.c's for the others up to
+   * EXACT_STREAM_MAX tensors. */
+  uint64_t budget = EXACT_MAX_PAIRS, maxstream = 0;
+  uint32_t maxm = 0, maxs = 0;
+  uint64_t maxinc = 0;
+  X->sb[0] = 0;
+  for (uint32_t c = 0; c < X->nc; c++) {
+    uint32_t a = X->cb[c], b = X->cb[c + 1], npt = 0;
+    for (uint32_t q = a; q < b; q++) {
+      pt[npt++] = p->t[X->gi[q]].first;
+      pt[npt++] = p->t[X->gi[q]].last + 1;
+    }
+    qsort(pt, npt, sizeof *pt, cmp_i64);
+    uint32_t u = 0;
+    for (uint32_t q = 0; q < npt; q++)
+      if (u == 0 || pt[q] != pt[u - 1])
+        pt[u++] = pt[q];
+    uint32_t S = u - 1, base = X->sb[c];
+    X->sb[c + 1] = base + S;
+    uint64_t inc = 0, pairs = 0;
+    for (uint32_t q = a; q < b; q++) {
+      X->slo[q] = sec_find(pt, u, p->t[X->gi[q]].first);
+      X->shi[q] = sec_find(pt, u, p->t[X->gi[q]].last + 1) - 1;
+      inc += X->shi[q] - X->slo[q] + 1;
+    }
+    /* Overlap pairs: tensor q meets the later tensors that start in its
+     * sections, a run of the first-use order. */
+    for (uint32_t q = a; q < b; q++) {
+      uint32_t lo = q + 1, hi = b;
+      while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (X->slo[mid] <= X->shi[q])
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      pairs += 2 * (uint64_t)(lo - q - 1);
+    }
+    /* rem0 by a difference array over the sections. */
+    for (uint32_t q = a; q < b; q++) {
+      X->rem0[base + X->slo[q]] += X->size[q];
+      if (X->shi[q] + 1 < S)
+        X->rem0[base + X->shi[q] + 1] -= X->size[q];
+    }
+    for (uint32_t s = 1; s < S; s++)
+      X->rem0[base + s] += X->rem0[base + s - 1];
+    /* The sort of the points, the binary searches and the sections. */
+    X->work += exact__sort_units(npt) + 3 * exact__sort_units(b - a) + u;
+    uint64_t cost = pairs + inc;
+    if (b - a <= EXACT_SMALL_MAX && cost <= budget) {
+      budget -= cost;
+      X->searchable[c] = 1;
+      if (b - a > maxm)
+        maxm = b - a;
+      if (S > maxs)
+        maxs = S;
+      if (inc > maxinc)
+        maxinc = inc;
+    } else if (b - a <= EXACT_STREAM_MAX) {
+      X->searchable[c] = 2;
+      if (b - a > maxstream)
+        maxstream = b - a;
+    }
+    uint64_t top = 0;
+    for (uint32_t q = a; q < b; q++) {
+      uint64_t tq = X->offsets[X->gi[q]] + X->size[q];
+      if (tq > top)
+        top = tq;
+    }
+    X->carena[c] = top;
+  }
+  if ((rc = exact__poll_stop(X)) != R_FOUND) {
+    free(e); free(fidx); free(pt);
+    return rc;
+  }
+
+  /* Overlap pairs of the small components and pinned obstacles of every
+   * free tensor: a forward sweep over the entries in first-use order, in
+   * two passes (counting, then filling); each step is a work unit. A free
+   * tensor of another component only looks at the pinned entries after
+   * it (pidx), so no pair of a large component is ever visited. */
+  uint32_t *pidx = malloc((P + 1) * sizeof *pidx);
+  if (!pidx) {
+    free(e); free(fidx); free(pt);
+    return ARENA_ENOMEM;
+  }
+  uint32_t npx = 0;
+  for (uint32_t j = 0; j < ne; j++)
+    if (e[j].pin != NONE)
+      pidx[npx++] = j;
+  uint64_t pairs = 0, pinpairs = 0, steps = 4 * (uint64_t)K + ne;
+  for (int fill_pass = 0; fill_pass < 2; fill_pass++) {
+    uint32_t *fill = NULL, *pfill = NULL;
+    if (fill_pass) {
+      for (uint32_t q = 0; q < K; q++) {
+        X->adj_off[q + 1] += X->adj_off[q];
+        X->pin_off[q + 1] += X->pin_off[q];
+      }
+      X->adj = malloc((pairs + 1) * sizeof *X->adj);
+      X->pinl = malloc((pinpairs + 1) * sizeof *X->pinl);
+      fill = malloc((K + 1) * sizeof *fill);
+      pfill = malloc((K + 1) * sizeof *pfill);
+      if (!X->adj || !X->pinl || !fill || !pfill) {
+        free(e); free(fidx); free(pt); free(fill); free(pfill); free(pidx);
+        return ARENA_ENOMEM;
+      }
+      memcpy(fill, X->adj_off, K * sizeof *fill);
+      memcpy(pfill, X->pin_off, K * sizeof *pfill);
+    }
+    uint32_t pn = 0; /* first pinned entry after j: pidx[pn] */
     for (uint32_t j = 0; j < ne; j++) {
-      for (uint32_t q = j + 1; q < ne && e[q].first <= e[j].last; q++) {
-        int fj = e[j].pin == NONE, fq = e[q].pin == NONE;
-        if (fj && fq) {
-          uint32_t a = fidx[j], b = fidx[q], base = X->cb[comp[a]];
-          X->adj[fill[a]++] = b - base;
-          X->adj[fill[b]++] = a - base;
-        } else if (fj) {
-          X->pinl[pfill[fidx[j]]++] = e[q].pin;
-        } else if (fq) {
-          X->pinl[pfill[fidx[q]]++] = e[j].pin;
+      while (pn < npx && pidx[pn] <= j)
+        pn++;
+      int fj = e[j].pin == NONE;
+      if (fj && X->searchable[comp[fidx[j]]] != 1) {
+        for (uint32_t r = pn; r < npx && e[pidx[r]].first <= e[j].last;
+             r++) {
+          steps += !fill_pass;
+          if (!fill_pass) {
+            X->pin_off[fidx[j] + 1]++;
+            pinpairs++;
+          } else {
+            X->pinl[pfill[fidx[j]]++] = e[pidx[r]].pin;
+          }
         }
+        continue;
+      }
+      for (uint32_t q = j + 1; q < ne && e[q].first <= e[j].last; q++) {
+        int fq = e[q].pin == NONE;
+        steps += !fill_pass;
+        if (fj && fq) {
+          uint32_t x = fidx[j], y = fidx[q], base = X->cb[comp[x]];
+          if (!fill_pass) {
+            X->adj_off[x + 1]++;
+            X->adj_off[y + 1]++;
+            pairs += 2;
+          } else {
+            X->adj[fill[x]++] = y - base;
+            X->adj[fill[y]++] = x - base;
+          }
+        } else if (fj != fq) {
+          uint32_t x = fj ? fidx[j] : fidx[q];
+          uint32_t pin = fj ? e[q].pin : e[j].pin;
+          if (!fill_pass) {
+            X->pin_off[x + 1]++;
+            pinpairs++;
+          } else {
+            X->pinl[pfill[x]++] = pin;
+          }
+        }
+      }
+      if (!fill_pass && pinpairs > EXACT_MAX_PAIRS)
+        break;
+    }
+    free(fill);
+    free(pfill);
+    if (!fill_pass) {
+      X->work += 2 * steps; /* this pass, and the same again to fill */
+      if ((rc = exact__poll_stop(X)) != R_FOUND) {
+        free(e); free(fidx); free(pt); free(pidx);
+        return rc;
+      }
+      if (pinpairs > EXACT_MAX_PAIRS) {
+        /* Too many obstacles to list: no component is searched. */
+        memset(X->pin_off, 0, (K + 2) * sizeof *X->pin_off);
+        memset(X->adj_off, 0, (K + 2) * sizeof *X->adj_off);
+        memset(X->searchable, 0, X->nc);
+        maxm = maxs = 0;
+        maxinc = maxstream = 0;
+        X->adj = malloc(sizeof *X->adj);
+        X->pinl = malloc(sizeof *X->pinl);
+        if (!X->adj || !X->pinl) {
+          free(e); free(fidx); free(pt); free(pidx);
+          return ARENA_ENOMEM;
+        }
+        break;
       }
     }
   }
-  free(fill);
-  free(pfill);
+  free(pidx);
   /* Keep each tensor's obstacles in offset order (pin indexes are). */
   for (uint32_t q = 0; q < K; q++) {
     uint32_t a = X->pin_off[q], b = X->pin_off[q + 1];
@@ -312,70 +494,18 @@ int exact__build(struct ctx *X)
   }
   X->work += K;
 
-  /* Sections per component, rem0, peak; and the memory cap. */
-  uint64_t budget = EXACT_MAX_PAIRS;
-  uint32_t maxm = 0, maxs = 0;
-  uint64_t maxinc = 0, maxadj = 0;
-  X->sb[0] = 0;
+  /* Peaks: the largest rem0 over each tensor's sections; a sparse table
+   * over the sections of a large component, a scan for the others. */
+  uint64_t maxadj = 0;
   for (uint32_t c = 0; c < X->nc; c++) {
-    uint32_t a = X->cb[c], b = X->cb[c + 1], npt = 0;
-    for (uint32_t q = a; q < b; q++) {
-      pt[npt++] = p->t[X->gi[q]].first;
-      pt[npt++] = p->t[X->gi[q]].last + 1;
-    }
-    qsort(pt, npt, sizeof *pt, cmp_i64);
-    uint32_t u = 0;
-    for (uint32_t q = 0; q < npt; q++)
-      if (u == 0 || pt[q] != pt[u - 1])
-        pt[u++] = pt[q];
-    uint32_t S = u - 1, base = X->sb[c];
-    X->sb[c + 1] = base + S;
-    uint64_t inc = 0;
-    for (uint32_t q = a; q < b; q++) {
-      X->slo[q] = sec_find(pt, u, p->t[X->gi[q]].first);
-      X->shi[q] = sec_find(pt, u, p->t[X->gi[q]].last + 1) - 1;
-      inc += X->shi[q] - X->slo[q] + 1;
-    }
-    /* rem0 by a difference array over the sections. */
-    for (uint32_t q = a; q < b; q++) {
-      X->rem0[base + X->slo[q]] += X->size[q];
-      if (X->shi[q] + 1 < S)
-        X->rem0[base + X->shi[q] + 1] -= X->size[q];
-    }
-    for (uint32_t s = 1; s < S; s++)
-      X->rem0[base + s] += X->rem0[base + s - 1];
-    for (uint32_t q = a; q < b; q++) {
-      uint64_t pk = 0;
-      for (uint32_t s = X->slo[q]; s <= X->shi[q]; s++)
-        if (X->rem0[base + s] > pk)
-          pk = X->rem0[base + s];
-      X->peak[q] = pk;
-    }
-    /* The sort of the points, the binary searches, the passes over the
-     * incidences (ranges and peaks) and the sections. */
-    X->work += exact__sort_units(npt) + 2 * exact__sort_units(b - a) +
-               2 * inc + 2 * u;
+    uint32_t a = X->cb[c], b = X->cb[c + 1];
     uint64_t nadj = X->adj_off[b] - X->adj_off[a];
-    uint64_t cost = nadj + inc;
-    if (!too_many && cost <= budget) {
-      budget -= cost;
-      X->searchable[c] = 1;
-      if (b - a > maxm)
-        maxm = b - a;
-      if (S > maxs)
-        maxs = S;
-      if (inc > maxinc)
-        maxinc = inc;
-      if (nadj > maxadj)
-        maxadj = nadj;
+    if (nadj > maxadj)
+      maxadj = nadj;
+    if ((rc = peaks(X, c)) != 0) {
+      free(e); free(fidx); free(pt);
+      return rc;
     }
-    uint64_t top = 0;
-    for (uint32_t q = a; q < b; q++) {
-      uint64_t tq = X->offsets[X->gi[q]] + X->size[q];
-      if (tq > top)
-        top = tq;
-    }
-    X->carena[c] = top;
   }
   free(e);
   free(fidx);
@@ -385,11 +515,13 @@ int exact__build(struct ctx *X)
   if ((rc = exact__poll_stop(X)) != R_FOUND)
     return rc;
   size_t m1 = (size_t)maxm + 1, s1 = (size_t)maxs + 1;
+  /* Ranks, twins and the plan found are needed by both searches. */
+  size_t mr1 = (maxstream > maxm ? maxstream : maxm) + 1;
   X->pos = malloc(m1 * sizeof *X->pos);
-  X->out = malloc(m1 * sizeof *X->out);
+  X->out = malloc(mr1 * sizeof *X->out);
   X->ul = malloc(m1 * sizeof *X->ul);
   X->upos = malloc(m1 * sizeof *X->upos);
-  X->rank = malloc(m1 * sizeof *X->rank);
+  X->rank = malloc(mr1 * sizeof *X->rank);
   X->tmp = malloc(m1 * sizeof *X->tmp);
   X->lv = malloc((m1 + 1) * sizeof *X->lv);
   X->floor = malloc(s1 * sizeof *X->floor);
@@ -410,7 +542,7 @@ int exact__build(struct ctx *X)
   X->dec = malloc(m1 * sizeof *X->dec);
   X->gr = malloc(4 * (s1 + m1) * sizeof *X->gr);
   X->bys = malloc(m1 * sizeof *X->bys);
-  X->twin = malloc(m1 * sizeof *X->twin);
+  X->twin = malloc(mr1 * sizeof *X->twin);
   X->ptr_v = malloc((maxadj + 1) * sizeof *X->ptr_v);
   X->ptr_i = malloc((maxadj + 1) * sizeof *X->ptr_i);
   /* The rank trail holds the old ranks of the groups re-ranked by the

@@ -8,6 +8,7 @@
  *   exact_build.c   preprocessing: struct ctx from a problem
  *   exact_order.c   static rank orders, twins, restart schedule
  *   exact_search.c  the depth-first search over one component
+ *   exact_stream.c  the same search for large components, in linear memory
  *
  * Ownership: planner__exact() keeps one struct ctx (zeroed first) for the
  * whole call. p and offsets are borrowed from the caller; every other
@@ -97,7 +98,8 @@ struct ctx {
   uint32_t *cb, *sb;
   uint64_t *rem0;               /* initial rem of every section */
   uint64_t *carena;             /* arena of each component's tensors */
-  unsigned char *searchable;    /* 0: over the memory cap */
+  unsigned char *searchable;    /* 0: not searched (too large); 1: by
+                                   exact_search.c; 2: by exact_stream.c */
   uint64_t *peak;               /* max rem0 over a tensor's sections */
   struct pin *pins;             /* pinned obstacles, sorted by offset */
   uint32_t npins;
@@ -132,6 +134,7 @@ struct ctx {
   uint64_t work;                /* work units done, setup included */
   uint64_t work_limit;          /* the effort in work units, see exact.c */
   int cancelled;
+  struct exact_stream *stream;  /* exact_stream.c's state, or NULL */
 };
 
 /* A 64-bit mixer (the SplitMix64 finaliser): the state fingerprints of
@@ -196,6 +199,25 @@ void exact__rank_restore(struct ctx *X, uint32_t mark);
  * the order (exact__make_rank()). Returns R_FOUND (the local offsets are
  * in X->out), R_INFEAS, R_LIMIT, R_SPENT or R_CANCEL. */
 int exact__search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit);
+
+/* exact_search.c. Lowest offset >= y, aligned for free tensor k (global
+ * index), that misses its pinned obstacles. */
+uint64_t exact__fixpin(const struct ctx *X, uint32_t k, uint64_t y);
+
+/* exact_stream.c. The search of exact__search() for a component marked
+ * searchable == 2 (large), in memory linear in the component: same
+ * arguments and results, and R_GIVEUP when its state cannot be
+ * allocated. Every call takes at least enough nodes to place each tensor
+ * once, beyond `limit`. */
+int exact__stream_search(struct ctx *X, uint32_t c, uint64_t cap,
+                         uint64_t limit);
+
+/* exact_stream.c. Bytes X->stream holds (0 when none), for the tests
+ * and docs/exact.md's memory figures. */
+size_t exact__stream_bytes(const struct ctx *X);
+
+/* exact_stream.c. Frees X->stream (safe when NULL). */
+void exact__stream_free(struct ctx *X);
 
 /* exact.c. Polls the stop callback and the work budget (never a clock).
  * Returns R_SPENT, R_CANCEL or R_FOUND (keep going). */

@@ -17,8 +17,9 @@
 #define EXACT_POLL_UNITS (1u << 16)
 
 /* Lowest offset >= y, aligned for tensor k, that misses its pinned
- * obstacles (sorted by offset, so repeated passes settle quickly). */
-static uint64_t fixpin(const struct ctx *X, uint32_t k, uint64_t y)
+ * obstacles (sorted by offset, so repeated passes settle quickly).
+ * Shared with exact_stream.c (exact_int.h). */
+uint64_t exact__fixpin(const struct ctx *X, uint32_t k, uint64_t y)
 {
   uint64_t a = X->align[k], s = X->size[k];
   y = planner__align_up(y, a);
@@ -237,7 +238,7 @@ static int s_place(struct srch *S, struct lvl *L, uint32_t c)
     if (np <= X->pos[b])
       continue;
     if (X->npins)
-      np = fixpin(X, S->a + b, np);
+      np = exact__fixpin(X, S->a + b, np);
     X->ptr_i[S->ptr_n] = b;
     X->ptr_v[S->ptr_n++] = X->pos[b];
     X->pos[b] = np;
@@ -363,7 +364,7 @@ int exact__search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
   for (uint32_t i = 0; i < S.m; i++) {
     X->ul[i] = i;
     X->upos[i] = i;
-    X->pos[i] = fixpin(X, S.a + i, 0);
+    X->pos[i] = exact__fixpin(X, S.a + i, 0);
     if (X->pos[i] + S.size[i] > cap)
       return R_INFEAS;
   }

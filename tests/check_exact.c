@@ -19,6 +19,7 @@
 #include "graph_csv.h"
 #include "planner.h"
 #include "testutil.h"
+#include "tracegen.h"
 
 #define MAXN 12
 
@@ -289,44 +290,75 @@ static void check_instance(uint64_t seed, size_t n, int with_align,
 
 /* Runs the exact search itself on every component at capacity cap under
  * order v (exact__round_plan() numbering, flags included), without node
- * limit. Returns 1 and the plan in offs when every component fits, 0
+ * limit: exact_search.c's, or with stream set exact_stream.c's, whatever
+ * the components' size. Returns 1 and the plan in offs when every component fits, 0
  * when one provably does not (or a pinned tensor ends above cap). Adds
  * the splits re-ranked to *reranks. */
-static int search_with_order(const struct planner_tensor *t, size_t n,
-                             uint64_t alignment, uint64_t cap, unsigned v,
-                             uint64_t *offs, uint64_t *reranks)
-{
-  struct planner_graph g = {t, n};
+/* The exact search's context for a graph, built from greedy-size's plan
+ * in offs with an unlimited effort; the fields borrow each other, so the
+ * struct stays put until built_cleanup(). */
+struct built {
+  struct planner_graph g;
   struct planner_options o;
-  opts(&o, alignment, 0, 10000);
   struct planner__prob p;
-  ck_assert_int_eq(planner__prob_init(&p, &g, &o), 0);
-  ck_assert_int_eq(planner__heuristic(&p, PLANNER_ALGO_GREEDY_SIZE, offs),
-                   0);
   struct ctx X;
-  memset(&X, 0, sizeof X);
-  X.p = &p;
-  X.offsets = offs;
-  X.work_limit = UINT64_MAX;
-  ck_assert_int_eq(exact__build(&X), 0);
-  int ok = X.pintop <= cap;
-  for (uint32_t c = 0; ok && c < X.nc; c++) {
-    ck_assert(X.searchable[c]);
-    ck_assert_int_eq(exact__make_rank(&X, c, v), 0);
-    int r = exact__search(&X, c, cap, UINT64_MAX);
+};
+
+static void built_init(struct built *b, const struct planner_tensor *t,
+                       size_t n, uint64_t alignment, uint64_t *offs)
+{
+  b->g.tensors = t;
+  b->g.n_tensors = n;
+  opts(&b->o, alignment, 0, 10000);
+  ck_assert_int_eq(planner__prob_init(&b->p, &b->g, &b->o), 0);
+  ck_assert_int_eq(planner__heuristic(&b->p, PLANNER_ALGO_GREEDY_SIZE, offs),
+                   0);
+  memset(&b->X, 0, sizeof b->X);
+  b->X.p = &b->p;
+  b->X.offsets = offs;
+  b->X.work_limit = UINT64_MAX;
+  ck_assert_int_eq(exact__build(&b->X), 0);
+}
+
+static void built_cleanup(struct built *b)
+{
+  exact__free(&b->X);
+  planner__prob_cleanup(&b->p);
+}
+
+static int search_with(const struct planner_tensor *t, size_t n,
+                       uint64_t alignment, uint64_t cap, unsigned v,
+                       int stream, uint64_t *offs, uint64_t *reranks)
+{
+  struct built b;
+  built_init(&b, t, n, alignment, offs);
+  struct ctx *X = &b.X;
+  int ok = X->pintop <= cap;
+  for (uint32_t c = 0; ok && c < X->nc; c++) {
+    ck_assert(X->searchable[c]);
+    ck_assert_int_eq(exact__make_rank(X, c, v), 0);
+    int r = stream ? exact__stream_search(X, c, cap, UINT64_MAX)
+                   : exact__search(X, c, cap, UINT64_MAX);
     ck_assert_msg(r == R_FOUND || r == R_INFEAS, "search: %d", r);
-    ck_assert_uint_eq(X.rtn, 0); /* every re-ranking undone */
+    ck_assert_uint_eq(X->rtn, 0); /* every re-ranking undone */
     if (r == R_INFEAS) {
       ok = 0;
       break;
     }
-    for (uint32_t q = X.cb[c]; q < X.cb[c + 1]; q++)
-      offs[X.gi[q]] = X.out[q - X.cb[c]];
+    for (uint32_t q = X->cb[c]; q < X->cb[c + 1]; q++)
+      offs[X->gi[q]] = X->out[q - X->cb[c]];
   }
-  *reranks += X.reranks;
-  exact__free(&X);
-  planner__prob_cleanup(&p);
+  *reranks += X->reranks;
+  built_cleanup(&b);
   return ok;
+}
+
+/* The search of exact_search.c under order v (see search_with()). */
+static int search_with_order(const struct planner_tensor *t, size_t n,
+                             uint64_t alignment, uint64_t cap, unsigned v,
+                             uint64_t *offs, uint64_t *reranks)
+{
+  return search_with(t, n, alignment, cap, v, 0, offs, reranks);
 }
 
 /* Independent check of a plan: alignment, pins, capacity, no overlap. */
@@ -872,6 +904,174 @@ START_TEST(test_nested_groups)
 }
 END_TEST
 
+
+/* ---- the search of large components (exact_stream.c) -------------------- */
+
+START_TEST(test_stream_vs_brute)
+{
+  /* exact_stream.c on random graphs (aligned, pinned, long spans), run on
+   * every component whatever its size: it must find a plan at the brute
+   * force's optimum and prove one byte less impossible. Every rule it
+   * prunes with holds for the minimal canonical plan, so it is complete. */
+  uint64_t reranks = 0;
+  for (uint64_t k = 0; k < 300; k++) {
+    uint64_t seed = 0x57e0000u + (uint64_t)_i * 1000u + k, rs = seed;
+    size_t n = (size_t)tu_rand_range(&rs, 2, 10);
+    struct planner_tensor t[MAXN];
+    uint64_t alignment = random_graph(&rs, t, n, _i & 1, _i & 2,
+                                      _i & 4 ? 24 : 8);
+    uint64_t opt = brute(t, n, alignment);
+    if (opt == 0)
+      continue;
+    uint64_t off[MAXN];
+    unsigned v = (unsigned)(k % 9);
+    ck_assert_msg(search_with(t, n, alignment, opt, v, 1, off, &reranks),
+                  "seed %" PRIu64 " order %u: no plan at the optimum %"
+                  PRIu64, seed, v, opt);
+    check_plan(t, n, alignment, opt, off);
+    ck_assert_msg(!search_with(t, n, alignment, opt - 1, v, 1, off,
+                               &reranks),
+                  "seed %" PRIu64 " order %u: a plan below the optimum",
+                  seed, v);
+  }
+  ck_assert_uint_eq(reranks, 0); /* no splits: nothing re-ranked */
+}
+END_TEST
+
+/* TFLite Micro's Medium case (best heuristic 90, optimum 80) scaled by
+ * 1000, under `fillers` one-byte tensors that live the whole time: one
+ * component with about fillers^2 overlap pairs. The optimum is 80000 +
+ * fillers (fillers at the bottom); the heuristics put the small fillers
+ * on top of their 90000. Returns the tensor count. */
+static size_t medium_under_fillers(struct planner_tensor *t, size_t fillers)
+{
+  tflm_medium(t, 0, 1000, 1);
+  for (size_t k = 0; k < fillers; k++)
+    set(&t[5 + k], (uint32_t)(5 + k), 1, 0, 6);
+  return 5 + fillers;
+}
+
+START_TEST(test_stream_large_component)
+{
+  /* 3000 fillers make about 9 M overlap pairs, above the 4 M that
+   * exact_search.c stores: such a component used to keep its heuristic
+   * plan, so the capacity question at the optimum stayed unknown. Only
+   * the search answers it. */
+  enum { F = 3000 };
+  static struct planner_tensor t[5 + F];
+  size_t n = medium_under_fillers(t, F);
+  struct planner_options o;
+  struct planner_plan p;
+  opts(&o, 1, 80000 + F, 2000);
+  o.algo = PLANNER_ALGO_BEST;
+  run_ok(t, n, &o, &p);
+  ck_assert_msg(p.fit == PLANNER_FIT_YES, "capacity %u: %s", 80000 + F,
+                planner_fit_name(p.fit));
+  ck_assert_uint_le(p.arena_bytes, 80000 + F);
+  ck_assert_int_eq(p.algo, PLANNER_ALGO_EXACT);
+  ck_assert_uint_gt(p.nodes_explored, 0);
+  planner_plan_cleanup(&p);
+  /* Minimising finds the optimum too, and proves it by the load bound. */
+  opts(&o, 1, 0, 2000);
+  run_ok(t, n, &o, &p);
+  ck_assert_uint_eq(p.arena_bytes, 80000 + F);
+  ck_assert_uint_eq(p.lower_bound_bytes, 80000 + F);
+  ck_assert_int_eq(p.proven_optimal, 1);
+  planner_plan_cleanup(&p);
+}
+END_TEST
+
+START_TEST(test_stream_memory_bounded)
+{
+  /* The state of exact_stream.c grows with the tensors and sections of
+   * the component, never with its overlap pairs: here 9 M pairs, and at
+   * most 190 bytes a tensor, 216 a section and 20 a cover entry (at most
+   * 2 log2 P a tensor; docs/exact.md). */
+  enum { F = 3000 };
+  static struct planner_tensor t[5 + F];
+  size_t n = medium_under_fillers(t, F);
+  static uint64_t offs[5 + F];
+  struct built b;
+  built_init(&b, t, n, 1, offs);
+  struct ctx *X = &b.X;
+  ck_assert_uint_eq(X->nc, 1);
+  ck_assert_int_eq(X->searchable[0], 2);
+  ck_assert_ptr_null(X->adj_off[X->K] ? X->adj : NULL); /* no pairs stored */
+  ck_assert_int_eq(exact__make_rank(X, 0, 0), 0);
+  ck_assert_int_eq(exact__stream_search(X, 0, 80000 + F, 1000000), R_FOUND);
+  uint64_t lg = 1, S = X->sb[1];
+  for (uint64_t v = 1; v < S; v *= 2)
+    lg++;
+  size_t bytes = exact__stream_bytes(X);
+  ck_assert_uint_gt(bytes, 0);
+  ck_assert_msg(bytes <= 190 * (n + 1) + 216 * S + 20 * 2 * lg * n + 4096,
+                "%zu bytes for %zu tensors, %" PRIu64 " sections", bytes, n,
+                S);
+  built_cleanup(&b);
+}
+END_TEST
+
+/* Plans a generated trace with `best` at alignment 1 and the given effort;
+ * the caller cleans p up. */
+static void plan_trace(const struct planner_tensor *t, size_t n,
+                       uint32_t effort, struct planner_plan *p)
+{
+  struct planner_options o;
+  opts(&o, 1, 0, effort);
+  o.algo = PLANNER_ALGO_BEST;
+  run_ok(t, n, &o, p);
+}
+
+START_TEST(test_generated_traces)
+{
+  /* Generated training and XLA traces of 2000 to 4000 tensors, one large
+   * component each, searched by exact_stream.c: the plan verifies (run_ok
+   * checks it independently of planner_run), is never worse than the
+   * best heuristic's, and is the same on every run, also when the machine
+   * is so slow that every poll sleeps. */
+  static const struct {
+    enum tracegen_shape shape;
+    size_t n;
+  } cases[] = {{TRACEGEN_SOMAS, 2000}, {TRACEGEN_IOPDDL, 2000},
+               {TRACEGEN_SOMAS, 4000}, {TRACEGEN_IOPDDL, 4000}};
+  size_t n;
+  struct planner_tensor *t = tracegen_make(cases[_i].shape, cases[_i].n, 1,
+                                           &n);
+  ck_assert_ptr_nonnull(t);
+  struct planner_plan h, a, b;
+  plan_trace(t, n, 1, &h);
+  uint64_t heur = h.arena_bytes;
+  for (int algo = PLANNER_ALGO_TFLM_GREEDY; algo <= PLANNER_ALGO_GREEDY_BREADTH;
+       algo++) {
+    struct planner_options o;
+    struct planner_plan q;
+    opts(&o, 1, 0, 1);
+    o.algo = (enum planner_algo)algo;
+    run_ok(t, n, &o, &q);
+    if (q.arena_bytes < heur)
+      heur = q.arena_bytes;
+    planner_plan_cleanup(&q);
+  }
+  plan_trace(t, n, 60, &a);
+  ck_assert_uint_le(a.arena_bytes, heur);
+  ck_assert_uint_le(a.arena_bytes, h.arena_bytes);
+  ck_assert_uint_ge(a.arena_bytes, a.lower_bound_bytes);
+  ck_assert_uint_gt(a.nodes_explored, 0);
+  plan_trace(t, n, 60, &b);
+  ck_assert_uint_eq(a.arena_bytes, b.arena_bytes);
+  ck_assert_uint_eq(a.nodes_explored, b.nodes_explored);
+  ck_assert_int_eq(memcmp(a.offsets, b.offsets, n * sizeof *a.offsets), 0);
+  planner_plan_cleanup(&b);
+  struct planner_options o;
+  opts(&o, 1, 0, 60);
+  o.algo = PLANNER_ALGO_BEST;
+  check_slow_same(t, n, &o);
+  planner_plan_cleanup(&a);
+  planner_plan_cleanup(&h);
+  free(t);
+}
+END_TEST
+
 Suite *exact_suite(void)
 {
   Suite *s = suite_create("exact");
@@ -900,6 +1100,13 @@ Suite *exact_suite(void)
   tcase_add_loop_test(tr, test_random_twelve_vs_brute, 0, 3);
   tcase_add_loop_test(tr, test_random_sparse_vs_brute, 0, 4);
   tcase_add_loop_test(tr, test_dynamic_orders_vs_brute, 0, 4);
+  tcase_add_loop_test(tr, test_stream_vs_brute, 0, 8);
   suite_add_tcase(s, tr);
+  TCase *tl = tcase_create("large");
+  tcase_set_timeout(tl, 300);
+  tcase_add_test(tl, test_stream_large_component);
+  tcase_add_test(tl, test_stream_memory_bounded);
+  tcase_add_loop_test(tl, test_generated_traces, 0, 4);
+  suite_add_tcase(s, tl);
   return s;
 }

@@ -1,0 +1,797 @@
+/*
+ * exact_stream.c - the exact planner's search for large components, in
+ * memory linear in the component: no table of overlap pairs and no list
+ * of the tensors live in each section.
+ *
+ * It walks the same canonical placements as exact_search.c (see the
+ * DESIGN comment of exact.c): tensors go, in increasing (offset, rank)
+ * order, to pos, the lowest aligned offset above the placed tensors they
+ * meet in time that misses the pinned obstacles; dominance (a candidate
+ * must start below min pos + size over the unplaced tensors), the fit of
+ * every neighbour, section capacity and twins prune as there. It keeps
+ * no dead-end table, does not split into groups and leaves out the
+ * stacking and lowest-section rules, which cost time proportional to the
+ * tensors live in a section; every rule it applies is one the minimal
+ * canonical plan obeys, so an exhausted search is still a proof.
+ *
+ * DESIGN
+ *  Sections live in a segment tree without propagation. Each node holds
+ *  tag, the highest top of the placed tensors stored at it (a placement
+ *  stores its top at the O(log S) nodes that cover its sections), and
+ *  add, the bytes removed from rem there; sub, mr and fr are the largest
+ *  floor, rem and floor + rem below it, so that the floor of a section is
+ *  the largest tag on its path and the two capacity checks read the root:
+ *  fr <= cap, and x + mr <= cap for the last offset x. A placement
+ *  changes O(log S) nodes; undoing it restores their tags from a trail
+ *  and adds the bytes back.
+ *
+ *  The neighbours of a placed tensor (the unplaced tensors it meets in
+ *  time) are found without stored pairs: those that start in its range of
+ *  sections are a run of the first-use order, walked on a list of the
+ *  unplaced tensors; those live at its first section that started before
+ *  are in the cover lists of a second segment tree over the sections,
+ *  from which placed tensors are unlinked. Both lists unlink and relink
+ *  in the order of the depth-first search (dancing links), so an undo is
+ *  exact. A placement raises the pos of its neighbours; an undo
+ *  recomputes them from the floors, so no trail of pos values is needed.
+ *
+ *  The unplaced tensors that may be placed next (twins wait for theirs)
+ *  sit in a treap keyed by (pos, rank): the next candidate of a level is
+ *  the successor of the last key tried. A second tree over the tensors
+ *  gives min pos + size for dominance.
+ *
+ *  Cost: a placement or an undo costs O((k + 1) log n) for its k
+ *  neighbours; memory is about 100 bytes per tensor plus 12 per cover
+ *  entry (at most 2 log2 S a tensor, a few on average) plus 80 per
+ *  section (docs/exact.md gives the figures). Every step is counted in
+ *  work units, like exact_search.c's.
+ */
+#include "exact_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Work units between polls of the stop callback and the effort. */
+#define STREAM_POLL_UNITS (1u << 16)
+
+/* Work units of changing one candidate's key: a treap erase and insert,
+ * each about 2 log2 m nodes with their splits and merges, and a walk up
+ * the tree of minima. Measured against exact_search.c's units, so that an
+ * effort unit stays within the nominal millisecond (docs/exact.md). */
+#define KEY_UNITS(T) (8 * (uint64_t)(T)->lgm)
+
+struct slv {
+  uint64_t ex;    /* entry key: offset ... */
+  int64_t er;     /* ... and rank, -1 at the root */
+  uint64_t kpos;  /* key of the last candidate tried: offset ... */
+  int64_t krank;  /* ... and rank */
+  uint64_t t1;    /* min pos + size over the unplaced, on entry */
+  uint64_t x;     /* offset of the tensor placed from this level */
+  uint32_t c;     /* that tensor */
+  uint32_t mark;  /* pos trail length before that placement */
+  int how;        /* how to undo it (P_*) */
+};
+
+/* How a placement is undone: how far place() got. */
+enum { P_NONE, P_SECTIONS, P_TRAIL, P_RECOMPUTE };
+
+/* The state of one search; allocated for the largest stream component
+ * and rebuilt at every call. Indexes are local to the component. */
+struct exact_stream {
+  uint32_t mcap, pcap, ecap;  /* room: tensors, leaves, cover entries */
+  /* The component being searched. */
+  const struct ctx *X;
+  uint32_t a, m, S, P;        /* first global tensor, tensors, sections, leaves */
+  const uint64_t *size, *align;
+  const uint32_t *slo, *shi;
+  const uint32_t *rank, *twin;
+  uint64_t cap;
+  /* Section tree, 2P nodes, leaves at P + s. */
+  uint64_t *tag, *sub, *add, *mr, *fr;
+  uint64_t *ttag;             /* trail of old tags */
+  uint32_t ttn, ttcap;
+  /* Per tensor. */
+  uint64_t *pos;
+  unsigned char *placed;
+  uint32_t *nxt, *prv;        /* unplaced tensors in index order, sentinel m */
+  uint32_t *bys;              /* S + 1: first index with slo >= s */
+  uint32_t *tnext;            /* the tensor whose twin is this one, or NONE */
+  /* Cover lists: entries of tensor q at [toff[q], toff[q + 1]); node v's
+   * sentinel is entry E + v; circular and doubly linked. */
+  uint32_t *toff, *et, *enx, *epv;
+  uint32_t E;
+  /* Treap of the available unplaced tensors. */
+  uint32_t *tl, *tr, *tp;
+  uint32_t root;
+  /* min pos + size over the unplaced tensors, Pm leaves. */
+  uint32_t Pm;
+  uint64_t *tmin;
+  /* Trail of the pos values a placement raised, to undo them without
+   * recomputing; a placement that finds it full is undone by
+   * recomputing its neighbours instead. */
+  uint32_t *pti;
+  uint64_t *ptv;
+  uint32_t ptn, ptcap;
+  struct slv *lv;
+  uint32_t unplaced;
+  uint32_t lgS, lgm;          /* ceil log2 of P and Pm, for the work count */
+};
+
+static uint64_t umax(uint64_t a, uint64_t b)
+{
+  return a > b ? a : b;
+}
+
+static uint32_t ilog2c(uint32_t v)
+{
+  uint32_t k = 0;
+  while ((1u << k) < v)
+    k++;
+  return k;
+}
+
+/* ---- the section tree --------------------------------------------------- */
+
+static void sec_pull(struct exact_stream *T, uint32_t v)
+{
+  if (v >= T->P) {
+    /* A leaf: add holds its rem (rem0 less the bytes placed). */
+    T->sub[v] = T->tag[v];
+    T->mr[v] = T->add[v];
+    T->fr[v] = v - T->P < T->S ? T->tag[v] + T->add[v] : 0;
+    return;
+  }
+  uint32_t l = 2 * v, r = l + 1;
+  uint64_t m = umax(T->mr[l], T->mr[r]);
+  T->sub[v] = umax(T->tag[v], umax(T->sub[l], T->sub[r]));
+  T->mr[v] = T->add[v] + m;
+  T->fr[v] = T->add[v] + umax(T->tag[v] + m, umax(T->fr[l], T->fr[r]));
+}
+
+/* The canonical nodes of leaves [lo, hi], into nodes; returns the count
+ * (at most 2 log2 P). */
+static uint32_t sec_nodes(const struct exact_stream *T, uint32_t lo,
+                          uint32_t hi, uint32_t *nodes)
+{
+  uint32_t l = lo + T->P, r = hi + T->P + 1, n = 0;
+  while (l < r) {
+    if (l & 1)
+      nodes[n++] = l++;
+    if (r & 1)
+      nodes[n++] = --r;
+    l >>= 1;
+    r >>= 1;
+  }
+  return n;
+}
+
+static void sec_fix_paths(struct exact_stream *T, uint32_t lo, uint32_t hi)
+{
+  for (uint32_t v = (lo + T->P) >> 1; v; v >>= 1)
+    sec_pull(T, v);
+  for (uint32_t v = (hi + T->P) >> 1; v; v >>= 1)
+    sec_pull(T, v);
+}
+
+/* Places a tensor of `size` bytes with top `top` on sections [lo, hi]. */
+static void sec_place(struct exact_stream *T, uint32_t lo, uint32_t hi,
+                      uint64_t top, uint64_t size)
+{
+  uint32_t nodes[64], n = sec_nodes(T, lo, hi, nodes);
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t v = nodes[k];
+    T->ttag[T->ttn++] = T->tag[v];
+    T->tag[v] = top; /* above every floor there: pos was their maximum */
+    T->add[v] -= size;
+    sec_pull(T, v);
+  }
+  sec_fix_paths(T, lo, hi);
+}
+
+static void sec_unplace(struct exact_stream *T, uint32_t lo, uint32_t hi,
+                        uint64_t size)
+{
+  uint32_t nodes[64], n = sec_nodes(T, lo, hi, nodes);
+  for (uint32_t k = n; k-- > 0;) {
+    uint32_t v = nodes[k];
+    T->tag[v] = T->ttag[--T->ttn];
+    T->add[v] += size;
+    sec_pull(T, v);
+  }
+  sec_fix_paths(T, lo, hi);
+}
+
+/* The highest floor over sections [lo, hi]. */
+static uint64_t sec_floor(const struct exact_stream *T, uint32_t lo,
+                          uint32_t hi)
+{
+  uint64_t res = 0;
+  uint32_t l = lo + T->P, r = hi + T->P + 1;
+  while (l < r) {
+    if (l & 1)
+      res = umax(res, T->sub[l++]);
+    if (r & 1)
+      res = umax(res, T->sub[--r]);
+    l >>= 1;
+    r >>= 1;
+  }
+  for (uint32_t v = (lo + T->P) >> 1; v; v >>= 1)
+    res = umax(res, T->tag[v]);
+  for (uint32_t v = (hi + T->P) >> 1; v; v >>= 1)
+    res = umax(res, T->tag[v]);
+  return res;
+}
+
+/* ---- the treap of candidates -------------------------------------------- */
+
+static int key_lt(const struct exact_stream *T, uint32_t a, uint32_t b)
+{
+  if (T->pos[a] != T->pos[b])
+    return T->pos[a] < T->pos[b];
+  return T->rank[a] < T->rank[b];
+}
+
+static uint32_t tr_merge(struct exact_stream *T, uint32_t a, uint32_t b)
+{
+  if (a == NONE)
+    return b;
+  if (b == NONE)
+    return a;
+  if (T->tp[a] > T->tp[b]) {
+    T->tr[a] = tr_merge(T, T->tr[a], b);
+    return a;
+  }
+  T->tl[b] = tr_merge(T, a, T->tl[b]);
+  return b;
+}
+
+/* Splits t into the keys below q's and the others. */
+static void tr_split(struct exact_stream *T, uint32_t t, uint32_t q,
+                     uint32_t *l, uint32_t *r)
+{
+  if (t == NONE) {
+    *l = *r = NONE;
+  } else if (key_lt(T, t, q)) {
+    tr_split(T, T->tr[t], q, &T->tr[t], r);
+    *l = t;
+  } else {
+    tr_split(T, T->tl[t], q, l, &T->tl[t]);
+    *r = t;
+  }
+}
+
+static uint32_t tr_insert(struct exact_stream *T, uint32_t t, uint32_t q)
+{
+  if (t == NONE) {
+    T->tl[q] = T->tr[q] = NONE;
+    return q;
+  }
+  if (T->tp[q] > T->tp[t]) {
+    tr_split(T, t, q, &T->tl[q], &T->tr[q]);
+    return q;
+  }
+  if (key_lt(T, q, t))
+    T->tl[t] = tr_insert(T, T->tl[t], q);
+  else
+    T->tr[t] = tr_insert(T, T->tr[t], q);
+  return t;
+}
+
+static uint32_t tr_erase(struct exact_stream *T, uint32_t t, uint32_t q)
+{
+  if (t == q)
+    return tr_merge(T, T->tl[t], T->tr[t]);
+  if (key_lt(T, q, t))
+    T->tl[t] = tr_erase(T, T->tl[t], q);
+  else
+    T->tr[t] = tr_erase(T, T->tr[t], q);
+  return t;
+}
+
+/* The available tensor with the least key above (kpos, krank). */
+static uint32_t tr_next(const struct exact_stream *T, uint64_t kpos,
+                        int64_t krank)
+{
+  uint32_t t = T->root, best = NONE;
+  while (t != NONE) {
+    int above = T->pos[t] > kpos ||
+                (T->pos[t] == kpos && (int64_t)T->rank[t] > krank);
+    if (above) {
+      best = t;
+      t = T->tl[t];
+    } else {
+      t = T->tr[t];
+    }
+  }
+  return best;
+}
+
+/* ---- per-tensor bookkeeping --------------------------------------------- */
+
+static int avail(const struct exact_stream *T, uint32_t q)
+{
+  return T->twin[q] == NONE || T->placed[T->twin[q]];
+}
+
+static void tmin_set(struct exact_stream *T, uint32_t q, uint64_t v)
+{
+  uint32_t i = T->Pm + q;
+  T->tmin[i] = v;
+  for (i >>= 1; i; i >>= 1) {
+    uint64_t a = T->tmin[2 * i], b = T->tmin[2 * i + 1];
+    uint64_t m = a < b ? a : b;
+    if (T->tmin[i] == m)
+      break; /* the minima above are unchanged too */
+    T->tmin[i] = m;
+  }
+}
+
+/* Sets pos[q] = v (q unplaced), keeping the treap and tmin in step.
+ * Returns the work units. */
+static uint64_t set_pos(struct exact_stream *T, uint32_t q, uint64_t v)
+{
+  int in = avail(T, q);
+  if (in)
+    T->root = tr_erase(T, T->root, q);
+  T->pos[q] = v;
+  if (in)
+    T->root = tr_insert(T, T->root, q);
+  tmin_set(T, q, v + T->size[q]);
+  return KEY_UNITS(T);
+}
+
+/* The canonical offset of unplaced q under the current floors. */
+static uint64_t pos_of(const struct exact_stream *T, uint32_t q)
+{
+  uint64_t y = sec_floor(T, T->slo[q], T->shi[q]);
+  y = planner__align_up(y, T->align[q]);
+  return T->X->npins ? exact__fixpin(T->X, T->a + q, y) : y;
+}
+
+static void unlink_q(struct exact_stream *T, uint32_t q)
+{
+  T->nxt[T->prv[q]] = T->nxt[q];
+  T->prv[T->nxt[q]] = T->prv[q];
+  for (uint32_t e = T->toff[q]; e < T->toff[q + 1]; e++) {
+    T->enx[T->epv[e]] = T->enx[e];
+    T->epv[T->enx[e]] = T->epv[e];
+  }
+  T->placed[q] = 1;
+  T->unplaced--;
+}
+
+static void relink_q(struct exact_stream *T, uint32_t q)
+{
+  for (uint32_t e = T->toff[q + 1]; e-- > T->toff[q];) {
+    T->enx[T->epv[e]] = e;
+    T->epv[T->enx[e]] = e;
+  }
+  T->nxt[T->prv[q]] = q;
+  T->prv[T->nxt[q]] = q;
+  T->placed[q] = 0;
+  T->unplaced++;
+}
+
+/* Calls the body for every unplaced tensor b that meets tensor c in time
+ * (c itself is placed, so never among them), counting the steps in *w. */
+#define FOR_NEIGHBOURS(T, c, b, w, body)                                     \
+  do {                                                                       \
+    uint32_t s0_ = (T)->slo[c], s1_ = (T)->shi[c];                           \
+    for (uint32_t v_ = (T)->P + s0_; v_; v_ >>= 1) {                         \
+      uint32_t h_ = (T)->E + v_;                                             \
+      (w)++;                                                                 \
+      for (uint32_t e_ = (T)->enx[h_]; e_ != h_; e_ = (T)->enx[e_]) {        \
+        uint32_t b = (T)->et[e_];                                            \
+        (w)++;                                                               \
+        if ((T)->slo[b] >= s0_)                                              \
+          continue; /* found below, among those starting in range */         \
+        body;                                                                \
+      }                                                                      \
+    }                                                                        \
+    uint32_t b_ = (T)->bys[s0_], end_ = (T)->bys[s1_ + 1];                   \
+    while (b_ < (T)->m && (T)->placed[b_])                                   \
+      b_ = (T)->nxt[b_];                                                     \
+    for (; b_ < end_; b_ = (T)->nxt[b_]) {                                   \
+      uint32_t b = b_;                                                       \
+      (w)++;                                                                 \
+      body;                                                                  \
+    }                                                                        \
+  } while (0)
+
+/* Places c at pos[c]. Returns 1 when every check passed, 0 when one
+ * failed. Either way the caller undoes it with unplace(c, *how). */
+static int place(struct exact_stream *T, uint32_t c, int *how,
+                 uint32_t *mark_out, uint64_t *work)
+{
+  uint64_t x = T->pos[c], top = x + T->size[c], cap = T->cap, w = 0;
+  if (avail(T, c))
+    T->root = tr_erase(T, T->root, c);
+  tmin_set(T, c, UINT64_MAX);
+  unlink_q(T, c);
+  if (T->tnext[c] != NONE)
+    T->root = tr_insert(T, T->root, T->tnext[c]);
+  sec_place(T, T->slo[c], T->shi[c], top, T->size[c]);
+  *work += 16 + 4 * (uint64_t)T->lgS;
+  *how = P_SECTIONS;
+  *mark_out = T->ptn;
+  if (T->fr[1] > cap || x + T->mr[1] > cap)
+    return 0;
+  int ok = 1;
+  uint32_t mark = T->ptn;
+  *how = P_TRAIL;
+  FOR_NEIGHBOURS(T, c, b, w, {
+    uint64_t np = planner__align_up(top, T->align[b]);
+    if (np > T->pos[b]) {
+      if (T->X->npins)
+        np = exact__fixpin(T->X, T->a + b, np);
+      if (*how == P_TRAIL && T->ptn < T->ptcap) {
+        T->pti[T->ptn] = b;
+        T->ptv[T->ptn++] = T->pos[b];
+      } else {
+        *how = P_RECOMPUTE;
+      }
+      *work += set_pos(T, b, np);
+      if (np + T->size[b] > cap)
+        ok = 0;
+    }
+  });
+  if (*how == P_RECOMPUTE)
+    T->ptn = mark;
+  *mark_out = mark;
+  *work += w;
+  return ok;
+}
+
+static void unplace(struct exact_stream *T, uint32_t c, int how,
+                    uint32_t mark, uint64_t *work)
+{
+  uint64_t w = 0;
+  sec_unplace(T, T->slo[c], T->shi[c], T->size[c]);
+  if (how == P_TRAIL) {
+    while (T->ptn > mark) {
+      T->ptn--;
+      *work += set_pos(T, T->pti[T->ptn], T->ptv[T->ptn]);
+    }
+  } else if (how == P_RECOMPUTE) {
+    /* c is still unlinked, so it is not among its neighbours; its twin
+     * successor is still a candidate, as set_pos() expects. */
+    FOR_NEIGHBOURS(T, c, b, w, {
+      uint64_t np = pos_of(T, b);
+      if (np != T->pos[b])
+        *work += set_pos(T, b, np);
+    });
+  }
+  if (T->tnext[c] != NONE)
+    T->root = tr_erase(T, T->root, T->tnext[c]);
+  relink_q(T, c);
+  tmin_set(T, c, T->pos[c] + T->size[c]);
+  if (avail(T, c))
+    T->root = tr_insert(T, T->root, c);
+  *work += 16 + 4 * (uint64_t)T->lgS + w * (1 + 2 * (uint64_t)T->lgS);
+}
+
+/* ---- setup -------------------------------------------------------------- */
+
+void exact__stream_free(struct ctx *X)
+{
+  struct exact_stream *T = X->stream;
+  if (!T)
+    return;
+  free(T->tag); free(T->sub); free(T->add); free(T->mr); free(T->fr);
+  free(T->ttag); free(T->pos); free(T->placed); free(T->nxt); free(T->prv);
+  free(T->bys); free(T->tnext); free(T->toff); free(T->et); free(T->enx);
+  free(T->epv); free(T->tl); free(T->tr); free(T->tp); free(T->tmin);
+  free(T->lv); free(T->pti); free(T->ptv);
+  free(T);
+  X->stream = NULL;
+}
+
+size_t exact__stream_bytes(const struct ctx *X)
+{
+  const struct exact_stream *T = X->stream;
+  if (!T)
+    return 0;
+  size_t m1 = (size_t)T->mcap + 1, n2 = 2 * (size_t)T->pcap, pm = 1;
+  while (pm < T->mcap)
+    pm *= 2;
+  return sizeof *T + n2 * 5 * sizeof(uint64_t) +          /* section tree */
+         (size_t)T->ttcap * sizeof(uint64_t) +            /* tag trail */
+         m1 * (sizeof(uint64_t) + 1 + 6 * sizeof(uint32_t) + /* per tensor */
+               sizeof(struct slv)) +
+         (m1 + 1) * sizeof(uint32_t) +                    /* toff */
+         ((size_t)T->pcap + 2) * sizeof(uint32_t) +       /* bys */
+         ((size_t)T->ecap + n2 + 1) * 3 * sizeof(uint32_t) + /* covers */
+         2 * pm * sizeof(uint64_t) +                      /* tmin */
+         (size_t)T->ptcap * (sizeof(uint32_t) + sizeof(uint64_t));
+}
+
+/* Makes room for m tensors, S sections and E cover entries. */
+static int stream_room(struct ctx *X, uint32_t m, uint32_t S, uint32_t E)
+{
+  struct exact_stream *T = X->stream;
+  uint32_t P = 1, Pm = 1;
+  while (P < S)
+    P *= 2;
+  while (Pm < m)
+    Pm *= 2;
+  if (T && T->mcap >= m && T->pcap >= P && T->ecap >= E)
+    return 0;
+  exact__stream_free(X);
+  T = X->stream = calloc(1, sizeof *T);
+  if (!T)
+    return ARENA_ENOMEM;
+  size_t n2 = 2 * (size_t)P, m1 = (size_t)m + 1;
+  T->mcap = m;
+  T->pcap = P;
+  T->ecap = E;
+  T->ttcap = E + 1; /* a tensor's tags, once per tensor on the path */
+  T->tag = malloc(n2 * sizeof *T->tag);
+  T->sub = malloc(n2 * sizeof *T->sub);
+  T->add = malloc(n2 * sizeof *T->add);
+  T->mr = malloc(n2 * sizeof *T->mr);
+  T->fr = malloc(n2 * sizeof *T->fr);
+  T->ttag = malloc((size_t)T->ttcap * sizeof *T->ttag);
+  T->pos = malloc(m1 * sizeof *T->pos);
+  T->placed = malloc(m1);
+  T->nxt = malloc(m1 * sizeof *T->nxt);
+  T->prv = malloc(m1 * sizeof *T->prv);
+  T->bys = malloc(((size_t)P + 2) * sizeof *T->bys);
+  T->tnext = malloc(m1 * sizeof *T->tnext);
+  T->toff = malloc((m1 + 1) * sizeof *T->toff);
+  T->et = malloc(((size_t)E + n2 + 1) * sizeof *T->et);
+  T->enx = malloc(((size_t)E + n2 + 1) * sizeof *T->enx);
+  T->epv = malloc(((size_t)E + n2 + 1) * sizeof *T->epv);
+  T->tl = malloc(m1 * sizeof *T->tl);
+  T->tr = malloc(m1 * sizeof *T->tr);
+  T->tp = malloc(m1 * sizeof *T->tp);
+  T->tmin = malloc(2 * (size_t)Pm * sizeof *T->tmin);
+  T->lv = malloc((m1 + 1) * sizeof *T->lv);
+  T->ptcap = (uint32_t)(4 * m1 + (1u << 12));
+  T->pti = malloc((size_t)T->ptcap * sizeof *T->pti);
+  T->ptv = malloc((size_t)T->ptcap * sizeof *T->ptv);
+  if (!T->tag || !T->sub || !T->add || !T->mr || !T->fr || !T->ttag ||
+      !T->pos || !T->placed || !T->nxt || !T->prv || !T->bys || !T->tnext ||
+      !T->toff || !T->et || !T->enx || !T->epv || !T->tl || !T->tr ||
+      !T->tp || !T->tmin || !T->lv || !T->pti || !T->ptv) {
+    exact__stream_free(X);
+    return ARENA_ENOMEM;
+  }
+  return 0;
+}
+
+/* Cover entries of the component's tensors: sum of their canonical node
+ * counts. */
+static uint32_t cover_count(const struct ctx *X, uint32_t a, uint32_t m,
+                            uint32_t P)
+{
+  uint64_t e = 0;
+  for (uint32_t q = 0; q < m; q++) {
+    uint32_t l = X->slo[a + q] + P, r = X->shi[a + q] + P + 1;
+    while (l < r) {
+      e += (l & 1) + (r & 1);
+      l = (l + 1) >> 1;
+      r >>= 1;
+    }
+  }
+  return e > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)e;
+}
+
+/* Builds the state for component c within cap. Returns 0, ARENA_ENOMEM,
+ * or R_INFEAS when some tensor or section cannot fit at all. */
+static int stream_init(struct ctx *X, uint32_t c, uint64_t cap)
+{
+  uint32_t a = X->cb[c], m = X->cb[c + 1] - a, S = X->sb[c + 1] - X->sb[c];
+  uint32_t P = 1, Pm = 1;
+  while (P < S)
+    P *= 2;
+  while (Pm < m)
+    Pm *= 2;
+  uint32_t E = cover_count(X, a, m, P);
+  int rc = stream_room(X, m, S, E);
+  if (rc)
+    return rc;
+  struct exact_stream *T = X->stream;
+  T->X = X;
+  T->a = a;
+  T->m = m;
+  T->S = S;
+  T->P = P;
+  T->Pm = Pm;
+  T->E = E;
+  T->lgS = ilog2c(P) + 1;
+  T->lgm = ilog2c(Pm) + 1;
+  T->size = X->size + a;
+  T->align = X->align + a;
+  T->slo = X->slo + a;
+  T->shi = X->shi + a;
+  T->rank = X->rank;
+  T->twin = X->twin;
+  T->cap = cap;
+  T->ttn = 0;
+  T->ptn = 0;
+  T->unplaced = m;
+  const uint64_t *rem0 = X->rem0 + X->sb[c];
+  /* Sections: nothing placed; rem0 at the leaves, as their add. */
+  memset(T->tag, 0, 2 * (size_t)P * sizeof *T->tag);
+  memset(T->add, 0, 2 * (size_t)P * sizeof *T->add);
+  for (uint32_t s = 0; s < S; s++) {
+    if (rem0[s] > cap)
+      return R_INFEAS;
+    T->add[P + s] = rem0[s];
+  }
+  for (uint32_t v = 2 * P; v-- > P;)
+    sec_pull(T, v);
+  for (uint32_t v = P; v-- > 1;)
+    sec_pull(T, v);
+  /* Tensors: all unplaced, in one list; first index by section. */
+  for (uint32_t q = 0; q < m; q++) {
+    T->placed[q] = 0;
+    T->nxt[q] = q + 1;
+    T->prv[q] = q ? q - 1 : m;
+    T->tnext[q] = NONE;
+  }
+  T->nxt[m] = m ? 0 : m;
+  T->prv[m] = m ? m - 1 : m;
+  for (uint32_t q = 0; q < m; q++)
+    if (T->twin[q] != NONE)
+      T->tnext[T->twin[q]] = q;
+  for (uint32_t s = 0, q = 0; s <= S; s++) {
+    while (q < m && T->slo[q] < s)
+      q++;
+    T->bys[s] = q;
+  }
+  T->bys[S + 1] = m;
+  /* Cover lists: sentinels first, then each tensor's entries. */
+  for (uint32_t v = 0; v < 2 * P; v++)
+    T->enx[E + v] = T->epv[E + v] = E + v;
+  uint32_t e = 0;
+  for (uint32_t q = 0; q < m; q++) {
+    uint32_t nodes[64], n = sec_nodes(T, T->slo[q], T->shi[q], nodes);
+    T->toff[q] = e;
+    for (uint32_t k = 0; k < n; k++, e++) {
+      uint32_t h = E + nodes[k];
+      T->et[e] = q;
+      T->enx[e] = h;
+      T->epv[e] = T->epv[h];
+      T->enx[T->epv[h]] = e;
+      T->epv[h] = e;
+    }
+  }
+  T->toff[m] = e;
+  /* Candidates: every tensor at its pos above the pins, in the treap. */
+  T->root = NONE;
+  for (uint32_t i = 0; i < 2 * Pm; i++)
+    T->tmin[i] = UINT64_MAX;
+  for (uint32_t q = 0; q < m; q++) {
+    T->pos[q] = X->npins ? exact__fixpin(X, a + q, 0) : 0;
+    if (T->pos[q] + T->size[q] > cap)
+      return R_INFEAS;
+    T->tp[q] = (uint32_t)exact__mix64(((uint64_t)q << 1) ^ 0x5bd1e995u);
+    tmin_set(T, q, T->pos[q] + T->size[q]);
+    if (avail(T, q))
+      T->root = tr_insert(T, T->root, q);
+  }
+  X->work += 8 * (uint64_t)P + 4 * (uint64_t)E +
+             (uint64_t)m * (4 + 2 * (uint64_t)T->lgm);
+  return 0;
+}
+
+/* ---- the search --------------------------------------------------------- */
+
+/* A plan from a dead end: from the d levels placed, places every other
+ * tensor at its canonical offset in key order, whatever the capacity,
+ * and keeps the result as component c's plan when its arena is below the
+ * current one; then undoes those placements. Canonical placements never
+ * overlap, so the plan is valid. */
+static void complete(struct ctx *X, uint32_t c, struct exact_stream *T,
+                     uint32_t d)
+{
+  struct slv *lv = T->lv;
+  uint64_t cap = T->cap, arena = 0;
+  T->cap = UINT64_MAX;
+  uint32_t k = d;
+  while (T->unplaced > 0) {
+    uint32_t b = tr_next(T, 0, -1);
+    lv[k].c = b;
+    lv[k].x = T->pos[b];
+    place(T, b, &lv[k].how, &lv[k].mark, &X->work);
+    k++;
+  }
+  for (uint32_t q = 0; q < k; q++)
+    arena = umax(arena, lv[q].x + T->size[lv[q].c]);
+  if (arena < X->carena[c]) {
+    for (uint32_t q = 0; q < k; q++)
+      X->offsets[X->gi[T->a + lv[q].c]] = lv[q].x;
+    X->carena[c] = arena;
+  }
+  while (k > d) {
+    k--;
+    unplace(T, lv[k].c, lv[k].how, lv[k].mark, &X->work);
+  }
+  T->cap = cap;
+}
+
+int exact__stream_search(struct ctx *X, uint32_t c, uint64_t cap,
+                         uint64_t limit)
+{
+  int rc = exact__poll_stop(X);
+  if (rc != R_FOUND)
+    return rc;
+  if ((rc = stream_init(X, c, cap)) != 0)
+    return rc == ARENA_ENOMEM ? R_GIVEUP : rc; /* no room: heuristic plan */
+  if ((rc = exact__poll_stop(X)) != R_FOUND)
+    return rc;
+  struct exact_stream *T = X->stream;
+  /* A descent places every tensor once: let every search complete one
+   * on top of the driver's node limit. */
+  limit = limit > UINT64_MAX - 2 * (uint64_t)T->m ? UINT64_MAX
+                                                   : limit + 2 * (uint64_t)T->m;
+  struct slv *lv = T->lv;
+  uint32_t d = 0, done_at = 0;
+  uint64_t nodes = 0, next_poll = X->work + STREAM_POLL_UNITS;
+  lv[0].ex = 0;
+  lv[0].er = -1;
+  int entering = 1;
+  for (;;) {
+    struct slv *L = &lv[d];
+    if (entering) {
+      entering = 0;
+      if (T->unplaced == 0) {
+        for (uint32_t k = 0; k < d; k++)
+          X->out[lv[k].c] = lv[k].x;
+        rc = R_FOUND;
+        break;
+      }
+      L->kpos = L->ex;
+      L->krank = L->er;
+      L->t1 = T->tmin[1];
+    }
+    X->work += 4 + T->lgm;
+    uint32_t b = tr_next(T, L->kpos, L->krank);
+    if (b == NONE || T->pos[b] >= L->t1) {
+      if (d == 0) {
+        rc = R_INFEAS;
+        break;
+      }
+      /* A dead end deeper than any met so far (by m/16): a plan from
+       * it may still beat the incumbent. */
+      if (d >= done_at + T->m / 16 + 1) {
+        complete(X, c, T, d);
+        done_at = d;
+      }
+      d--;
+      unplace(T, lv[d].c, lv[d].how, lv[d].mark, &X->work);
+      continue;
+    }
+    L->kpos = T->pos[b];
+    L->krank = (int64_t)T->rank[b];
+    if (++nodes > limit) {
+      rc = R_LIMIT;
+      break;
+    }
+    if (X->work >= next_poll) {
+      next_poll = X->work + STREAM_POLL_UNITS;
+      if ((rc = exact__poll_stop(X)) != R_FOUND)
+        break;
+    }
+    uint64_t x = T->pos[b];
+    if (x + T->size[b] > cap)
+      continue;
+    int how;
+    uint32_t mark;
+    if (!place(T, b, &how, &mark, &X->work)) {
+      unplace(T, b, how, mark, &X->work);
+      continue;
+    }
+    L->how = how;
+    L->mark = mark;
+    L->c = b;
+    L->x = x;
+    d++;
+    lv[d].ex = x;
+    lv[d].er = (int64_t)T->rank[b];
+    entering = 1;
+  }
+  X->nodes += nodes;
+  return rc;
+}

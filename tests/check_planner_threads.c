@@ -1,0 +1,213 @@
+/*
+ * check_planner_threads.c - `best` on threads: the same plan for every
+ * thread count, the stop callback never called by two threads at once,
+ * and cancellation on threads.
+ */
+#include <check.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <threads.h>
+#include <time.h>
+
+#include "check_planner.h"
+#include "graph_csv.h"
+#include "planner.h"
+#include "testutil.h"
+
+static const uint32_t thread_counts[] = {0, 1, 2, 3, 4, 16};
+#define N_COUNTS (sizeof thread_counts / sizeof *thread_counts)
+
+/* Plans g with `best` on every thread count (capacity 0: none);
+ * asserts that all plans are identical to the first and returns its
+ * algorithm. */
+static enum planner_algo same_plans(const struct planner_graph *g,
+                                    uint64_t alignment, uint64_t capacity,
+                                    uint32_t effort, const char *what)
+{
+  struct planner_plan p[N_COUNTS];
+  char err[ARENA_ERR_LEN];
+  for (size_t k = 0; k < N_COUNTS; k++) {
+    struct planner_options o;
+    planner_options_init(&o);
+    o.alignment = alignment;
+    o.capacity = capacity;
+    o.effort = effort;
+    o.threads = thread_counts[k];
+    planner_plan_init(&p[k]);
+    ck_assert_msg(planner_run(g, &o, &p[k], err) == 0, "%s: %s", what, err);
+  }
+  for (size_t k = 1; k < N_COUNTS; k++) {
+    ck_assert_msg(p[k].algo == p[0].algo, "%s: %u threads chose %s, not %s",
+                  what, thread_counts[k], planner_algo_name(p[k].algo),
+                  planner_algo_name(p[0].algo));
+    ck_assert_uint_eq(p[k].arena_bytes, p[0].arena_bytes);
+    ck_assert_uint_eq(p[k].lower_bound_bytes, p[0].lower_bound_bytes);
+    ck_assert_uint_eq(p[k].nodes_explored, p[0].nodes_explored);
+    ck_assert_msg(memcmp(p[k].offsets, p[0].offsets,
+                         g->n_tensors * sizeof *p[0].offsets) == 0,
+                  "%s: offsets differ on %u threads", what, thread_counts[k]);
+  }
+  enum planner_algo a = p[0].algo;
+  for (size_t k = 0; k < N_COUNTS; k++)
+    planner_plan_cleanup(&p[k]);
+  return a;
+}
+
+/* Random graphs of every shape: whichever heuristic wins, and whether or
+ * not one meets the bound early, the plan does not depend on threads.
+ * A capacity that every plan fits keeps the exact search out, so that
+ * the winning heuristic shows in the plan; then the same with it. */
+START_TEST(test_threads_same_plan)
+{
+  struct planner_tensor t[40];
+  uint64_t rs = 0x7e4d;
+  int won[PLANNER_ALGO__COUNT] = {0};
+  for (int r = 0; r < 3000; r++) {
+    size_t n = cp_random_graph(&rs, (enum cp_shape)(r % CP_SHAPE__N), t, 40);
+    struct planner_graph g = {t, n};
+    uint64_t al = 1u << tu_rand_range(&rs, 0, 6);
+    won[same_plans(&g, al, r % 2 ? (uint64_t)1 << 62 : 0, 1, "random")]++;
+  }
+  /* the rounds cover each heuristic of best winning, and the search */
+  ck_assert_int_gt(won[PLANNER_ALGO_TFLM_GREEDY], 0);
+  ck_assert_int_gt(won[PLANNER_ALGO_GREEDY_SIZE], 0);
+  ck_assert_int_gt(won[PLANNER_ALGO_TFLITE_BESTFIT], 0);
+  ck_assert_int_gt(won[PLANNER_ALGO_GREEDY_BREADTH], 0);
+  ck_assert_int_gt(won[PLANNER_ALGO_EXACT], 0);
+}
+END_TEST
+
+/* Larger graphs: a 20,000-tensor chain with long-lived tensors and
+ * MiniMalloc's E (whose exact search starts from best's heuristics). */
+START_TEST(test_threads_large)
+{
+  size_t n = 20000;
+  struct planner_tensor *t = malloc(n * sizeof *t);
+  uint64_t rs = 5;
+  for (size_t i = 0; i < n; i++) {
+    t[i].id = (uint32_t)i;
+    t[i].size = tu_rand_range(&rs, 1, 1u << 16);
+    t[i].first = (int64_t)(i / 2);
+    t[i].last = t[i].first + (int64_t)(i % 97 == 0 ? tu_rand_range(&rs, 0, n)
+                                                   : tu_rand_range(&rs, 0, 3));
+    t[i].align = 0;
+    t[i].pinned = PLANNER_NOT_PINNED;
+  }
+  struct planner_graph g = {t, n};
+  same_plans(&g, 64, 0, 1, "chain");
+  free(t);
+  struct planner_csv mm;
+  char path[512];
+  snprintf(path, sizeof path, "%s/minimalloc/E.1048576.csv", tu_data_dir());
+  ck_assert_int_eq(tu_load_csv(path, &mm), 0);
+  g = planner_csv_graph(&mm);
+  ck_assert_int_eq(same_plans(&g, 1, 0, 0, "E"), PLANNER_ALGO_EXACT);
+  planner_csv_cleanup(&mm);
+}
+END_TEST
+
+/* A stop callback that records how many threads are inside it at once
+ * and which threads called it, stays a while to give another thread the
+ * chance to come in, and asks to stop after `limit` calls. */
+#define PROBE_THREADS 8
+struct stop_probe {
+  atomic_int inside;  /* threads in the callback now */
+  atomic_int most;    /* the most ever at once */
+  atomic_int calls;   /* calls so far */
+  int limit;          /* calls before it answers 1 */
+  thrd_t who[PROBE_THREADS]; /* distinct callers, while inside alone */
+  int n_who;
+};
+
+static int probe_stop(void *ctx)
+{
+  struct stop_probe *s = ctx;
+  int now = atomic_fetch_add(&s->inside, 1) + 1;
+  int most = atomic_load(&s->most);
+  while (now > most && !atomic_compare_exchange_weak(&s->most, &most, now))
+    ;
+  if (now == 1) {
+    int known = 0;
+    for (int k = 0; k < s->n_who; k++)
+      known |= thrd_equal(s->who[k], thrd_current());
+    if (!known && s->n_who < PROBE_THREADS)
+      s->who[s->n_who++] = thrd_current();
+  }
+  struct timespec ts = {0, 200000}; /* 0.2 ms */
+  nanosleep(&ts, NULL);
+  int calls = atomic_fetch_add(&s->calls, 1) + 1;
+  atomic_fetch_sub(&s->inside, 1);
+  return calls > s->limit;
+}
+
+static struct planner_tensor *wide_graph(size_t n)
+{
+  struct planner_tensor *t = malloc(n * sizeof *t);
+  for (size_t i = 0; i < n; i++)
+    t[i] = (struct planner_tensor){(uint32_t)i, 64 + i % 4096, (int64_t)(i / 3),
+                                   (int64_t)(i / 3) + 2, 0,
+                                   PLANNER_NOT_PINNED};
+  return t;
+}
+
+START_TEST(test_threads_stop_serialised)
+{
+  size_t n = 200000;
+  struct planner_tensor *t = wide_graph(n);
+  struct planner_graph g = {t, n};
+  struct planner_options o;
+  planner_options_init(&o);
+  o.threads = 4;
+  o.stop = probe_stop;
+  static struct stop_probe s;
+  s.limit = 1000000;
+  o.stop_ctx = &s;
+  struct planner_plan p;
+  planner_plan_init(&p);
+  char err[ARENA_ERR_LEN];
+  ck_assert_msg(planner_run(&g, &o, &p, err) == 0, "%s", err);
+  ck_assert_int_gt(atomic_load(&s.calls), 100);
+  ck_assert_int_ge(s.n_who, 2); /* it was called from several threads */
+  ck_assert_int_eq(atomic_load(&s.most), 1); /* never by two at once */
+  planner_plan_cleanup(&p);
+  free(t);
+}
+END_TEST
+
+START_TEST(test_threads_cancel)
+{
+  size_t n = 200000;
+  struct planner_tensor *t = wide_graph(n);
+  struct planner_graph g = {t, n};
+  struct planner_options o;
+  planner_options_init(&o);
+  o.threads = 4;
+  o.stop = probe_stop;
+  static struct stop_probe s;
+  s.limit = 20;
+  o.stop_ctx = &s;
+  struct planner_plan p;
+  planner_plan_init(&p);
+  char err[ARENA_ERR_LEN] = "";
+  ck_assert_int_eq(planner_run(&g, &o, &p, err), ARENA_ECANCELED);
+  ck_assert_ptr_null(p.offsets);
+  ck_assert_str_eq(err, "planning was cancelled");
+  /* every worker gave up at its next poll: few calls past the limit */
+  ck_assert_int_le(atomic_load(&s.calls), 20 + 4);
+  free(t);
+}
+END_TEST
+
+void cp_add_thread_tests(Suite *s)
+{
+  TCase *tc = tcase_create("threads");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_threads_same_plan);
+  tcase_add_test(tc, test_threads_large);
+  tcase_add_test(tc, test_threads_stop_serialised);
+  tcase_add_test(tc, test_threads_cancel);
+  suite_add_tcase(s, tc);
+}

@@ -41,6 +41,7 @@ struct placer {
   const struct planner__prob *p;
   const struct tindex *x;
   struct tindex_span *pos;   /* x->m placements by rank, borrowed */
+  struct tindex_blocks blocks; /* unions of pos per block of ranks */
   struct tindex_spans spans; /* scratch: overlapping placed tensors */
   struct tindex_spans tmp;   /* scratch for sorting spans */
 };
@@ -130,6 +131,7 @@ static void place(struct placer *pl, uint32_t r, uint64_t off)
 {
   pl->pos[r].off = off;
   pl->pos[r].end = off + pl->x->item[r].size;
+  tindex_blocks_add(&pl->blocks, r, off, pl->pos[r].end);
 }
 
 /* Places the pinned tensors and marks every other one unplaced. */
@@ -146,8 +148,11 @@ static void place_pins(struct placer *pl)
 
 /* How many placements ahead each prefetch stage runs (tindex_prefetch):
  * the order is known in advance, so the index's scattered reads for a
- * placement are in cache by the time it is made. */
+ * placement are in cache by the time it is made. Below PREFETCH_MIN
+ * ranks the index fits in the caches anyway and prefetching would only
+ * cost time. */
 static const unsigned ahead[TINDEX_PREFETCH_STAGES] = {20, 16, 12, 8, 4};
+#define PREFETCH_MIN 200000
 
 /* Places the ranks order[0..m) one by one, after the pinned tensors. */
 static int place_all(const struct planner__prob *p, const uint32_t *order,
@@ -155,22 +160,24 @@ static int place_all(const struct planner__prob *p, const uint32_t *order,
                      const struct planner__poll *poll)
 {
   const struct tindex *x = p->x;
-  struct placer pl = {p, x, pos, {0}, {0}};
+  struct placer pl = {p, x, pos, {NULL, NULL}, {0}, {0}};
   place_pins(&pl);
   int rc = 0;
+  unsigned stages = x->m >= PREFETCH_MIN ? TINDEX_PREFETCH_STAGES : 0;
   for (size_t k = 0; k < m && !rc; k++) {
-    for (unsigned s = 0; s < TINDEX_PREFETCH_STAGES; s++)
+    for (unsigned s = 0; s < stages; s++)
       if (k + ahead[s] < m)
         tindex_prefetch(x, pos, order[k + ahead[s]], s);
     if ((k & 1023) == 0 && poll->fn && poll->fn(poll->ctx)) {
       rc = ARENA_ECANCELED;
-    } else if (tindex_collect(x, pos, order[k], &pl.spans) ||
+    } else if (tindex_collect(x, pos, &pl.blocks, order[k], &pl.spans) ||
                sort_spans(&pl)) {
       rc = ARENA_ENOMEM;
     } else {
       place(&pl, order[k], choose_offset(&pl, order[k], mode));
     }
   }
+  tindex_blocks_cleanup(&pl.blocks);
   free(pl.spans.v);
   free(pl.tmp.v);
   return rc;
@@ -292,8 +299,9 @@ int planner__heuristic_ranked(const struct planner__prob *p,
   int rc = order_init(&v, p->x->m);
   if (!rc)
     rc = order_of(p, a, &v);
-  free(v.key); /* the keys are done with; placing needs the memory */
-  v.key = NULL;
+  free(v.key); /* keys and sort scratch are done with: placing needs */
+  v.key = NULL; /* the memory */
+  planner__radix_cleanup(&v.rs);
   if (!rc)
     rc = place_all(p, v.rank, v.m,
                    a == PLANNER_ALGO_TFLM_GREEDY ? FIT_FIRST : FIT_BEST, pos,

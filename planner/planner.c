@@ -108,6 +108,10 @@ const char *planner_bound_name(enum planner_bound b)
 
 #define N_BEST (sizeof best_order / sizeof *best_order)
 
+/* Graphs with fewer tensors than this plan on the calling thread only:
+ * starting a thread would cost more than it saves. */
+#define BEST_THREADS_MIN 4096
+
 /* What all workers of one `best` share. */
 struct best_run {
   const struct planner__prob *p;
@@ -123,7 +127,7 @@ struct best_run {
 struct best_worker {
   struct best_run *run;
   struct tindex_span *cur;  /* m: the task being run */
-  struct tindex_span *best; /* m: the worker's best finished task */
+  uint64_t *best;           /* n: offsets of its best task, graph order */
   uint64_t best_arena;      /* UINT64_MAX while it has none */
   unsigned best_task;       /* task of best, N_BEST while none */
   unsigned task;            /* the task being run */
@@ -178,9 +182,7 @@ static int best_worker_main(void *arg)
       continue;
     uint64_t arena = planner__arena_ranked(b->p, w->cur);
     if (arena < w->best_arena) {
-      struct tindex_span *t = w->best;
-      w->best = w->cur;
-      w->cur = t;
+      planner__offsets_of(b->p, w->cur, w->best);
       w->best_arena = arena;
       w->best_task = k;
     }
@@ -199,7 +201,7 @@ static int worker_init(struct best_worker *w, struct best_run *b)
   w->best_arena = UINT64_MAX;
   w->best_task = N_BEST;
   w->cur = malloc(m * sizeof *w->cur);
-  w->best = malloc(m * sizeof *w->best);
+  w->best = malloc(b->p->n * sizeof *w->best);
   return w->cur && w->best ? 0 : -1;
 }
 
@@ -235,7 +237,7 @@ static int best_result(const struct best_run *b, const struct best_worker *w,
          w[i].best_task < win->best_task))
       win = &w[i];
   *used = best_order[win->best_task];
-  planner__offsets_of(b->p, win->best, off);
+  memcpy(off, win->best, b->p->n * sizeof *off);
   return 0;
 }
 
@@ -250,6 +252,8 @@ static int run_best(const struct planner__prob *p, uint64_t *off,
   atomic_init(&b.settled, (unsigned)N_BEST);
   atomic_init(&b.fired, 0);
   unsigned want = p->o->threads < N_BEST ? p->o->threads : N_BEST, n_w = 0;
+  if (p->x->m < BEST_THREADS_MIN)
+    want = 1;
   struct best_worker w[N_BEST];
   for (; n_w < (want ? want : 1); n_w++)
     if (worker_init(&w[n_w], &b)) { /* fewer workers: the same plan */
@@ -290,7 +294,7 @@ static int wants_exact(const struct planner_options *o,
   return !o->capacity || r->arena_bytes > o->capacity;
 }
 
-static int plan_with(const struct planner__prob *p, struct planner_plan *r)
+static int plan_with(struct planner__prob *p, struct planner_plan *r)
 {
   const struct planner_options *o = p->o;
   int rc;
@@ -310,6 +314,7 @@ static int plan_with(const struct planner__prob *p, struct planner_plan *r)
   if (!wants_exact(o, r))
     return 0;
   uint64_t before = r->arena_bytes;
+  planner__prob_drop_index(p); /* the search has its own structures */
   rc = planner__exact(p, r->offsets, r);
   if (!rc && (o->algo == PLANNER_ALGO_EXACT || r->arena_bytes < before))
     r->algo = PLANNER_ALGO_EXACT;

@@ -37,6 +37,10 @@ int planner__prob_init(struct planner__prob *p, const struct planner_graph *g,
                        const struct planner_options *o);
 void planner__prob_cleanup(struct planner__prob *p);
 
+/* Frees the time index of p (p->x becomes NULL) for the exact search,
+ * which does not use it; everything that needs it has run by then. */
+void planner__prob_drop_index(struct planner__prob *p);
+
 /* Formats a message into err (may be NULL) and returns code. */
 int planner__errf(char *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

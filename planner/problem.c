@@ -281,12 +281,17 @@ int planner__prob_init(struct planner__prob *p, const struct planner_graph *g,
   return rc;
 }
 
-void planner__prob_cleanup(struct planner__prob *p)
+void planner__prob_drop_index(struct planner__prob *p)
 {
   if (p->x)
     tindex_cleanup(p->x);
   free(p->x);
   p->x = NULL;
+}
+
+void planner__prob_cleanup(struct planner__prob *p)
+{
+  planner__prob_drop_index(p);
   free(p->align);
   p->align = NULL;
 }

@@ -241,25 +241,119 @@ static void take(struct tindex_spans *out, const struct tindex_span *pos,
   out->n = n;
 }
 
+/* ---- unions of placed bytes per block ----------------------------------- */
+
+void tindex_blocks_cleanup(struct tindex_blocks *b)
+{
+  free(b->piece);
+  free(b->n);
+  b->piece = NULL;
+  b->n = NULL;
+}
+
+/* Merges [off, end) into the sorted disjoint pieces v[0..*n), which have
+ * room for one more. */
+static void union_add(struct tindex_span *v, uint32_t *n, uint64_t off,
+                      uint64_t end)
+{
+  uint32_t i = 0, j;
+  while (i < *n && v[i].end < off) /* pieces wholly below, not touching */
+    i++;
+  for (j = i; j < *n && v[j].off <= end; j++) { /* pieces it meets */
+    if (v[j].off < off)
+      off = v[j].off;
+    if (v[j].end > end)
+      end = v[j].end;
+  }
+  if (j == i) { /* meets none: insert at i */
+    memmove(v + i + 1, v + i, (*n - i) * sizeof *v);
+    (*n)++;
+  } else if (j > i + 1) { /* merges v[i..j): one piece remains */
+    memmove(v + i + 1, v + j, (*n - j) * sizeof *v);
+    *n -= j - i - 1;
+  }
+  v[i].off = off;
+  v[i].end = end;
+}
+
+void tindex_blocks_add(struct tindex_blocks *b, uint32_t r, uint64_t off,
+                       uint64_t end)
+{
+  if (!b->piece)
+    return;
+  size_t k = r / TINDEX_BLOCK;
+  union_add(b->piece + k * TINDEX_BLOCK, &b->n[k], off, end);
+}
+
+static int blocks_build(const struct tindex *x, const struct tindex_span *pos,
+                        struct tindex_blocks *b)
+{
+  size_t nb = (x->m + TINDEX_BLOCK - 1) / TINDEX_BLOCK;
+  b->piece = malloc((x->m ? x->m : 1) * sizeof *b->piece);
+  b->n = calloc(nb ? nb : 1, sizeof *b->n);
+  if (!b->piece || !b->n) {
+    tindex_blocks_cleanup(b);
+    return -1;
+  }
+  for (size_t r = 0; r < x->m; r++)
+    if (pos[r].end)
+      tindex_blocks_add(b, (uint32_t)r, pos[r].off, pos[r].end);
+  return 0;
+}
+
+/* ---- the overlap query --------------------------------------------------- */
+
+/* Appends the placed ones among ranks [lo, hi). */
+static int take_range(struct tindex_spans *out, const struct tindex_span *pos,
+                      size_t lo, size_t hi)
+{
+  if (hi <= lo)
+    return 0;
+  if (reserve(out, hi - lo))
+    return -1;
+  take(out, pos, NULL, lo, hi - lo);
+  return 0;
+}
+
+/* The ranks [lo, hi) of a long query: whole blocks by their pieces, the
+ * partial blocks at both ends rank by rank. */
+static int take_blocks(const struct tindex *x, const struct tindex_span *pos,
+                       struct tindex_blocks *b, size_t lo, size_t hi,
+                       struct tindex_spans *out)
+{
+  if (!b->piece && blocks_build(x, pos, b))
+    return -1;
+  size_t k0 = (lo + TINDEX_BLOCK - 1) / TINDEX_BLOCK, k1 = hi / TINDEX_BLOCK;
+  if (take_range(out, pos, lo, k0 * TINDEX_BLOCK) ||
+      take_range(out, pos, k1 * TINDEX_BLOCK, hi))
+    return -1;
+  for (size_t k = k0; k < k1; k++) {
+    if (reserve(out, b->n[k]))
+      return -1;
+    memcpy(out->v + out->n, b->piece + k * TINDEX_BLOCK,
+           b->n[k] * sizeof *out->v);
+    out->n += b->n[k];
+  }
+  return 0;
+}
+
 int tindex_collect(const struct tindex *x, const struct tindex_span *pos,
-                   uint32_t r, struct tindex_spans *out)
+                   struct tindex_blocks *b, uint32_t r,
+                   struct tindex_spans *out)
 {
   const struct tindex_item *it = &x->item[r];
   out->n = 0;
   for (uint32_t bits = x->path_mask[it->s0]; bits; bits &= bits - 1) {
     size_t v = tindex_path_node(x, it->s0, (unsigned)__builtin_ctz(bits));
-    uint32_t b = x->node_beg[v], e = x->node_beg[v + 1];
-    if (reserve(out, e - b))
+    uint32_t lo = x->node_beg[v], hi = x->node_beg[v + 1];
+    if (reserve(out, hi - lo))
       return -1;
-    take(out, pos, x->ent + b, 0, e - b);
+    take(out, pos, x->ent + lo, 0, hi - lo);
   }
-  uint32_t b = x->start_at[it->s0 + 1], e = x->start_at[it->s1];
-  if (e > b) {
-    if (reserve(out, e - b))
-      return -1;
-    take(out, pos, NULL, b, e - b);
-  }
-  return 0;
+  size_t lo = x->start_at[it->s0 + 1], hi = x->start_at[it->s1];
+  if (hi - lo >= TINDEX_LONG)
+    return take_blocks(x, pos, b, lo, hi, out);
+  return take_range(out, pos, lo, hi);
 }
 
 /* ---- prefetching -------------------------------------------------------- */

@@ -33,6 +33,18 @@
  *  read once, so a query costs O(log S + k) for the k tensors that
  *  overlap, with mostly sequential reads.
  *
+ *  Long queries. A tensor that lives through much of the graph would
+ *  read most ranks, and the heuristic then sort most placed tensors by
+ *  offset. But where a tensor can go depends only on the union of the
+ *  bytes of the tensors it overlaps, not on which tensor holds which
+ *  byte. So a heuristic may keep, per block of TINDEX_BLOCK consecutive
+ *  ranks, the union of its placed tensors' bytes as sorted disjoint
+ *  pieces (struct tindex_blocks; one block per rank, so a placement
+ *  updates one block). A query whose range of ranks is long then takes
+ *  the pieces of the blocks inside the range, and reads only the ranks
+ *  of the two partial blocks at its ends one by one. Dense packing keeps
+ *  a block's union to a few pieces.
+ *
  * Memory: about 30 bytes per non-empty tensor plus 16 per span (at most
  * two spans per tensor), and 4 per graph row.
  */
@@ -83,6 +95,25 @@ struct tindex_spans {
   size_t cap;            /* entries of room */
 };
 
+#define TINDEX_BLOCK 128     /* ranks per block of struct tindex_blocks */
+#define TINDEX_LONG 1024     /* ranks in a query range worth the blocks */
+
+/* A heuristic's unions of placed bytes per block of ranks (see Long
+ * queries). Zero-initialise; built on the first long query. */
+struct tindex_blocks {
+  struct tindex_span *piece; /* m: block b's pieces from b * TINDEX_BLOCK,
+                                by offset, disjoint and not touching;
+                                NULL until built */
+  uint32_t *n;               /* pieces in each block */
+};
+
+/* Frees what b owns and leaves it unbuilt. */
+void tindex_blocks_cleanup(struct tindex_blocks *b);
+
+/* Records that rank r now holds bytes [off, end) in b, if b is built. */
+void tindex_blocks_add(struct tindex_blocks *b, uint32_t r, uint64_t off,
+                       uint64_t end);
+
 /* Builds the index of problem p (borrowed only during the call). Returns
  * 0 or ARENA_ENOMEM; on failure x is left empty (cleanup is still safe).
  * O(n + m log S) time. */
@@ -98,12 +129,16 @@ static inline size_t tindex_path_node(const struct tindex *x, uint32_t s,
   return ((size_t)s + x->n_spans) >> j;
 }
 
-/* Sets out to the bytes of every placed tensor (pos[q].end != 0) that
- * overlaps rank r in time, r itself included only if placed, in no
- * particular order. pos (m entries) is borrowed. Returns 0, or -1 when
- * out of memory (out keeps its old room). */
+/* Sets out to byte ranges whose union is the union of the bytes of every
+ * placed tensor (pos[q].end != 0) that overlaps rank r in time (r itself
+ * included only if placed), in no particular order: each tensor's own
+ * bytes, or, for the blocks of a long query, the block's pieces. pos (m
+ * entries) is borrowed and must agree with b, which a long query builds
+ * from pos if it is not built yet. Returns 0, or -1 when out of memory
+ * (out keeps its old room). */
 int tindex_collect(const struct tindex *x, const struct tindex_span *pos,
-                   uint32_t r, struct tindex_spans *out);
+                   struct tindex_blocks *b, uint32_t r,
+                   struct tindex_spans *out);
 
 /* How many entries of each node list stage 4 of tindex_prefetch()
  * fetches the placements of. */

@@ -56,22 +56,78 @@ static enum planner_algo same_plans(const struct planner_graph *g,
   return a;
 }
 
-/* Random graphs of every shape: whichever heuristic wins, and whether or
- * not one meets the bound early, the plan does not depend on threads.
- * A capacity that every plan fits keeps the exact search out, so that
- * the winning heuristic shows in the plan; then the same with it. */
+/* Copies the n tensors of t into big again and again, in disjoint spans
+ * of time, until at least BIG_MIN of them have a size (ids stay unique);
+ * tensors that live through the whole of t are copied once and live
+ * through the whole of big. The result is large enough for best to use
+ * threads. Returns how many tensors big holds, or 0 when t has no sized
+ * tensor to copy. */
+#define BIG_MIN 5000
+static size_t replicate(const struct planner_tensor *t, size_t n,
+                        struct planner_tensor *big)
+{
+  int64_t end = 0;
+  for (size_t i = 0; i < n; i++)
+    if (t[i].last > end)
+      end = t[i].last;
+  size_t per_copy = 0;
+  for (size_t i = 0; i < n; i++)
+    per_copy += t[i].size && !(t[i].first == 0 && t[i].last == end);
+  if (per_copy == 0)
+    return 0;
+  size_t m = 0, sized = 0, copies = 0;
+  for (uint32_t c = 0; sized < BIG_MIN; c++, copies++)
+    for (size_t i = 0; i < n; i++) {
+      int whole = t[i].first == 0 && t[i].last == end;
+      if (whole && c > 0)
+        continue;
+      big[m] = t[i];
+      big[m].id = t[i].id + c * 1000u;
+      big[m].first += (int64_t)c * (end + 1);
+      big[m].last += (int64_t)c * (end + 1);
+      sized += big[m].size != 0;
+      m++;
+    }
+  for (size_t i = 0; i < m; i++) /* the whole ones span every copy */
+    if (big[i].first == 0 && big[i].last == end)
+      big[i].last = (int64_t)copies * (end + 1) - 1;
+  return m;
+}
+
+/* Random graphs of every shape, replicated to a size where best uses
+ * threads: whichever heuristic wins, and whether or not one meets the
+ * bound early, the plan does not depend on threads. A capacity that every
+ * plan fits keeps the exact search out, so that the winning heuristic
+ * shows in the plan; the search runs in the other half. Up to 8 graphs of
+ * each winner are checked. */
 START_TEST(test_threads_same_plan)
 {
   struct planner_tensor t[40];
+  static struct planner_tensor big[40 * BIG_MIN];
   uint64_t rs = 0x7e4d;
-  int won[PLANNER_ALGO__COUNT] = {0};
+  int won[PLANNER_ALGO__COUNT] = {0}, tried[PLANNER_ALGO__COUNT] = {0};
   for (int r = 0; r < 3000; r++) {
     size_t n = cp_random_graph(&rs, (enum cp_shape)(r % CP_SHAPE__N), t, 40);
-    struct planner_graph g = {t, n};
     uint64_t al = 1u << tu_rand_range(&rs, 0, 6);
-    won[same_plans(&g, al, r % 2 ? (uint64_t)1 << 62 : 0, 1, "random")]++;
+    uint64_t cap = r % 2 ? (uint64_t)1 << 62 : 0;
+    struct planner_options o;
+    planner_options_init(&o);
+    o.alignment = al;
+    o.capacity = cap;
+    o.effort = 1;
+    struct planner_graph g = {t, n};
+    struct planner_plan p;
+    planner_plan_init(&p);
+    ck_assert_int_eq(planner_run(&g, &o, &p, NULL), 0);
+    enum planner_algo a = p.algo; /* on one copy: picks the rounds */
+    planner_plan_cleanup(&p);
+    if (tried[a]++ >= 8)
+      continue;
+    struct planner_graph gb = {big, replicate(t, n, big)};
+    if (gb.n_tensors)
+      won[same_plans(&gb, al, cap, 1, "random")]++;
   }
-  /* the rounds cover each heuristic of best winning, and the search */
+  /* the graphs cover each heuristic of best winning, and the search */
   ck_assert_int_gt(won[PLANNER_ALGO_TFLM_GREEDY], 0);
   ck_assert_int_gt(won[PLANNER_ALGO_GREEDY_SIZE], 0);
   ck_assert_int_gt(won[PLANNER_ALGO_TFLITE_BESTFIT], 0);

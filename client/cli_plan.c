@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_daemon.h"
 #include "cli_model.h"
@@ -425,6 +426,14 @@ static int report_misfit(const struct plan_args *a, const struct planner_plan *p
   return CLI_EX_FAIL;
 }
 
+/* Threads `best` may use when this process plans: one per online CPU
+ * (the plan is the same for any count). */
+static uint32_t local_threads(void)
+{
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (uint32_t)n : 1;
+}
+
 int cli_plan_main(int argc, char **argv)
 {
   struct plan_args a;
@@ -436,6 +445,7 @@ int cli_plan_main(int argc, char **argv)
   enum planner_fit fit;
   memset(&a, 0, sizeof a);
   planner_options_init(&a.o);
+  a.o.threads = local_threads();
   int rc = parse_args(argc, argv, &a);
   if (rc)
     return rc < 0 ? cli_finish_stdout() : rc;

@@ -14,7 +14,9 @@
  *
  *  A connection that goes away detaches from its jobs. A job nobody
  *  waits for is cancelled: uv_cancel() if it has not started, otherwise
- *  the planner's stop callback sees the flag at its next poll.
+ *  the planner's stop callback sees the flag at its next poll. A plan
+ *  job lets the planner run best's heuristics on one thread per online
+ *  CPU (planner.h, THREADS); the plan does not depend on the count.
  *
  *  EFFORT AND THE SPARE WORKER
  *  On the loop thread every Plan request gets its effort: its own, or
@@ -31,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "keycodec.h"
 #include "server_int.h"
@@ -423,6 +426,14 @@ static Arenad__V1__Status status_of(int rc)
   }
 }
 
+/* Threads the planner's `best` may use for one job: one per online CPU.
+ * The plan is the same for any count; more only make a miss faster. */
+static uint32_t plan_threads(void)
+{
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (uint32_t)n : 1;
+}
+
 static void plan_in_worker(struct job *j, struct wire_graph *g,
                            struct storage_key *k)
 {
@@ -442,8 +453,9 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
     return;
   }
   o.effort = j->effort; /* set on the loop thread: SIGHUP cannot race */
-  o.stop = job_stop;
+  o.stop = job_stop; /* an atomic load: safe from the planner's threads */
   o.stop_ctx = j;
+  o.threads = plan_threads();
   uint64_t t0 = uv_hrtime();
   rc = planner_run(&pg, &o, &j->plan, j->err);
   j->planning_us = (uv_hrtime() - t0) / 1000;

@@ -48,7 +48,7 @@ static size_t take_span(struct bctx *c, uint32_t s)
 {
   const struct tindex *x = c->x;
   size_t h = 0;
-  for (uint32_t bits = x->path_mask[s]; bits; bits &= bits - 1) {
+  for (uint32_t bits = x->leaf[s].mask; bits; bits &= bits - 1) {
     size_t v = tindex_path_node(x, s, (unsigned)__builtin_ctz(bits));
     if (c->consumed[v])
       continue;

@@ -41,28 +41,38 @@ struct placer {
   const struct planner__prob *p;
   const struct tindex *x;
   struct tindex_span *pos;   /* x->m placements by rank, borrowed */
-  struct tindex_blocks blocks; /* unions of pos per block of ranks */
+  struct tindex_unions unions; /* unions of placed bytes, see tindex.h */
   struct tindex_spans spans; /* scratch: overlapping placed tensors */
   struct tindex_spans tmp;   /* scratch for sorting spans */
 };
 
-/* Stable LSD radix sort by off, 11 bits a pass, skipping passes above the
- * largest offset. For the long lists of long-lived tensors. */
+/* LSD radix sort by off over the bits that differ between offsets only:
+ * 8-bit digits for lists of a few hundred (cheap buckets), 11-bit ones
+ * beyond (fewer passes). For the long lists of long-lived tensors. */
 static void radix_spans(struct tindex_span *s, struct tindex_span *tmp,
                         size_t n)
 {
-  uint64_t maxoff = 0;
-  for (size_t i = 0; i < n; i++)
-    maxoff |= s[i].off;
+  uint64_t any = 0, all = UINT64_MAX;
+  for (size_t i = 0; i < n; i++) {
+    any |= s[i].off;
+    all &= s[i].off;
+  }
+  uint64_t differ = any ^ all;
+  unsigned width = n < 4096 ? 8 : 11;
+  uint64_t mask = ((uint64_t)1 << width) - 1;
   struct tindex_span *src = s, *dst = tmp;
-  for (unsigned shift = 0; shift < 64 && (maxoff >> shift); shift += 11) {
-    size_t count[2048 + 1] = {0};
+  for (unsigned shift = differ ? (unsigned)__builtin_ctzll(differ) : 64;
+       shift < 64 && (differ >> shift); shift += width) {
+    if (!((differ >> shift) & mask))
+      continue;
+    size_t count[2048 + 1];
+    memset(count, 0, (mask + 2) * sizeof *count);
     for (size_t i = 0; i < n; i++)
-      count[((src[i].off >> shift) & 2047) + 1]++;
-    for (size_t d = 0; d < 2048; d++)
+      count[((src[i].off >> shift) & mask) + 1]++;
+    for (size_t d = 0; d < mask + 1; d++)
       count[d + 1] += count[d];
     for (size_t i = 0; i < n; i++)
-      dst[count[(src[i].off >> shift) & 2047]++] = src[i];
+      dst[count[(src[i].off >> shift) & mask]++] = src[i];
     struct tindex_span *t = src;
     src = dst;
     dst = t;
@@ -131,7 +141,7 @@ static void place(struct placer *pl, uint32_t r, uint64_t off)
 {
   pl->pos[r].off = off;
   pl->pos[r].end = off + pl->x->item[r].size;
-  tindex_blocks_add(&pl->blocks, r, off, pl->pos[r].end);
+  tindex_unions_add(pl->x, &pl->unions, r, off, pl->pos[r].end);
 }
 
 /* Places the pinned tensors and marks every other one unplaced. */
@@ -148,11 +158,12 @@ static void place_pins(struct placer *pl)
 
 /* How many placements ahead each prefetch stage runs (tindex_prefetch):
  * the order is known in advance, so the index's scattered reads for a
- * placement are in cache by the time it is made. Below PREFETCH_MIN
- * ranks the index fits in the caches anyway and prefetching would only
- * cost time. */
+ * placement are in cache by the time it is made. Below PREFETCH_ALL
+ * ranks most of the index stays in the caches, and the later stages,
+ * which repeat part of the query's work, cost more than they save. */
 static const unsigned ahead[TINDEX_PREFETCH_STAGES] = {20, 16, 12, 8, 4};
-#define PREFETCH_MIN 200000
+#define PREFETCH_ALL 200000 /* ranks from which every stage runs */
+#define PREFETCH_SOME 2     /* stages that run below */
 
 /* Places the ranks order[0..m) one by one, after the pinned tensors. */
 static int place_all(const struct planner__prob *p, const uint32_t *order,
@@ -160,24 +171,25 @@ static int place_all(const struct planner__prob *p, const uint32_t *order,
                      const struct planner__poll *poll)
 {
   const struct tindex *x = p->x;
-  struct placer pl = {p, x, pos, {NULL, NULL}, {0}, {0}};
+  struct placer pl = {p, x, pos, {NULL, NULL, NULL}, {0}, {0}};
   place_pins(&pl);
   int rc = 0;
-  unsigned stages = x->m >= PREFETCH_MIN ? TINDEX_PREFETCH_STAGES : 0;
+  unsigned stages = x->m >= PREFETCH_ALL ? TINDEX_PREFETCH_STAGES
+                                         : PREFETCH_SOME;
   for (size_t k = 0; k < m && !rc; k++) {
     for (unsigned s = 0; s < stages; s++)
       if (k + ahead[s] < m)
         tindex_prefetch(x, pos, order[k + ahead[s]], s);
     if ((k & 1023) == 0 && poll->fn && poll->fn(poll->ctx)) {
       rc = ARENA_ECANCELED;
-    } else if (tindex_collect(x, pos, &pl.blocks, order[k], &pl.spans) ||
+    } else if (tindex_collect(x, pos, &pl.unions, order[k], &pl.spans) ||
                sort_spans(&pl)) {
       rc = ARENA_ENOMEM;
     } else {
       place(&pl, order[k], choose_offset(&pl, order[k], mode));
     }
   }
-  tindex_blocks_cleanup(&pl.blocks);
+  tindex_unions_cleanup(&pl.unions);
   free(pl.spans.v);
   free(pl.tmp.v);
   return rc;

@@ -19,10 +19,10 @@ void tindex_cleanup(struct tindex *x)
   free(x->row_of);
   free(x->item);
   free(x->align_log2);
-  free(x->start_at);
   free(x->node_beg);
   free(x->ent);
-  free(x->path_mask);
+  free(x->uoff);
+  free(x->leaf);
   memset(x, 0, sizeof *x);
 }
 
@@ -124,15 +124,16 @@ static int make_tree(struct tindex *x)
   return 0;
 }
 
-/* path_mask[s]: bit j when node (s + S) >> j has a list. pm[v] holds the
- * same for the internal node v, built top-down (a parent has a smaller
- * index than its children). */
-static int make_masks(struct tindex *x)
+/* leaf[s].mask: bit j when node (s + S) >> j has a list. pm[v] holds
+ * the same for the internal node v, built top-down (a parent has a
+ * smaller index than its children). leaf[s].after: the first rank that
+ * starts after span s. */
+static int make_leaves(struct tindex *x)
 {
   size_t S = x->n_spans;
   uint32_t *pm = malloc((S ? S : 1) * sizeof *pm);
-  x->path_mask = malloc((S ? S : 1) * sizeof *x->path_mask);
-  if (!pm || !x->path_mask) {
+  x->leaf = malloc((S ? S : 1) * sizeof *x->leaf);
+  if (!pm || !x->leaf) {
     free(pm);
     return -1;
   }
@@ -143,24 +144,40 @@ static int make_masks(struct tindex *x)
     if (v < S)
       pm[v] = m;
     else
-      x->path_mask[v - S] = m;
+      x->leaf[v - S].mask = m;
   }
   free(pm);
+  size_t r = 0;
+  for (size_t s = 0; s < S; s++) {
+    while (r < x->m && x->item[r].s0 <= s)
+      r++;
+    x->leaf[s].after = (uint32_t)r;
+  }
   return 0;
 }
 
-static int make_start_at(struct tindex *x)
+/* Slots for the unions of the nodes with long lists (see Unions). */
+static int make_union_slots(struct tindex *x)
 {
-  size_t S = x->n_spans;
-  x->start_at = malloc((S + 1) * sizeof *x->start_at);
-  if (!x->start_at)
+  size_t nodes = 2 * x->n_spans, total = 0;
+  for (size_t v = 1; v < nodes; v++)
+    if (x->node_beg[v + 1] - x->node_beg[v] >= TINDEX_UNION)
+      total += x->node_beg[v + 1] - x->node_beg[v] + 1;
+  if (total == 0)
+    return 0;
+  x->uoff = malloc((nodes + 1) * sizeof *x->uoff);
+  if (!x->uoff)
     return -1;
-  size_t r = 0;
-  for (size_t s = 0; s <= S; s++) {
-    while (r < x->m && x->item[r].s0 < s)
-      r++;
-    x->start_at[s] = (uint32_t)r;
+  uint32_t at = 0;
+  x->uoff[0] = 0;
+  for (size_t v = 0; v < nodes; v++) {
+    uint32_t len = v ? x->node_beg[v + 1] - x->node_beg[v] : 0;
+    x->uoff[v] = at;
+    if (len >= TINDEX_UNION)
+      at += len + 1;
   }
+  x->uoff[nodes] = at;
+  x->n_uslots = at;
   return 0;
 }
 
@@ -191,7 +208,7 @@ static int build(struct tindex *x, const struct planner__prob *p)
   if (planner__radix_sort(end, end_rank, m, &rs))
     goto out;
   x->n_spans = make_spans(x, first, end, end_rank);
-  rc = make_start_at(x) || make_tree(x) || make_masks(x) ? -1 : 0;
+  rc = make_tree(x) || make_leaves(x) || make_union_slots(x) ? -1 : 0;
 out:
   planner__radix_cleanup(&rs);
   free(first);
@@ -241,63 +258,107 @@ static void take(struct tindex_spans *out, const struct tindex_span *pos,
   out->n = n;
 }
 
-/* ---- unions of placed bytes per block ----------------------------------- */
+/* ---- unions of placed bytes ------------------------------------------------ */
 
-void tindex_blocks_cleanup(struct tindex_blocks *b)
+void tindex_unions_cleanup(struct tindex_unions *u)
 {
-  free(b->piece);
-  free(b->n);
-  b->piece = NULL;
-  b->n = NULL;
+  free(u->block);
+  free(u->n_block);
+  free(u->node);
+  memset(u, 0, sizeof *u);
 }
 
 /* Merges [off, end) into the sorted disjoint pieces v[0..*n), which have
  * room for one more. */
-static void union_add(struct tindex_span *v, uint32_t *n, uint64_t off,
+static void union_add(struct tindex_span *v, uint64_t *n, uint64_t off,
                       uint64_t end)
 {
-  uint32_t i = 0, j;
-  while (i < *n && v[i].end < off) /* pieces wholly below, not touching */
+  size_t i = 0, j, k = (size_t)*n;
+  while (i < k && v[i].end < off) /* pieces wholly below, not touching */
     i++;
-  for (j = i; j < *n && v[j].off <= end; j++) { /* pieces it meets */
+  for (j = i; j < k && v[j].off <= end; j++) { /* pieces it meets */
     if (v[j].off < off)
       off = v[j].off;
     if (v[j].end > end)
       end = v[j].end;
   }
   if (j == i) { /* meets none: insert at i */
-    memmove(v + i + 1, v + i, (*n - i) * sizeof *v);
+    memmove(v + i + 1, v + i, (k - i) * sizeof *v);
     (*n)++;
   } else if (j > i + 1) { /* merges v[i..j): one piece remains */
-    memmove(v + i + 1, v + j, (*n - j) * sizeof *v);
+    memmove(v + i + 1, v + j, (k - j) * sizeof *v);
     *n -= j - i - 1;
   }
   v[i].off = off;
   v[i].end = end;
 }
 
-void tindex_blocks_add(struct tindex_blocks *b, uint32_t r, uint64_t off,
-                       uint64_t end)
+static int has_union(const struct tindex *x, size_t v)
 {
-  if (!b->piece)
+  return x->uoff && x->uoff[v + 1] != x->uoff[v];
+}
+
+static void node_add(const struct tindex *x, struct tindex_unions *u,
+                     size_t v, uint64_t off, uint64_t end)
+{
+  if (has_union(x, v))
+    union_add(u->node + x->uoff[v] + 1, &u->node[x->uoff[v]].off, off, end);
+}
+
+void tindex_unions_add(const struct tindex *x, struct tindex_unions *u,
+                       uint32_t r, uint64_t off, uint64_t end)
+{
+  if (u->block) {
+    size_t k = r / TINDEX_BLOCK;
+    union_add(u->block + k * TINDEX_BLOCK, &u->n_block[k], off, end);
+  }
+  if (!u->node)
     return;
-  size_t k = r / TINDEX_BLOCK;
-  union_add(b->piece + k * TINDEX_BLOCK, &b->n[k], off, end);
+  size_t lo = x->item[r].s0 + x->n_spans, hi = x->item[r].s1 + x->n_spans;
+  for (; lo < hi; lo >>= 1, hi >>= 1) { /* r's cover, as in count_cover */
+    if (lo & 1)
+      node_add(x, u, lo++, off, end);
+    if (hi & 1)
+      node_add(x, u, --hi, off, end);
+  }
 }
 
 static int blocks_build(const struct tindex *x, const struct tindex_span *pos,
-                        struct tindex_blocks *b)
+                        struct tindex_unions *u)
 {
   size_t nb = (x->m + TINDEX_BLOCK - 1) / TINDEX_BLOCK;
-  b->piece = malloc((x->m ? x->m : 1) * sizeof *b->piece);
-  b->n = calloc(nb ? nb : 1, sizeof *b->n);
-  if (!b->piece || !b->n) {
-    tindex_blocks_cleanup(b);
+  u->block = malloc((x->m ? x->m : 1) * sizeof *u->block);
+  u->n_block = calloc(nb ? nb : 1, sizeof *u->n_block);
+  if (!u->block || !u->n_block) { /* stays unbuilt */
+    free(u->block);
+    free(u->n_block);
+    u->block = NULL;
+    u->n_block = NULL;
     return -1;
   }
   for (size_t r = 0; r < x->m; r++)
-    if (pos[r].end)
-      tindex_blocks_add(b, (uint32_t)r, pos[r].off, pos[r].end);
+    if (pos[r].end) {
+      size_t k = r / TINDEX_BLOCK;
+      union_add(u->block + k * TINDEX_BLOCK, &u->n_block[k], pos[r].off,
+                pos[r].end);
+    }
+  return 0;
+}
+
+static int nodes_build(const struct tindex *x, const struct tindex_span *pos,
+                       struct tindex_unions *u)
+{
+  u->node = malloc(x->n_uslots * sizeof *u->node);
+  if (!u->node)
+    return -1;
+  for (size_t v = 1; v < 2 * x->n_spans; v++) {
+    if (!has_union(x, v))
+      continue;
+    u->node[x->uoff[v]].off = 0;
+    for (uint32_t e = x->node_beg[v]; e < x->node_beg[v + 1]; e++)
+      if (pos[x->ent[e]].end)
+        node_add(x, u, v, pos[x->ent[e]].off, pos[x->ent[e]].end);
+  }
   return 0;
 }
 
@@ -315,44 +376,67 @@ static int take_range(struct tindex_spans *out, const struct tindex_span *pos,
   return 0;
 }
 
-/* The ranks [lo, hi) of a long query: whole blocks by their pieces, the
+/* Appends n pieces. */
+static int take_pieces(struct tindex_spans *out, const struct tindex_span *v,
+                       size_t n)
+{
+  if (reserve(out, n))
+    return -1;
+  memcpy(out->v + out->n, v, n * sizeof *v);
+  out->n += n;
+  return 0;
+}
+
+/* The ranks [lo, hi) of a long query: whole blocks by their unions, the
  * partial blocks at both ends rank by rank. */
 static int take_blocks(const struct tindex *x, const struct tindex_span *pos,
-                       struct tindex_blocks *b, size_t lo, size_t hi,
+                       struct tindex_unions *u, size_t lo, size_t hi,
                        struct tindex_spans *out)
 {
-  if (!b->piece && blocks_build(x, pos, b))
+  if (!u->block && blocks_build(x, pos, u))
     return -1;
   size_t k0 = (lo + TINDEX_BLOCK - 1) / TINDEX_BLOCK, k1 = hi / TINDEX_BLOCK;
   if (take_range(out, pos, lo, k0 * TINDEX_BLOCK) ||
       take_range(out, pos, k1 * TINDEX_BLOCK, hi))
     return -1;
-  for (size_t k = k0; k < k1; k++) {
-    if (reserve(out, b->n[k]))
+  for (size_t k = k0; k < k1; k++)
+    if (take_pieces(out, u->block + k * TINDEX_BLOCK, (size_t)u->n_block[k]))
       return -1;
-    memcpy(out->v + out->n, b->piece + k * TINDEX_BLOCK,
-           b->n[k] * sizeof *out->v);
-    out->n += b->n[k];
+  return 0;
+}
+
+/* Node v of a query's path: its union, or its placed tensors. */
+static int take_node(const struct tindex *x, const struct tindex_span *pos,
+                     struct tindex_unions *u, size_t v,
+                     struct tindex_spans *out)
+{
+  if (has_union(x, v)) {
+    if (!u->node && nodes_build(x, pos, u))
+      return -1;
+    const struct tindex_span *h = u->node + x->uoff[v];
+    return take_pieces(out, h + 1, (size_t)h->off);
   }
+  uint32_t lo = x->node_beg[v], hi = x->node_beg[v + 1];
+  if (reserve(out, hi - lo))
+    return -1;
+  take(out, pos, x->ent + lo, 0, hi - lo);
   return 0;
 }
 
 int tindex_collect(const struct tindex *x, const struct tindex_span *pos,
-                   struct tindex_blocks *b, uint32_t r,
+                   struct tindex_unions *u, uint32_t r,
                    struct tindex_spans *out)
 {
   const struct tindex_item *it = &x->item[r];
   out->n = 0;
-  for (uint32_t bits = x->path_mask[it->s0]; bits; bits &= bits - 1) {
-    size_t v = tindex_path_node(x, it->s0, (unsigned)__builtin_ctz(bits));
-    uint32_t lo = x->node_beg[v], hi = x->node_beg[v + 1];
-    if (reserve(out, hi - lo))
+  for (uint32_t bits = x->leaf[it->s0].mask; bits; bits &= bits - 1)
+    if (take_node(x, pos, u,
+                  tindex_path_node(x, it->s0, (unsigned)__builtin_ctz(bits)),
+                  out))
       return -1;
-    take(out, pos, x->ent + lo, 0, hi - lo);
-  }
-  size_t lo = x->start_at[it->s0 + 1], hi = x->start_at[it->s1];
+  size_t lo = x->leaf[it->s0].after, hi = x->leaf[it->s1 - 1].after;
   if (hi - lo >= TINDEX_LONG)
-    return take_blocks(x, pos, b, lo, hi, out);
+    return take_blocks(x, pos, u, lo, hi, out);
   return take_range(out, pos, lo, hi);
 }
 
@@ -367,13 +451,13 @@ void tindex_prefetch(const struct tindex *x, const struct tindex_span *pos,
     return;
   }
   if (stage == 1) {
-    __builtin_prefetch(&x->path_mask[it->s0]);
-    __builtin_prefetch(&x->start_at[it->s0 + 1]);
+    __builtin_prefetch(&x->leaf[it->s0]);
+    __builtin_prefetch(&x->leaf[it->s1 - 1]);
     return;
   }
-  uint32_t bits = x->path_mask[it->s0];
+  uint32_t bits = x->leaf[it->s0].mask;
   if (stage == 2)
-    __builtin_prefetch(&pos[x->start_at[it->s0 + 1]]);
+    __builtin_prefetch(&pos[x->leaf[it->s0].after]);
   for (; bits; bits &= bits - 1) {
     size_t v = tindex_path_node(x, it->s0, (unsigned)__builtin_ctz(bits));
     if (stage == 2) {

@@ -17,33 +17,35 @@
  *  Ranks. The non-empty tensors are numbered by (first, graph row): rank
  *  r. Everything per tensor is stored by rank, so tensors close in time
  *  are close in memory, and the tensors that start in a range of spans
- *  are one contiguous range of ranks (start_at).
+ *  are one contiguous range of ranks (leaf[].after).
  *
  *  Live at a span. A segment tree over the spans (bottom-up layout with
  *  leaves n_spans .. 2 n_spans - 1, any n_spans) stores each tensor in
  *  the O(log S) nodes that exactly cover [s0, s1); the nodes on the path
  *  from leaf s to the root hold exactly the tensors that cover s, each
  *  once. Node lists are one array (CSR), each list in rank order, and
- *  path_mask[s] has bit j set when node (s + n_spans) >> j has a list, so
+ *  leaf[s].mask has bit j set when node (s + n_spans) >> j has a list, so
  *  a walk reads only the nodes that hold something.
  *
  *  Overlap query for a tensor [s0, s1): the tensors covering s0 (the path
- *  of leaf s0) plus the tensors starting in (s0, s1) (ranks start_at[s0 +
- *  1] .. start_at[s1]). The two sets are disjoint. Placed or not, each is
+ *  of leaf s0) plus the tensors starting in (s0, s1) (ranks
+ *  leaf[s0].after .. leaf[s1 - 1].after). The two sets are disjoint. Placed or not, each is
  *  read once, so a query costs O(log S + k) for the k tensors that
  *  overlap, with mostly sequential reads.
  *
- *  Long queries. A tensor that lives through much of the graph would
- *  read most ranks, and the heuristic then sort most placed tensors by
- *  offset. But where a tensor can go depends only on the union of the
- *  bytes of the tensors it overlaps, not on which tensor holds which
- *  byte. So a heuristic may keep, per block of TINDEX_BLOCK consecutive
- *  ranks, the union of its placed tensors' bytes as sorted disjoint
- *  pieces (struct tindex_blocks; one block per rank, so a placement
- *  updates one block). A query whose range of ranks is long then takes
- *  the pieces of the blocks inside the range, and reads only the ranks
- *  of the two partial blocks at its ends one by one. Dense packing keeps
- *  a block's union to a few pieces.
+ *  Unions. Where a tensor can go depends only on the union of the bytes
+ *  of the tensors it overlaps, not on which tensor holds which byte. So
+ *  where a query would read many tensors, a heuristic reads the union of
+ *  their placed bytes instead, kept as sorted disjoint pieces (struct
+ *  tindex_unions), which dense packing keeps to a few:
+ *   - per node whose list holds TINDEX_UNION or more tensors (long-lived
+ *     ones, weights): a placement updates the unions of the nodes of its
+ *     cover that have one;
+ *   - per block of TINDEX_BLOCK consecutive ranks: a query whose range of
+ *     ranks is long takes the blocks inside it by their unions, and reads
+ *     only the ranks of the two partial blocks at its ends one by one.
+ *  Both are built from the placements so far when first needed, and kept
+ *  up to date from then on.
  *
  * Memory: about 30 bytes per non-empty tensor plus 16 per span (at most
  * two spans per tensor), and 4 per graph row.
@@ -65,6 +67,12 @@ struct tindex_item {
   uint32_t s1;   /* one past the last span it covers, > s0 */
 };
 
+/* What a query reads about its first span s, in one place. */
+struct tindex_leaf {
+  uint32_t mask;  /* bit j: node (s + n_spans) >> j has a list */
+  uint32_t after; /* first rank with s0 > s */
+};
+
 struct tindex {
   size_t n;                  /* graph rows */
   size_t m;                  /* non-empty tensors (ranks) */
@@ -73,11 +81,15 @@ struct tindex {
   uint32_t *row_of;          /* m: row of each rank */
   struct tindex_item *item;  /* m: by rank */
   uint8_t *align_log2;       /* m: log2 of the effective alignment */
-  uint32_t *start_at;        /* S + 1: first rank with s0 >= s */
+  struct tindex_leaf *leaf;  /* S: per span */
   uint32_t *node_beg;        /* 2 S + 1: node v's list is ent[node_beg[v]
                                 .. node_beg[v + 1]); v in [1, 2 S) */
   uint32_t *ent;             /* node lists: ranks, each list ascending */
-  uint32_t *path_mask;       /* S: nodes with a list on leaf s's path */
+  uint32_t *uoff;            /* 2 S + 1: slots of node v's union are
+                                [uoff[v], uoff[v + 1]): its list length
+                                plus one when that is TINDEX_UNION or
+                                more, else none; NULL if no node has one */
+  size_t n_uslots;           /* uoff[2 S] */
 };
 
 /* A tensor's bytes: [off, end). In a heuristic's placement array (one
@@ -95,24 +107,30 @@ struct tindex_spans {
   size_t cap;            /* entries of room */
 };
 
-#define TINDEX_BLOCK 128     /* ranks per block of struct tindex_blocks */
-#define TINDEX_LONG 1024     /* ranks in a query range worth the blocks */
+#define TINDEX_BLOCK 64  /* ranks per block union */
+#define TINDEX_LONG 256  /* ranks in a query range worth the block unions */
+#define TINDEX_UNION 32  /* tensors in a node list worth a node union */
 
-/* A heuristic's unions of placed bytes per block of ranks (see Long
- * queries). Zero-initialise; built on the first long query. */
-struct tindex_blocks {
-  struct tindex_span *piece; /* m: block b's pieces from b * TINDEX_BLOCK,
-                                by offset, disjoint and not touching;
+/* A heuristic's unions of placed bytes (see Unions): each a count and
+ * that many pieces by offset, disjoint and not touching. Zero-initialise;
+ * each kind is built when a query first needs it. */
+struct tindex_unions {
+  struct tindex_span *block; /* m: block b's pieces from b * TINDEX_BLOCK;
                                 NULL until built */
-  uint32_t *n;               /* pieces in each block */
+  uint64_t *n_block;         /* pieces in each block */
+  struct tindex_span *node;  /* x->n_uslots: node v's union in slots
+                                [uoff[v], uoff[v + 1]): slot 0's off is
+                                the count, the pieces follow; NULL until
+                                built */
 };
 
-/* Frees what b owns and leaves it unbuilt. */
-void tindex_blocks_cleanup(struct tindex_blocks *b);
+/* Frees what u owns and leaves it unbuilt. */
+void tindex_unions_cleanup(struct tindex_unions *u);
 
-/* Records that rank r now holds bytes [off, end) in b, if b is built. */
-void tindex_blocks_add(struct tindex_blocks *b, uint32_t r, uint64_t off,
-                       uint64_t end);
+/* Records that rank r now holds bytes [off, end) in the unions of u that
+ * are built. */
+void tindex_unions_add(const struct tindex *x, struct tindex_unions *u,
+                       uint32_t r, uint64_t off, uint64_t end);
 
 /* Builds the index of problem p (borrowed only during the call). Returns
  * 0 or ARENA_ENOMEM; on failure x is left empty (cleanup is still safe).
@@ -122,7 +140,7 @@ int tindex_init(struct tindex *x, const struct planner__prob *p);
 /* Frees what x owns and leaves it empty. Accepts an empty x. */
 void tindex_cleanup(struct tindex *x);
 
-/* The node that path bit j of leaf s stands for (see path_mask). */
+/* The node that path bit j of leaf s stands for (see leaf[].mask). */
 static inline size_t tindex_path_node(const struct tindex *x, uint32_t s,
                                       unsigned j)
 {
@@ -132,12 +150,12 @@ static inline size_t tindex_path_node(const struct tindex *x, uint32_t s,
 /* Sets out to byte ranges whose union is the union of the bytes of every
  * placed tensor (pos[q].end != 0) that overlaps rank r in time (r itself
  * included only if placed), in no particular order: each tensor's own
- * bytes, or, for the blocks of a long query, the block's pieces. pos (m
- * entries) is borrowed and must agree with b, which a long query builds
- * from pos if it is not built yet. Returns 0, or -1 when out of memory
- * (out keeps its old room). */
+ * bytes, or the pieces of a union that covers it. pos (m entries) is
+ * borrowed and must agree with u, whose unions are built from pos when
+ * first needed. Returns 0, or -1 when out of memory (out keeps its old
+ * room). */
 int tindex_collect(const struct tindex *x, const struct tindex_span *pos,
-                   struct tindex_blocks *b, uint32_t r,
+                   struct tindex_unions *u, uint32_t r,
                    struct tindex_spans *out);
 
 /* How many entries of each node list stage 4 of tindex_prefetch()
@@ -146,7 +164,7 @@ int tindex_collect(const struct tindex *x, const struct tindex_span *pos,
 
 /* Prefetches, in stage order, what tindex_collect() of rank r will read,
  * so that a caller who knows its next queries can issue each stage a few
- * queries before the next: 0 the item; 1 its leaf (path mask, start_at);
+ * queries before the next: 0 the item; 1 its first and last leaves;
  * 2 the offsets of its path's node lists and its first range placement;
  * 3 the node lists; 4 the placements of their first entries. A stage
  * reads what the one before fetched. Touches only caches, never changes

@@ -181,6 +181,34 @@ static int make_union_slots(struct tindex *x)
   return 0;
 }
 
+/* Ranks and spans: two sorts and a merge; their scratch is freed before
+ * the tree is built, so that it never adds to the tree's memory. */
+static int number_and_span(struct tindex *x, const struct planner__prob *p)
+{
+  size_t mm = x->m ? x->m : 1;
+  struct planner__radix rs = {0};
+  uint64_t *first = malloc(mm * sizeof *first);
+  uint64_t *end = malloc(mm * sizeof *end);
+  uint32_t *end_rank = malloc(mm * sizeof *end_rank);
+  int rc = -1;
+  if (!first || !end || !end_rank || number_ranks(x, p, first, &rs))
+    goto out;
+  for (size_t r = 0; r < x->m; r++) {
+    end[r] = (uint64_t)p->t[x->row_of[r]].last + 1;
+    end_rank[r] = (uint32_t)r;
+  }
+  if (planner__radix_sort(end, end_rank, x->m, &rs))
+    goto out;
+  x->n_spans = make_spans(x, first, end, end_rank);
+  rc = 0;
+out:
+  planner__radix_cleanup(&rs);
+  free(first);
+  free(end);
+  free(end_rank);
+  return rc;
+}
+
 static int build(struct tindex *x, const struct planner__prob *p)
 {
   size_t m = 0;
@@ -189,32 +217,14 @@ static int build(struct tindex *x, const struct planner__prob *p)
   x->n = p->n;
   x->m = m;
   size_t mm = m ? m : 1;
-  struct planner__radix rs = {0};
-  uint64_t *first = malloc(mm * sizeof *first);
-  uint64_t *end = malloc(mm * sizeof *end);
-  uint32_t *end_rank = malloc(mm * sizeof *end_rank);
   x->rank_of = malloc((p->n ? p->n : 1) * sizeof *x->rank_of);
   x->row_of = malloc(mm * sizeof *x->row_of);
   x->item = malloc(mm * sizeof *x->item);
   x->align_log2 = malloc(mm);
-  int rc = -1;
-  if (!first || !end || !end_rank || !x->rank_of || !x->row_of ||
-      !x->item || !x->align_log2 || number_ranks(x, p, first, &rs))
-    goto out;
-  for (size_t r = 0; r < m; r++) {
-    end[r] = (uint64_t)p->t[x->row_of[r]].last + 1;
-    end_rank[r] = (uint32_t)r;
-  }
-  if (planner__radix_sort(end, end_rank, m, &rs))
-    goto out;
-  x->n_spans = make_spans(x, first, end, end_rank);
-  rc = make_tree(x) || make_leaves(x) || make_union_slots(x) ? -1 : 0;
-out:
-  planner__radix_cleanup(&rs);
-  free(first);
-  free(end);
-  free(end_rank);
-  return rc;
+  if (!x->rank_of || !x->row_of || !x->item || !x->align_log2 ||
+      number_and_span(x, p))
+    return -1;
+  return make_tree(x) || make_leaves(x) || make_union_slots(x) ? -1 : 0;
 }
 
 int tindex_init(struct tindex *x, const struct planner__prob *p)
@@ -293,6 +303,29 @@ static void union_add(struct tindex_span *v, uint64_t *n, uint64_t off,
   v[i].end = end;
 }
 
+/* Merges [off, end) into block k's union; a union that would need more
+ * than TINDEX_BLOCK_PIECES pieces is given up (the block is then read
+ * rank by rank). */
+static void block_add(struct tindex_unions *u, size_t k, uint64_t off,
+                      uint64_t end)
+{
+  struct tindex_span *v = u->block + k * TINDEX_BLOCK_PIECES;
+  uint64_t *n = &u->n_block[k];
+  if (*n == TINDEX_BLOCK_GAVE_UP)
+    return;
+  if (*n < TINDEX_BLOCK_PIECES) {
+    union_add(v, n, off, end);
+    return;
+  }
+  struct tindex_span one[TINDEX_BLOCK_PIECES + 1]; /* a full union: merge */
+  memcpy(one, v, sizeof *v * TINDEX_BLOCK_PIECES); /* into a copy first */
+  union_add(one, n, off, end);
+  if (*n > TINDEX_BLOCK_PIECES)
+    *n = TINDEX_BLOCK_GAVE_UP;
+  else
+    memcpy(v, one, sizeof *v * (size_t)*n);
+}
+
 static int has_union(const struct tindex *x, size_t v)
 {
   return x->uoff && x->uoff[v + 1] != x->uoff[v];
@@ -308,10 +341,8 @@ static void node_add(const struct tindex *x, struct tindex_unions *u,
 void tindex_unions_add(const struct tindex *x, struct tindex_unions *u,
                        uint32_t r, uint64_t off, uint64_t end)
 {
-  if (u->block) {
-    size_t k = r / TINDEX_BLOCK;
-    union_add(u->block + k * TINDEX_BLOCK, &u->n_block[k], off, end);
-  }
+  if (u->block)
+    block_add(u, r / TINDEX_BLOCK, off, end);
   if (!u->node)
     return;
   size_t lo = x->item[r].s0 + x->n_spans, hi = x->item[r].s1 + x->n_spans;
@@ -327,7 +358,7 @@ static int blocks_build(const struct tindex *x, const struct tindex_span *pos,
                         struct tindex_unions *u)
 {
   size_t nb = (x->m + TINDEX_BLOCK - 1) / TINDEX_BLOCK;
-  u->block = malloc((x->m ? x->m : 1) * sizeof *u->block);
+  u->block = malloc((nb ? nb : 1) * TINDEX_BLOCK_PIECES * sizeof *u->block);
   u->n_block = calloc(nb ? nb : 1, sizeof *u->n_block);
   if (!u->block || !u->n_block) { /* stays unbuilt */
     free(u->block);
@@ -337,11 +368,8 @@ static int blocks_build(const struct tindex *x, const struct tindex_span *pos,
     return -1;
   }
   for (size_t r = 0; r < x->m; r++)
-    if (pos[r].end) {
-      size_t k = r / TINDEX_BLOCK;
-      union_add(u->block + k * TINDEX_BLOCK, &u->n_block[k], pos[r].off,
-                pos[r].end);
-    }
+    if (pos[r].end)
+      block_add(u, r / TINDEX_BLOCK, pos[r].off, pos[r].end);
   return 0;
 }
 
@@ -387,8 +415,9 @@ static int take_pieces(struct tindex_spans *out, const struct tindex_span *v,
   return 0;
 }
 
-/* The ranks [lo, hi) of a long query: whole blocks by their unions, the
- * partial blocks at both ends rank by rank. */
+/* The ranks [lo, hi) of a long query: whole blocks by their unions (or
+ * rank by rank where a block gave its union up), the partial blocks at
+ * both ends rank by rank. */
 static int take_blocks(const struct tindex *x, const struct tindex_span *pos,
                        struct tindex_unions *u, size_t lo, size_t hi,
                        struct tindex_spans *out)
@@ -400,7 +429,10 @@ static int take_blocks(const struct tindex *x, const struct tindex_span *pos,
       take_range(out, pos, k1 * TINDEX_BLOCK, hi))
     return -1;
   for (size_t k = k0; k < k1; k++)
-    if (take_pieces(out, u->block + k * TINDEX_BLOCK, (size_t)u->n_block[k]))
+    if (u->n_block[k] == TINDEX_BLOCK_GAVE_UP
+            ? take_range(out, pos, k * TINDEX_BLOCK, (k + 1) * TINDEX_BLOCK)
+            : take_pieces(out, u->block + k * TINDEX_BLOCK_PIECES,
+                          (size_t)u->n_block[k]))
       return -1;
   return 0;
 }

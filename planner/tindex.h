@@ -43,7 +43,9 @@
  *     cover that have one;
  *   - per block of TINDEX_BLOCK consecutive ranks: a query whose range of
  *     ranks is long takes the blocks inside it by their unions, and reads
- *     only the ranks of the two partial blocks at its ends one by one.
+ *     only the ranks of the two partial blocks at its ends one by one. A
+ *     block whose union would need more than TINDEX_BLOCK_PIECES pieces
+ *     gives it up and is read rank by rank.
  *  Both are built from the placements so far when first needed, and kept
  *  up to date from then on.
  *
@@ -108,6 +110,9 @@ struct tindex_spans {
 };
 
 #define TINDEX_BLOCK 64  /* ranks per block union */
+#define TINDEX_BLOCK_PIECES 16 /* pieces a block union may have */
+#define TINDEX_BLOCK_GAVE_UP UINT64_MAX /* n_block[] of a block whose
+                                           union would need more */
 #define TINDEX_LONG 256  /* ranks in a query range worth the block unions */
 #define TINDEX_UNION 32  /* tensors in a node list worth a node union */
 
@@ -115,9 +120,11 @@ struct tindex_spans {
  * that many pieces by offset, disjoint and not touching. Zero-initialise;
  * each kind is built when a query first needs it. */
 struct tindex_unions {
-  struct tindex_span *block; /* m: block b's pieces from b * TINDEX_BLOCK;
-                                NULL until built */
-  uint64_t *n_block;         /* pieces in each block */
+  struct tindex_span *block; /* TINDEX_BLOCK_PIECES slots per block: the
+                                pieces of block b from b times that; NULL
+                                until built */
+  uint64_t *n_block;         /* pieces in each block, or
+                                TINDEX_BLOCK_GAVE_UP */
   struct tindex_span *node;  /* x->n_uslots: node v's union in slots
                                 [uoff[v], uoff[v + 1]): slot 0's off is
                                 the count, the pieces follow; NULL until

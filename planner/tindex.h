@@ -50,7 +50,10 @@
  *  up to date from then on.
  *
  * Memory: about 30 bytes per non-empty tensor plus 16 per span (at most
- * two spans per tensor), and 4 per graph row.
+ * two spans per tensor; 24 when some node keeps a union), and 4 per
+ * graph row. A heuristic adds its placements (16 bytes a tensor), its
+ * order (4) and its unions (4 for blocks, 16 per listed tensor of the
+ * nodes that keep one).
  */
 #ifndef ARENA_TINDEX_H
 #define ARENA_TINDEX_H

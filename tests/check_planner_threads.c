@@ -199,61 +199,56 @@ static int probe_stop(void *ctx)
   return calls > s->limit;
 }
 
-static struct planner_tensor *wide_graph(size_t n)
+/* Plans 200,000 tensors, three starting at each operator, with `best`
+ * on 4 threads and the probe s as stop callback; returns planner_run()'s
+ * result (the plan, if any, is released) and its message in err. */
+static int run_probed(struct stop_probe *s, char err[ARENA_ERR_LEN])
 {
+  size_t n = 200000;
   struct planner_tensor *t = malloc(n * sizeof *t);
+  ck_assert_ptr_nonnull(t);
   for (size_t i = 0; i < n; i++)
     t[i] = (struct planner_tensor){(uint32_t)i, 64 + i % 4096, (int64_t)(i / 3),
                                    (int64_t)(i / 3) + 2, 0,
                                    PLANNER_NOT_PINNED};
-  return t;
-}
-
-START_TEST(test_threads_stop_serialised)
-{
-  size_t n = 200000;
-  struct planner_tensor *t = wide_graph(n);
   struct planner_graph g = {t, n};
   struct planner_options o;
   planner_options_init(&o);
   o.threads = 4;
   o.stop = probe_stop;
-  static struct stop_probe s;
-  s.limit = 1000000;
-  o.stop_ctx = &s;
+  o.stop_ctx = s;
   struct planner_plan p;
   planner_plan_init(&p);
+  err[0] = '\0';
+  int rc = planner_run(&g, &o, &p, err);
+  if (rc)
+    ck_assert_ptr_null(p.offsets);
+  planner_plan_cleanup(&p);
+  free(t);
+  return rc;
+}
+
+START_TEST(test_threads_stop_serialised)
+{
+  static struct stop_probe s;
+  s.limit = 1000000;
   char err[ARENA_ERR_LEN];
-  ck_assert_msg(planner_run(&g, &o, &p, err) == 0, "%s", err);
+  ck_assert_msg(run_probed(&s, err) == 0, "%s", err);
   ck_assert_int_gt(atomic_load(&s.calls), 100);
   ck_assert_int_ge(s.n_who, 2); /* it was called from several threads */
   ck_assert_int_eq(atomic_load(&s.most), 1); /* never by two at once */
-  planner_plan_cleanup(&p);
-  free(t);
 }
 END_TEST
 
 START_TEST(test_threads_cancel)
 {
-  size_t n = 200000;
-  struct planner_tensor *t = wide_graph(n);
-  struct planner_graph g = {t, n};
-  struct planner_options o;
-  planner_options_init(&o);
-  o.threads = 4;
-  o.stop = probe_stop;
   static struct stop_probe s;
   s.limit = 20;
-  o.stop_ctx = &s;
-  struct planner_plan p;
-  planner_plan_init(&p);
-  char err[ARENA_ERR_LEN] = "";
-  ck_assert_int_eq(planner_run(&g, &o, &p, err), ARENA_ECANCELED);
-  ck_assert_ptr_null(p.offsets);
+  char err[ARENA_ERR_LEN];
+  ck_assert_int_eq(run_probed(&s, err), ARENA_ECANCELED);
   ck_assert_str_eq(err, "planning was cancelled");
   /* every worker gave up at its next poll: few calls past the limit */
   ck_assert_int_le(atomic_load(&s.calls), 20 + 4);
-  free(t);
 }
 END_TEST
 

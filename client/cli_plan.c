@@ -10,13 +10,14 @@
  * The JSON object is a stable interface (docs/arenactl.md): keys are only
  * ever added, never renamed or removed.
  */
+#define _GNU_SOURCE 1 /* sched_getaffinity, CPU_COUNT */
 #include "cli.h"
 
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli_daemon.h"
 #include "cli_model.h"
@@ -426,11 +427,14 @@ static int report_misfit(const struct plan_args *a, const struct planner_plan *p
   return CLI_EX_FAIL;
 }
 
-/* Threads `best` may use when this process plans: one per online CPU
- * (the plan is the same for any count). */
+/* Threads `best` may use when this process plans: one per CPU it may
+ * run on (the plan is the same for any count). */
 static uint32_t local_threads(void)
 {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0)
+    return 1;
+  int n = CPU_COUNT(&set);
   return n > 0 ? (uint32_t)n : 1;
 }
 

@@ -29,11 +29,12 @@
  *  cache miss of an ordinary request is served while maximal searches
  *  occupy every other worker.
  */
+#define _GNU_SOURCE 1 /* sched_getaffinity, CPU_COUNT */
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "keycodec.h"
 #include "server_int.h"
@@ -426,11 +427,16 @@ static Arenad__V1__Status status_of(int rc)
   }
 }
 
-/* Threads the planner's `best` may use for one job: one per online CPU.
- * The plan is the same for any count; more only make a miss faster. */
+/* Threads the planner's `best` may use for one job: one per CPU this
+ * process may run on. The plan is the same for any count; more only make
+ * a miss faster. (The affinity mask, unlike the online count, needs no
+ * file under /sys, which the systemd unit hides.) */
 static uint32_t plan_threads(void)
 {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0)
+    return 1;
+  int n = CPU_COUNT(&set);
   return n > 0 ? (uint32_t)n : 1;
 }
 

@@ -15,8 +15,9 @@
  *  A connection that goes away detaches from its jobs. A job nobody
  *  waits for is cancelled: uv_cancel() if it has not started, otherwise
  *  the planner's stop callback sees the flag at its next poll. A plan
- *  job lets the planner run best's heuristics on one thread per online
- *  CPU (planner.h, THREADS); the plan does not depend on the count.
+ *  job lets the planner run best's heuristics on one thread per CPU the
+ *  daemon may run on (planner.h, THREADS); the plan does not depend on
+ *  the count.
  *
  *  EFFORT AND THE SPARE WORKER
  *  On the loop thread every Plan request gets its effort: its own, or

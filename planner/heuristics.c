@@ -6,13 +6,14 @@
  * each one into a gap between the already placed tensors that overlap it
  * in time, or on top of them". The planners differ only in the order and
  * in which gap they take (the lowest that fits, or the tightest). The
- * problem's time index (tindex.h) lists the tensors that overlap a
- * lifetime in O(log S + k) for k overlapping tensors, reading mostly
- * contiguous memory; each placement then sorts the k placed ones by
- * offset and scans the gaps. Pinned tensors are placed first, at their
- * offsets; zero-size tensors get offset 0. Orders are built with radix
- * sorts, and a heuristic allocates O(1) blocks however many tensors it
- * places (its scratch list of overlapping tensors grows by doubling).
+ * problem's time index (tindex.h) lists the bytes of the placed tensors
+ * that overlap a lifetime in O(log S + k) for k overlapping tensors,
+ * reading mostly contiguous memory, and reads unions of them where
+ * there would be many; each placement then sorts what it got by offset
+ * and scans the gaps, which depend only on the union. Pinned tensors are
+ * placed first, at their offsets; zero-size tensors get offset 0. Orders
+ * are built with radix sorts, and a heuristic allocates O(1) blocks
+ * however many tensors it places (its scratch lists grow by doubling).
  *
  * Tie-breaks (all deterministic):
  *  - tflm-greedy:    size descending, ties to the later graph row first,
@@ -40,10 +41,10 @@ enum fit_mode { FIT_FIRST, FIT_BEST };
 struct placer {
   const struct planner__prob *p;
   const struct tindex *x;
-  struct tindex_span *pos;   /* x->m placements by rank, borrowed */
+  struct tindex_span *pos;     /* x->m placements by rank, borrowed */
   struct tindex_unions unions; /* unions of placed bytes, see tindex.h */
-  struct tindex_spans spans; /* scratch: overlapping placed tensors */
-  struct tindex_spans tmp;   /* scratch for sorting spans */
+  struct tindex_spans spans;   /* scratch: overlapping placed bytes */
+  struct tindex_spans tmp;     /* scratch for sorting spans */
 };
 
 /* LSD radix sort by off over the bits that differ between offsets only:

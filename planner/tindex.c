@@ -268,7 +268,7 @@ static void take(struct tindex_spans *out, const struct tindex_span *pos,
   out->n = n;
 }
 
-/* ---- unions of placed bytes ------------------------------------------------ */
+/* ---- unions of placed bytes --------------------------------------------- */
 
 void tindex_unions_cleanup(struct tindex_unions *u)
 {

@@ -29,9 +29,9 @@
  *
  *  Overlap query for a tensor [s0, s1): the tensors covering s0 (the path
  *  of leaf s0) plus the tensors starting in (s0, s1) (ranks
- *  leaf[s0].after .. leaf[s1 - 1].after). The two sets are disjoint. Placed or not, each is
- *  read once, so a query costs O(log S + k) for the k tensors that
- *  overlap, with mostly sequential reads.
+ *  leaf[s0].after .. leaf[s1 - 1].after). The two sets are disjoint.
+ *  Placed or not, each is read once, so a query costs O(log S + k) for
+ *  the k tensors that overlap, with mostly sequential reads.
  *
  *  Unions. Where a tensor can go depends only on the union of the bytes
  *  of the tensors it overlaps, not on which tensor holds which byte. So

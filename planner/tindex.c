@@ -408,6 +408,8 @@ static int take_range(struct tindex_spans *out, const struct tindex_span *pos,
 static int take_pieces(struct tindex_spans *out, const struct tindex_span *v,
                        size_t n)
 {
+  if (n == 0) /* out->v may still be NULL */
+    return 0;
   if (reserve(out, n))
     return -1;
   memcpy(out->v + out->n, v, n * sizeof *v);

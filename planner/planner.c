@@ -14,11 +14,11 @@
 #include "planner_int.h"
 #include "tindex.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <threads.h>
 
 static const char *const algo_names[PLANNER_ALGO__COUNT] = {
     [PLANNER_ALGO_BEST] = "best",
@@ -119,7 +119,7 @@ struct best_run {
   atomic_uint settled;  /* lowest task that met the bound, or N_BEST */
   atomic_int fired;     /* the stop callback returned 1 */
   int threaded;         /* lock is initialised and in use */
-  mtx_t lock;           /* serialises calls of the stop callback */
+  pthread_mutex_t lock; /* serialises calls of the stop callback */
   int rc[N_BEST];       /* each task's result; written by its worker */
 };
 
@@ -131,7 +131,7 @@ struct best_worker {
   uint64_t best_arena;      /* UINT64_MAX while it has none */
   unsigned best_task;       /* task of best, N_BEST while none */
   unsigned task;            /* the task being run */
-  thrd_t thread;            /* when started as a thread */
+  pthread_t thread;         /* when started as a thread */
   int started;              /* 1: thread is running and must be joined */
 };
 
@@ -145,10 +145,10 @@ static int best_poll(const void *ctx)
   if (!o->stop)
     return 0;
   if (b->threaded)
-    mtx_lock(&b->lock);
+    pthread_mutex_lock(&b->lock);
   int stop = o->stop(o->stop_ctx);
   if (b->threaded)
-    mtx_unlock(&b->lock);
+    pthread_mutex_unlock(&b->lock);
   if (stop)
     atomic_store(&b->fired, 1);
   return stop;
@@ -162,7 +162,7 @@ static void settle(struct best_run *b, unsigned k)
     ;
 }
 
-static int best_worker_main(void *arg)
+static void *best_worker_main(void *arg)
 {
   struct best_worker *w = arg;
   struct best_run *b = w->run;
@@ -189,7 +189,7 @@ static int best_worker_main(void *arg)
     if (arena <= b->p->lb)
       settle(b, k);
   }
-  return 0;
+  return NULL;
 }
 
 /* Allocates worker k's placements; returns 0 or -1. */
@@ -209,16 +209,16 @@ static int worker_init(struct best_worker *w, struct best_run *b)
 static void run_workers(struct best_worker *w, unsigned n_w)
 {
   struct best_run *b = w[0].run;
-  b->threaded = n_w > 1 && mtx_init(&b->lock, mtx_plain) == thrd_success;
+  b->threaded = n_w > 1 && pthread_mutex_init(&b->lock, NULL) == 0;
   for (unsigned i = 1; b->threaded && i < n_w; i++)
     w[i].started =
-        thrd_create(&w[i].thread, best_worker_main, &w[i]) == thrd_success;
+        pthread_create(&w[i].thread, NULL, best_worker_main, &w[i]) == 0;
   best_worker_main(&w[0]);
   for (unsigned i = 1; i < n_w; i++)
     if (w[i].started)
-      thrd_join(w[i].thread, NULL);
+      pthread_join(w[i].thread, NULL);
   if (b->threaded)
-    mtx_destroy(&b->lock);
+    pthread_mutex_destroy(&b->lock);
 }
 
 /* The result of the finished run: the first failed task up to settled,

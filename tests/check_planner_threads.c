@@ -5,11 +5,11 @@
  */
 #include <check.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <threads.h>
 #include <time.h>
 
 #include "check_planner.h"
@@ -174,7 +174,7 @@ struct stop_probe {
   atomic_int most;    /* the most ever at once */
   atomic_int calls;   /* calls so far */
   int limit;          /* calls before it answers 1 */
-  thrd_t who[PROBE_THREADS]; /* distinct callers, while inside alone */
+  pthread_t who[PROBE_THREADS]; /* distinct callers, while inside alone */
   int n_who;
 };
 
@@ -188,9 +188,9 @@ static int probe_stop(void *ctx)
   if (now == 1) {
     int known = 0;
     for (int k = 0; k < s->n_who; k++)
-      known |= thrd_equal(s->who[k], thrd_current());
+      known |= pthread_equal(s->who[k], pthread_self());
     if (!known && s->n_who < PROBE_THREADS)
-      s->who[s->n_who++] = thrd_current();
+      s->who[s->n_who++] = pthread_self();
   }
   struct timespec ts = {0, 200000}; /* 0.2 ms */
   nanosleep(&ts, NULL);

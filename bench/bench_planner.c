@@ -16,10 +16,11 @@
  *
  * Times are wall-clock (CLOCK_MONOTONIC) medians over repeated runs of
  * planner_run(), which includes validation and verification of the plan.
- * Each measurement repeats a plan until 50 ms have passed (at most
- * MAX_REPS runs); a plan slower than that is timed once. `best` includes
- * the exact search with its default effort when the heuristics stay above
- * the lower bound.
+ * Each measurement repeats a plan until 50 ms have passed and at least
+ * MIN_REPS times (at most MAX_REPS runs). `best` includes the exact search
+ * with its default effort when the heuristics stay above the lower bound;
+ * it is timed on one thread ("best") and on one thread per online CPU
+ * ("best/Nt", options.threads = N), which must give the same arena.
  */
 #include <dirent.h>
 #include <math.h>
@@ -28,21 +29,47 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "graph_csv.h"
 #include "planner.h"
 #include "tracegen.h"
 
 #define TARGET_S 0.050 /* wall time one measurement aims for */
+#define MIN_REPS 3     /* runs per measurement at least */
 #define MAX_REPS 300   /* runs per measurement at most */
 #define SLOW_S 30.0    /* skip a size predicted to take longer per plan */
 
-static const enum planner_algo algos[] = {
-    PLANNER_ALGO_NAIVE,        PLANNER_ALGO_TFLM_GREEDY,
-    PLANNER_ALGO_TFLITE_BESTFIT, PLANNER_ALGO_GREEDY_SIZE,
-    PLANNER_ALGO_GREEDY_BREADTH, PLANNER_ALGO_BEST,
+/* What is timed: an algorithm, on `threads` threads (0: the calling
+ * one; BENCH_CPUS: one per online CPU). */
+#define BENCH_CPUS UINT32_MAX
+static const struct {
+  enum planner_algo algo;
+  uint32_t threads;
+} algos[] = {
+    {PLANNER_ALGO_NAIVE, 0},          {PLANNER_ALGO_TFLM_GREEDY, 0},
+    {PLANNER_ALGO_TFLITE_BESTFIT, 0}, {PLANNER_ALGO_GREEDY_SIZE, 0},
+    {PLANNER_ALGO_GREEDY_BREADTH, 0}, {PLANNER_ALGO_BEST, 0},
+    {PLANNER_ALGO_BEST, BENCH_CPUS},
 };
 #define N_ALGOS (sizeof algos / sizeof algos[0])
+
+static uint32_t cpus(void)
+{
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (uint32_t)n : 1;
+}
+
+/* The row name of algos[k]: the algorithm's, "/Nt" added for threads. */
+static const char *row_name(size_t k)
+{
+  static char buf[N_ALGOS][32];
+  if (algos[k].threads != BENCH_CPUS)
+    return planner_algo_name(algos[k].algo);
+  snprintf(buf[k], sizeof buf[k], "%s/%ut", planner_algo_name(algos[k].algo),
+           cpus());
+  return buf[k];
+}
 
 /* One timed algorithm on one graph. */
 struct result {
@@ -88,19 +115,21 @@ static double plan_once(const struct planner_graph *g,
   return t;
 }
 
-/* Measures algo on g: repeats the plan until TARGET_S have passed or
- * MAX_REPS runs are done, and takes the median. */
+/* Measures algos[k] on g: repeats the plan until TARGET_S have passed
+ * and MIN_REPS runs are done, or MAX_REPS runs are, and takes the
+ * median. */
 static struct result measure(const struct planner_graph *g, uint64_t align,
-                             enum planner_algo algo)
+                             size_t k)
 {
   struct planner_options o;
   struct result r = {0, 0, 0, 0.0, 0};
   double times[MAX_REPS], total = 0.0;
   int reps = 0;
   planner_options_init(&o);
-  o.algo = algo;
+  o.algo = algos[k].algo;
   o.alignment = align;
-  while (reps < MAX_REPS && total < TARGET_S) {
+  o.threads = algos[k].threads == BENCH_CPUS ? cpus() : algos[k].threads;
+  while (reps < MAX_REPS && (total < TARGET_S || reps < MIN_REPS)) {
     double t = plan_once(g, &o, &r);
     if (t < 0) {
       r.ok = 0;
@@ -131,7 +160,7 @@ static double ratio(uint64_t arena, uint64_t lb)
   return lb ? (double)arena / (double)lb : 1.0;
 }
 
-static void print_result(const char *inst, size_t n, enum planner_algo a,
+static void print_result(const char *inst, size_t n, size_t k,
                          const struct result *r)
 {
   char t[32];
@@ -140,10 +169,10 @@ static void print_result(const char *inst, size_t n, enum planner_algo a,
   else
     printf("%-40s %9s %12s  ", "", "", "");
   if (!r->ok) {
-    printf("%-15s %s\n", planner_algo_name(a), "failed");
+    printf("%-15s %s\n", row_name(k), "failed");
     return;
   }
-  printf("%-15s %14llu %10.4f %11s %5d\n", planner_algo_name(a),
+  printf("%-15s %14llu %10.4f %11s %5d\n", row_name(k),
          (unsigned long long)r->arena, ratio(r->arena, r->lb),
          fmt_time(r->median_s, t), r->reps);
 }
@@ -201,8 +230,8 @@ static void bench_file(const char *dir, const char *file, struct group *gr)
   free(text);
   struct planner_graph g = planner_csv_graph(&c);
   for (size_t k = 0; k < N_ALGOS; k++) {
-    struct result r = measure(&g, 1, algos[k]);
-    print_result(k ? NULL : name, c.n_tensors, algos[k], &r);
+    struct result r = measure(&g, 1, k);
+    print_result(k ? NULL : name, c.n_tensors, k, &r);
     if (r.ok && r.lb) {
       gr->log_sum[k] += log(ratio(r.arena, r.lb));
       gr->n[k]++;
@@ -247,7 +276,7 @@ static void print_groups(const struct group *gr, size_t n_groups)
     printf(" %12s", gr[g].name);
   printf("\n");
   for (size_t k = 0; k < N_ALGOS; k++) {
-    printf("%-15s", planner_algo_name(algos[k]));
+    printf("%-15s", row_name(k));
     for (size_t g = 0; g < n_groups; g++)
       printf(" %12.4f", gr[g].n[k] ? exp(gr[g].log_sum[k] / gr[g].n[k]) : 0.0);
     printf("\n");
@@ -331,12 +360,11 @@ static void bench_random(void)
     for (size_t k = 0; k < N_ALGOS; k++) {
       if (predict(prev[k], prev2[k]) > SLOW_S) {
         printf("%-40s %9zu %12s  %-15s skipped: predicted over %.0f s\n",
-               k ? "" : name, sizes[s], "", planner_algo_name(algos[k]),
-               SLOW_S);
+               k ? "" : name, sizes[s], "", row_name(k), SLOW_S);
         continue;
       }
-      struct result r = measure(&g, PLANNER_DEFAULT_ALIGNMENT, algos[k]);
-      print_result(k ? NULL : name, sizes[s], algos[k], &r);
+      struct result r = measure(&g, PLANNER_DEFAULT_ALIGNMENT, k);
+      print_result(k ? NULL : name, sizes[s], k, &r);
       prev2[k] = prev[k];
       prev[k] = r.ok ? r.median_s : 1e9;
     }

@@ -14,7 +14,10 @@
  *
  *  A connection that goes away detaches from its jobs. A job nobody
  *  waits for is cancelled: uv_cancel() if it has not started, otherwise
- *  the planner's stop callback sees the flag at its next poll.
+ *  the planner's stop callback sees the flag at its next poll. A plan
+ *  job lets the planner run best's heuristics on one thread per CPU the
+ *  daemon may run on (planner.h, THREADS); the plan does not depend on
+ *  the count.
  *
  *  EFFORT AND THE SPARE WORKER
  *  On the loop thread every Plan request gets its effort: its own, or
@@ -27,7 +30,9 @@
  *  cache miss of an ordinary request is served while maximal searches
  *  occupy every other worker.
  */
+#define _GNU_SOURCE 1 /* sched_getaffinity, CPU_COUNT */
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -462,6 +467,19 @@ static Arenad__V1__Status status_of(int rc)
   }
 }
 
+/* Threads the planner's `best` may use for one job: one per CPU this
+ * process may run on. The plan is the same for any count; more only make
+ * a miss faster. (The affinity mask, unlike the online count, needs no
+ * file under /sys, which the systemd unit hides.) */
+static uint32_t plan_threads(void)
+{
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0)
+    return 1;
+  int n = CPU_COUNT(&set);
+  return n > 0 ? (uint32_t)n : 1;
+}
+
 static void plan_in_worker(struct job *j, struct wire_graph *g,
                            struct storage_key *k)
 {
@@ -481,8 +499,9 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
     return;
   }
   o.effort = j->effort; /* set on the loop thread: SIGHUP cannot race */
-  o.stop = job_stop;
+  o.stop = job_stop; /* an atomic load: safe from the planner's threads */
   o.stop_ctx = j;
+  o.threads = plan_threads();
   uint64_t t0 = uv_hrtime();
   rc = planner_run(&pg, &o, &j->plan, j->err);
   j->planning_us = (uv_hrtime() - t0) / 1000;

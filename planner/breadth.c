@@ -2,147 +2,136 @@
  * breadth.c - the visiting order of the greedy-breadth planner.
  *
  * Operator indexes can be sparse and huge (MiniMalloc's run to 2^20), so
- * the timeline is cut into spans between consecutive lifetime boundaries;
- * the set of live tensors, and so the live bytes ("breadth"), is constant
- * within a span. Spans are visited widest first. At each span, its still
- * unvisited tensors are taken largest first. An interval tree of the
- * unvisited tensors answers "who is live at time t and not yet visited",
- * so each tensor is reported once: O(n log n) overall.
+ * the timeline is the time index's: spans between consecutive lifetime
+ * boundaries, inside which the set of live tensors, and so the live bytes
+ * ("breadth"), is constant. Spans are visited widest first. At each span,
+ * its still unvisited tensors are taken largest first.
+ *
+ * The tensors live in span s are the lists of the index's segment-tree
+ * nodes on the path of leaf s. Every tensor in such a list is live in s,
+ * so the visit of s takes all of them, and a list read once never yields
+ * anything again: it is marked consumed and skipped from then on. Each
+ * list is thus read once, and the order costs O(n log S) overall, plus
+ * the sorts (radix, linear).
  */
-#include "ordset.h"
 #include "planner_int.h"
 #include "planner_sort.h"
+#include "tindex.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 struct bctx {
   const struct planner__prob *p;
-  const int64_t *coord;  /* sorted distinct span starts */
-  const uint64_t *width; /* live bytes per span */
-  uint32_t *hits;        /* scratch for one stabbing query */
-  size_t n_hits;
+  const struct tindex *x;
+  uint8_t *visited;          /* m: 1 once a rank is in the order or pinned */
+  uint8_t *consumed;         /* 2 S: 1 once a node's list has been taken */
+  uint64_t *key;             /* m: sort keys of one span's hits */
+  uint32_t *hits;            /* m: one span's unvisited tensors (ranks) */
+  struct planner__radix rs;  /* radix scratch */
 };
 
-static int cmp_i64(const void *a, const void *b)
+/* Live bytes of every span: a difference array over [s0, s1). */
+static void widths(const struct tindex *x, uint64_t *width)
 {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
-/* Index of the first coord >= v. */
-static size_t lower(const int64_t *c, size_t n, int64_t v)
-{
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (c[mid] < v)
-      lo = mid + 1;
-    else
-      hi = mid;
+  memset(width, 0, (x->n_spans + 1) * sizeof *width);
+  for (size_t r = 0; r < x->m; r++) {
+    width[x->item[r].s0] += x->item[r].size;
+    width[x->item[r].s1] -= x->item[r].size;
   }
-  return lo;
+  for (size_t s = 1; s < x->n_spans; s++)
+    width[s] += width[s - 1];
 }
 
-static int by_width(uint32_t a, uint32_t b, const void *ctx)
+/* Collects the unvisited tensors live in span s into c->hits. */
+static size_t take_span(struct bctx *c, uint32_t s)
 {
-  const struct bctx *c = ctx;
-  if (c->width[a] != c->width[b])
-    return c->width[a] > c->width[b] ? -1 : 1;
-  return (a > b) - (a < b);
-}
-
-static int by_size(uint32_t a, uint32_t b, const void *ctx)
-{
-  const struct bctx *c = ctx;
-  uint64_t x = c->p->t[a].size, y = c->p->t[b].size;
-  if (x != y)
-    return x > y ? -1 : 1;
-  return (a > b) - (a < b);
-}
-
-static void hit(uint32_t i, void *ctx)
-{
-  struct bctx *c = ctx;
-  c->hits[c->n_hits++] = i;
-}
-
-/* Builds the sorted distinct boundaries; returns their count. */
-static size_t boundaries(const struct planner__prob *p, int64_t *coord)
-{
-  size_t k = 0;
-  for (size_t i = 0; i < p->n; i++) {
-    if (!p->t[i].size)
+  const struct tindex *x = c->x;
+  size_t h = 0;
+  for (uint32_t bits = x->leaf[s].mask; bits; bits &= bits - 1) {
+    size_t v = tindex_path_node(x, s, (unsigned)__builtin_ctz(bits));
+    if (c->consumed[v])
       continue;
-    coord[k++] = p->t[i].first;
-    coord[k++] = p->t[i].last + 1;
-  }
-  qsort(coord, k, sizeof *coord, cmp_i64);
-  size_t u = 0;
-  for (size_t i = 0; i < k; i++)
-    if (u == 0 || coord[u - 1] != coord[i])
-      coord[u++] = coord[i];
-  return u;
-}
-
-static void widths(const struct planner__prob *p, const int64_t *coord,
-                   size_t nc, uint64_t *width)
-{
-  for (size_t k = 0; k < nc; k++)
-    width[k] = 0;
-  for (size_t i = 0; i < p->n; i++) {
-    if (!p->t[i].size)
-      continue;
-    width[lower(coord, nc, p->t[i].first)] += p->t[i].size;
-    width[lower(coord, nc, p->t[i].last + 1)] -= p->t[i].size;
-  }
-  for (size_t k = 1; k < nc; k++)
-    width[k] += width[k - 1];
-}
-
-static int visit_spans(struct bctx *c, struct ordset *todo, uint32_t *spans,
-                       size_t ns, uint32_t *order, size_t *m)
-{
-  for (size_t s = 0; s < ns; s++) {
-    c->n_hits = 0;
-    int64_t t = c->coord[spans[s]];
-    ordset_overlapping(todo, t, t, hit, c);
-    if (planner__sort_idx(c->hits, c->n_hits, by_size, c))
-      return ARENA_ENOMEM;
-    for (size_t k = 0; k < c->n_hits; k++) {
-      ordset_remove(todo, c->hits[k]);
-      order[(*m)++] = c->hits[k];
+    c->consumed[v] = 1;
+    for (uint32_t e = x->node_beg[v]; e < x->node_beg[v + 1]; e++) {
+      uint32_t r = x->ent[e];
+      if (!c->visited[r]) {
+        c->visited[r] = 1;
+        c->hits[h++] = r;
+      }
     }
   }
+  return h;
+}
+
+/* Sorts hits[0..h) by size descending, ties to the earlier row. */
+static int sort_hits(struct bctx *c, size_t h)
+{
+  const struct tindex *x = c->x;
+  for (size_t k = 0; k < h; k++)
+    c->key[k] = x->row_of[c->hits[k]];
+  if (planner__radix_sort(c->key, c->hits, h, &c->rs))
+    return ARENA_ENOMEM;
+  for (size_t k = 0; k < h; k++)
+    c->key[k] = ~x->item[c->hits[k]].size;
+  return planner__radix_sort(c->key, c->hits, h, &c->rs) ? ARENA_ENOMEM : 0;
+}
+
+static int visit_spans(struct bctx *c, const uint32_t *spans, uint32_t *order,
+                       size_t *m)
+{
+  for (size_t k = 0; k < c->x->n_spans; k++) {
+    size_t h = take_span(c, spans[k]);
+    if (sort_hits(c, h))
+      return ARENA_ENOMEM;
+    memcpy(order + *m, c->hits, h * sizeof *order);
+    *m += h;
+  }
   return 0;
+}
+
+/* The spans by width descending, ties to the earlier span, into spans. */
+static int span_order(struct bctx *c, uint32_t *spans)
+{
+  const struct tindex *x = c->x;
+  uint64_t *width = malloc((x->n_spans + 1) * sizeof *width);
+  if (!width)
+    return ARENA_ENOMEM;
+  widths(x, width);
+  for (size_t s = 0; s < x->n_spans; s++) {
+    width[s] = ~width[s];
+    spans[s] = (uint32_t)s;
+  }
+  int rc = planner__radix_sort(width, spans, x->n_spans, &c->rs);
+  free(width);
+  return rc ? ARENA_ENOMEM : 0;
 }
 
 int planner__breadth_order(const struct planner__prob *p, uint32_t *order,
                            size_t *m)
 {
+  const struct tindex *x = p->x;
   *m = 0;
-  int64_t *coord = malloc((2 * p->n + 1) * sizeof *coord);
-  uint64_t *width = malloc((2 * p->n + 1) * sizeof *width);
-  uint32_t *hits = malloc((p->n + 1) * sizeof *hits);
-  struct ordset todo = {0};
+  size_t mm = x->m ? x->m : 1;
+  struct bctx c = {p, x, NULL, NULL, NULL, NULL, {0}};
+  uint32_t *spans = malloc((x->n_spans ? x->n_spans : 1) * sizeof *spans);
+  c.visited = malloc(mm);
+  c.consumed = calloc(2 * x->n_spans + 1, 1);
+  c.key = malloc(mm * sizeof *c.key);
+  c.hits = malloc(mm * sizeof *c.hits);
   int rc = ARENA_ENOMEM;
-  if (!coord || !width || !hits || ordset_init(&todo, p->n))
-    goto out;
-  size_t nc = boundaries(p, coord);
-  widths(p, coord, nc, width);
-  for (size_t i = 0; i < p->n; i++)
-    if (p->t[i].size && p->t[i].pinned == PLANNER_NOT_PINNED)
-      ordset_insert(&todo, (uint32_t)i, p->t[i].first, p->t[i].last);
-  /* The last boundary starts no span; the others do. */
-  size_t ns = nc ? nc - 1 : 0;
-  uint32_t *spans = planner__iota(ns);
-  struct bctx c = {p, coord, width, hits, 0};
-  if (spans && !planner__sort_idx(spans, ns, by_width, &c))
-    rc = visit_spans(&c, &todo, spans, ns, order, m);
+  if (spans && c.visited && c.consumed && c.key && c.hits) {
+    for (size_t r = 0; r < x->m; r++) /* pinned tensors are never visited */
+      c.visited[r] = p->t[x->row_of[r]].pinned != PLANNER_NOT_PINNED;
+    rc = span_order(&c, spans);
+  }
+  if (!rc)
+    rc = visit_spans(&c, spans, order, m);
+  planner__radix_cleanup(&c.rs);
   free(spans);
-out:
-  ordset_cleanup(&todo);
-  free(coord);
-  free(width);
-  free(hits);
+  free(c.visited);
+  free(c.consumed);
+  free(c.key);
+  free(c.hits);
   return rc;
 }

@@ -5,11 +5,15 @@
  * DESIGN: every greedy planner is "visit the tensors in some order; put
  * each one into a gap between the already placed tensors that overlap it
  * in time, or on top of them". The planners differ only in the order and
- * in which gap they take (the lowest that fits, or the tightest). Placed
- * tensors live in a time index (tindex.h), so finding the k placed tensors
- * that overlap a lifetime costs about O(log n + k), and a placement
- * O(k log k). Pinned tensors
- * are placed first, at their offsets; zero-size tensors get offset 0.
+ * in which gap they take (the lowest that fits, or the tightest). The
+ * problem's time index (tindex.h) lists the bytes of the placed tensors
+ * that overlap a lifetime in O(log S + k) for k overlapping tensors,
+ * reading mostly contiguous memory, and reads unions of them where
+ * there would be many; each placement then sorts what it got by offset
+ * and scans the gaps, which depend only on the union. Pinned tensors are
+ * placed first, at their offsets; zero-size tensors get offset 0. Orders
+ * are built with radix sorts, and a heuristic allocates O(1) blocks
+ * however many tensors it places (its scratch lists grow by doubling).
  *
  * Tie-breaks (all deterministic):
  *  - tflm-greedy:    size descending, ties to the later graph row first,
@@ -33,40 +37,43 @@
 
 enum fit_mode { FIT_FIRST, FIT_BEST };
 
-
+/* One heuristic's working state. */
 struct placer {
   const struct planner__prob *p;
-  uint64_t *off;       /* output offsets, graph order */
-  struct tindex live;  /* placed tensors by lifetime */
-  struct tindex_span *spans;  /* scratch: overlapping placed tensors */
-  struct tindex_span *tmp;    /* scratch for sorting spans */
-  size_t n_spans;      /* entries used in spans */
+  const struct tindex *x;
+  struct tindex_span *pos;     /* x->m placements by rank, borrowed */
+  struct tindex_unions unions; /* unions of placed bytes, see tindex.h */
+  struct tindex_spans spans;   /* scratch: overlapping placed bytes */
+  struct tindex_spans tmp;     /* scratch for sorting spans */
 };
 
-static inline int cmp_span(const void *a, const void *b)
+/* LSD radix sort by off over the bits that differ between offsets only:
+ * 8-bit digits for lists of a few hundred (cheap buckets), 11-bit ones
+ * beyond (fewer passes). For the long lists of long-lived tensors. */
+static void radix_spans(struct tindex_span *s, struct tindex_span *tmp,
+                        size_t n)
 {
-  const struct tindex_span *x = a, *y = b;
-  if (x->off != y->off)
-    return x->off < y->off ? -1 : 1;
-  return (x->end > y->end) - (x->end < y->end);
-}
-
-/* Stable LSD radix sort by off, 11 bits a pass, skipping passes above the
- * largest offset. For the long lists of long-lived tensors. */
-static void radix_spans(struct tindex_span *s, struct tindex_span *tmp, size_t n)
-{
-  uint64_t maxoff = 0;
-  for (size_t i = 0; i < n; i++)
-    maxoff |= s[i].off;
+  uint64_t any = 0, all = UINT64_MAX;
+  for (size_t i = 0; i < n; i++) {
+    any |= s[i].off;
+    all &= s[i].off;
+  }
+  uint64_t differ = any ^ all;
+  unsigned width = n < 4096 ? 8 : 11;
+  uint64_t mask = ((uint64_t)1 << width) - 1;
   struct tindex_span *src = s, *dst = tmp;
-  for (unsigned shift = 0; shift < 64 && (maxoff >> shift); shift += 11) {
-    size_t count[2048 + 1] = {0};
+  for (unsigned shift = differ ? (unsigned)__builtin_ctzll(differ) : 64;
+       shift < 64 && (differ >> shift); shift += width) {
+    if (!((differ >> shift) & mask))
+      continue;
+    size_t count[2048 + 1];
+    memset(count, 0, (mask + 2) * sizeof *count);
     for (size_t i = 0; i < n; i++)
-      count[((src[i].off >> shift) & 2047) + 1]++;
-    for (size_t d = 0; d < 2048; d++)
+      count[((src[i].off >> shift) & mask) + 1]++;
+    for (size_t d = 0; d < mask + 1; d++)
       count[d + 1] += count[d];
     for (size_t i = 0; i < n; i++)
-      dst[count[(src[i].off >> shift) & 2047]++] = src[i];
+      dst[count[(src[i].off >> shift) & mask]++] = src[i];
     struct tindex_span *t = src;
     src = dst;
     dst = t;
@@ -75,39 +82,47 @@ static void radix_spans(struct tindex_span *s, struct tindex_span *tmp, size_t n
     memcpy(s, src, n * sizeof *s);
 }
 
-/* Sorts by off (ties in any order: the gap scan only uses the running
- * maximum of the ends, so the chosen offset does not depend on it):
- * insertion sort for the short lists typical of real graphs, radix sort
- * beyond. */
-static void sort_spans(struct tindex_span *s, struct tindex_span *tmp, size_t n)
+/* Sorts pl->spans by off (ties in any order: the gap scan only uses the
+ * running maximum of the ends, so the chosen offset does not depend on
+ * it): insertion sort for the short lists typical of real graphs, radix
+ * sort beyond. Returns 0 or -1 on OOM. */
+static int sort_spans(struct placer *pl)
 {
+  struct tindex_span *s = pl->spans.v;
+  size_t n = pl->spans.n;
   if (n > 64) {
-    radix_spans(s, tmp, n);
-    return;
+    if (pl->tmp.cap < n) {
+      struct tindex_span *t = realloc(pl->tmp.v, pl->spans.cap * sizeof *t);
+      if (!t)
+        return -1;
+      pl->tmp.v = t;
+      pl->tmp.cap = pl->spans.cap;
+    }
+    radix_spans(s, pl->tmp.v, n);
+    return 0;
   }
   for (size_t i = 1; i < n; i++) {
     struct tindex_span v = s[i];
     size_t j = i;
-    while (j > 0 && cmp_span(&v, &s[j - 1]) < 0) {
+    for (; j > 0 && v.off < s[j - 1].off; j--)
       s[j] = s[j - 1];
-      j--;
-    }
     s[j] = v;
   }
+  return 0;
 }
 
-/* Chooses the offset for tensor i among the placed tensors. */
-static uint64_t choose_offset(struct placer *pl, uint32_t i, enum fit_mode m)
+/* Chooses the offset for rank r among pl->spans, sorted by offset. */
+static uint64_t choose_offset(const struct placer *pl, uint32_t r,
+                              enum fit_mode m)
 {
-  const struct planner_tensor *t = &pl->p->t[i];
-  uint64_t a = pl->p->align[i];
-  pl->n_spans = tindex_collect(&pl->live, i, pl->spans);
-  sort_spans(pl->spans, pl->tmp, pl->n_spans);
+  uint64_t size = pl->x->item[r].size;
+  uint64_t a = (uint64_t)1 << pl->x->align_log2[r];
+  const struct tindex_span *sp = pl->spans.v;
   uint64_t cur = 0, best = 0, best_slack = UINT64_MAX;
-  for (size_t k = 0; k < pl->n_spans; k++) {
+  for (size_t k = 0; k < pl->spans.n; k++) {
     uint64_t start = planner__align_up(cur, a);
-    if (start + t->size <= pl->spans[k].off) {
-      uint64_t slack = pl->spans[k].off - start - t->size;
+    if (start + size <= sp[k].off) {
+      uint64_t slack = sp[k].off - start - size;
       if (m == FIT_FIRST)
         return start;
       if (slack < best_slack) {
@@ -117,234 +132,271 @@ static uint64_t choose_offset(struct placer *pl, uint32_t i, enum fit_mode m)
           return best;
       }
     }
-    if (pl->spans[k].end > cur)
-      cur = pl->spans[k].end;
+    if (sp[k].end > cur)
+      cur = sp[k].end;
   }
   return best_slack != UINT64_MAX ? best : planner__align_up(cur, a);
 }
 
-static int place(struct placer *pl, uint32_t i, uint64_t off)
+static void place(struct placer *pl, uint32_t r, uint64_t off)
 {
-  pl->off[i] = off;
-  return tindex_insert(&pl->live, i, off, off + pl->p->t[i].size)
-             ? ARENA_ENOMEM
-             : 0;
+  pl->pos[r].off = off;
+  pl->pos[r].end = off + pl->x->item[r].size;
+  tindex_unions_add(pl->x, &pl->unions, r, off, pl->pos[r].end);
 }
 
-static void placer_cleanup(struct placer *pl)
+/* Places the pinned tensors and marks every other one unplaced. */
+static void place_pins(struct placer *pl)
 {
-  tindex_cleanup(&pl->live);
-  free(pl->spans);
-  free(pl->tmp);
-}
-
-static int placer_init(struct placer *pl, const struct planner__prob *p,
-                       uint64_t *off)
-{
-  pl->p = p;
-  pl->off = off;
-  pl->n_spans = 0;
-  pl->spans = malloc(p->n * sizeof *pl->spans);
-  pl->tmp = malloc(p->n * sizeof *pl->tmp);
-  if (!pl->spans || !pl->tmp) {
-    free(pl->spans);
-    free(pl->tmp);
-    return ARENA_ENOMEM;
+  const struct tindex *x = pl->x;
+  for (size_t r = 0; r < x->m; r++) {
+    const struct planner_tensor *t = &pl->p->t[x->row_of[r]];
+    pl->pos[r].off = pl->pos[r].end = 0;
+    if (t->pinned != PLANNER_NOT_PINNED)
+      place(pl, (uint32_t)r, (uint64_t)t->pinned);
   }
-  if (tindex_init(&pl->live, p->t, p->n)) {
-    tindex_cleanup(&pl->live);
-    free(pl->spans);
-    free(pl->tmp);
-    return ARENA_ENOMEM;
-  }
-  for (size_t i = 0; i < p->n; i++) {
-    off[i] = 0;
-    if (p->t[i].pinned != PLANNER_NOT_PINNED) {
-      off[i] = (uint64_t)p->t[i].pinned;
-      if (p->t[i].size && place(pl, (uint32_t)i, off[i])) {
-        placer_cleanup(pl);
-        return ARENA_ENOMEM;
-      }
-    }
-  }
-  return 0;
 }
 
-static int stopped(const struct planner__prob *p, size_t k)
-{
-  return (k & 1023) == 0 && p->o->stop && p->o->stop(p->o->stop_ctx);
-}
+/* How many placements ahead each prefetch stage runs (tindex_prefetch):
+ * the order is known in advance, so the index's scattered reads for a
+ * placement are in cache by the time it is made. Below PREFETCH_ALL
+ * ranks most of the index stays in the caches, and the later stages,
+ * which repeat part of the query's work, cost more than they save. */
+static const unsigned ahead[TINDEX_PREFETCH_STAGES] = {20, 16, 12, 8, 4};
+#define PREFETCH_ALL 200000 /* ranks from which every stage runs */
+#define PREFETCH_SOME 2     /* stages that run below */
 
-/* Places order[0..m) one by one. */
+/* Places the ranks order[0..m) one by one, after the pinned tensors. */
 static int place_all(const struct planner__prob *p, const uint32_t *order,
-                     size_t m, enum fit_mode mode, uint64_t *off)
+                     size_t m, enum fit_mode mode, struct tindex_span *pos,
+                     const struct planner__poll *poll)
 {
-  struct placer pl;
-  if (placer_init(&pl, p, off))
-    return ARENA_ENOMEM;
+  const struct tindex *x = p->x;
+  struct placer pl = {p, x, pos, {NULL, NULL, NULL}, {0}, {0}};
+  place_pins(&pl);
   int rc = 0;
-  for (size_t k = 0; k < m; k++) {
-    if (stopped(p, k)) {
+  unsigned stages = x->m >= PREFETCH_ALL ? TINDEX_PREFETCH_STAGES
+                                         : PREFETCH_SOME;
+  for (size_t k = 0; k < m && !rc; k++) {
+    for (unsigned s = 0; s < stages; s++)
+      if (k + ahead[s] < m)
+        tindex_prefetch(x, pos, order[k + ahead[s]], s);
+    if ((k & 1023) == 0 && poll->fn && poll->fn(poll->ctx)) {
       rc = ARENA_ECANCELED;
-      break;
-    }
-    if (place(&pl, order[k], choose_offset(&pl, order[k], mode))) {
+    } else if (tindex_collect(x, pos, &pl.unions, order[k], &pl.spans) ||
+               sort_spans(&pl)) {
       rc = ARENA_ENOMEM;
-      break;
+    } else {
+      place(&pl, order[k], choose_offset(&pl, order[k], mode));
     }
   }
-  placer_cleanup(&pl);
+  tindex_unions_cleanup(&pl.unions);
+  free(pl.spans.v);
+  free(pl.tmp.v);
   return rc;
 }
 
 /* ---- orders ------------------------------------------------------------ */
 
-static int free_tensor(const struct planner__prob *p, uint32_t i)
+static int free_tensor(const struct planner_tensor *t)
 {
-  return p->t[i].size != 0 && p->t[i].pinned == PLANNER_NOT_PINNED;
+  return t->size != 0 && t->pinned == PLANNER_NOT_PINNED;
 }
 
-/* Returns the owned list of tensors to place (non-empty, not pinned). */
-static uint32_t *free_list(const struct planner__prob *p, size_t *m)
-{
-  uint32_t *v = malloc(p->n * sizeof *v);
-  *m = 0;
-  if (v)
-    for (size_t i = 0; i < p->n; i++)
-      if (free_tensor(p, (uint32_t)i))
-        v[(*m)++] = (uint32_t)i;
-  return v;
-}
-
-static int cmp3(uint64_t a, uint64_t b)
-{
-  return (a > b) - (a < b);
-}
-
-static int ord_tflm(uint32_t a, uint32_t b, const void *ctx)
-{
-  const struct planner__prob *p = ctx;
-  int c = cmp3(p->t[b].size, p->t[a].size);
-  return c ? c : cmp3(b, a);
-}
-
-static int ord_size(uint32_t a, uint32_t b, const void *ctx)
-{
-  const struct planner__prob *p = ctx;
-  int c = cmp3(p->t[b].size, p->t[a].size);
-  return c ? c : cmp3(a, b);
-}
-
-struct tflite_ctx {
-  const struct planner__prob *p;
-  int64_t end_op; /* the graph's last operator */
+/* An order under construction: ranks with their sort keys. */
+struct order {
+  uint64_t *key;             /* m sort keys */
+  uint32_t *rank;            /* m ranks: the order */
+  size_t m;                  /* entries used */
+  struct planner__radix rs;  /* radix scratch */
 };
 
-static int tflite_pinned_first(const struct tflite_ctx *c, uint32_t i)
+static int order_init(struct order *v, size_t n)
 {
-  return c->p->t[i].first == 0 && c->p->t[i].last == c->end_op;
+  memset(v, 0, sizeof *v);
+  v->key = malloc((n ? n : 1) * sizeof *v->key);
+  v->rank = malloc((n ? n : 1) * sizeof *v->rank);
+  return v->key && v->rank ? 0 : ARENA_ENOMEM;
 }
 
-static int ord_tflite(uint32_t a, uint32_t b, const void *ctx)
+static void order_cleanup(struct order *v)
 {
-  const struct tflite_ctx *c = ctx;
-  const struct planner_tensor *x = &c->p->t[a], *y = &c->p->t[b];
-  int pa = tflite_pinned_first(c, a), pb = tflite_pinned_first(c, b);
-  if (pa != pb)
-    return pb - pa;
-  if (pa)
-    return cmp3(x->id, y->id);
-  int k = cmp3(y->size, x->size);
-  if (!k)
-    k = cmp3((uint64_t)x->first, (uint64_t)y->first);
-  return k ? k : cmp3(x->id, y->id);
+  free(v->key);
+  free(v->rank);
+  planner__radix_cleanup(&v->rs);
 }
 
-static int sort_or_oom(uint32_t *v, size_t m, planner__cmp_fn f,
-                       const void *ctx)
+/* Sorts entries [lo, lo + k) by key, stably. */
+static int order_sort(struct order *v, size_t lo, size_t k)
 {
-  return planner__sort_idx(v, m, f, ctx) ? ARENA_ENOMEM : 0;
+  return planner__radix_sort(v->key + lo, v->rank + lo, k, &v->rs)
+             ? ARENA_ENOMEM
+             : 0;
 }
 
-static int run_sorted(const struct planner__prob *p, planner__cmp_fn f,
-                      const void *ctx, enum fit_mode mode, uint64_t *off)
+/* Replaces the keys of [lo, m) by the descending-size key of their rank. */
+static void key_size_desc(struct order *v, const struct tindex *x, size_t lo)
 {
-  size_t m;
-  uint32_t *v = free_list(p, &m);
-  if (!v)
-    return ARENA_ENOMEM;
-  int rc = sort_or_oom(v, m, f, ctx);
+  for (size_t k = lo; k < v->m; k++)
+    v->key[k] = ~x->item[v->rank[k]].size;
+}
+
+/* The free tensors by size descending, ties to the earlier row, or to
+ * the later row with later_first. */
+static int order_size(const struct planner__prob *p, int later_first,
+                      struct order *v)
+{
+  const struct tindex *x = p->x;
+  for (size_t k = 0; k < p->n; k++) {
+    size_t i = later_first ? p->n - 1 - k : k;
+    if (free_tensor(&p->t[i]))
+      v->rank[v->m++] = x->rank_of[i];
+  }
+  key_size_desc(v, x, 0);
+  return order_sort(v, 0, v->m);
+}
+
+/* TFLite's order: tensors live through the whole graph first, by id;
+ * then size descending, ties by first operator, then id. */
+static int order_tflite(const struct planner__prob *p, struct order *v)
+{
+  const struct tindex *x = p->x;
+  int64_t end_op = 0;
+  for (size_t i = 0; i < p->n; i++)
+    if (p->t[i].last > end_op)
+      end_op = p->t[i].last;
+  size_t n_whole = 0;
+  for (int whole = 1; whole >= 0; whole--) {
+    for (size_t i = 0; i < p->n; i++) {
+      const struct planner_tensor *t = &p->t[i];
+      if (free_tensor(t) && (t->first == 0 && t->last == end_op) == whole) {
+        uint32_t r = x->rank_of[i];
+        /* s0 orders like first; the id breaks the remaining ties */
+        v->key[v->m] = whole ? t->id : (uint64_t)x->item[r].s0 << 32 | t->id;
+        v->rank[v->m++] = r;
+      }
+    }
+    if (whole)
+      n_whole = v->m;
+  }
+  int rc = order_sort(v, 0, n_whole);
   if (!rc)
-    rc = place_all(p, v, m, mode, off);
-  free(v);
+    rc = order_sort(v, n_whole, v->m - n_whole);
+  key_size_desc(v, x, n_whole);
+  return rc ? rc : order_sort(v, n_whole, v->m - n_whole);
+}
+
+/* The order of heuristic a (not naive) into v. */
+static int order_of(const struct planner__prob *p, enum planner_algo a,
+                    struct order *v)
+{
+  switch (a) {
+  case PLANNER_ALGO_TFLM_GREEDY:
+    return order_size(p, 1, v);
+  case PLANNER_ALGO_GREEDY_SIZE:
+    return order_size(p, 0, v);
+  case PLANNER_ALGO_TFLITE_BESTFIT:
+    return order_tflite(p, v);
+  case PLANNER_ALGO_GREEDY_BREADTH:
+    return planner__breadth_order(p, v->rank, &v->m);
+  default:
+    return ARENA_EINVAL;
+  }
+}
+
+int planner__heuristic_ranked(const struct planner__prob *p,
+                              enum planner_algo a, struct tindex_span *pos,
+                              const struct planner__poll *poll)
+{
+  struct order v;
+  int rc = order_init(&v, p->x->m);
+  if (!rc)
+    rc = order_of(p, a, &v);
+  free(v.key); /* keys and sort scratch are done with: placing needs */
+  v.key = NULL; /* the memory */
+  planner__radix_cleanup(&v.rs);
+  if (!rc)
+    rc = place_all(p, v.rank, v.m,
+                   a == PLANNER_ALGO_TFLM_GREEDY ? FIT_FIRST : FIT_BEST, pos,
+                   poll);
+  order_cleanup(&v);
   return rc;
 }
 
-static int run_tflite(const struct planner__prob *p, uint64_t *off)
+void planner__offsets_of(const struct planner__prob *p,
+                         const struct tindex_span *pos, uint64_t *offsets)
 {
-  struct tflite_ctx c = {p, 0};
-  for (size_t i = 0; i < p->n; i++)
-    if (p->t[i].last > c.end_op)
-      c.end_op = p->t[i].last;
-  return run_sorted(p, ord_tflite, &c, FIT_BEST, off);
+  const struct tindex *x = p->x;
+  for (size_t i = 0; i < p->n; i++) {
+    uint32_t r = x->rank_of[i];
+    offsets[i] = r != TINDEX_NONE ? pos[r].off
+                 : p->t[i].pinned != PLANNER_NOT_PINNED
+                     ? (uint64_t)p->t[i].pinned
+                     : 0;
+  }
 }
 
-static int ord_id(uint32_t a, uint32_t b, const void *ctx)
+uint64_t planner__arena_ranked(const struct planner__prob *p,
+                               const struct tindex_span *pos)
 {
-  const struct planner__prob *p = ctx;
-  return cmp3(p->t[a].id, p->t[b].id);
+  const struct tindex *x = p->x;
+  uint64_t top = 0;
+  for (size_t r = 0; r < x->m; r++)
+    if (pos[r].end > top)
+      top = pos[r].end;
+  return top;
 }
+
+/* ---- naive --------------------------------------------------------------- */
 
 static int run_naive(const struct planner__prob *p, uint64_t *off)
 {
-  size_t m;
-  uint32_t *v = free_list(p, &m);
-  if (!v)
-    return ARENA_ENOMEM;
-  int rc = sort_or_oom(v, m, ord_id, p);
+  struct order v;
+  int rc = order_init(&v, p->n);
   uint64_t top = 0;
-  for (size_t i = 0; i < p->n; i++) {
-    int pin = p->t[i].pinned != PLANNER_NOT_PINNED;
-    off[i] = pin ? (uint64_t)p->t[i].pinned : 0;
-    if (pin && p->t[i].size && off[i] + p->t[i].size > top)
-      top = off[i] + p->t[i].size;
+  for (size_t i = 0; i < p->n && !rc; i++) {
+    const struct planner_tensor *t = &p->t[i];
+    int pin = t->pinned != PLANNER_NOT_PINNED;
+    off[i] = pin ? (uint64_t)t->pinned : 0;
+    if (pin && t->size && off[i] + t->size > top)
+      top = off[i] + t->size;
+    if (free_tensor(t)) {
+      v.key[v.m] = t->id;
+      v.rank[v.m++] = (uint32_t)i; /* rows here: naive needs no index */
+    }
   }
-  for (size_t k = 0; !rc && k < m; k++) {
-    off[v[k]] = planner__align_up(top, p->align[v[k]]);
-    top = off[v[k]] + p->t[v[k]].size;
+  if (!rc)
+    rc = order_sort(&v, 0, v.m);
+  for (size_t k = 0; !rc && k < v.m; k++) {
+    uint32_t i = v.rank[k];
+    off[i] = planner__align_up(top, p->align[i]);
+    top = off[i] + p->t[i].size;
   }
-  free(v);
+  order_cleanup(&v);
   return rc;
 }
 
-static int run_breadth(const struct planner__prob *p, uint64_t *off)
+static int poll_stop(const void *ctx)
 {
-  uint32_t *v = malloc(p->n * sizeof *v);
-  size_t m = 0;
-  int rc = v ? planner__breadth_order(p, v, &m) : ARENA_ENOMEM;
-  if (!rc)
-    rc = place_all(p, v, m, FIT_BEST, off);
-  free(v);
-  return rc;
+  const struct planner_options *o = ctx;
+  return o->stop && o->stop(o->stop_ctx);
 }
 
 int planner__heuristic(const struct planner__prob *p, enum planner_algo a,
                        uint64_t *offsets)
 {
-  switch (a) {
-  case PLANNER_ALGO_NAIVE:
+  if (a == PLANNER_ALGO_NAIVE)
     return run_naive(p, offsets);
-  case PLANNER_ALGO_TFLM_GREEDY:
-    return run_sorted(p, ord_tflm, p, FIT_FIRST, offsets);
-  case PLANNER_ALGO_TFLITE_BESTFIT:
-    return run_tflite(p, offsets);
-  case PLANNER_ALGO_GREEDY_SIZE:
-    return run_sorted(p, ord_size, p, FIT_BEST, offsets);
-  case PLANNER_ALGO_GREEDY_BREADTH:
-    return run_breadth(p, offsets);
-  default:
+  if (a != PLANNER_ALGO_TFLM_GREEDY && a != PLANNER_ALGO_TFLITE_BESTFIT &&
+      a != PLANNER_ALGO_GREEDY_SIZE && a != PLANNER_ALGO_GREEDY_BREADTH)
     return ARENA_EINVAL;
-  }
+  struct tindex_span *pos = malloc((p->x->m ? p->x->m : 1) * sizeof *pos);
+  struct planner__poll poll = {poll_stop, p->o};
+  int rc = pos ? planner__heuristic_ranked(p, a, pos, &poll) : ARENA_ENOMEM;
+  if (!rc)
+    planner__offsets_of(p, pos, offsets);
+  free(pos);
+  return rc;
 }
 
 uint64_t planner__arena_of(const struct planner__prob *p,

@@ -5,8 +5,9 @@
  * A graph is a flat array of tensors, each with a size in bytes and an
  * inclusive lifetime [first, last] in operator indexes. A plan gives every
  * tensor a byte offset in one arena so that two tensors whose lifetimes
- * overlap never overlap in memory. The core is pure C: no I/O, no globals,
- * no threads; every call is reentrant and may run on any thread.
+ * overlap never overlap in memory. The core is pure C: no I/O, no globals;
+ * every call is reentrant and may run on any thread. It creates threads
+ * only when options->threads asks for them (see THREADS).
  *
  * Conventions:
  *  - Every fallible call returns 0 or a negative ARENA_E* code
@@ -45,6 +46,20 @@
  *  give the same plan on an idle or a loaded machine, in a release or a
  *  sanitizer build; only the wall time varies. docs/exact.md gives the
  *  figures.
+ *
+ * THREADS
+ *  `best` (and `exact`, which starts from best's heuristics) may run its
+ *  four heuristics at once: with options->threads = T > 1 planner_run()
+ *  uses the calling thread and at most min(T, 4) - 1 threads of its own,
+ *  all joined before it returns. The plan is the same for every T: the
+ *  smallest arena wins, ties go to the earlier heuristic in best's fixed
+ *  order, and a heuristic that meets the lower bound ends the race
+ *  exactly as it ends the sequential run. The exact search itself runs on
+ *  the calling thread. With T > 1 the stop callback may be called from
+ *  any of these threads, never by two at once. Each extra thread needs
+ *  its own working memory (docs/planner.md gives the figures); when a
+ *  thread cannot be created or its memory allocated, fewer threads run,
+ *  with the same plan. Every other algorithm runs on the calling thread.
  */
 #ifndef ARENA_PLANNER_H
 #define ARENA_PLANNER_H
@@ -120,6 +135,9 @@ struct planner_options {
                              0 = PLANNER_DEFAULT_EFFORT */
   planner_stop_cb stop;   /* optional cancel poll, may be NULL */
   void *stop_ctx;         /* borrowed, passed to stop */
+  uint32_t threads;       /* threads `best` may use, the calling one
+                             included; 0 or 1 = the calling thread only
+                             (see THREADS). Never changes the plan. */
 };
 
 /* A plan. Caller-allocated; the arrays inside are owned by the plan. */

@@ -16,21 +16,30 @@
 
 #include "planner.h"
 
+struct tindex; /* tindex.h */
+
 struct planner__prob {
   const struct planner_tensor *t; /* n validated tensors, borrowed */
   size_t n;                       /* tensor count, >= 1 */
   uint64_t *align;                /* n effective alignments, owned */
+  struct tindex *x;               /* the time index (tindex.h), owned;
+                                     read-only once built */
   uint64_t lb;                    /* load lower bound, bytes */
   uint64_t naive;                 /* sum of sizes, bytes */
   int n_pinned;                   /* how many tensors are pinned */
   const struct planner_options *o;/* borrowed options */
 };
 
-/* Builds a problem from a validated graph. Returns 0 or ARENA_ENOMEM.
- * Free with planner__prob_cleanup(). */
+/* Builds a problem from a validated graph: alignments, time index, load
+ * bound. Returns 0 or ARENA_ENOMEM (then p owns nothing). Free with
+ * planner__prob_cleanup(). */
 int planner__prob_init(struct planner__prob *p, const struct planner_graph *g,
                        const struct planner_options *o);
 void planner__prob_cleanup(struct planner__prob *p);
+
+/* Frees the time index of p (p->x becomes NULL) for the exact search,
+ * which does not use it; everything that needs it has run by then. */
+void planner__prob_drop_index(struct planner__prob *p);
 
 /* Formats a message into err (may be NULL) and returns code. */
 int planner__errf(char *err, int code, const char *fmt, ...)
@@ -48,6 +57,12 @@ int planner__find_overlap(const struct planner_tensor *t,
                           const uint64_t *offsets, const uint32_t *subset,
                           size_t m, uint32_t *a, uint32_t *b);
 
+/* planner_verify() of a graph and options that passed planner_validate()
+ * (planner_run() validates them once, before planning). */
+int planner__verify_valid(const struct planner_graph *g,
+                          const struct planner_options *o,
+                          const struct planner_plan *p, char *err);
+
 /* Rounds v up to a multiple of a (a power of two). The caller guarantees
  * by validation that the result fits in 64 bits. */
 static inline uint64_t planner__align_up(uint64_t v, uint64_t a)
@@ -58,13 +73,40 @@ static inline uint64_t planner__align_up(uint64_t v, uint64_t a)
 /* Runs one heuristic (NAIVE, TFLM_GREEDY, TFLITE_BESTFIT, GREEDY_SIZE or
  * GREEDY_BREADTH) and writes n offsets into offsets (caller-allocated).
  * Pinned tensors are placed first, at their offsets. Deterministic.
- * Returns 0, ARENA_EINVAL for another algo, or ARENA_ENOMEM. */
+ * Builds its own time index; polls o->stop. Returns 0, ARENA_EINVAL for
+ * another algo, ARENA_ENOMEM or ARENA_ECANCELED. */
 int planner__heuristic(const struct planner__prob *p, enum planner_algo a,
                        uint64_t *offsets);
 
+struct tindex_span; /* tindex.h */
+
+/* A cancellation poll: fn(ctx) returns nonzero to stop. fn may be NULL. */
+struct planner__poll {
+  int (*fn)(const void *ctx);
+  const void *ctx; /* borrowed */
+};
+
+/* Runs heuristic a (TFLM_GREEDY, TFLITE_BESTFIT, GREEDY_SIZE or
+ * GREEDY_BREADTH) on p, which it only reads (so several may run at once
+ * on one problem), and writes each indexed tensor's bytes by rank of the
+ * time index p->x into pos (p->x->m entries, caller-allocated).
+ * Calls poll every 1024 placements. Returns 0, ARENA_EINVAL,
+ * ARENA_ENOMEM, or ARENA_ECANCELED when poll asked to stop. */
+int planner__heuristic_ranked(const struct planner__prob *p,
+                              enum planner_algo a, struct tindex_span *pos,
+                              const struct planner__poll *poll);
+
+/* Converts placements by rank (pos) into n offsets in graph order. */
+void planner__offsets_of(const struct planner__prob *p,
+                         const struct tindex_span *pos, uint64_t *offsets);
+
+/* Returns the arena of placements by rank: the largest end. */
+uint64_t planner__arena_ranked(const struct planner__prob *p,
+                               const struct tindex_span *pos);
+
 /* Writes greedy-breadth's visiting order of the free tensors (non-empty,
- * not pinned) into order (n entries of room) and their count into *m.
- * Returns 0 or ARENA_ENOMEM. */
+ * not pinned), as ranks of the time index p->x, into order (p->x->m
+ * entries of room) and their count into *m. Returns 0 or ARENA_ENOMEM. */
 int planner__breadth_order(const struct planner__prob *p, uint32_t *order,
                            size_t *m);
 

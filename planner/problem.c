@@ -4,6 +4,7 @@
  */
 #include "planner_int.h"
 #include "planner_sort.h"
+#include "tindex.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -91,33 +92,60 @@ static int check_tensor(const struct planner_tensor *t, size_t i,
   return 0;
 }
 
-static int cmp_id(uint32_t a, uint32_t b, const void *ctx)
+/* Names the smallest id that appears twice and its first two rows. */
+static int name_dup_id(const struct planner_graph *g, char *err)
 {
-  const struct planner_tensor *t = ctx;
-  return (t[a].id > t[b].id) - (t[a].id < t[b].id);
+  size_t n = g->n_tensors;
+  struct planner__radix rs = {0};
+  uint64_t *key = malloc(n * sizeof *key);
+  uint32_t *row = malloc(n * sizeof *row);
+  int rc = ARENA_ENOMEM;
+  if (key && row) {
+    for (size_t i = 0; i < n; i++) {
+      key[i] = g->tensors[i].id;
+      row[i] = (uint32_t)i;
+    }
+    rc = planner__radix_sort(key, row, n, &rs) ? ARENA_ENOMEM : 0;
+  }
+  for (size_t k = 1; !rc && k < n; k++)
+    if (key[k - 1] == key[k])
+      rc = planner__errf(err, ARENA_EDUPID,
+                         "tensor id %" PRIu64 " appears twice (rows %" PRIu32
+                         " and %" PRIu32 ")",
+                         key[k], row[k - 1], row[k]);
+  if (rc == ARENA_ENOMEM)
+    planner__errf(err, rc, "out of memory");
+  planner__radix_cleanup(&rs);
+  free(key);
+  free(row);
+  return rc;
 }
 
+/* Ids are usually dense (0 .. n-1 or close): then a bitmap of the ids
+ * seen finds duplicates in one pass. Sparse ids, and the message naming
+ * a duplicate, take the sort. */
 static int check_dup_ids(const struct planner_graph *g, char *err)
 {
-  uint32_t *idx = planner__iota(g->n_tensors);
-  if (!idx || planner__sort_idx(idx, g->n_tensors, cmp_id, g->tensors)) {
-    free(idx);
+  size_t n = g->n_tensors;
+  uint32_t max_id = 0;
+  for (size_t i = 0; i < n; i++)
+    if (g->tensors[i].id > max_id)
+      max_id = g->tensors[i].id;
+  size_t words = (size_t)max_id / 64 + 1;
+  if (words > n)
+    return name_dup_id(g, err);
+  uint64_t *seen = calloc(words, sizeof *seen);
+  if (!seen)
     return planner__errf(err, ARENA_ENOMEM, "out of memory");
+  int dup = 0;
+  for (size_t i = 0; i < n && !dup; i++) {
+    uint32_t id = g->tensors[i].id;
+    uint64_t bit = (uint64_t)1 << (id & 63);
+    dup = (seen[id / 64] & bit) != 0;
+    seen[id / 64] |= bit;
   }
-  int rc = 0;
-  for (size_t k = 1; k < g->n_tensors; k++) {
-    const struct planner_tensor *a = &g->tensors[idx[k - 1]];
-    const struct planner_tensor *b = &g->tensors[idx[k]];
-    if (a->id == b->id) {
-      rc = planner__errf(err, ARENA_EDUPID,
-                         "tensor id %" PRIu32 " appears twice (rows %" PRIu32
-                         " and %" PRIu32 ")",
-                         a->id, idx[k - 1], idx[k]);
-      break;
-    }
-  }
-  free(idx);
-  return rc;
+  free(seen);
+  return dup ? name_dup_id(g, err) : 0;
 }
 
 /* The worst arena any heuristic can build: everything stacked above the
@@ -208,115 +236,19 @@ int planner_validate(const struct planner_graph *g,
   return check_pins(g, err);
 }
 
-/* ---- lower bound --------------------------------------------------- */
-
-static int cmp_first(uint32_t a, uint32_t b, const void *ctx)
-{
-  const struct planner_tensor *t = ctx;
-  return (t[a].first > t[b].first) - (t[a].first < t[b].first);
-}
-
-static int cmp_last(uint32_t a, uint32_t b, const void *ctx)
-{
-  const struct planner_tensor *t = ctx;
-  return (t[a].last > t[b].last) - (t[a].last < t[b].last);
-}
-
-/* A max-heap of (slack, last) with lazy deletion of expired entries. */
-struct slack_heap {
-  uint64_t *slack;
-  int64_t *last;
-  size_t len;
-};
-
-static void heap_push(struct slack_heap *h, uint64_t s, int64_t last)
-{
-  size_t i = h->len++;
-  while (i > 0) {
-    size_t p = (i - 1) / 2;
-    if (h->slack[p] >= s)
-      break;
-    h->slack[i] = h->slack[p];
-    h->last[i] = h->last[p];
-    i = p;
-  }
-  h->slack[i] = s;
-  h->last[i] = last;
-}
-
-static void heap_pop(struct slack_heap *h)
-{
-  uint64_t s = h->slack[--h->len];
-  int64_t last = h->last[h->len];
-  size_t i = 0;
-  for (;;) {
-    size_t c = 2 * i + 1;
-    if (c >= h->len)
-      break;
-    if (c + 1 < h->len && h->slack[c + 1] > h->slack[c])
-      c++;
-    if (h->slack[c] <= s)
-      break;
-    h->slack[i] = h->slack[c];
-    h->last[i] = h->last[c];
-    i = c;
-  }
-  if (h->len > 0 || i == 0) {
-    h->slack[i] = s;
-    h->last[i] = last;
-  }
-}
-
-/* Sweeps the starts in time order; see LOWER BOUND in planner.h. All
- * offsets are multiples of the global alignment G, which is at most every
- * tensor's effective alignment, so G plays the role of A(t). */
-static int load_bound(const struct planner_tensor *t, size_t n, uint64_t g_al,
-                      uint64_t *out)
-{
-  uint32_t *byf = planner__iota(n), *byl = planner__iota(n);
-  struct slack_heap h = {malloc((n + 1) * sizeof(uint64_t)),
-                         malloc((n + 1) * sizeof(int64_t)), 0};
-  int rc = ARENA_ENOMEM;
-  if (!byf || !byl || !h.slack || !h.last ||
-      planner__sort_idx(byf, n, cmp_first, t) ||
-      planner__sort_idx(byl, n, cmp_last, t))
-    goto out;
-  uint64_t live = 0, best = 0;
-  size_t j = 0;
-  for (size_t i = 0; i < n;) {
-    int64_t now = t[byf[i]].first;
-    for (; j < n && t[byl[j]].last < now; j++)
-      if (t[byl[j]].size && t[byl[j]].first < now)
-        live -= planner__align_up(t[byl[j]].size, g_al);
-    for (; i < n && t[byf[i]].first == now; i++) {
-      const struct planner_tensor *x = &t[byf[i]];
-      if (!x->size)
-        continue;
-      uint64_t r = planner__align_up(x->size, g_al);
-      live += r;
-      heap_push(&h, r - x->size, x->last);
-    }
-    while (h.len && h.last[0] < now)
-      heap_pop(&h);
-    uint64_t lb = live - (h.len ? h.slack[0] : 0);
-    if (lb > best)
-      best = lb;
-  }
-  *out = best;
-  rc = 0;
-out:
-  free(byf);
-  free(byl);
-  free(h.slack);
-  free(h.last);
-  return rc;
-}
+/* ---- the problem and its lower bound -------------------------------- */
 
 int planner_lower_bound(const struct planner_graph *g,
                         const struct planner_options *o, uint64_t *lb_bytes)
 {
+  struct planner__prob p;
   *lb_bytes = 0;
-  return load_bound(g->tensors, g->n_tensors, o->alignment, lb_bytes);
+  int rc = planner__prob_init(&p, g, o);
+  if (rc)
+    return rc;
+  *lb_bytes = p.lb;
+  planner__prob_cleanup(&p);
+  return 0;
 }
 
 int planner__prob_init(struct planner__prob *p, const struct planner_graph *g,
@@ -327,22 +259,39 @@ int planner__prob_init(struct planner__prob *p, const struct planner_graph *g,
   p->o = o;
   p->naive = 0;
   p->n_pinned = 0;
+  p->lb = 0;
+  p->x = malloc(sizeof *p->x);
   p->align = malloc(p->n * sizeof *p->align);
-  if (!p->align)
+  if (!p->align || !p->x) {
+    free(p->x);
+    p->x = NULL;
+    planner__prob_cleanup(p);
     return ARENA_ENOMEM;
+  }
   for (size_t i = 0; i < p->n; i++) {
     p->align[i] = planner__eff_align(&p->t[i], o);
     p->naive += p->t[i].size;
     p->n_pinned += p->t[i].pinned != PLANNER_NOT_PINNED;
   }
-  int rc = load_bound(p->t, p->n, o->alignment, &p->lb);
+  int rc = tindex_init(p->x, p);
+  if (!rc)
+    rc = tindex_load_bound(p->x, o->alignment, &p->lb);
   if (rc)
     planner__prob_cleanup(p);
   return rc;
 }
 
+void planner__prob_drop_index(struct planner__prob *p)
+{
+  if (p->x)
+    tindex_cleanup(p->x);
+  free(p->x);
+  p->x = NULL;
+}
+
 void planner__prob_cleanup(struct planner__prob *p)
 {
+  planner__prob_drop_index(p);
   free(p->align);
   p->align = NULL;
 }

@@ -1,72 +1,168 @@
 /*
- * sort.c - a stable merge sort of index arrays (internal to planner/).
+ * sort.c - the planner's stable radix sort of (key, value) pairs
+ * (internal to planner/, see planner_sort.h).
  *
- * C11 qsort() has no context argument and is not stable; the planner needs
- * both, so that every order (and with it every plan) is deterministic.
+ * C11 qsort() is not stable, and a comparison callback per step plus a
+ * log n factor cost a million-tensor graph far more than a few linear
+ * passes over contiguous arrays. Every order of the planner (and with it
+ * every plan) is a stable sort by integer keys, so this is the only sort
+ * it needs.
  */
 #include "planner_sort.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static void merge_pass(uint32_t *dst, const uint32_t *src, size_t n,
-                       size_t width, planner__cmp_fn cmp, const void *ctx)
+#define RADIX_MAX_BITS 11 /* digit width at most: 2048 buckets */
+#define RADIX_MAX_PASSES 7 /* ceil(64 / RADIX_MAX_BITS) */
+#define RADIX_SMALL 32     /* insertion sort at or below this many pairs */
+
+static void insertion_pairs(uint64_t *key, uint32_t *val, size_t n)
 {
-  for (size_t lo = 0; lo < n; lo += 2 * width) {
-    size_t mid = lo + width < n ? lo + width : n;
-    size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-    size_t a = lo, b = mid, k = lo;
-    while (a < mid && b < hi)
-      dst[k++] = cmp(src[b], src[a], ctx) < 0 ? src[b++] : src[a++];
-    while (a < mid)
-      dst[k++] = src[a++];
-    while (b < hi)
-      dst[k++] = src[b++];
+  for (size_t i = 1; i < n; i++) {
+    uint64_t k = key[i];
+    uint32_t v = val ? val[i] : 0;
+    size_t j = i;
+    for (; j > 0 && key[j - 1] > k; j--) {
+      key[j] = key[j - 1];
+      if (val)
+        val[j] = val[j - 1];
+    }
+    key[j] = k;
+    if (val)
+      val[j] = v;
   }
 }
 
-int planner__sort_idx(uint32_t *idx, size_t n, planner__cmp_fn cmp,
-                      const void *ctx)
+static int radix_reserve(struct planner__radix *s, size_t n)
 {
-  if (n < 2)
+  if (n <= s->cap)
     return 0;
-  /* Insertion-sort runs of 16 first: fewer passes, better locality. */
-  const size_t run = 16;
-  for (size_t lo = 0; lo < n; lo += run) {
-    size_t hi = lo + run < n ? lo + run : n;
-    for (size_t i = lo + 1; i < hi; i++) {
-      uint32_t v = idx[i];
-      size_t j = i;
-      while (j > lo && cmp(v, idx[j - 1], ctx) < 0) {
-        idx[j] = idx[j - 1];
-        j--;
-      }
-      idx[j] = v;
-    }
-  }
-  if (n <= run)
-    return 0;
-  uint32_t *tmp = malloc(n * sizeof *tmp);
-  if (!tmp)
+  uint64_t *k = realloc(s->key, n * sizeof *k);
+  if (!k)
     return -1;
-  uint32_t *src = idx, *dst = tmp;
-  for (size_t width = run; width < n; width *= 2) {
-    merge_pass(dst, src, n, width, cmp, ctx);
-    uint32_t *t = src;
-    src = dst;
-    dst = t;
-  }
-  if (src != idx)
-    memcpy(idx, src, n * sizeof *idx);
-  free(tmp);
+  s->key = k;
+  uint32_t *v = realloc(s->val, n * sizeof *v);
+  if (!v)
+    return -1;
+  s->val = v;
+  s->cap = n;
   return 0;
 }
 
-uint32_t *planner__iota(size_t n)
+/* The digits of one sort: passes over bits [lo, lo + passes * width). */
+struct digits {
+  unsigned lo;     /* lowest bit that differs between keys */
+  unsigned width;  /* bits per digit */
+  unsigned passes; /* digits */
+};
+
+/* Splits the differing bits into as few digits of at most
+ * RADIX_MAX_BITS as possible, of equal width (narrower digits scatter
+ * into fewer buckets, which is faster). */
+static struct digits digits_of(uint64_t differ)
 {
-  uint32_t *v = malloc((n ? n : 1) * sizeof *v);
-  if (v)
+  struct digits d;
+  d.lo = (unsigned)__builtin_ctzll(differ);
+  unsigned span = 64 - (unsigned)__builtin_clzll(differ) - d.lo;
+  d.passes = (span + RADIX_MAX_BITS - 1) / RADIX_MAX_BITS;
+  d.width = (span + d.passes - 1) / d.passes;
+  return d;
+}
+
+/* One stable scatter by the digit at shift, from (sk, sv) into (dk, dv)
+ * (sv and dv NULL for keys alone); at[] holds each bucket's start. */
+static void radix_pass(const uint64_t *restrict sk,
+                       const uint32_t *restrict sv, uint64_t *restrict dk,
+                       uint32_t *restrict dv, size_t n, unsigned shift,
+                       uint64_t mask, uint32_t *restrict at)
+{
+  if (sv) {
+    for (size_t i = 0; i < n; i++) {
+      uint32_t k = at[(sk[i] >> shift) & mask]++;
+      dk[k] = sk[i];
+      dv[k] = sv[i];
+    }
+  } else {
     for (size_t i = 0; i < n; i++)
-      v[i] = (uint32_t)i;
-  return v;
+      dk[at[(sk[i] >> shift) & mask]++] = sk[i];
+  }
+}
+
+/* Every digit's bucket counts in one read of the keys, then turned into
+ * bucket starts. */
+static void histograms(const uint64_t *key, size_t n, struct digits d,
+                       uint32_t (*count)[1u << RADIX_MAX_BITS])
+{
+  uint64_t mask = ((uint64_t)1 << d.width) - 1;
+  memset(count, 0, d.passes * sizeof *count);
+  for (size_t i = 0; i < n; i++) {
+    uint64_t k = key[i] >> d.lo;
+    for (unsigned p = 0; p < d.passes; p++, k >>= d.width)
+      count[p][k & mask]++;
+  }
+  for (unsigned p = 0; p < d.passes; p++) {
+    uint32_t sum = 0;
+    for (size_t b = 0; b <= mask; b++) {
+      uint32_t c = count[p][b];
+      count[p][b] = sum;
+      sum += c;
+    }
+  }
+}
+
+int planner__radix_sort(uint64_t *key, uint32_t *val, size_t n,
+                        struct planner__radix *s)
+{
+  if (n <= RADIX_SMALL) {
+    insertion_pairs(key, val, n);
+    return 0;
+  }
+  uint64_t any = 0, all = UINT64_MAX;
+  int sorted = 1;
+  for (size_t i = 0; i < n; i++) {
+    any |= key[i];
+    all &= key[i];
+    sorted &= i == 0 || key[i - 1] <= key[i];
+  }
+  uint64_t differ = any ^ all; /* bits that are not the same in every key */
+  if (!differ || sorted)
+    return 0;
+  if (n > UINT32_MAX || radix_reserve(s, n))
+    return -1;
+  static const size_t buckets = (size_t)1 << RADIX_MAX_BITS;
+  uint32_t(*count)[1u << RADIX_MAX_BITS] =
+      malloc(RADIX_MAX_PASSES * buckets * sizeof(uint32_t));
+  if (!count)
+    return -1;
+  struct digits d = digits_of(differ);
+  histograms(key, n, d, count);
+  uint64_t *sk = key, *dk = s->key;
+  uint32_t *sv = val, *dv = val ? s->val : NULL;
+  for (unsigned p = 0; p < d.passes; p++) {
+    radix_pass(sk, sv, dk, dv, n, d.lo + p * d.width,
+               ((uint64_t)1 << d.width) - 1, count[p]);
+    uint64_t *tk = sk;
+    sk = dk;
+    dk = tk;
+    uint32_t *tv = sv;
+    sv = dv;
+    dv = tv;
+  }
+  if (sk != key) {
+    memcpy(key, sk, n * sizeof *key);
+    if (val)
+      memcpy(val, sv, n * sizeof *val);
+  }
+  free(count);
+  return 0;
+}
+
+void planner__radix_cleanup(struct planner__radix *s)
+{
+  free(s->key);
+  free(s->val);
+  s->key = NULL;
+  s->val = NULL;
+  s->cap = 0;
 }

@@ -1,19 +1,59 @@
 /*
- * tindex.h - a time index of placed tensors (internal to planner/): which
- * placed tensors overlap the lifetime [f, l]?
+ * tindex.h - the time index of a problem (internal to planner/): which
+ * tensors overlap a lifetime, and which are live in a span of time?
  *
- * A tensor [a, b] overlaps [f, l] iff it is live at f (a <= f <= b) or it
- * starts inside (f, l]. The two cases are disjoint, so each answer is
- * reported once:
- *  - live at f: a segment tree over the compressed timeline stores each
- *    tensor in the O(log T) nodes that exactly cover its lifetime; the
- *    nodes on the path from leaf f to the root hold exactly the tensors
- *    live at f;
- *  - starts in (f, l]: per-leaf lists of tensors by start, under a tree of
- *    counts that lets the walk skip empty subtrees.
- * A query costs O(log T + k log T) at worst and O(log T + k) typically,
- * whatever the other tensors' lifetimes, unlike a key-ordered interval
- * tree, which degrades when long-lived tensors are scattered through it.
+ * The index is built once per problem from its non-empty tensors and is
+ * read-only afterwards, so several heuristics (on several threads) share
+ * one. What changes while a heuristic runs, where each tensor was put,
+ * lives in that heuristic's own array of struct tindex_span.
+ *
+ * DESIGN
+ *  Timeline. The sorted distinct values of first and last + 1 over the
+ *  non-empty tensors cut time into n_spans elementary spans; the set of
+ *  live tensors is constant inside one. A tensor covers the spans
+ *  [s0, s1), and two tensors overlap in time iff their span ranges meet.
+ *  Operator numbers may thus be sparse and huge.
+ *
+ *  Ranks. The non-empty tensors are numbered by (first, graph row): rank
+ *  r. Everything per tensor is stored by rank, so tensors close in time
+ *  are close in memory, and the tensors that start in a range of spans
+ *  are one contiguous range of ranks (leaf[].after).
+ *
+ *  Live at a span. A segment tree over the spans (bottom-up layout with
+ *  leaves n_spans .. 2 n_spans - 1, any n_spans) stores each tensor in
+ *  the O(log S) nodes that exactly cover [s0, s1); the nodes on the path
+ *  from leaf s to the root hold exactly the tensors that cover s, each
+ *  once. Node lists are one array (CSR), each list in rank order, and
+ *  leaf[s].mask has bit j set when node (s + n_spans) >> j has a list, so
+ *  a walk reads only the nodes that hold something.
+ *
+ *  Overlap query for a tensor [s0, s1): the tensors covering s0 (the path
+ *  of leaf s0) plus the tensors starting in (s0, s1) (ranks
+ *  leaf[s0].after .. leaf[s1 - 1].after). The two sets are disjoint.
+ *  Placed or not, each is read once, so a query costs O(log S + k) for
+ *  the k tensors that overlap, with mostly sequential reads.
+ *
+ *  Unions. Where a tensor can go depends only on the union of the bytes
+ *  of the tensors it overlaps, not on which tensor holds which byte. So
+ *  where a query would read many tensors, a heuristic reads the union of
+ *  their placed bytes instead, kept as sorted disjoint pieces (struct
+ *  tindex_unions), which dense packing keeps to a few:
+ *   - per node whose list holds TINDEX_UNION or more tensors (long-lived
+ *     ones, weights): a placement updates the unions of the nodes of its
+ *     cover that have one;
+ *   - per block of TINDEX_BLOCK consecutive ranks: a query whose range of
+ *     ranks is long takes the blocks inside it by their unions, and reads
+ *     only the ranks of the two partial blocks at its ends one by one. A
+ *     block whose union would need more than TINDEX_BLOCK_PIECES pieces
+ *     gives it up and is read rank by rank.
+ *  Both are built from the placements so far when first needed, and kept
+ *  up to date from then on.
+ *
+ * Memory: about 30 bytes per non-empty tensor plus 16 per span (at most
+ * two spans per tensor; 24 when some node keeps a union), and 4 per
+ * graph row. A heuristic adds its placements (16 bytes a tensor), its
+ * order (4) and its unions (4 for blocks, 16 per listed tensor of the
+ * nodes that keep one).
  */
 #ifndef ARENA_TINDEX_H
 #define ARENA_TINDEX_H
@@ -21,42 +61,135 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "planner.h"
+#include "planner_int.h"
 
-struct tindex {
-  int64_t *coord;     /* sorted distinct lifetime ends, n_coord */
-  size_t n_coord;
-  size_t size;        /* leaves: power of two >= n_coord */
-  uint32_t *fi, *li;  /* per tensor: leaf of first and of last */
-  int32_t *node_head; /* 2*size: first cover entry of each node, -1 */
-  uint32_t *ent_t;    /* cover entries: tensor */
-  int32_t *ent_next;  /* cover entries: next in node, -1 */
-  size_t n_ent, cap_ent;
-  int32_t *start_head; /* size: first tensor starting at a leaf, -1 */
-  int32_t *start_next; /* per tensor: next starting at the same leaf */
-  uint32_t *count;     /* 2*size: tensors starting below each node */
-  uint64_t *soff, *send; /* per inserted tensor: its offset and end */
+#define TINDEX_NONE UINT32_MAX /* rank_of[] of an empty tensor */
+
+/* A non-empty tensor, by rank. */
+struct tindex_item {
+  uint64_t size; /* bytes, > 0 */
+  uint32_t s0;   /* first span it covers */
+  uint32_t s1;   /* one past the last span it covers, > s0 */
 };
 
-/* A placed tensor's bytes: [off, end). */
+/* What a query reads about its first span s, in one place. */
+struct tindex_leaf {
+  uint32_t mask;  /* bit j: node (s + n_spans) >> j has a list */
+  uint32_t after; /* first rank with s0 > s */
+};
+
+struct tindex {
+  size_t n;                  /* graph rows */
+  size_t m;                  /* non-empty tensors (ranks) */
+  size_t n_spans;            /* elementary spans, S; 0 iff m == 0 */
+  uint32_t *rank_of;         /* n: rank of each row, or TINDEX_NONE */
+  uint32_t *row_of;          /* m: row of each rank */
+  struct tindex_item *item;  /* m: by rank */
+  uint8_t *align_log2;       /* m: log2 of the effective alignment */
+  struct tindex_leaf *leaf;  /* S: per span */
+  uint32_t *node_beg;        /* 2 S + 1: node v's list is ent[node_beg[v]
+                                .. node_beg[v + 1]); v in [1, 2 S) */
+  uint32_t *ent;             /* node lists: ranks, each list ascending */
+  uint32_t *uoff;            /* 2 S + 1: slots of node v's union are
+                                [uoff[v], uoff[v + 1]): its list length
+                                plus one when that is TINDEX_UNION or
+                                more, else none; NULL if no node has one */
+  size_t n_uslots;           /* uoff[2 S] */
+};
+
+/* A tensor's bytes: [off, end). In a heuristic's placement array (one
+ * per rank) end == 0 means "not placed yet": every indexed tensor has a
+ * size, so a placed one ends above 0. */
 struct tindex_span {
   uint64_t off;
   uint64_t end;
 };
 
-/* Builds an empty index for the tensors t[0..n) (their lifetimes are
- * read now; nothing is inserted). Returns 0 or -1 on OOM (then cleanup
- * is still safe). */
-int tindex_init(struct tindex *x, const struct planner_tensor *t, size_t n);
+/* A growable list of spans. Zero-initialise; free(v) when done. */
+struct tindex_spans {
+  struct tindex_span *v; /* cap entries */
+  size_t n;              /* entries used */
+  size_t cap;            /* entries of room */
+};
+
+#define TINDEX_BLOCK 64  /* ranks per block union */
+#define TINDEX_BLOCK_PIECES 16 /* pieces a block union may have */
+#define TINDEX_BLOCK_GAVE_UP UINT64_MAX /* n_block[] of a block whose
+                                           union would need more */
+#define TINDEX_LONG 256  /* ranks in a query range worth the block unions */
+#define TINDEX_UNION 32  /* tensors in a node list worth a node union */
+
+/* A heuristic's unions of placed bytes (see Unions): each a count and
+ * that many pieces by offset, disjoint and not touching. Zero-initialise;
+ * each kind is built when a query first needs it. */
+struct tindex_unions {
+  struct tindex_span *block; /* TINDEX_BLOCK_PIECES slots per block: the
+                                pieces of block b from b times that; NULL
+                                until built */
+  uint64_t *n_block;         /* pieces in each block, or
+                                TINDEX_BLOCK_GAVE_UP */
+  struct tindex_span *node;  /* x->n_uslots: node v's union in slots
+                                [uoff[v], uoff[v + 1]): slot 0's off is
+                                the count, the pieces follow; NULL until
+                                built */
+};
+
+/* Frees what u owns and leaves it unbuilt. */
+void tindex_unions_cleanup(struct tindex_unions *u);
+
+/* Records that rank r now holds bytes [off, end) in the unions of u that
+ * are built. */
+void tindex_unions_add(const struct tindex *x, struct tindex_unions *u,
+                       uint32_t r, uint64_t off, uint64_t end);
+
+/* Builds the index of problem p (borrowed only during the call). Returns
+ * 0 or ARENA_ENOMEM; on failure x is left empty (cleanup is still safe).
+ * O(n + m log S) time. */
+int tindex_init(struct tindex *x, const struct planner__prob *p);
+
+/* Frees what x owns and leaves it empty. Accepts an empty x. */
 void tindex_cleanup(struct tindex *x);
 
-/* Inserts tensor i, placed at bytes [off, end). Returns 0 or -1 on OOM. */
-int tindex_insert(struct tindex *x, uint32_t i, uint64_t off, uint64_t end);
+/* The node that path bit j of leaf s stands for (see leaf[].mask). */
+static inline size_t tindex_path_node(const struct tindex *x, uint32_t s,
+                                      unsigned j)
+{
+  return ((size_t)s + x->n_spans) >> j;
+}
 
-/* Writes the spans of every inserted tensor overlapping tensor i's
- * lifetime (i itself included if inserted) into out, which has room for
- * every tensor, and returns how many. Order unspecified. */
-size_t tindex_collect(const struct tindex *x, uint32_t i,
-                      struct tindex_span *out);
+/* Sets out to byte ranges whose union is the union of the bytes of every
+ * placed tensor (pos[q].end != 0) that overlaps rank r in time (r itself
+ * included only if placed), in no particular order: each tensor's own
+ * bytes, or the pieces of a union that covers it. pos (m entries) is
+ * borrowed and must agree with u, whose unions are built from pos when
+ * first needed. Returns 0, or -1 when out of memory (out keeps its old
+ * room). */
+int tindex_collect(const struct tindex *x, const struct tindex_span *pos,
+                   struct tindex_unions *u, uint32_t r,
+                   struct tindex_spans *out);
+
+/* How many entries of each node list stage 4 of tindex_prefetch()
+ * fetches the placements of. */
+#define TINDEX_PREFETCH_LIST 8
+
+/* Prefetches, in stage order, what tindex_collect() of rank r will read,
+ * so that a caller who knows its next queries can issue each stage a few
+ * queries before the next: 0 the item; 1 its first and last leaves;
+ * 2 the offsets of its path's node lists and its first range placement;
+ * 3 the node lists; 4 the placements of their first entries. A stage
+ * reads what the one before fetched. Touches only caches, never changes
+ * a result. */
+#define TINDEX_PREFETCH_STAGES 5
+void tindex_prefetch(const struct tindex *x, const struct tindex_span *pos,
+                     uint32_t r, unsigned stage);
+
+/* Computes the load lower bound (LOWER BOUND in planner.h) at global
+ * alignment g_al: the largest, over spans, of the live sizes rounded up
+ * to g_al minus the largest rounding slack among them. Every span's live
+ * set is one of the bound's operators' (or, for a span that starts where
+ * a lifetime ends, a subset of the span before it, with a smaller bound),
+ * so the value is exactly the bound. O(m log S). Returns 0 and sets *lb,
+ * or ARENA_ENOMEM. */
+int tindex_load_bound(const struct tindex *x, uint64_t g_al, uint64_t *lb);
 
 #endif

@@ -6,26 +6,99 @@
  * DESIGN: sweep the lifetimes in time order, keeping the live tensors in
  * an ordered set by offset. Live tensors never overlap each other (or the
  * sweep would have stopped), so a new tensor overlaps some live one iff it
- * overlaps its neighbour below or above it in offset order. O(n log n).
+ * overlaps its nearest live neighbour below or above it in offset order.
+ * Tensors whose lifetime has ended leave the set lazily: only when one is
+ * met as a neighbour, where it is removed and the search goes on past it.
+ * So the nearest live neighbours, and the first colliding pair, are those
+ * of a set that holds exactly the live tensors, without a sort by end.
+ *
+ * The two orders (by first, by (offset, row)) are radix sorts.
+ * The ordered set holds positions in the (offset, row) order, so it is a
+ * bit set, kept as a tree of 64-bit words (a word per 64 positions, then
+ * a word per 64 words, ...): insert, remove and the neighbour queries
+ * cost one word per level, four levels for a million tensors, in n/8
+ * contiguous bytes. O(n) sorts plus O(n log_64 n) sweep.
  */
-#include "ordset.h"
 #include "planner_int.h"
 #include "planner_sort.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
+#define BT_LEVELS 6 /* 64^6 > 2^32 positions */
 
-static int by_first(uint32_t a, uint32_t b, const void *ctx)
+/* A set of positions 0 .. n-1 as a tree of bit words. */
+struct bittree {
+  uint64_t *w[BT_LEVELS]; /* level 0: one bit per position */
+  unsigned levels;        /* levels in use, >= 1 */
+};
+
+static void bt_cleanup(struct bittree *b)
 {
-  const struct planner_tensor *t = ctx;
-  return (t[a].first > t[b].first) - (t[a].first < t[b].first);
+  for (unsigned l = 0; l < BT_LEVELS; l++)
+    free(b->w[l]);
+  memset(b, 0, sizeof *b);
 }
 
-static int by_last(uint32_t a, uint32_t b, const void *ctx)
+static int bt_init(struct bittree *b, size_t n)
 {
-  const struct planner_tensor *t = ctx;
-  return (t[a].last > t[b].last) - (t[a].last < t[b].last);
+  memset(b, 0, sizeof *b);
+  size_t words = n;
+  do {
+    words = (words + 63) / 64;
+    b->w[b->levels] = calloc(words, sizeof(uint64_t));
+    if (!b->w[b->levels++]) {
+      bt_cleanup(b);
+      return -1;
+    }
+  } while (words > 1);
+  return 0;
+}
+
+static void bt_insert(struct bittree *b, size_t x)
+{
+  for (unsigned l = 0; l < b->levels; l++, x >>= 6)
+    b->w[l][x >> 6] |= (uint64_t)1 << (x & 63);
+}
+
+static void bt_remove(struct bittree *b, size_t x)
+{
+  for (unsigned l = 0; l < b->levels; l++, x >>= 6)
+    if ((b->w[l][x >> 6] &= ~((uint64_t)1 << (x & 63))) != 0)
+      break;
+}
+
+/* The largest member below x, or SIZE_MAX. */
+static size_t bt_prev(const struct bittree *b, size_t x)
+{
+  for (unsigned l = 0; l < b->levels; l++, x >>= 6) {
+    uint64_t below = b->w[l][x >> 6] & (((uint64_t)1 << (x & 63)) - 1);
+    if (below) {
+      size_t y = (x & ~(size_t)63) | (size_t)(63 - __builtin_clzll(below));
+      while (l-- > 0)
+        y = y << 6 | (size_t)(63 - __builtin_clzll(b->w[l][y]));
+      return y;
+    }
+  }
+  return SIZE_MAX;
+}
+
+/* The smallest member above x, or SIZE_MAX. */
+static size_t bt_next(const struct bittree *b, size_t x)
+{
+  for (unsigned l = 0; l < b->levels; l++, x >>= 6) {
+    uint64_t above = (x & 63) == 63 ? 0
+                                    : b->w[l][x >> 6] &
+                                          ~(((uint64_t)2 << (x & 63)) - 1);
+    if (above) {
+      size_t y = (x & ~(size_t)63) | (size_t)__builtin_ctzll(above);
+      while (l-- > 0)
+        y = y << 6 | (size_t)__builtin_ctzll(b->w[l][y]);
+      return y;
+    }
+  }
+  return SIZE_MAX;
 }
 
 static int collides(const struct planner_tensor *t, const uint64_t *off,
@@ -35,50 +108,114 @@ static int collides(const struct planner_tensor *t, const uint64_t *off,
   return off[lo] + t[lo].size > off[hi];
 }
 
+/* Key of a row for one of the sweep's orders. */
+enum sweep_key { BY_FIRST, BY_OFFSET };
+
+/* Copies rows[0..m) into out sorted stably by the chosen key; key is
+ * scratch of m entries. */
+static int sort_by(const struct planner_tensor *t, const uint64_t *offsets,
+                   enum sweep_key which, const uint32_t *rows, size_t m,
+                   uint32_t *out, uint64_t *key, struct planner__radix *rs)
+{
+  for (size_t k = 0; k < m; k++) {
+    uint32_t i = rows[k];
+    out[k] = i;
+    key[k] = which == BY_FIRST ? (uint64_t)t[i].first : offsets[i];
+  }
+  return planner__radix_sort(key, out, m, rs);
+}
+
+/* The nearest live member of the set below (dir < 0) or above x, as a
+ * position of byo, or SIZE_MAX; members whose lifetime ended before now
+ * are removed on the way (see DESIGN). */
+static size_t live_neighbour(const struct planner_tensor *t,
+                             const uint32_t *byo, struct bittree *set,
+                             size_t x, int dir, int64_t now)
+{
+  for (;;) {
+    size_t y = dir < 0 ? bt_prev(set, x) : bt_next(set, x);
+    if (y == SIZE_MAX || t[byo[y]].last >= now)
+      return y;
+    bt_remove(set, y);
+  }
+}
+
+/* The sweep over byf; the set holds positions in byo (posof maps a row
+ * to its position). See DESIGN. */
+static int sweep(const struct planner_tensor *t, const uint64_t *offsets,
+                 size_t m, const uint32_t *byf, const uint32_t *byo,
+                 const uint32_t *posof, struct bittree *set, uint32_t *a,
+                 uint32_t *b)
+{
+  for (size_t k = 0; k < m; k++) {
+    uint32_t i = byf[k];
+    size_t x = posof[i];
+    bt_insert(set, x);
+    size_t pp = live_neighbour(t, byo, set, x, -1, t[i].first);
+    size_t qq = live_neighbour(t, byo, set, x, 1, t[i].first);
+    if (pp != SIZE_MAX && collides(t, offsets, byo[pp], i)) {
+      *a = byo[pp];
+      *b = i;
+      return 1;
+    }
+    if (qq != SIZE_MAX && collides(t, offsets, i, byo[qq])) {
+      *a = i;
+      *b = byo[qq];
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static int ascending(const uint32_t *v, size_t m)
+{
+  for (size_t k = 1; k < m; k++)
+    if (v[k - 1] >= v[k])
+      return 0;
+  return 1;
+}
+
 int planner__find_overlap(const struct planner_tensor *t,
                           const uint64_t *offsets, const uint32_t *subset,
                           size_t m, uint32_t *a, uint32_t *b)
 {
-  size_t n = 0;
+  size_t n = 0, mm = m ? m : 1;
   for (size_t k = 0; k < m; k++)
     if (subset[k] + (size_t)1 > n)
       n = subset[k] + (size_t)1;
-  struct ordset s;
-  uint32_t *byf = malloc((m ? m : 1) * sizeof *byf);
-  uint32_t *byl = malloc((m ? m : 1) * sizeof *byl);
+  struct planner__radix rs = {0};
+  struct bittree live;
+  uint64_t *key = malloc(mm * sizeof *key);
+  uint32_t *byf = malloc(mm * sizeof *byf);
+  uint32_t *byo = malloc(mm * sizeof *byo);
+  uint32_t *posof = malloc((n ? n : 1) * sizeof *posof);
   int rc = ARENA_ENOMEM;
-  if (!byf || !byl || ordset_init(&s, n)) {
-    free(byf);
-    free(byl);
-    return rc;
-  }
-  for (size_t k = 0; k < m; k++)
-    byf[k] = byl[k] = subset[k];
-  if (planner__sort_idx(byf, m, by_first, t) ||
-      planner__sort_idx(byl, m, by_last, t))
+  if (bt_init(&live, mm))
     goto out;
-  rc = 0;
-  size_t j = 0;
-  for (size_t k = 0; k < m && rc == 0; k++) {
-    uint32_t i = byf[k];
-    for (; j < m && t[byl[j]].last < t[i].first; j++)
-      ordset_remove(&s, byl[j]);
-    ordset_insert(&s, i, (int64_t)offsets[i], 0);
-    uint32_t p = ordset_prev(&s, i), q = ordset_next(&s, i);
-    if (p != ORDSET_NIL && collides(t, offsets, p, i)) {
-      *a = p;
-      *b = i;
-      rc = 1;
-    } else if (q != ORDSET_NIL && collides(t, offsets, i, q)) {
-      *a = i;
-      *b = q;
-      rc = 1;
-    }
+  if (!key || !byf || !byo || !posof)
+    goto out;
+  /* (offset, row): rows ascending first, then stably by offset */
+  const uint32_t *rows = subset;
+  if (!ascending(subset, m)) {
+    for (size_t k = 0; k < m; k++)
+      key[k] = byf[k] = subset[k];
+    if (planner__radix_sort(key, byf, m, &rs))
+      goto out;
+    rows = byf;
   }
+  if (sort_by(t, offsets, BY_OFFSET, rows, m, byo, key, &rs) ||
+      sort_by(t, offsets, BY_FIRST, subset, m, byf, key, &rs))
+    goto out;
+  for (size_t k = 0; k < m; k++)
+    posof[byo[k]] = (uint32_t)k;
+  rc = sweep(t, offsets, m, byf, byo, posof, &live, a, b);
 out:
-  ordset_cleanup(&s);
+  bt_cleanup(&live);
+  planner__radix_cleanup(&rs);
+  free(key);
   free(byf);
-  free(byl);
+  free(byo);
+  free(posof);
   return rc;
 }
 
@@ -118,8 +255,14 @@ int planner_verify(const struct planner_graph *g,
                    const struct planner_plan *p, char err[ARENA_ERR_LEN])
 {
   int rc = planner_validate(g, o, err);
-  if (rc)
-    return rc;
+  return rc ? rc : planner__verify_valid(g, o, p, err);
+}
+
+int planner__verify_valid(const struct planner_graph *g,
+                          const struct planner_options *o,
+                          const struct planner_plan *p, char *err)
+{
+  int rc;
   if (!p || !p->offsets || p->n_offsets != g->n_tensors)
     return planner__errf(err, ARENA_EVERIFY,
                          "plan has %zu offsets for %zu tensors",

@@ -1,7 +1,9 @@
 /*
  * check_planner.c - tests of the planning core: the reference planners'
  * own cases (bit-exact where they give offsets), the worked example,
- * validation errors, the verifier, and randomised property tests.
+ * validation errors, the verifier, and randomised property tests. The
+ * heuristics against a brute-force reference are in
+ * check_planner_oracle.c, `best` on threads in check_planner_threads.c.
  */
 #include <check.h>
 #include <inttypes.h>
@@ -9,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_planner.h"
 #include "graph_csv.h"
 #include "planner.h"
 #include "testutil.h"
@@ -505,10 +508,8 @@ END_TEST
 
 /* ---- properties on random graphs ---------------------------------------- */
 
-enum shape { SHAPE_CHAIN, SHAPE_FANOUT, SHAPE_MIXED, SHAPE__N };
-
-static size_t random_graph(uint64_t *rs, enum shape sh,
-                           struct planner_tensor *t, size_t cap)
+size_t cp_random_graph(uint64_t *rs, enum cp_shape sh,
+                       struct planner_tensor *t, size_t cap)
 {
   size_t n = (size_t)tu_rand_range(rs, 1, cap);
   int64_t ops = (int64_t)tu_rand_range(rs, 1, 24);
@@ -520,10 +521,10 @@ static size_t random_graph(uint64_t *rs, enum shape sh,
     uint64_t kind = tu_rand_range(rs, 0, 9);
     x->size = kind == 0 ? 0 : kind == 1 ? tu_rand_range(rs, 1, 7)
                                         : tu_rand_range(rs, 1, 5000);
-    if (sh == SHAPE_CHAIN) {
+    if (sh == CP_SHAPE_CHAIN) {
       x->first = (int64_t)(i % (size_t)ops);
       x->last = x->first + (int64_t)tu_rand_range(rs, 0, 1);
-    } else if (sh == SHAPE_FANOUT) {
+    } else if (sh == CP_SHAPE_FANOUT) {
       x->first = (int64_t)tu_rand_range(rs, 0, 2);
       x->last = x->first + (int64_t)tu_rand_range(rs, 0, (uint64_t)ops);
     } else {
@@ -544,7 +545,7 @@ static void check_property(enum planner_algo algo, int rounds)
   uint64_t rs = 0x5eed0000u + (uint64_t)algo;
   char err[ARENA_ERR_LEN];
   for (int r = 0; r < rounds; r++) {
-    size_t n = random_graph(&rs, (enum shape)(r % SHAPE__N), t, 40);
+    size_t n = cp_random_graph(&rs, (enum cp_shape)(r % CP_SHAPE__N), t, 40);
     struct planner_graph g = {t, n};
     struct planner_options o;
     planner_options_init(&o);
@@ -601,7 +602,7 @@ static void loaded_pass(const struct planner_csv *mm, struct loaded_pass *r)
     planner_options_init(&o);
     struct planner_graph g;
     if (k < LOADED_RANDOM) {
-      g.n_tensors = random_graph(&rs, (enum shape)(k % SHAPE__N), t, 40);
+      g.n_tensors = cp_random_graph(&rs, (enum cp_shape)(k % CP_SHAPE__N), t, 40);
       g.tensors = t;
       o.alignment = 1u << tu_rand_range(&rs, 0, 6);
       o.effort = 1;
@@ -658,7 +659,7 @@ START_TEST(test_best_dominates)
   struct planner_tensor t[40];
   uint64_t rs = 77;
   for (int r = 0; r < 2000; r++) {
-    size_t n = random_graph(&rs, (enum shape)(r % SHAPE__N), t, 40);
+    size_t n = cp_random_graph(&rs, (enum cp_shape)(r % CP_SHAPE__N), t, 40);
     struct planner_graph g = {t, n};
     struct planner_options o;
     planner_options_init(&o);
@@ -687,7 +688,7 @@ START_TEST(test_pinned_respected)
   struct planner_tensor t[40];
   uint64_t rs = 99;
   for (int r = 0; r < 2000; r++) {
-    size_t n = random_graph(&rs, SHAPE_MIXED, t, 40);
+    size_t n = cp_random_graph(&rs, CP_SHAPE_MIXED, t, 40);
     /* pin a few tensors at distinct high slots so they cannot collide */
     for (size_t i = 0; i < n; i += 5)
       if (t[i].size)
@@ -801,5 +802,8 @@ Suite *planner_suite(void)
   tcase_add_test(tc, test_million_tensors);
   tcase_add_test(tc, test_cancel);
   suite_add_tcase(s, tc);
+
+  cp_add_oracle_tests(s);
+  cp_add_thread_tests(s);
   return s;
 }

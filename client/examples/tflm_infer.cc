@@ -258,28 +258,42 @@ int run(const Args &a) {
 }
 
 /* Runs run(a) in a child process and returns its exit status, or 70 with
- * a message when TFLM crashed it (see the top of the file). */
+ * a message when TFLM crashed it (see the top of the file). The child
+ * writes its status to a pipe just before it exits, so that any other end
+ * counts as a crash: a signal, or whatever exit status a sanitizer's
+ * runtime gives a process it stopped (ThreadSanitizer's 66 would read as
+ * "cannot read the model"). */
 int isolated(const Args &a) {
+  int fds[2];
   fflush(stdout);
   fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0)
+  if (pipe(fds) != 0)
     return run(a);
-  if (pid == 0) {
-    int rc = run(a);
-    fflush(stdout);
-    _exit(rc);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return run(a);
   }
+  if (pid == 0) {
+    close(fds[0]);
+    unsigned char rc = (unsigned char)run(a);
+    fflush(stdout);
+    ssize_t w = write(fds[1], &rc, 1);
+    _exit(w == 1 ? rc : 71);
+  }
+  close(fds[1]);
+  unsigned char said = 0;
+  ssize_t got;
+  while ((got = read(fds[0], &said, 1)) < 0 && errno == EINTR)
+    ;
+  close(fds[0]);
   int st = 0;
   while (waitpid(pid, &st, 0) < 0)
     if (errno != EINTR)
       return 71;
-  /* Any other end is a crash: a signal, or the exit status a sanitizer
-   * gives a process it stopped. */
-  static const int ours[] = {0, 64, 65, 66, 70, 71, 74};
-  for (int s : ours)
-    if (WIFEXITED(st) && WEXITSTATUS(st) == s)
-      return s;
+  if (got == 1 && WIFEXITED(st) && WEXITSTATUS(st) == said)
+    return said;
   fprintf(stderr,
           "tflm_infer: %s: TFLite Micro crashed (%s %d); it does not check "
           "every allocation and crashes on some arenas that are too small: "

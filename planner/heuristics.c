@@ -41,7 +41,8 @@ enum fit_mode { FIT_FIRST, FIT_BEST };
 struct placer {
   const struct planner__prob *p;
   const struct tindex *x;
-  struct tindex_span *pos;     /* x->m placements by rank, borrowed */
+  struct tindex_span *pos;     /* x->m placements by rank */
+  uint64_t top;                /* largest end placed so far */
   struct tindex_unions unions; /* unions of placed bytes, see tindex.h */
   struct tindex_spans spans;   /* scratch: overlapping placed bytes */
   struct tindex_spans tmp;     /* scratch for sorting spans */
@@ -142,6 +143,8 @@ static void place(struct placer *pl, uint32_t r, uint64_t off)
 {
   pl->pos[r].off = off;
   pl->pos[r].end = off + pl->x->item[r].size;
+  if (pl->pos[r].end > pl->top)
+    pl->top = pl->pos[r].end;
   tindex_unions_add(pl->x, &pl->unions, r, off, pl->pos[r].end);
 }
 
@@ -166,34 +169,68 @@ static const unsigned ahead[TINDEX_PREFETCH_STAGES] = {20, 16, 12, 8, 4};
 #define PREFETCH_ALL 200000 /* ranks from which every stage runs */
 #define PREFETCH_SOME 2     /* stages that run below */
 
-/* Places the ranks order[0..m) one by one, after the pinned tensors. */
-static int place_all(const struct planner__prob *p, const uint32_t *order,
-                     size_t m, enum fit_mode mode, struct tindex_span *pos,
-                     const struct planner__poll *poll)
+/* One heuristic's run: its order and its placements so far. */
+struct planner__task {
+  struct placer pl;    /* placements (pl.pos owned) and their unions */
+  enum fit_mode mode;  /* which gap a tensor takes */
+  uint32_t *order;     /* n_order ranks: the visiting order, owned */
+  size_t n_order;      /* free tensors to place */
+  size_t next;         /* order[0 .. next) are placed */
+};
+
+int planner__task_step(struct planner__task *t, size_t n)
 {
-  const struct tindex *x = p->x;
-  struct placer pl = {p, x, pos, {NULL, NULL, NULL}, {0}, {0}};
-  place_pins(&pl);
-  int rc = 0;
+  struct placer *pl = &t->pl;
+  const struct tindex *x = pl->x;
+  const uint32_t *order = t->order;
+  size_t m = t->n_order, end = n < m - t->next ? t->next + n : m;
   unsigned stages = x->m >= PREFETCH_ALL ? TINDEX_PREFETCH_STAGES
                                          : PREFETCH_SOME;
-  for (size_t k = 0; k < m && !rc; k++) {
+  for (size_t k = t->next; k < end; k++) {
     for (unsigned s = 0; s < stages; s++)
       if (k + ahead[s] < m)
-        tindex_prefetch(x, pos, order[k + ahead[s]], s);
-    if ((k & 1023) == 0 && poll->fn && poll->fn(poll->ctx)) {
-      rc = ARENA_ECANCELED;
-    } else if (tindex_collect(x, pos, &pl.unions, order[k], &pl.spans) ||
-               sort_spans(&pl)) {
-      rc = ARENA_ENOMEM;
-    } else {
-      place(&pl, order[k], choose_offset(&pl, order[k], mode));
-    }
+        tindex_prefetch(x, pl->pos, order[k + ahead[s]], s);
+    if (tindex_collect(x, pl->pos, &pl->unions, order[k], &pl->spans) ||
+        sort_spans(pl))
+      return ARENA_ENOMEM;
+    place(pl, order[k], choose_offset(pl, order[k], t->mode));
+    t->next = k + 1;
   }
-  tindex_unions_cleanup(&pl.unions);
-  free(pl.spans.v);
-  free(pl.tmp.v);
-  return rc;
+  return 0;
+}
+
+int planner__task_done(const struct planner__task *t)
+{
+  return t->next == t->n_order;
+}
+
+uint64_t planner__task_top(const struct planner__task *t)
+{
+  return t->pl.top;
+}
+
+const struct tindex_span *planner__task_pos(const struct planner__task *t)
+{
+  return t->pl.pos;
+}
+
+const uint32_t *planner__task_order(const struct planner__task *t,
+                                    size_t *n)
+{
+  *n = t->n_order;
+  return t->order;
+}
+
+void planner__task_free(struct planner__task *t)
+{
+  if (!t)
+    return;
+  tindex_unions_cleanup(&t->pl.unions);
+  free(t->pl.spans.v);
+  free(t->pl.tmp.v);
+  free(t->pl.pos);
+  free(t->order);
+  free(t);
 }
 
 /* ---- orders ------------------------------------------------------------ */
@@ -256,15 +293,22 @@ static int order_size(const struct planner__prob *p, int later_first,
   return order_sort(v, 0, v->m);
 }
 
+/* The last operator of any tensor of p: TFLite's end of the graph. */
+static int64_t end_op_of(const struct planner__prob *p)
+{
+  int64_t end_op = 0;
+  for (size_t i = 0; i < p->n; i++)
+    if (p->t[i].last > end_op)
+      end_op = p->t[i].last;
+  return end_op;
+}
+
 /* TFLite's order: tensors live through the whole graph first, by id;
  * then size descending, ties by first operator, then id. */
 static int order_tflite(const struct planner__prob *p, struct order *v)
 {
   const struct tindex *x = p->x;
-  int64_t end_op = 0;
-  for (size_t i = 0; i < p->n; i++)
-    if (p->t[i].last > end_op)
-      end_op = p->t[i].last;
+  int64_t end_op = end_op_of(p);
   size_t n_whole = 0;
   for (int whole = 1; whole >= 0; whole--) {
     for (size_t i = 0; i < p->n; i++) {
@@ -286,6 +330,29 @@ static int order_tflite(const struct planner__prob *p, struct order *v)
   return rc ? rc : order_sort(v, n_whole, v->m - n_whole);
 }
 
+int planner__tflite_same_order(const struct planner__prob *p,
+                               const uint32_t *order, size_t m)
+{
+  const struct tindex *x = p->x;
+  int64_t end_op = end_op_of(p);
+  const struct planner_tensor *u = NULL; /* the tensor before */
+  int u_whole = 1; /* so far every tensor lived through the whole graph */
+  for (size_t k = 0; k < m; k++) {
+    const struct planner_tensor *t = &p->t[x->row_of[order[k]]];
+    int whole = t->first == 0 && t->last == end_op;
+    if (whole && !u_whole)
+      return 0; /* TFLite takes the whole-graph tensors first */
+    if (u && (whole ? u->id > t->id
+                    : !u_whole && u->size == t->size &&
+                          (u->first > t->first ||
+                           (u->first == t->first && u->id > t->id))))
+      return 0; /* TFLite breaks this tie the other way */
+    u = t;
+    u_whole = whole;
+  }
+  return 1;
+}
+
 /* The order of heuristic a (not naive) into v. */
 static int order_of(const struct planner__prob *p, enum planner_algo a,
                     struct order *v)
@@ -304,23 +371,39 @@ static int order_of(const struct planner__prob *p, enum planner_algo a,
   }
 }
 
-int planner__heuristic_ranked(const struct planner__prob *p,
-                              enum planner_algo a, struct tindex_span *pos,
-                              const struct planner__poll *poll)
+int planner__task_new(const struct planner__prob *p, enum planner_algo a,
+                      struct planner__task **out)
 {
   struct order v;
-  int rc = order_init(&v, p->x->m);
+  *out = NULL;
+  if (a != PLANNER_ALGO_TFLM_GREEDY && a != PLANNER_ALGO_TFLITE_BESTFIT &&
+      a != PLANNER_ALGO_GREEDY_SIZE && a != PLANNER_ALGO_GREEDY_BREADTH)
+    return ARENA_EINVAL;
+  struct planner__task *t = calloc(1, sizeof *t);
+  int rc = t ? order_init(&v, p->x->m) : ARENA_ENOMEM;
+  if (!t)
+    return rc;
   if (!rc)
     rc = order_of(p, a, &v);
   free(v.key); /* keys and sort scratch are done with: placing needs */
   v.key = NULL; /* the memory */
   planner__radix_cleanup(&v.rs);
-  if (!rc)
-    rc = place_all(p, v.rank, v.m,
-                   a == PLANNER_ALGO_TFLM_GREEDY ? FIT_FIRST : FIT_BEST, pos,
-                   poll);
-  order_cleanup(&v);
-  return rc;
+  t->order = v.rank;
+  t->n_order = v.m;
+  t->mode = a == PLANNER_ALGO_TFLM_GREEDY ? FIT_FIRST : FIT_BEST;
+  t->pl.p = p;
+  t->pl.x = p->x;
+  if (!rc) {
+    t->pl.pos = malloc((p->x->m ? p->x->m : 1) * sizeof *t->pl.pos);
+    rc = t->pl.pos ? 0 : ARENA_ENOMEM;
+  }
+  if (rc) {
+    planner__task_free(t);
+    return rc;
+  }
+  place_pins(&t->pl);
+  *out = t;
+  return 0;
 }
 
 void planner__offsets_of(const struct planner__prob *p,
@@ -334,17 +417,6 @@ void planner__offsets_of(const struct planner__prob *p,
                      ? (uint64_t)p->t[i].pinned
                      : 0;
   }
-}
-
-uint64_t planner__arena_ranked(const struct planner__prob *p,
-                               const struct tindex_span *pos)
-{
-  const struct tindex *x = p->x;
-  uint64_t top = 0;
-  for (size_t r = 0; r < x->m; r++)
-    if (pos[r].end > top)
-      top = pos[r].end;
-  return top;
 }
 
 /* ---- naive --------------------------------------------------------------- */
@@ -376,9 +448,8 @@ static int run_naive(const struct planner__prob *p, uint64_t *off)
   return rc;
 }
 
-static int poll_stop(const void *ctx)
+static int poll_stop(const struct planner_options *o)
 {
-  const struct planner_options *o = ctx;
   return o->stop && o->stop(o->stop_ctx);
 }
 
@@ -387,15 +458,14 @@ int planner__heuristic(const struct planner__prob *p, enum planner_algo a,
 {
   if (a == PLANNER_ALGO_NAIVE)
     return run_naive(p, offsets);
-  if (a != PLANNER_ALGO_TFLM_GREEDY && a != PLANNER_ALGO_TFLITE_BESTFIT &&
-      a != PLANNER_ALGO_GREEDY_SIZE && a != PLANNER_ALGO_GREEDY_BREADTH)
-    return ARENA_EINVAL;
-  struct tindex_span *pos = malloc((p->x->m ? p->x->m : 1) * sizeof *pos);
-  struct planner__poll poll = {poll_stop, p->o};
-  int rc = pos ? planner__heuristic_ranked(p, a, pos, &poll) : ARENA_ENOMEM;
+  struct planner__task *t;
+  int rc = planner__task_new(p, a, &t);
+  while (!rc && !planner__task_done(t))
+    rc = poll_stop(p->o) ? ARENA_ECANCELED
+                         : planner__task_step(t, PLANNER_TASK_STEP);
   if (!rc)
-    planner__offsets_of(p, pos, offsets);
-  free(pos);
+    planner__offsets_of(p, planner__task_pos(t), offsets);
+  planner__task_free(t);
   return rc;
 }
 

@@ -31,6 +31,7 @@
 #include "planner_int.h"
 #include "planner_sort.h"
 #include "tindex.h"
+#include "tunion.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,9 +44,11 @@ struct placer {
   const struct tindex *x;
   struct tindex_span *pos;     /* x->m placements by rank */
   uint64_t top;                /* largest end placed so far */
-  struct tindex_unions unions; /* unions of placed bytes, see tindex.h */
+  struct tunion unions;        /* unions of placed bytes, see tunion.h */
   struct tindex_spans spans;   /* scratch: overlapping placed bytes */
+  struct tunion_runs runs;     /* scratch: sorted runs of them */
   struct tindex_spans tmp;     /* scratch for sorting spans */
+  struct tindex_spans merged;  /* scratch: spans and runs merged */
 };
 
 /* LSD radix sort by off over the bits that differ between offsets only:
@@ -112,15 +115,122 @@ static int sort_spans(struct placer *pl)
   return 0;
 }
 
-/* Chooses the offset for rank r among pl->spans, sorted by offset. */
+static int reserve_spans(struct tindex_spans *v, size_t n)
+{
+  if (n <= v->cap)
+    return 0;
+  size_t cap = v->cap ? v->cap : 256;
+  while (cap < n)
+    cap *= 2;
+  struct tindex_span *p = realloc(v->v, cap * sizeof *p);
+  if (!p)
+    return -1;
+  v->v = p;
+  v->cap = cap;
+  return 0;
+}
+
+/* x when c is 1, y when c is 0, without a branch. */
+static inline uint64_t pick64(uint64_t c, uint64_t x, uint64_t y)
+{
+  return y ^ ((x ^ y) & (0 - c));
+}
+
+/* The piece being built by merge2() takes s: out[n] gets the piece, and
+ * n advances past it unless s meets it and grows it instead. */
+static inline size_t grow(struct tindex_span *out, size_t n,
+                          struct tindex_span *c, const struct tindex_span *s)
+{
+  uint64_t join = s->off <= c->end;
+  out[n] = *c;
+  c->off = pick64(join, c->off, s->off);
+  c->end = pick64(join, pick64(s->end > c->end, s->end, c->end), s->end);
+  return n + (size_t)(1 - join);
+}
+
+/* Writes the union of the sorted pieces a[0..na) and b[0..nb) (each
+ * sorted by offset) into out (room na + nb) as sorted disjoint pieces;
+ * returns their count. Branch-free in the loop, where which input comes
+ * next, and whether it meets the piece being built, are coin tosses
+ * when pieces interleave: the piece being built stays in registers and
+ * is written at every step, where the next one overwrites it unless it
+ * is complete. */
+static size_t merge2(const struct tindex_span *a, size_t na,
+                     const struct tindex_span *b, size_t nb,
+                     struct tindex_span *out)
+{
+  if (!na || !nb) { /* one list: just join its touching pieces */
+    const struct tindex_span *t = na ? a : b;
+    size_t nt = na ? na : nb, n = 0;
+    if (!nt)
+      return 0;
+    struct tindex_span c = t[0];
+    for (size_t k = 1; k < nt; k++)
+      n = grow(out, n, &c, &t[k]);
+    out[n] = c;
+    return n + 1;
+  }
+  size_t i = 0, j = 0, n = 0;
+  struct tindex_span c = a[0].off <= b[0].off ? a[i++] : b[j++];
+  while (i < na && j < nb) {
+    uint64_t ta = a[i].off <= b[j].off;
+    const struct tindex_span *s = (const struct tindex_span *)(uintptr_t)
+        pick64(ta, (uintptr_t)&a[i], (uintptr_t)&b[j]);
+    i += (size_t)ta;
+    j += (size_t)(1 - ta);
+    n = grow(out, n, &c, s);
+  }
+  const struct tindex_span *t = i < na ? a + i : b + j; /* one tail */
+  size_t nt = i < na ? na - i : nb - j;
+  for (size_t k = 0; k < nt; k++)
+    n = grow(out, n, &c, &t[k]);
+  out[n] = c;
+  return n + 1;
+}
+
+/* Merges pl->spans (sorted) and pl->runs, two at a time, into sorted
+ * disjoint pieces: the union of them all. Sets *sp and *n to them (in
+ * pl->merged or pl->tmp). Returns 0 or -1 on OOM. */
+static int merge_runs(struct placer *pl, const struct tindex_span **sp,
+                      size_t *n)
+{
+  size_t total = pl->spans.n;
+  for (size_t i = 0; i < pl->runs.n; i++)
+    total += pl->runs.v[i].n;
+  if (reserve_spans(&pl->merged, total) || reserve_spans(&pl->tmp, total))
+    return -1;
+  const struct tindex_span *acc = pl->spans.v;
+  size_t n_acc = pl->spans.n;
+  struct tindex_spans *dst = &pl->merged, *other = &pl->tmp;
+  for (size_t i = 0; i < pl->runs.n; i++) {
+    const struct tunion_run *r = &pl->runs.v[i];
+    const struct tindex_span *v = *r->base + r->at;
+    if (n_acc == 0) { /* a run alone is read in place */
+      acc = v;
+      n_acc = r->n;
+      continue;
+    }
+    n_acc = merge2(acc, n_acc, v, r->n, dst->v);
+    acc = dst->v;
+    struct tindex_spans *t = dst;
+    dst = other;
+    other = t;
+  }
+  *sp = acc;
+  *n = n_acc;
+  return 0;
+}
+
+/* Chooses the offset for rank r among the placed bytes it overlaps:
+ * sp[0..n), sorted by offset. */
 static uint64_t choose_offset(const struct placer *pl, uint32_t r,
-                              enum fit_mode m)
+                              enum fit_mode m, const struct tindex_span *sp,
+                              size_t n)
 {
   uint64_t size = pl->x->item[r].size;
   uint64_t a = (uint64_t)1 << pl->x->align_log2[r];
-  const struct tindex_span *sp = pl->spans.v;
   uint64_t cur = 0, best = 0, best_slack = UINT64_MAX;
-  for (size_t k = 0; k < pl->spans.n; k++) {
+  for (size_t k = 0; k < n; k++) {
     uint64_t start = planner__align_up(cur, a);
     if (start + size <= sp[k].off) {
       uint64_t slack = sp[k].off - start - size;
@@ -139,25 +249,32 @@ static uint64_t choose_offset(const struct placer *pl, uint32_t r,
   return best_slack != UINT64_MAX ? best : planner__align_up(cur, a);
 }
 
-static void place(struct placer *pl, uint32_t r, uint64_t off)
+/* Puts rank r at off. Returns 0 or ARENA_ENOMEM. */
+static int place(struct placer *pl, uint32_t r, uint64_t off)
 {
   pl->pos[r].off = off;
   pl->pos[r].end = off + pl->x->item[r].size;
   if (pl->pos[r].end > pl->top)
     pl->top = pl->pos[r].end;
-  tindex_unions_add(pl->x, &pl->unions, r, off, pl->pos[r].end);
+  return tunion_add(pl->x, &pl->unions, r, off, pl->pos[r].end)
+             ? ARENA_ENOMEM
+             : 0;
 }
 
-/* Places the pinned tensors and marks every other one unplaced. */
-static void place_pins(struct placer *pl)
+/* Places the pinned tensors and marks every other one unplaced. Returns
+ * 0 or ARENA_ENOMEM. */
+static int place_pins(struct placer *pl)
 {
   const struct tindex *x = pl->x;
-  for (size_t r = 0; r < x->m; r++) {
-    const struct planner_tensor *t = &pl->p->t[x->row_of[r]];
+  for (size_t r = 0; r < x->m; r++)
     pl->pos[r].off = pl->pos[r].end = 0;
+  int rc = 0;
+  for (size_t r = 0; r < x->m && !rc; r++) {
+    const struct planner_tensor *t = &pl->p->t[x->row_of[r]];
     if (t->pinned != PLANNER_NOT_PINNED)
-      place(pl, (uint32_t)r, (uint64_t)t->pinned);
+      rc = place(pl, (uint32_t)r, (uint64_t)t->pinned);
   }
+  return rc;
 }
 
 /* How many placements ahead each prefetch stage runs (tindex_prefetch):
@@ -190,10 +307,15 @@ int planner__task_step(struct planner__task *t, size_t n)
     for (unsigned s = 0; s < stages; s++)
       if (k + ahead[s] < m)
         tindex_prefetch(x, pl->pos, order[k + ahead[s]], s);
-    if (tindex_collect(x, pl->pos, &pl->unions, order[k], &pl->spans) ||
+    if (tunion_collect(x, pl->pos, &pl->unions, order[k], &pl->spans,
+                       &pl->runs) ||
         sort_spans(pl))
       return ARENA_ENOMEM;
-    place(pl, order[k], choose_offset(pl, order[k], t->mode));
+    const struct tindex_span *sp = pl->spans.v;
+    size_t n_sp = pl->spans.n;
+    if ((pl->runs.n && merge_runs(pl, &sp, &n_sp)) ||
+        place(pl, order[k], choose_offset(pl, order[k], t->mode, sp, n_sp)))
+      return ARENA_ENOMEM;
     t->next = k + 1;
   }
   return 0;
@@ -225,9 +347,11 @@ void planner__task_free(struct planner__task *t)
 {
   if (!t)
     return;
-  tindex_unions_cleanup(&t->pl.unions);
+  tunion_cleanup(&t->pl.unions);
   free(t->pl.spans.v);
+  free(t->pl.runs.v);
   free(t->pl.tmp.v);
+  free(t->pl.merged.v);
   free(t->pl.pos);
   free(t->order);
   free(t);
@@ -397,11 +521,12 @@ int planner__task_new(const struct planner__prob *p, enum planner_algo a,
     t->pl.pos = malloc((p->x->m ? p->x->m : 1) * sizeof *t->pl.pos);
     rc = t->pl.pos ? 0 : ARENA_ENOMEM;
   }
+  if (!rc)
+    rc = place_pins(&t->pl);
   if (rc) {
     planner__task_free(t);
     return rc;
   }
-  place_pins(&t->pl);
   *out = t;
   return 0;
 }

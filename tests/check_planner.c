@@ -805,6 +805,7 @@ Suite *planner_suite(void)
 
   cp_add_oracle_tests(s);
   cp_add_best_tests(s);
+  cp_add_union_tests(s);
   cp_add_thread_tests(s);
   return s;
 }

@@ -32,6 +32,9 @@ void cp_add_oracle_tests(Suite *s);
 /* Adds the test case "best" (check_planner_best.c). */
 void cp_add_best_tests(Suite *s);
 
+/* Adds the test case "unions" (check_planner_unions.c). */
+void cp_add_union_tests(Suite *s);
+
 /* Adds the test case "threads" (check_planner_threads.c). */
 void cp_add_thread_tests(Suite *s);
 

@@ -1,0 +1,184 @@
+/*
+ * check_planner_unions.c - the unions of placed bytes (planner/tunion.h)
+ * against brute force: tensors are placed at random offsets in a random
+ * order, and after each placement the bytes an overlap query returns
+ * must have exactly the union of the placed tensors that overlap the
+ * queried one in time, on graphs made to build every kind of union:
+ * node, group, block (some given up) and block-tree unions.
+ */
+#include <check.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_planner.h"
+#include "planner.h"
+#include "planner_int.h"
+#include "testutil.h"
+#include "tindex.h"
+#include "tunion.h"
+
+static int cmp_off(const void *a, const void *b)
+{
+  uint64_t x = ((const struct tindex_span *)a)->off;
+  uint64_t y = ((const struct tindex_span *)b)->off;
+  return (x > y) - (x < y);
+}
+
+/* Sorts v[0..n) and merges it into disjoint, not touching pieces;
+ * returns their count. */
+static size_t normalise(struct tindex_span *v, size_t n)
+{
+  qsort(v, n, sizeof *v, cmp_off);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (k && v[i].off <= v[k - 1].end) {
+      if (v[i].end > v[k - 1].end)
+        v[k - 1].end = v[i].end;
+    } else {
+      v[k++] = v[i];
+    }
+  }
+  return k;
+}
+
+/* A graph of n tensors over about n / 2 operators: most live a few
+ * operators, `long_pct` percent live up to the whole graph; sizes are
+ * odd. */
+static void graph(uint64_t *rs, struct planner_tensor *t, size_t n,
+                  unsigned long_pct)
+{
+  int64_t ops = (int64_t)(n / 2);
+  for (size_t i = 0; i < n; i++) {
+    int64_t f = (int64_t)tu_rand_range(rs, 0, (uint64_t)ops);
+    int64_t len = tu_rand_range(rs, 0, 99) < long_pct
+                      ? (int64_t)tu_rand_range(rs, 100, (uint64_t)ops)
+                      : (int64_t)tu_rand_range(rs, 0, 4);
+    t[i] = (struct planner_tensor){(uint32_t)i, 2 * tu_rand_range(rs, 1, 500) + 1,
+                                   f, f + len, 0, PLANNER_NOT_PINNED};
+  }
+}
+
+/* Places every tensor of g at a random offset, in a random order, and
+ * checks a query of a random tensor (every `every` placements, and of
+ * the one about to be placed) against brute force. Returns the unions
+ * for the caller to inspect (clean them up). */
+static void check_unions(const struct planner_graph *g, unsigned every,
+                         uint64_t *rs, struct tunion *u)
+{
+  struct planner_options o;
+  struct planner__prob p;
+  planner_options_init(&o);
+  o.alignment = 1;
+  ck_assert_int_eq(planner__prob_init(&p, g, &o), 0);
+  const struct tindex *x = p.x;
+  size_t m = x->m;
+  struct tindex_span *pos = calloc(m, sizeof *pos);
+  struct tindex_span *want = malloc((m + 1) * sizeof *want);
+  struct tindex_span *got = NULL;
+  size_t got_cap = 0;
+  uint32_t *order = malloc(m * sizeof *order);
+  for (size_t r = 0; r < m; r++)
+    order[r] = (uint32_t)r;
+  for (size_t r = m; r > 1; r--) { /* shuffle */
+    size_t k = (size_t)tu_rand_range(rs, 0, r - 1);
+    uint32_t v = order[r - 1];
+    order[r - 1] = order[k];
+    order[k] = v;
+  }
+  struct tindex_spans out = {0};
+  struct tunion_runs runs = {0};
+  memset(u, 0, sizeof *u);
+  uint64_t space = 600 * (uint64_t)m / 8;
+  for (size_t k = 0; k < m; k++) {
+    uint32_t q = k % every == 0 ? (uint32_t)tu_rand_range(rs, 0, m - 1)
+                                : order[k];
+    ck_assert_int_eq(tunion_collect(x, pos, u, q, &out, &runs), 0);
+    size_t n_got = out.n;
+    for (size_t i = 0; i < runs.n; i++)
+      n_got += runs.v[i].n;
+    if (n_got > got_cap) {
+      got_cap = 2 * n_got;
+      got = realloc(got, got_cap * sizeof *got);
+    }
+    memcpy(got, out.v, out.n * sizeof *got);
+    n_got = out.n;
+    for (size_t i = 0; i < runs.n; i++) {
+      const struct tindex_span *v = *runs.v[i].base + runs.v[i].at;
+      ck_assert_uint_ge(runs.v[i].n, TUNION_RUN);
+      for (size_t j = 1; j < runs.v[i].n; j++) /* sorted, disjoint */
+        ck_assert_uint_lt(v[j - 1].end, v[j].off);
+      memcpy(got + n_got, v, runs.v[i].n * sizeof *got);
+      n_got += runs.v[i].n;
+    }
+    size_t n_want = 0;
+    for (size_t r = 0; r < m; r++)
+      if (pos[r].end && x->item[r].s0 < x->item[q].s1 &&
+          x->item[q].s0 < x->item[r].s1)
+        want[n_want++] = pos[r];
+    n_got = normalise(got, n_got);
+    n_want = normalise(want, n_want);
+    ck_assert_msg(n_got == n_want, "placement %zu: %zu pieces, want %zu", k,
+                  n_got, n_want);
+    ck_assert_msg(memcmp(got, want, n_got * sizeof *got) == 0,
+                  "placement %zu: other pieces", k);
+    uint32_t r = order[k];
+    uint64_t off = tu_rand_range(rs, 0, space);
+    pos[r] = (struct tindex_span){off, off + x->item[r].size};
+    ck_assert_int_eq(tunion_add(x, u, r, off, pos[r].end), 0);
+  }
+  free(out.v);
+  free(runs.v);
+  free(got);
+  free(want);
+  free(order);
+  free(pos);
+  planner__prob_cleanup(&p);
+}
+
+/* Mostly short tensors: blocks and node unions, no tree. */
+START_TEST(test_unions_short)
+{
+  enum { N = 9000 };
+  static struct planner_tensor t[N];
+  uint64_t rs = 0x51;
+  graph(&rs, t, N, 1);
+  struct planner_graph g = {t, N};
+  struct tunion u;
+  check_unions(&g, 1, &rs, &u);
+  ck_assert_ptr_nonnull(u.group); /* the timeline is long enough */
+  ck_assert_ptr_nonnull(u.block);
+  tunion_cleanup(&u);
+}
+END_TEST
+
+/* Many long-lived tensors queried often: every kind of union, the
+ * block tree too, and blocks that give their unions up. */
+START_TEST(test_unions_long)
+{
+  enum { N = 9000 };
+  static struct planner_tensor t[N];
+  uint64_t rs = 0x52;
+  graph(&rs, t, N, 30);
+  struct planner_graph g = {t, N};
+  struct tunion u;
+  check_unions(&g, 1, &rs, &u);
+  ck_assert_ptr_nonnull(u.group);
+  ck_assert_ptr_nonnull(u.node);
+  ck_assert_ptr_nonnull(u.tree);
+  size_t gave_up = 0;
+  for (size_t k = 0; k < (N + TUNION_BLOCK - 1) / TUNION_BLOCK; k++)
+    gave_up += u.n_block[k] == TUNION_GAVE_UP;
+  ck_assert_uint_gt(gave_up, 0);
+  tunion_cleanup(&u);
+}
+END_TEST
+
+void cp_add_union_tests(Suite *s)
+{
+  TCase *tc = tcase_create("unions");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_unions_short);
+  tcase_add_test(tc, test_unions_long);
+  suite_add_tcase(s, tc);
+}

@@ -16,6 +16,7 @@ void tunion_cleanup(struct tunion *u)
   free(u->group);
   free(u->tree);
   free(u->pool);
+  free(u->pend);
   memset(u, 0, sizeof *u);
 }
 
@@ -216,21 +217,24 @@ static size_t leaf_pieces(const struct tindex *x, const struct tindex_span *pos,
   return (size_t)n;
 }
 
-/* Builds the union of every node of the tree over the blocks from its two
- * children, bottom-up. */
-static int tree_build(const struct tindex *x, const struct tindex_span *pos,
-                      struct tunion *u)
+/* (Re)computes the union of every node of the tree over the blocks from
+ * its two children, bottom-up: in a list's own slots when they have the
+ * room, else in new ones at the end of the pool. */
+static int tree_fill(const struct tindex *x, const struct tindex_span *pos,
+                     struct tunion *u)
 {
   size_t nb = n_blocks(x);
-  u->tree = calloc(nb, sizeof *u->tree);
-  if (!u->tree)
-    return -1;
   struct tindex_span leaf[2][TUNION_BLOCK];
   for (size_t v = nb - 1; v >= 1; v--) {
     size_t n[2];
     for (int i = 0; i < 2; i++) {
       size_t c = 2 * v + (size_t)i;
       n[i] = c >= nb ? leaf_pieces(x, pos, u, c - nb, leaf[i]) : u->tree[c].n;
+    }
+    struct tunion_list *l = &u->tree[v];
+    if (n[0] + n[1] == 0) {
+      l->n = 0;
+      continue;
     }
     if (pool_reserve(u, n[0] + n[1]))
       return -1;
@@ -239,22 +243,55 @@ static int tree_build(const struct tindex *x, const struct tindex_span *pos,
       size_t c = 2 * v + (size_t)i;
       s[i] = c >= nb ? leaf[i] : u->pool + u->tree[c].at;
     }
-    struct tunion_list *l = &u->tree[v];
-    l->at = u->pool_n;
-    l->n = (uint32_t)merge_pieces(s[0], n[0], s[1], n[1], u->pool + l->at);
-    l->cap = (uint32_t)(n[0] + n[1]);
-    u->pool_n += n[0] + n[1];
+    struct tindex_span *end = u->pool + u->pool_n; /* merged there first */
+    size_t k = merge_pieces(s[0], n[0], s[1], n[1], end);
+    if (k <= l->cap) {
+      memcpy(u->pool + l->at, end, k * sizeof *end);
+    } else {
+      l->at = u->pool_n;
+      l->cap = (uint32_t)(n[0] + n[1]);
+      u->pool_n += n[0] + n[1];
+    }
+    l->n = (uint32_t)k;
   }
+  u->n_pend = 0;
   return 0;
 }
 
-/* Merges [off, end) of rank r into the tree nodes above its block. */
-static int tree_add(const struct tindex *x, struct tunion *u, uint32_t r,
-                    uint64_t off, uint64_t end)
+/* Brings the tree up to date with the placements recorded since a query
+ * last read it: each merged into the nodes above its block, or, when
+ * there are as many as blocks, every node recomputed. */
+static int tree_update(const struct tindex *x, const struct tindex_span *pos,
+                       struct tunion *u)
 {
-  for (size_t v = (n_blocks(x) + r / TUNION_BLOCK) >> 1; v >= 1; v >>= 1)
-    if (list_add(u, &u->tree[v], off, end))
+  size_t nb = n_blocks(x);
+  if (u->n_pend >= nb)
+    return tree_fill(x, pos, u);
+  for (size_t i = 0; i < u->n_pend; i++) {
+    uint32_t r = u->pend[i];
+    for (size_t v = (nb + r / TUNION_BLOCK) >> 1; v >= 1; v >>= 1)
+      if (list_add(u, &u->tree[v], pos[r].off, pos[r].end))
+        return -1;
+  }
+  u->n_pend = 0;
+  return 0;
+}
+
+/* Notes that rank r was placed, for tree_update(); past as many as
+ * blocks, only that there were that many. */
+static int tree_note(const struct tindex *x, struct tunion *u, uint32_t r)
+{
+  if (u->n_pend >= n_blocks(x))
+    return 0;
+  if (u->n_pend == u->cap_pend) {
+    size_t cap = u->cap_pend ? 2 * u->cap_pend : 256;
+    uint32_t *v = realloc(u->pend, cap * sizeof *v);
+    if (!v)
       return -1;
+    u->pend = v;
+    u->cap_pend = cap;
+  }
+  u->pend[u->n_pend++] = r;
   return 0;
 }
 
@@ -274,7 +311,7 @@ int tunion_add(const struct tindex *x, struct tunion *u, uint32_t r,
   u->added++;
   if (u->block)
     block_add(u, r / TUNION_BLOCK, off, end);
-  if (u->tree && tree_add(x, u, r, off, end))
+  if (u->tree && tree_note(x, u, r))
     return -1;
   int kinds = (u->node ? ADD_NODES : 0) | (u->group ? ADD_GROUPS : 0);
   return kinds ? cover_add(x, u, r, off, end, kinds) : 0;
@@ -424,10 +461,16 @@ static int take_whole_blocks(const struct tindex *x,
                              const struct tindex_span *pos, struct tunion *u,
                              size_t k0, size_t k1, struct sink *out)
 {
-  if (!u->tree && wants_tree(x, u) && tree_build(x, pos, u))
+  int few = k1 - k0 < TUNION_TREE_MIN; /* the tree would save little */
+  if (!few && !u->tree && wants_tree(x, u)) {
+    u->tree = calloc(n_blocks(x), sizeof *u->tree);
+    if (!u->tree || tree_fill(x, pos, u))
+      return -1;
+  } else if (!few && u->tree && u->n_pend && tree_update(x, pos, u)) {
     return -1;
-  if (!u->tree) {
-    u->block_reads += k1 - k0;
+  }
+  if (few || !u->tree) {
+    u->block_reads += few ? 0 : k1 - k0;
     for (size_t k = k0; k < k1; k++)
       if (take_leaf(pos, u, k, out))
         return -1;

@@ -24,11 +24,16 @@
  *     most TUNION_BLOCK_PIECES pieces, else the block gives it up and is
  *     read rank by rank); a long range takes its whole blocks by their
  *     unions and the two partial blocks at its ends rank by rank;
- *   - the block tree: once long ranges have read many blocks one by one
- *     (more than TUNION_TREE_RATIO times as many as placements made),
- *     a segment tree over the blocks (bottom-up layout, leaves the
- *     blocks) keeps the union of each of its nodes' ranges, so a long
- *     range reads O(log) unions instead of one per block.
+ *   - the block tree: once ranges of TUNION_TREE_MIN whole blocks or
+ *     more have read many blocks one by one (more than TUNION_TREE_RATIO
+ *     times as many as placements made), a segment tree over the blocks
+ *     (bottom-up layout, leaves the blocks) keeps the union of each of
+ *     its nodes' ranges, so such a range reads O(log) unions instead of
+ *     one per block. Shorter ranges still read block by block. The tree
+ *     catches up only when such a range reads it: it merges the
+ *     placements made since, or, when they are as many as blocks, is
+ *     recomputed from the blocks, so a tree no query reads any more
+ *     costs nothing.
  *  Every kind is built from the placements so far when a query first
  *  needs it, and kept up to date from then on. Group and tree unions
  *  have no fixed size: they live in one pool, where a list that outgrows
@@ -36,7 +41,8 @@
  *
  * Memory: blocks 4 bytes a tensor; node unions 16 bytes per listed
  * tensor of the nodes that keep one; group and tree unions 16 bytes a
- * piece, at most twice that with the room of growing lists.
+ * piece, at most twice that with the room of growing lists; the tree's
+ * pending placements 4 bytes a block.
  */
 #ifndef ARENA_TUNION_H
 #define ARENA_TUNION_H
@@ -51,6 +57,7 @@
 #define TUNION_GAVE_UP UINT64_MAX /* n_block[] of a block whose union
                                      would need more */
 #define TUNION_LONG 256 /* ranks in a query range worth the block unions */
+#define TUNION_TREE_MIN 16 /* whole blocks in a range worth the tree */
 #define TUNION_TREE_RATIO 4 /* blocks read one by one per placement that
                                 make the block tree worth its upkeep */
 
@@ -81,6 +88,9 @@ struct tunion {
   struct tindex_span *pool;  /* pool_cap slots of group and tree lists */
   size_t pool_n;             /* slots handed out */
   size_t pool_cap;           /* slots allocated */
+  uint32_t *pend;            /* placements since a query last read the
+                                tree (n_pend of cap_pend) */
+  size_t n_pend, cap_pend;
   uint64_t block_reads;      /* whole blocks read one by one so far */
   uint64_t added;            /* placements recorded */
 };

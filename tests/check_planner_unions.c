@@ -59,12 +59,59 @@ static void graph(uint64_t *rs, struct planner_tensor *t, size_t n,
   }
 }
 
+/* A query's scratch: its results and the brute-force answer. */
+struct scratch {
+  struct tindex_spans out;
+  struct tunion_runs runs;
+  struct tindex_span *got, *want; /* want: m + 1 entries */
+  size_t got_cap;
+  size_t k; /* placements made, for messages */
+};
+
+/* Checks the query of rank q against brute force over pos. */
+static void check_query(const struct tindex *x, const struct tindex_span *pos,
+                        struct tunion *u, uint32_t q, struct scratch *c)
+{
+  size_t m = x->m;
+  ck_assert_int_eq(tunion_collect(x, pos, u, q, &c->out, &c->runs), 0);
+  size_t n_got = c->out.n;
+  for (size_t i = 0; i < c->runs.n; i++)
+    n_got += c->runs.v[i].n;
+  if (n_got > c->got_cap) {
+    c->got_cap = 2 * n_got;
+    c->got = realloc(c->got, c->got_cap * sizeof *c->got);
+  }
+  memcpy(c->got, c->out.v, c->out.n * sizeof *c->got);
+  n_got = c->out.n;
+  for (size_t i = 0; i < c->runs.n; i++) {
+    const struct tindex_span *v = *c->runs.v[i].base + c->runs.v[i].at;
+    ck_assert_uint_ge(c->runs.v[i].n, TUNION_RUN);
+    for (size_t j = 1; j < c->runs.v[i].n; j++) /* sorted, disjoint */
+      ck_assert_uint_lt(v[j - 1].end, v[j].off);
+    memcpy(c->got + n_got, v, c->runs.v[i].n * sizeof *c->got);
+    n_got += c->runs.v[i].n;
+  }
+  size_t n_want = 0;
+  for (size_t r = 0; r < m; r++)
+    if (pos[r].end && x->item[r].s0 < x->item[q].s1 &&
+        x->item[q].s0 < x->item[r].s1)
+      c->want[n_want++] = pos[r];
+  n_got = normalise(c->got, n_got);
+  n_want = normalise(c->want, n_want);
+  ck_assert_msg(n_got == n_want, "placement %zu: %zu pieces, want %zu", c->k,
+                n_got, n_want);
+  ck_assert_msg(memcmp(c->got, c->want, n_got * sizeof *c->got) == 0,
+                "placement %zu: other pieces", c->k);
+}
+
 /* Places every tensor of g at a random offset, in a random order, and
  * checks a query of a random tensor (every `every` placements, and of
- * the one about to be placed) against brute force. Returns the unions
- * for the caller to inspect (clean them up). */
+ * the one about to be placed) against brute force; in the second half,
+ * only every `gap` placements, so that the unions read then have many
+ * placements to catch up with. Returns the unions for the caller to
+ * inspect (clean them up). */
 static void check_unions(const struct planner_graph *g, unsigned every,
-                         uint64_t *rs, struct tunion *u)
+                         unsigned gap, uint64_t *rs, struct tunion *u)
 {
   struct planner_options o;
   struct planner__prob p;
@@ -74,9 +121,8 @@ static void check_unions(const struct planner_graph *g, unsigned every,
   const struct tindex *x = p.x;
   size_t m = x->m;
   struct tindex_span *pos = calloc(m, sizeof *pos);
-  struct tindex_span *want = malloc((m + 1) * sizeof *want);
-  struct tindex_span *got = NULL;
-  size_t got_cap = 0;
+  struct scratch c = {0};
+  c.want = malloc((m + 1) * sizeof *c.want);
   uint32_t *order = malloc(m * sizeof *order);
   for (size_t r = 0; r < m; r++)
     order[r] = (uint32_t)r;
@@ -86,51 +132,23 @@ static void check_unions(const struct planner_graph *g, unsigned every,
     order[r - 1] = order[k];
     order[k] = v;
   }
-  struct tindex_spans out = {0};
-  struct tunion_runs runs = {0};
   memset(u, 0, sizeof *u);
   uint64_t space = 600 * (uint64_t)m / 8;
   for (size_t k = 0; k < m; k++) {
     uint32_t q = k % every == 0 ? (uint32_t)tu_rand_range(rs, 0, m - 1)
                                 : order[k];
-    ck_assert_int_eq(tunion_collect(x, pos, u, q, &out, &runs), 0);
-    size_t n_got = out.n;
-    for (size_t i = 0; i < runs.n; i++)
-      n_got += runs.v[i].n;
-    if (n_got > got_cap) {
-      got_cap = 2 * n_got;
-      got = realloc(got, got_cap * sizeof *got);
-    }
-    memcpy(got, out.v, out.n * sizeof *got);
-    n_got = out.n;
-    for (size_t i = 0; i < runs.n; i++) {
-      const struct tindex_span *v = *runs.v[i].base + runs.v[i].at;
-      ck_assert_uint_ge(runs.v[i].n, TUNION_RUN);
-      for (size_t j = 1; j < runs.v[i].n; j++) /* sorted, disjoint */
-        ck_assert_uint_lt(v[j - 1].end, v[j].off);
-      memcpy(got + n_got, v, runs.v[i].n * sizeof *got);
-      n_got += runs.v[i].n;
-    }
-    size_t n_want = 0;
-    for (size_t r = 0; r < m; r++)
-      if (pos[r].end && x->item[r].s0 < x->item[q].s1 &&
-          x->item[q].s0 < x->item[r].s1)
-        want[n_want++] = pos[r];
-    n_got = normalise(got, n_got);
-    n_want = normalise(want, n_want);
-    ck_assert_msg(n_got == n_want, "placement %zu: %zu pieces, want %zu", k,
-                  n_got, n_want);
-    ck_assert_msg(memcmp(got, want, n_got * sizeof *got) == 0,
-                  "placement %zu: other pieces", k);
+    c.k = k;
+    if (k < m / 2 || k % gap == 0)
+      check_query(x, pos, u, q, &c);
     uint32_t r = order[k];
     uint64_t off = tu_rand_range(rs, 0, space);
     pos[r] = (struct tindex_span){off, off + x->item[r].size};
     ck_assert_int_eq(tunion_add(x, u, r, off, pos[r].end), 0);
   }
-  free(out.v);
-  free(runs.v);
-  free(got);
-  free(want);
+  free(c.out.v);
+  free(c.runs.v);
+  free(c.got);
+  free(c.want);
   free(order);
   free(pos);
   planner__prob_cleanup(&p);
@@ -145,7 +163,7 @@ START_TEST(test_unions_short)
   graph(&rs, t, N, 1);
   struct planner_graph g = {t, N};
   struct tunion u;
-  check_unions(&g, 1, &rs, &u);
+  check_unions(&g, 1, 1, &rs, &u);
   ck_assert_ptr_nonnull(u.group); /* the timeline is long enough */
   ck_assert_ptr_nonnull(u.block);
   tunion_cleanup(&u);
@@ -162,7 +180,7 @@ START_TEST(test_unions_long)
   graph(&rs, t, N, 30);
   struct planner_graph g = {t, N};
   struct tunion u;
-  check_unions(&g, 1, &rs, &u);
+  check_unions(&g, 1, 1, &rs, &u);
   ck_assert_ptr_nonnull(u.group);
   ck_assert_ptr_nonnull(u.node);
   ck_assert_ptr_nonnull(u.tree);
@@ -174,11 +192,29 @@ START_TEST(test_unions_long)
 }
 END_TEST
 
+/* Long-lived tensors queried often, then seldom: the block tree, built
+ * in the first half, then has hundreds of placements to take in at each
+ * read, more than it has blocks, and is recomputed. */
+START_TEST(test_unions_seldom)
+{
+  enum { N = 9000 };
+  static struct planner_tensor t[N];
+  uint64_t rs = 0x53;
+  graph(&rs, t, N, 30);
+  struct planner_graph g = {t, N};
+  struct tunion u;
+  check_unions(&g, 1, 400, &rs, &u);
+  ck_assert_ptr_nonnull(u.tree);
+  tunion_cleanup(&u);
+}
+END_TEST
+
 void cp_add_union_tests(Suite *s)
 {
   TCase *tc = tcase_create("unions");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_unions_short);
   tcase_add_test(tc, test_unions_long);
+  tcase_add_test(tc, test_unions_seldom);
   suite_add_tcase(s, tc);
 }

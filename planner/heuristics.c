@@ -10,7 +10,10 @@
  * that overlap a lifetime in O(log S + k) for k overlapping tensors,
  * reading mostly contiguous memory, and reads unions of them where
  * there would be many; each placement then sorts what it got by offset
- * and scans the gaps, which depend only on the union. Pinned tensors are
+ * and scans the gaps, which depend only on the union: the sorted unions
+ * but one are merged with the rest, and the scan walks the result and
+ * the last union together, as if merged, stopping at the first fit (or
+ * a best fit without slack). Pinned tensors are
  * placed first, at their offsets; zero-size tensors get offset 0. Orders
  * are built with radix sorts, and a heuristic allocates O(1) blocks
  * however many tensors it places (its scratch lists grow by doubling).
@@ -188,21 +191,22 @@ static size_t merge2(const struct tindex_span *a, size_t na,
   return n + 1;
 }
 
-/* Merges pl->spans (sorted) and pl->runs, two at a time, into sorted
- * disjoint pieces: the union of them all. Sets *sp and *n to them (in
- * pl->merged or pl->tmp). Returns 0 or -1 on OOM. */
-static int merge_runs(struct placer *pl, const struct tindex_span **sp,
-                      size_t *n)
+/* Merges pl->spans (sorted) and the first n_runs of pl->runs, two at a
+ * time, into sorted disjoint pieces: the union of them all. Sets *sp and
+ * *n to them (in pl->spans, pl->merged or pl->tmp, or a run read in
+ * place). Returns 0 or -1 on OOM. */
+static int merge_runs(struct placer *pl, size_t n_runs,
+                      const struct tindex_span **sp, size_t *n)
 {
   size_t total = pl->spans.n;
-  for (size_t i = 0; i < pl->runs.n; i++)
+  for (size_t i = 0; i < n_runs; i++)
     total += pl->runs.v[i].n;
   if (reserve_spans(&pl->merged, total) || reserve_spans(&pl->tmp, total))
     return -1;
   const struct tindex_span *acc = pl->spans.v;
   size_t n_acc = pl->spans.n;
   struct tindex_spans *dst = &pl->merged, *other = &pl->tmp;
-  for (size_t i = 0; i < pl->runs.n; i++) {
+  for (size_t i = 0; i < n_runs; i++) {
     const struct tunion_run *r = &pl->runs.v[i];
     const struct tindex_span *v = *r->base + r->at;
     if (n_acc == 0) { /* a run alone is read in place */
@@ -221,32 +225,82 @@ static int merge_runs(struct placer *pl, const struct tindex_span **sp,
   return 0;
 }
 
-/* Chooses the offset for rank r among the placed bytes it overlaps:
- * sp[0..n), sorted by offset. */
-static uint64_t choose_offset(const struct placer *pl, uint32_t r,
-                              enum fit_mode m, const struct tindex_span *sp,
-                              size_t n)
+/* The gap scan of one placement: the placed bytes it overlaps come in
+ * offset order (ties in any order, touching or overlapping ones apart
+ * or joined: only the running maximum of their ends matters), and each
+ * gap below the next is a candidate. */
+struct scan {
+  uint64_t size, a;       /* the tensor's size and alignment */
+  uint64_t cur;           /* the highest end so far */
+  uint64_t best, slack;   /* best candidate and its slack so far */
+};
+
+static void scan_init(struct scan *c, const struct placer *pl, uint32_t r)
 {
-  uint64_t size = pl->x->item[r].size;
-  uint64_t a = (uint64_t)1 << pl->x->align_log2[r];
-  uint64_t cur = 0, best = 0, best_slack = UINT64_MAX;
-  for (size_t k = 0; k < n; k++) {
-    uint64_t start = planner__align_up(cur, a);
-    if (start + size <= sp[k].off) {
-      uint64_t slack = sp[k].off - start - size;
-      if (m == FIT_FIRST)
-        return start;
-      if (slack < best_slack) {
-        best = start;
-        best_slack = slack;
-        if (slack == 0)
-          return best;
-      }
-    }
-    if (sp[k].end > cur)
-      cur = sp[k].end;
+  c->size = pl->x->item[r].size;
+  c->a = (uint64_t)1 << pl->x->align_log2[r];
+  c->cur = c->best = 0;
+  c->slack = UINT64_MAX;
+}
+
+/* Takes the placed bytes s; returns 1 when the choice is made (the first
+ * fit, or a best fit without slack): c->best then holds it. Branch-free
+ * but for that exit, which is rare: whether a gap fits, and whether it
+ * is the tightest so far, are coin tosses when pieces interleave. */
+static inline int scan_take(struct scan *c, const struct tindex_span *s,
+                            enum fit_mode m)
+{
+  uint64_t start = planner__align_up(c->cur, c->a);
+  uint64_t fits = start + c->size <= s->off;
+  uint64_t slack = s->off - start - c->size; /* meaningful when it fits */
+  uint64_t better = fits & ((m == FIT_FIRST) | (slack < c->slack));
+  c->best = pick64(better, start, c->best);
+  c->slack = pick64(better, slack, c->slack);
+  c->cur = pick64(s->end > c->cur, s->end, c->cur);
+  return m == FIT_FIRST ? (int)fits : (int)(better & (slack == 0));
+}
+
+/* The chosen offset once every placed byte was taken. */
+static uint64_t scan_end(const struct scan *c)
+{
+  return c->slack != UINT64_MAX ? c->best : planner__align_up(c->cur, c->a);
+}
+
+/* Chooses the offset for rank r among the placed bytes it overlaps: the
+ * union of a[0..na) and b[0..nb), each sorted by offset, scanned in one
+ * pass as if merged (the pick of the next one branch-free, as in
+ * merge2()). m is a constant where this is inlined. */
+static inline uint64_t scan2(struct scan *c, enum fit_mode m,
+                             const struct tindex_span *a, size_t na,
+                             const struct tindex_span *b, size_t nb)
+{
+  size_t i = 0, j = 0;
+  while (i < na && j < nb) {
+    uint64_t ta = a[i].off <= b[j].off;
+    const struct tindex_span *s = (const struct tindex_span *)(uintptr_t)
+        pick64(ta, (uintptr_t)&a[i], (uintptr_t)&b[j]);
+    i += (size_t)ta;
+    j += (size_t)(1 - ta);
+    if (scan_take(c, s, m))
+      return c->best;
   }
-  return best_slack != UINT64_MAX ? best : planner__align_up(cur, a);
+  size_t nt = i < na ? na - i : nb - j; /* one tail */
+  const struct tindex_span *t = !nt ? NULL : i < na ? a + i : b + j;
+  for (size_t k = 0; k < nt; k++)
+    if (scan_take(c, &t[k], m))
+      return c->best;
+  return scan_end(c);
+}
+
+static uint64_t choose_offset(const struct placer *pl, uint32_t r,
+                              enum fit_mode m, const struct tindex_span *a,
+                              size_t na, const struct tindex_span *b,
+                              size_t nb)
+{
+  struct scan c;
+  scan_init(&c, pl, r);
+  return m == FIT_FIRST ? scan2(&c, FIT_FIRST, a, na, b, nb)
+                        : scan2(&c, FIT_BEST, a, na, b, nb);
 }
 
 /* Puts rank r at off. Returns 0 or ARENA_ENOMEM. */
@@ -311,10 +365,17 @@ int planner__task_step(struct planner__task *t, size_t n)
                        &pl->runs) ||
         sort_spans(pl))
       return ARENA_ENOMEM;
-    const struct tindex_span *sp = pl->spans.v;
-    size_t n_sp = pl->spans.n;
-    if ((pl->runs.n && merge_runs(pl, &sp, &n_sp)) ||
-        place(pl, order[k], choose_offset(pl, order[k], t->mode, sp, n_sp)))
+    const struct tindex_span *sp = pl->spans.v, *last = NULL;
+    size_t n_sp = pl->spans.n, n_last = 0;
+    if (pl->runs.n) { /* the last run is scanned along, not merged */
+      const struct tunion_run *l = &pl->runs.v[pl->runs.n - 1];
+      last = *l->base + l->at;
+      n_last = l->n;
+      if (merge_runs(pl, pl->runs.n - 1, &sp, &n_sp))
+        return ARENA_ENOMEM;
+    }
+    if (place(pl, order[k],
+              choose_offset(pl, order[k], t->mode, sp, n_sp, last, n_last)))
       return ARENA_ENOMEM;
     t->next = k + 1;
   }

@@ -144,7 +144,7 @@ static void node_add(const struct tindex *x, struct tunion *u, size_t v,
     union_add(u->node + x->uoff[v] + 1, &u->node[x->uoff[v]].off, off, end);
 }
 
-/* ---- group unions --------------------------------------------------------- */
+/* ---- group unions -------------------------------------------------------*/
 
 /* Merges [off, end), listed in node v, into the unions of the groups v
  * is an ancestor of (or is): those among its descendants (v << j) ..
@@ -190,7 +190,7 @@ static int cover_add(const struct tindex *x, struct tunion *u, uint32_t r,
   return 0;
 }
 
-/* ---- the block tree ------------------------------------------------------- */
+/* ---- the block tree -----------------------------------------------------*/
 
 static size_t n_blocks(const struct tindex *x)
 {

@@ -54,8 +54,9 @@ static void graph(uint64_t *rs, struct planner_tensor *t, size_t n,
     int64_t len = tu_rand_range(rs, 0, 99) < long_pct
                       ? (int64_t)tu_rand_range(rs, 100, (uint64_t)ops)
                       : (int64_t)tu_rand_range(rs, 0, 4);
-    t[i] = (struct planner_tensor){(uint32_t)i, 2 * tu_rand_range(rs, 1, 500) + 1,
-                                   f, f + len, 0, PLANNER_NOT_PINNED};
+    uint64_t size = 2 * tu_rand_range(rs, 1, 500) + 1;
+    t[i] = (struct planner_tensor){(uint32_t)i, size, f, f + len, 0,
+                                   PLANNER_NOT_PINNED};
   }
 }
 

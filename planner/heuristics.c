@@ -98,13 +98,8 @@ static int sort_spans(struct placer *pl)
   struct tindex_span *s = pl->spans.v;
   size_t n = pl->spans.n;
   if (n > 64) {
-    if (pl->tmp.cap < n) {
-      struct tindex_span *t = realloc(pl->tmp.v, pl->spans.cap * sizeof *t);
-      if (!t)
-        return -1;
-      pl->tmp.v = t;
-      pl->tmp.cap = pl->spans.cap;
-    }
+    if (tunion_reserve(&pl->tmp, n))
+      return -1;
     radix_spans(s, pl->tmp.v, n);
     return 0;
   }
@@ -118,25 +113,26 @@ static int sort_spans(struct placer *pl)
   return 0;
 }
 
-static int reserve_spans(struct tindex_spans *v, size_t n)
-{
-  if (n <= v->cap)
-    return 0;
-  size_t cap = v->cap ? v->cap : 256;
-  while (cap < n)
-    cap *= 2;
-  struct tindex_span *p = realloc(v->v, cap * sizeof *p);
-  if (!p)
-    return -1;
-  v->v = p;
-  v->cap = cap;
-  return 0;
-}
 
 /* x when c is 1, y when c is 0, without a branch. */
 static inline uint64_t pick64(uint64_t c, uint64_t x, uint64_t y)
 {
   return y ^ ((x ^ y) & (0 - c));
+}
+
+/* The next of two sorted lists in merged order, a[*i] or b[*j] (both
+ * there), and steps past it. Branch-free: which list comes next is a coin
+ * toss when pieces interleave. */
+static inline const struct tindex_span *
+next_of(const struct tindex_span *a, size_t *i, const struct tindex_span *b,
+        size_t *j)
+{
+  uint64_t ta = a[*i].off <= b[*j].off;
+  const struct tindex_span *s = (const struct tindex_span *)(uintptr_t)
+      pick64(ta, (uintptr_t)&a[*i], (uintptr_t)&b[*j]);
+  *i += (size_t)ta;
+  *j += (size_t)(1 - ta);
+  return s;
 }
 
 /* The piece being built by merge2() takes s: out[n] gets the piece, and
@@ -175,14 +171,8 @@ static size_t merge2(const struct tindex_span *a, size_t na,
   }
   size_t i = 0, j = 0, n = 0;
   struct tindex_span c = a[0].off <= b[0].off ? a[i++] : b[j++];
-  while (i < na && j < nb) {
-    uint64_t ta = a[i].off <= b[j].off;
-    const struct tindex_span *s = (const struct tindex_span *)(uintptr_t)
-        pick64(ta, (uintptr_t)&a[i], (uintptr_t)&b[j]);
-    i += (size_t)ta;
-    j += (size_t)(1 - ta);
-    n = grow(out, n, &c, s);
-  }
+  while (i < na && j < nb)
+    n = grow(out, n, &c, next_of(a, &i, b, &j));
   const struct tindex_span *t = i < na ? a + i : b + j; /* one tail */
   size_t nt = i < na ? na - i : nb - j;
   for (size_t k = 0; k < nt; k++)
@@ -201,7 +191,8 @@ static int merge_runs(struct placer *pl, size_t n_runs,
   size_t total = pl->spans.n;
   for (size_t i = 0; i < n_runs; i++)
     total += pl->runs.v[i].n;
-  if (reserve_spans(&pl->merged, total) || reserve_spans(&pl->tmp, total))
+  if (tunion_reserve(&pl->merged, total) ||
+      tunion_reserve(&pl->tmp, total))
     return -1;
   const struct tindex_span *acc = pl->spans.v;
   size_t n_acc = pl->spans.n;
@@ -268,22 +259,15 @@ static uint64_t scan_end(const struct scan *c)
 
 /* Chooses the offset for rank r among the placed bytes it overlaps: the
  * union of a[0..na) and b[0..nb), each sorted by offset, scanned in one
- * pass as if merged (the pick of the next one branch-free, as in
- * merge2()). m is a constant where this is inlined. */
+ * pass as if merged. m is a constant where this is inlined. */
 static inline uint64_t scan2(struct scan *c, enum fit_mode m,
                              const struct tindex_span *a, size_t na,
                              const struct tindex_span *b, size_t nb)
 {
   size_t i = 0, j = 0;
-  while (i < na && j < nb) {
-    uint64_t ta = a[i].off <= b[j].off;
-    const struct tindex_span *s = (const struct tindex_span *)(uintptr_t)
-        pick64(ta, (uintptr_t)&a[i], (uintptr_t)&b[j]);
-    i += (size_t)ta;
-    j += (size_t)(1 - ta);
-    if (scan_take(c, s, m))
+  while (i < na && j < nb)
+    if (scan_take(c, next_of(a, &i, b, &j), m))
       return c->best;
-  }
   size_t nt = i < na ? na - i : nb - j; /* one tail */
   const struct tindex_span *t = !nt ? NULL : i < na ? a + i : b + j;
   for (size_t k = 0; k < nt; k++)

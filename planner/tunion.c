@@ -15,7 +15,7 @@ void tunion_cleanup(struct tunion *u)
   free(u->node);
   free(u->group);
   free(u->tree);
-  free(u->pool);
+  free(u->pool.v);
   free(u->pend);
   memset(u, 0, sizeof *u);
 }
@@ -72,19 +72,18 @@ static size_t merge_pieces(const struct tindex_span *a, size_t na,
   return n;
 }
 
-/* Makes room for `more` slots past pool_n; returns 0 or -1. */
-static int pool_reserve(struct tunion *u, size_t more)
+int tunion_reserve(struct tindex_spans *v, size_t more)
 {
-  if (u->pool_n + more <= u->pool_cap)
+  if (v->n + more <= v->cap)
     return 0;
-  size_t cap = u->pool_cap ? u->pool_cap : 1024;
-  while (cap < u->pool_n + more)
+  size_t cap = v->cap ? v->cap : 256;
+  while (cap < v->n + more)
     cap *= 2;
-  struct tindex_span *v = realloc(u->pool, cap * sizeof *v);
-  if (!v)
+  struct tindex_span *p = realloc(v->v, cap * sizeof *p);
+  if (!p)
     return -1;
-  u->pool = v;
-  u->pool_cap = cap;
+  v->v = p;
+  v->cap = cap;
   return 0;
 }
 
@@ -95,15 +94,16 @@ static int list_add(struct tunion *u, struct tunion_list *l, uint64_t off,
 {
   if (l->n == l->cap) {
     size_t cap = l->cap ? 2 * (size_t)l->cap : 4;
-    if (cap > UINT32_MAX || pool_reserve(u, cap))
+    if (cap > UINT32_MAX || tunion_reserve(&u->pool, cap))
       return -1;
-    memcpy(u->pool + u->pool_n, u->pool + l->at, l->n * sizeof *u->pool);
-    l->at = u->pool_n;
+    memcpy(u->pool.v + u->pool.n, u->pool.v + l->at,
+           l->n * sizeof *u->pool.v);
+    l->at = u->pool.n;
     l->cap = (uint32_t)cap;
-    u->pool_n += cap;
+    u->pool.n += cap;
   }
   uint64_t n = l->n;
-  union_add(u->pool + l->at, &n, off, end);
+  union_add(u->pool.v + l->at, &n, off, end);
   l->n = (uint32_t)n;
   return 0;
 }
@@ -236,21 +236,21 @@ static int tree_fill(const struct tindex *x, const struct tindex_span *pos,
       l->n = 0;
       continue;
     }
-    if (pool_reserve(u, n[0] + n[1]))
+    if (tunion_reserve(&u->pool, n[0] + n[1]))
       return -1;
     const struct tindex_span *s[2];
     for (int i = 0; i < 2; i++) { /* after the pool may have moved */
       size_t c = 2 * v + (size_t)i;
-      s[i] = c >= nb ? leaf[i] : u->pool + u->tree[c].at;
+      s[i] = c >= nb ? leaf[i] : u->pool.v + u->tree[c].at;
     }
-    struct tindex_span *end = u->pool + u->pool_n; /* merged there first */
+    struct tindex_span *end = u->pool.v + u->pool.n; /* merged there */
     size_t k = merge_pieces(s[0], n[0], s[1], n[1], end);
     if (k <= l->cap) {
-      memcpy(u->pool + l->at, end, k * sizeof *end);
+      memcpy(u->pool.v + l->at, end, k * sizeof *end);
     } else {
-      l->at = u->pool_n;
+      l->at = u->pool.n;
       l->cap = (uint32_t)(n[0] + n[1]);
-      u->pool_n += n[0] + n[1];
+      u->pool.n += n[0] + n[1];
     }
     l->n = (uint32_t)k;
   }
@@ -368,20 +368,6 @@ static int groups_build(const struct tindex *x, const struct tindex_span *pos,
 
 /* ---- the overlap query --------------------------------------------------- */
 
-static int reserve(struct tindex_spans *out, size_t more)
-{
-  if (out->n + more <= out->cap)
-    return 0;
-  size_t cap = out->cap ? out->cap : 256;
-  while (cap < out->n + more)
-    cap *= 2;
-  struct tindex_span *v = realloc(out->v, cap * sizeof *v);
-  if (!v)
-    return -1;
-  out->v = v;
-  out->cap = cap;
-  return 0;
-}
 
 /* Appends the placed ones among ranks ids[0..k) (or, with ids NULL, the
  * ranks lo .. lo + k). Branch-free: every span is written, and counted
@@ -405,7 +391,7 @@ static int take_range(struct tindex_spans *out, const struct tindex_span *pos,
 {
   if (hi <= lo)
     return 0;
-  if (reserve(out, hi - lo))
+  if (tunion_reserve(out, hi - lo))
     return -1;
   take(out, pos, NULL, lo, hi - lo);
   return 0;
@@ -425,7 +411,7 @@ static int take_pieces(struct sink *k, struct tindex_span *const *base,
   if (n == 0) /* the storage may still be NULL */
     return 0;
   if (n < TUNION_RUN) {
-    if (reserve(k->out, n))
+    if (tunion_reserve(k->out, n))
       return -1;
     memcpy(k->out->v + k->out->n, *base + at, n * sizeof **base);
     k->out->n += n;
@@ -485,7 +471,7 @@ static int take_whole_blocks(const struct tindex *x,
       v[k++] = --hi;
     for (size_t i = 0; i < k; i++)
       if (v[i] >= nb ? take_leaf(pos, u, v[i] - nb, out)
-                     : take_pieces(out, &u->pool, u->tree[v[i]].at,
+                     : take_pieces(out, &u->pool.v, u->tree[v[i]].at,
                                    u->tree[v[i]].n))
         return -1;
   }
@@ -518,7 +504,7 @@ static int take_node(const struct tindex *x, const struct tindex_span *pos,
                        (size_t)u->node[x->uoff[v]].off);
   }
   uint32_t lo = x->node_beg[v], hi = x->node_beg[v + 1];
-  if (reserve(out->out, hi - lo))
+  if (tunion_reserve(out->out, hi - lo))
     return -1;
   take(out->out, pos, x->ent + lo, 0, hi - lo);
   return 0;
@@ -531,7 +517,7 @@ static int take_group(const struct tindex *x, const struct tindex_span *pos,
   if (!u->group && groups_build(x, pos, u))
     return -1;
   const struct tunion_list *l = &u->group[g - x->g_lo];
-  return take_pieces(out, &u->pool, l->at, l->n);
+  return take_pieces(out, &u->pool.v, l->at, l->n);
 }
 
 int tunion_collect(const struct tindex *x, const struct tindex_span *pos,

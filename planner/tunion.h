@@ -85,9 +85,8 @@ struct tunion {
                                 built */
   struct tunion_list *tree;  /* nb (blocks) lists: the union of tree node
                                 v in [1, nb); NULL until built */
-  struct tindex_span *pool;  /* pool_cap slots of group and tree lists */
-  size_t pool_n;             /* slots handed out */
-  size_t pool_cap;           /* slots allocated */
+  struct tindex_spans pool;  /* slots of group and tree lists: pool.n
+                                handed out of pool.cap */
   uint32_t *pend;            /* placements since a query last read the
                                 tree (n_pend of cap_pend) */
   size_t n_pend, cap_pend;
@@ -109,6 +108,10 @@ struct tunion_runs {
   size_t n;             /* entries used */
   size_t cap;           /* entries of room */
 };
+
+/* Makes room in v for `more` entries past v->n (growing by doubling).
+ * Returns 0, or -1 when out of memory (v unchanged). */
+int tunion_reserve(struct tindex_spans *v, size_t more);
 
 /* Frees what u owns and leaves it unbuilt. */
 void tunion_cleanup(struct tunion *u);

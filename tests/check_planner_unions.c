@@ -155,16 +155,24 @@ static void check_unions(const struct planner_graph *g, unsigned every,
   planner__prob_cleanup(&p);
 }
 
+enum { N_UNIONS = 9000 }; /* tensors of each case */
+
+/* Checks the unions on the graph of seed with long_pct percent long-lived
+ * tensors, queried as check_unions() says with gap; leaves them in u. */
+static void check_case(uint64_t seed, unsigned long_pct, unsigned gap,
+                       struct tunion *u)
+{
+  static struct planner_tensor t[N_UNIONS];
+  graph(&seed, t, N_UNIONS, long_pct);
+  struct planner_graph g = {t, N_UNIONS};
+  check_unions(&g, 1, gap, &seed, u);
+}
+
 /* Mostly short tensors: blocks and node unions, no tree. */
 START_TEST(test_unions_short)
 {
-  enum { N = 9000 };
-  static struct planner_tensor t[N];
-  uint64_t rs = 0x51;
-  graph(&rs, t, N, 1);
-  struct planner_graph g = {t, N};
   struct tunion u;
-  check_unions(&g, 1, 1, &rs, &u);
+  check_case(0x51, 1, 1, &u);
   ck_assert_ptr_nonnull(u.group); /* the timeline is long enough */
   ck_assert_ptr_nonnull(u.block);
   tunion_cleanup(&u);
@@ -175,18 +183,13 @@ END_TEST
  * block tree too, and blocks that give their unions up. */
 START_TEST(test_unions_long)
 {
-  enum { N = 9000 };
-  static struct planner_tensor t[N];
-  uint64_t rs = 0x52;
-  graph(&rs, t, N, 30);
-  struct planner_graph g = {t, N};
   struct tunion u;
-  check_unions(&g, 1, 1, &rs, &u);
+  check_case(0x52, 30, 1, &u);
   ck_assert_ptr_nonnull(u.group);
   ck_assert_ptr_nonnull(u.node);
   ck_assert_ptr_nonnull(u.tree);
   size_t gave_up = 0;
-  for (size_t k = 0; k < (N + TUNION_BLOCK - 1) / TUNION_BLOCK; k++)
+  for (size_t k = 0; k < (N_UNIONS + TUNION_BLOCK - 1) / TUNION_BLOCK; k++)
     gave_up += u.n_block[k] == TUNION_GAVE_UP;
   ck_assert_uint_gt(gave_up, 0);
   tunion_cleanup(&u);
@@ -198,13 +201,8 @@ END_TEST
  * read, more than it has blocks, and is recomputed. */
 START_TEST(test_unions_seldom)
 {
-  enum { N = 9000 };
-  static struct planner_tensor t[N];
-  uint64_t rs = 0x53;
-  graph(&rs, t, N, 30);
-  struct planner_graph g = {t, N};
   struct tunion u;
-  check_unions(&g, 1, 400, &rs, &u);
+  check_case(0x53, 30, 400, &u);
   ck_assert_ptr_nonnull(u.tree);
   tunion_cleanup(&u);
 }

@@ -82,7 +82,8 @@ static void check_query(const struct tindex *x, const struct tindex_span *pos,
     c->got_cap = 2 * n_got;
     c->got = realloc(c->got, c->got_cap * sizeof *c->got);
   }
-  memcpy(c->got, c->out.v, c->out.n * sizeof *c->got);
+  if (c->out.n) /* out.v may still be NULL */
+    memcpy(c->got, c->out.v, c->out.n * sizeof *c->got);
   n_got = c->out.n;
   for (size_t i = 0; i < c->runs.n; i++) {
     const struct tindex_span *v = *c->runs.v[i].base + c->runs.v[i].at;
@@ -124,6 +125,8 @@ static void check_unions(const struct planner_graph *g, unsigned every,
   struct tindex_span *pos = calloc(m, sizeof *pos);
   struct scratch c = {0};
   c.want = malloc((m + 1) * sizeof *c.want);
+  c.got_cap = 16;
+  c.got = malloc(c.got_cap * sizeof *c.got);
   uint32_t *order = malloc(m * sizeof *order);
   for (size_t r = 0; r < m; r++)
     order[r] = (uint32_t)r;

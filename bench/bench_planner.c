@@ -13,6 +13,8 @@
  *      (a chain of operators whose outputs are mostly consumed by the next
  *      few, some skip connections, a few tensors that live long), at the
  *      default alignment of 64 bytes, from a fixed seed.
+ *  (c) the generated traces of bench/tracegen.h (both shapes, seed 1, at
+ *      the sizes of BENCH_SIZES, default 20000,40000,60000), alignment 1.
  *
  * Times are wall-clock (CLOCK_MONOTONIC) medians over repeated runs of
  * planner_run(), which includes validation and verification of the plan.
@@ -373,6 +375,54 @@ static void bench_random(void)
   free(t);
 }
 
+/* ---- table (c): generated traces ----------------------------------------*/
+
+/* The next size of BENCH_SIZES (comma separated, sizes of 100 and more)
+ * after *v; 0 at its end. */
+static size_t next_size(const char **v)
+{
+  while (**v) {
+    char *end;
+    unsigned long x = strtoul(*v, &end, 10);
+    if (end == *v)
+      return 0;
+    *v = *end == ',' ? end + 1 : end;
+    if (x >= 100)
+      return (size_t)x;
+  }
+  return 0;
+}
+
+/* Both shapes of bench/tracegen.h at each size (BENCH_SIZES, default
+ * 20000,40000,60000), seed 1: the traces of the exact benchmark. */
+static void bench_traces(void)
+{
+  const char *env = getenv("BENCH_SIZES");
+  const char *v = env && *env ? env : "20000,40000,60000";
+  printf("\n(c) generated traces (bench/tracegen.h), alignment 1, seed 1\n");
+  print_head();
+  for (size_t n; (n = next_size(&v)) != 0;) {
+    for (int i = TRACEGEN_SOMAS; i <= TRACEGEN_IOPDDL; i++) {
+      enum tracegen_shape sh = (enum tracegen_shape)i;
+      size_t m = 0;
+      struct planner_tensor *t = tracegen_make(sh, n, 1, &m);
+      if (!t) {
+        fprintf(stderr, "bench_planner: out of memory\n");
+        return;
+      }
+      char name[48];
+      snprintf(name, sizeof name, "%s-%zu", tracegen_shape_name(sh), n);
+      struct planner_graph g = {t, m};
+      for (size_t k = 0; k < N_ALGOS; k++) {
+        struct result r = measure(&g, 1, k);
+        print_result(k ? NULL : name, m, k, &r);
+      }
+      free(t);
+      fflush(stdout);
+    }
+  }
+}
+
 int main(int argc, char **argv)
 {
   if (argc != 2) {
@@ -398,6 +448,7 @@ int main(int argc, char **argv)
   print_groups(gr, 3);
   fflush(stdout);
   bench_random();
+  bench_traces();
   printf("\nbench_planner: done in %.1f s\n", now_s() - t0);
   return 0;
 }

@@ -10,7 +10,10 @@
  * that overlap a lifetime in O(log S + k) for k overlapping tensors,
  * reading mostly contiguous memory, and reads unions of them where
  * there would be many; each placement then sorts what it got by offset
- * and scans the gaps, which depend only on the union. Pinned tensors are
+ * and scans the gaps, which depend only on the union: the sorted unions
+ * but one are merged with the rest, and the scan walks the result and
+ * the last union together, as if merged, stopping at the first fit (or
+ * a best fit without slack). Pinned tensors are
  * placed first, at their offsets; zero-size tensors get offset 0. Orders
  * are built with radix sorts, and a heuristic allocates O(1) blocks
  * however many tensors it places (its scratch lists grow by doubling).
@@ -31,6 +34,7 @@
 #include "planner_int.h"
 #include "planner_sort.h"
 #include "tindex.h"
+#include "tunion.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,10 +45,13 @@ enum fit_mode { FIT_FIRST, FIT_BEST };
 struct placer {
   const struct planner__prob *p;
   const struct tindex *x;
-  struct tindex_span *pos;     /* x->m placements by rank, borrowed */
-  struct tindex_unions unions; /* unions of placed bytes, see tindex.h */
+  struct tindex_span *pos;     /* x->m placements by rank */
+  uint64_t top;                /* largest end placed so far */
+  struct tunion unions;        /* unions of placed bytes, see tunion.h */
   struct tindex_spans spans;   /* scratch: overlapping placed bytes */
+  struct tunion_runs runs;     /* scratch: sorted runs of them */
   struct tindex_spans tmp;     /* scratch for sorting spans */
+  struct tindex_spans merged;  /* scratch: spans and runs merged */
 };
 
 /* LSD radix sort by off over the bits that differ between offsets only:
@@ -91,13 +98,8 @@ static int sort_spans(struct placer *pl)
   struct tindex_span *s = pl->spans.v;
   size_t n = pl->spans.n;
   if (n > 64) {
-    if (pl->tmp.cap < n) {
-      struct tindex_span *t = realloc(pl->tmp.v, pl->spans.cap * sizeof *t);
-      if (!t)
-        return -1;
-      pl->tmp.v = t;
-      pl->tmp.cap = pl->spans.cap;
-    }
+    if (tunion_reserve(&pl->tmp, n))
+      return -1;
     radix_spans(s, pl->tmp.v, n);
     return 0;
   }
@@ -111,50 +113,206 @@ static int sort_spans(struct placer *pl)
   return 0;
 }
 
-/* Chooses the offset for rank r among pl->spans, sorted by offset. */
-static uint64_t choose_offset(const struct placer *pl, uint32_t r,
-                              enum fit_mode m)
+
+/* x when c is 1, y when c is 0, without a branch. */
+static inline uint64_t pick64(uint64_t c, uint64_t x, uint64_t y)
 {
-  uint64_t size = pl->x->item[r].size;
-  uint64_t a = (uint64_t)1 << pl->x->align_log2[r];
-  const struct tindex_span *sp = pl->spans.v;
-  uint64_t cur = 0, best = 0, best_slack = UINT64_MAX;
-  for (size_t k = 0; k < pl->spans.n; k++) {
-    uint64_t start = planner__align_up(cur, a);
-    if (start + size <= sp[k].off) {
-      uint64_t slack = sp[k].off - start - size;
-      if (m == FIT_FIRST)
-        return start;
-      if (slack < best_slack) {
-        best = start;
-        best_slack = slack;
-        if (slack == 0)
-          return best;
-      }
-    }
-    if (sp[k].end > cur)
-      cur = sp[k].end;
-  }
-  return best_slack != UINT64_MAX ? best : planner__align_up(cur, a);
+  return y ^ ((x ^ y) & (0 - c));
 }
 
-static void place(struct placer *pl, uint32_t r, uint64_t off)
+/* The next of two sorted lists in merged order, a[*i] or b[*j] (both
+ * there), and steps past it. Branch-free: which list comes next is a coin
+ * toss when pieces interleave. */
+static inline const struct tindex_span *
+next_of(const struct tindex_span *a, size_t *i, const struct tindex_span *b,
+        size_t *j)
+{
+  uint64_t ta = a[*i].off <= b[*j].off;
+  const struct tindex_span *s = (const struct tindex_span *)(uintptr_t)
+      pick64(ta, (uintptr_t)&a[*i], (uintptr_t)&b[*j]);
+  *i += (size_t)ta;
+  *j += (size_t)(1 - ta);
+  return s;
+}
+
+/* The piece being built by merge2() takes s: out[n] gets the piece, and
+ * n advances past it unless s meets it and grows it instead. */
+static inline size_t grow(struct tindex_span *out, size_t n,
+                          struct tindex_span *c, const struct tindex_span *s)
+{
+  uint64_t join = s->off <= c->end;
+  out[n] = *c;
+  c->off = pick64(join, c->off, s->off);
+  c->end = pick64(join, pick64(s->end > c->end, s->end, c->end), s->end);
+  return n + (size_t)(1 - join);
+}
+
+/* Writes the union of the sorted pieces a[0..na) and b[0..nb) (each
+ * sorted by offset) into out (room na + nb) as sorted disjoint pieces;
+ * returns their count. Branch-free in the loop, where which input comes
+ * next, and whether it meets the piece being built, are coin tosses
+ * when pieces interleave: the piece being built stays in registers and
+ * is written at every step, where the next one overwrites it unless it
+ * is complete. */
+static size_t merge2(const struct tindex_span *a, size_t na,
+                     const struct tindex_span *b, size_t nb,
+                     struct tindex_span *out)
+{
+  if (!na || !nb) { /* one list: just join its touching pieces */
+    const struct tindex_span *t = na ? a : b;
+    size_t nt = na ? na : nb, n = 0;
+    if (!nt)
+      return 0;
+    struct tindex_span c = t[0];
+    for (size_t k = 1; k < nt; k++)
+      n = grow(out, n, &c, &t[k]);
+    out[n] = c;
+    return n + 1;
+  }
+  size_t i = 0, j = 0, n = 0;
+  struct tindex_span c = a[0].off <= b[0].off ? a[i++] : b[j++];
+  while (i < na && j < nb)
+    n = grow(out, n, &c, next_of(a, &i, b, &j));
+  const struct tindex_span *t = i < na ? a + i : b + j; /* one tail */
+  size_t nt = i < na ? na - i : nb - j;
+  for (size_t k = 0; k < nt; k++)
+    n = grow(out, n, &c, &t[k]);
+  out[n] = c;
+  return n + 1;
+}
+
+/* Merges pl->spans (sorted) and the first n_runs of pl->runs, two at a
+ * time, into sorted disjoint pieces: the union of them all. Sets *sp and
+ * *n to them (in pl->spans, pl->merged or pl->tmp, or a run read in
+ * place). Returns 0 or -1 on OOM. */
+static int merge_runs(struct placer *pl, size_t n_runs,
+                      const struct tindex_span **sp, size_t *n)
+{
+  size_t total = pl->spans.n;
+  for (size_t i = 0; i < n_runs; i++)
+    total += pl->runs.v[i].n;
+  if (tunion_reserve(&pl->merged, total) ||
+      tunion_reserve(&pl->tmp, total))
+    return -1;
+  const struct tindex_span *acc = pl->spans.v;
+  size_t n_acc = pl->spans.n;
+  struct tindex_spans *dst = &pl->merged, *other = &pl->tmp;
+  for (size_t i = 0; i < n_runs; i++) {
+    const struct tunion_run *r = &pl->runs.v[i];
+    const struct tindex_span *v = *r->base + r->at;
+    if (n_acc == 0) { /* a run alone is read in place */
+      acc = v;
+      n_acc = r->n;
+      continue;
+    }
+    n_acc = merge2(acc, n_acc, v, r->n, dst->v);
+    acc = dst->v;
+    struct tindex_spans *t = dst;
+    dst = other;
+    other = t;
+  }
+  *sp = acc;
+  *n = n_acc;
+  return 0;
+}
+
+/* The gap scan of one placement: the placed bytes it overlaps come in
+ * offset order (ties in any order, touching or overlapping ones apart
+ * or joined: only the running maximum of their ends matters), and each
+ * gap below the next is a candidate. */
+struct scan {
+  uint64_t size, a;       /* the tensor's size and alignment */
+  uint64_t cur;           /* the highest end so far */
+  uint64_t best, slack;   /* best candidate and its slack so far */
+};
+
+static void scan_init(struct scan *c, const struct placer *pl, uint32_t r)
+{
+  c->size = pl->x->item[r].size;
+  c->a = (uint64_t)1 << pl->x->align_log2[r];
+  c->cur = c->best = 0;
+  c->slack = UINT64_MAX;
+}
+
+/* Takes the placed bytes s; returns 1 when the choice is made (the first
+ * fit, or a best fit without slack): c->best then holds it. Branch-free
+ * but for that exit, which is rare: whether a gap fits, and whether it
+ * is the tightest so far, are coin tosses when pieces interleave. */
+static inline int scan_take(struct scan *c, const struct tindex_span *s,
+                            enum fit_mode m)
+{
+  uint64_t start = planner__align_up(c->cur, c->a);
+  uint64_t fits = start + c->size <= s->off;
+  uint64_t slack = s->off - start - c->size; /* meaningful when it fits */
+  uint64_t better = fits & ((m == FIT_FIRST) | (slack < c->slack));
+  c->best = pick64(better, start, c->best);
+  c->slack = pick64(better, slack, c->slack);
+  c->cur = pick64(s->end > c->cur, s->end, c->cur);
+  return m == FIT_FIRST ? (int)fits : (int)(better & (slack == 0));
+}
+
+/* The chosen offset once every placed byte was taken. */
+static uint64_t scan_end(const struct scan *c)
+{
+  return c->slack != UINT64_MAX ? c->best : planner__align_up(c->cur, c->a);
+}
+
+/* Chooses the offset for rank r among the placed bytes it overlaps: the
+ * union of a[0..na) and b[0..nb), each sorted by offset, scanned in one
+ * pass as if merged. m is a constant where this is inlined. */
+static inline uint64_t scan2(struct scan *c, enum fit_mode m,
+                             const struct tindex_span *a, size_t na,
+                             const struct tindex_span *b, size_t nb)
+{
+  size_t i = 0, j = 0;
+  while (i < na && j < nb)
+    if (scan_take(c, next_of(a, &i, b, &j), m))
+      return c->best;
+  size_t nt = i < na ? na - i : nb - j; /* one tail */
+  const struct tindex_span *t = !nt ? NULL : i < na ? a + i : b + j;
+  for (size_t k = 0; k < nt; k++)
+    if (scan_take(c, &t[k], m))
+      return c->best;
+  return scan_end(c);
+}
+
+static uint64_t choose_offset(const struct placer *pl, uint32_t r,
+                              enum fit_mode m, const struct tindex_span *a,
+                              size_t na, const struct tindex_span *b,
+                              size_t nb)
+{
+  struct scan c;
+  scan_init(&c, pl, r);
+  return m == FIT_FIRST ? scan2(&c, FIT_FIRST, a, na, b, nb)
+                        : scan2(&c, FIT_BEST, a, na, b, nb);
+}
+
+/* Puts rank r at off. Returns 0 or ARENA_ENOMEM. */
+static int place(struct placer *pl, uint32_t r, uint64_t off)
 {
   pl->pos[r].off = off;
   pl->pos[r].end = off + pl->x->item[r].size;
-  tindex_unions_add(pl->x, &pl->unions, r, off, pl->pos[r].end);
+  if (pl->pos[r].end > pl->top)
+    pl->top = pl->pos[r].end;
+  return tunion_add(pl->x, &pl->unions, r, off, pl->pos[r].end)
+             ? ARENA_ENOMEM
+             : 0;
 }
 
-/* Places the pinned tensors and marks every other one unplaced. */
-static void place_pins(struct placer *pl)
+/* Places the pinned tensors and marks every other one unplaced. Returns
+ * 0 or ARENA_ENOMEM. */
+static int place_pins(struct placer *pl)
 {
   const struct tindex *x = pl->x;
-  for (size_t r = 0; r < x->m; r++) {
-    const struct planner_tensor *t = &pl->p->t[x->row_of[r]];
+  for (size_t r = 0; r < x->m; r++)
     pl->pos[r].off = pl->pos[r].end = 0;
+  int rc = 0;
+  for (size_t r = 0; r < x->m && !rc; r++) {
+    const struct planner_tensor *t = &pl->p->t[x->row_of[r]];
     if (t->pinned != PLANNER_NOT_PINNED)
-      place(pl, (uint32_t)r, (uint64_t)t->pinned);
+      rc = place(pl, (uint32_t)r, (uint64_t)t->pinned);
   }
+  return rc;
 }
 
 /* How many placements ahead each prefetch stage runs (tindex_prefetch):
@@ -166,34 +324,82 @@ static const unsigned ahead[TINDEX_PREFETCH_STAGES] = {20, 16, 12, 8, 4};
 #define PREFETCH_ALL 200000 /* ranks from which every stage runs */
 #define PREFETCH_SOME 2     /* stages that run below */
 
-/* Places the ranks order[0..m) one by one, after the pinned tensors. */
-static int place_all(const struct planner__prob *p, const uint32_t *order,
-                     size_t m, enum fit_mode mode, struct tindex_span *pos,
-                     const struct planner__poll *poll)
+/* One heuristic's run: its order and its placements so far. */
+struct planner__task {
+  struct placer pl;    /* placements (pl.pos owned) and their unions */
+  enum fit_mode mode;  /* which gap a tensor takes */
+  uint32_t *order;     /* n_order ranks: the visiting order, owned */
+  size_t n_order;      /* free tensors to place */
+  size_t next;         /* order[0 .. next) are placed */
+};
+
+int planner__task_step(struct planner__task *t, size_t n)
 {
-  const struct tindex *x = p->x;
-  struct placer pl = {p, x, pos, {NULL, NULL, NULL}, {0}, {0}};
-  place_pins(&pl);
-  int rc = 0;
+  struct placer *pl = &t->pl;
+  const struct tindex *x = pl->x;
+  const uint32_t *order = t->order;
+  size_t m = t->n_order, end = n < m - t->next ? t->next + n : m;
   unsigned stages = x->m >= PREFETCH_ALL ? TINDEX_PREFETCH_STAGES
                                          : PREFETCH_SOME;
-  for (size_t k = 0; k < m && !rc; k++) {
+  for (size_t k = t->next; k < end; k++) {
     for (unsigned s = 0; s < stages; s++)
       if (k + ahead[s] < m)
-        tindex_prefetch(x, pos, order[k + ahead[s]], s);
-    if ((k & 1023) == 0 && poll->fn && poll->fn(poll->ctx)) {
-      rc = ARENA_ECANCELED;
-    } else if (tindex_collect(x, pos, &pl.unions, order[k], &pl.spans) ||
-               sort_spans(&pl)) {
-      rc = ARENA_ENOMEM;
-    } else {
-      place(&pl, order[k], choose_offset(&pl, order[k], mode));
+        tindex_prefetch(x, pl->pos, order[k + ahead[s]], s);
+    if (tunion_collect(x, pl->pos, &pl->unions, order[k], &pl->spans,
+                       &pl->runs) ||
+        sort_spans(pl))
+      return ARENA_ENOMEM;
+    const struct tindex_span *sp = pl->spans.v, *last = NULL;
+    size_t n_sp = pl->spans.n, n_last = 0;
+    if (pl->runs.n) { /* the last run is scanned along, not merged */
+      const struct tunion_run *l = &pl->runs.v[pl->runs.n - 1];
+      last = *l->base + l->at;
+      n_last = l->n;
+      if (merge_runs(pl, pl->runs.n - 1, &sp, &n_sp))
+        return ARENA_ENOMEM;
     }
+    if (place(pl, order[k],
+              choose_offset(pl, order[k], t->mode, sp, n_sp, last, n_last)))
+      return ARENA_ENOMEM;
+    t->next = k + 1;
   }
-  tindex_unions_cleanup(&pl.unions);
-  free(pl.spans.v);
-  free(pl.tmp.v);
-  return rc;
+  return 0;
+}
+
+int planner__task_done(const struct planner__task *t)
+{
+  return t->next == t->n_order;
+}
+
+uint64_t planner__task_top(const struct planner__task *t)
+{
+  return t->pl.top;
+}
+
+const struct tindex_span *planner__task_pos(const struct planner__task *t)
+{
+  return t->pl.pos;
+}
+
+const uint32_t *planner__task_order(const struct planner__task *t,
+                                    size_t *n)
+{
+  *n = t->n_order;
+  return t->order;
+}
+
+void planner__task_free(struct planner__task *t)
+{
+  if (!t)
+    return;
+  tunion_cleanup(&t->pl.unions);
+  free(t->pl.spans.v);
+  free(t->pl.runs.v);
+  free(t->pl.tmp.v);
+  free(t->pl.merged.v);
+  free(t->pl.pos);
+  free(t->order);
+  free(t);
 }
 
 /* ---- orders ------------------------------------------------------------ */
@@ -256,15 +462,22 @@ static int order_size(const struct planner__prob *p, int later_first,
   return order_sort(v, 0, v->m);
 }
 
+/* The last operator of any tensor of p: TFLite's end of the graph. */
+static int64_t end_op_of(const struct planner__prob *p)
+{
+  int64_t end_op = 0;
+  for (size_t i = 0; i < p->n; i++)
+    if (p->t[i].last > end_op)
+      end_op = p->t[i].last;
+  return end_op;
+}
+
 /* TFLite's order: tensors live through the whole graph first, by id;
  * then size descending, ties by first operator, then id. */
 static int order_tflite(const struct planner__prob *p, struct order *v)
 {
   const struct tindex *x = p->x;
-  int64_t end_op = 0;
-  for (size_t i = 0; i < p->n; i++)
-    if (p->t[i].last > end_op)
-      end_op = p->t[i].last;
+  int64_t end_op = end_op_of(p);
   size_t n_whole = 0;
   for (int whole = 1; whole >= 0; whole--) {
     for (size_t i = 0; i < p->n; i++) {
@@ -286,6 +499,29 @@ static int order_tflite(const struct planner__prob *p, struct order *v)
   return rc ? rc : order_sort(v, n_whole, v->m - n_whole);
 }
 
+int planner__tflite_same_order(const struct planner__prob *p,
+                               const uint32_t *order, size_t m)
+{
+  const struct tindex *x = p->x;
+  int64_t end_op = end_op_of(p);
+  const struct planner_tensor *u = NULL; /* the tensor before */
+  int u_whole = 1; /* so far every tensor lived through the whole graph */
+  for (size_t k = 0; k < m; k++) {
+    const struct planner_tensor *t = &p->t[x->row_of[order[k]]];
+    int whole = t->first == 0 && t->last == end_op;
+    if (whole && !u_whole)
+      return 0; /* TFLite takes the whole-graph tensors first */
+    if (u && (whole ? u->id > t->id
+                    : !u_whole && u->size == t->size &&
+                          (u->first > t->first ||
+                           (u->first == t->first && u->id > t->id))))
+      return 0; /* TFLite breaks this tie the other way */
+    u = t;
+    u_whole = whole;
+  }
+  return 1;
+}
+
 /* The order of heuristic a (not naive) into v. */
 static int order_of(const struct planner__prob *p, enum planner_algo a,
                     struct order *v)
@@ -304,23 +540,40 @@ static int order_of(const struct planner__prob *p, enum planner_algo a,
   }
 }
 
-int planner__heuristic_ranked(const struct planner__prob *p,
-                              enum planner_algo a, struct tindex_span *pos,
-                              const struct planner__poll *poll)
+int planner__task_new(const struct planner__prob *p, enum planner_algo a,
+                      struct planner__task **out)
 {
   struct order v;
-  int rc = order_init(&v, p->x->m);
+  *out = NULL;
+  if (a != PLANNER_ALGO_TFLM_GREEDY && a != PLANNER_ALGO_TFLITE_BESTFIT &&
+      a != PLANNER_ALGO_GREEDY_SIZE && a != PLANNER_ALGO_GREEDY_BREADTH)
+    return ARENA_EINVAL;
+  struct planner__task *t = calloc(1, sizeof *t);
+  int rc = t ? order_init(&v, p->x->m) : ARENA_ENOMEM;
+  if (!t)
+    return rc;
   if (!rc)
     rc = order_of(p, a, &v);
   free(v.key); /* keys and sort scratch are done with: placing needs */
   v.key = NULL; /* the memory */
   planner__radix_cleanup(&v.rs);
+  t->order = v.rank;
+  t->n_order = v.m;
+  t->mode = a == PLANNER_ALGO_TFLM_GREEDY ? FIT_FIRST : FIT_BEST;
+  t->pl.p = p;
+  t->pl.x = p->x;
+  if (!rc) {
+    t->pl.pos = malloc((p->x->m ? p->x->m : 1) * sizeof *t->pl.pos);
+    rc = t->pl.pos ? 0 : ARENA_ENOMEM;
+  }
   if (!rc)
-    rc = place_all(p, v.rank, v.m,
-                   a == PLANNER_ALGO_TFLM_GREEDY ? FIT_FIRST : FIT_BEST, pos,
-                   poll);
-  order_cleanup(&v);
-  return rc;
+    rc = place_pins(&t->pl);
+  if (rc) {
+    planner__task_free(t);
+    return rc;
+  }
+  *out = t;
+  return 0;
 }
 
 void planner__offsets_of(const struct planner__prob *p,
@@ -334,17 +587,6 @@ void planner__offsets_of(const struct planner__prob *p,
                      ? (uint64_t)p->t[i].pinned
                      : 0;
   }
-}
-
-uint64_t planner__arena_ranked(const struct planner__prob *p,
-                               const struct tindex_span *pos)
-{
-  const struct tindex *x = p->x;
-  uint64_t top = 0;
-  for (size_t r = 0; r < x->m; r++)
-    if (pos[r].end > top)
-      top = pos[r].end;
-  return top;
 }
 
 /* ---- naive --------------------------------------------------------------- */
@@ -376,9 +618,8 @@ static int run_naive(const struct planner__prob *p, uint64_t *off)
   return rc;
 }
 
-static int poll_stop(const void *ctx)
+static int poll_stop(const struct planner_options *o)
 {
-  const struct planner_options *o = ctx;
   return o->stop && o->stop(o->stop_ctx);
 }
 
@@ -387,15 +628,14 @@ int planner__heuristic(const struct planner__prob *p, enum planner_algo a,
 {
   if (a == PLANNER_ALGO_NAIVE)
     return run_naive(p, offsets);
-  if (a != PLANNER_ALGO_TFLM_GREEDY && a != PLANNER_ALGO_TFLITE_BESTFIT &&
-      a != PLANNER_ALGO_GREEDY_SIZE && a != PLANNER_ALGO_GREEDY_BREADTH)
-    return ARENA_EINVAL;
-  struct tindex_span *pos = malloc((p->x->m ? p->x->m : 1) * sizeof *pos);
-  struct planner__poll poll = {poll_stop, p->o};
-  int rc = pos ? planner__heuristic_ranked(p, a, pos, &poll) : ARENA_ENOMEM;
+  struct planner__task *t;
+  int rc = planner__task_new(p, a, &t);
+  while (!rc && !planner__task_done(t))
+    rc = poll_stop(p->o) ? ARENA_ECANCELED
+                         : planner__task_step(t, PLANNER_TASK_STEP);
   if (!rc)
-    planner__offsets_of(p, pos, offsets);
-  free(pos);
+    planner__offsets_of(p, planner__task_pos(t), offsets);
+  planner__task_free(t);
   return rc;
 }
 

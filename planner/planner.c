@@ -15,7 +15,6 @@
 #include "tindex.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -95,15 +94,25 @@ const char *planner_bound_name(enum planner_bound b)
 
 /* ---- best ----------------------------------------------------------------
  *
- * The heuristics of `best` are tasks 0 .. N_BEST - 1, handed out in that
- * order to min(threads, N_BEST) workers: the calling thread and up to
- * N_BEST - 1 threads of its own, all reading one problem. The result
- * is the smallest arena, ties to the lower task, among the tasks up to
- * the first one that meets the lower bound ("settled"): exactly what the
- * tasks run one after another, stopping at the bound, would give, so the
- * thread count never changes the plan. A task above settled cannot win
- * and gives up at its next poll. Each worker keeps its own best so far,
- * so memory grows with the workers, not with the tasks.
+ * The heuristics of `best` are tasks 0 .. N_BEST - 1, ties going to the
+ * lower task. The plan is that of the smallest arena, ties to the lower
+ * task: exactly what the tasks run one after another in that order,
+ * stopping at the lower bound, would give. But a task's arena only grows
+ * as it places tensors, and it is never below the lower bound, so
+ * max(lower bound, largest end so far) is a lower bound of its arena.
+ * A task whose bound reaches the arena of a finished lower task, or
+ * passes that of a finished higher one, cannot win and is dropped at
+ * once, and so is tflite-bestfit when greedy-size's order is also its
+ * own (the two then give the same plan).
+ *
+ * Tasks run PLANNER_TASK_STEP placements at a time, always the one with
+ * the lowest bound first (ties to the lower task): the winner's bound is
+ * never above its arena, so the others only run until their bounds pass
+ * it, much as if the winner had run first. With threads (the calling
+ * thread and up to N_BEST - 1 of its own), each takes the lowest task
+ * that no other thread is running. Which thread runs what, and how far
+ * a loser gets, depends on timing; the plan never does, since only tasks
+ * that provably cannot win are dropped, and the winner always finishes.
  */
 
 #define N_BEST (sizeof best_order / sizeof *best_order)
@@ -112,133 +121,169 @@ const char *planner_bound_name(enum planner_bound b)
  * starting a thread would cost more than it saves. */
 #define BEST_THREADS_MIN 4096
 
-/* What all workers of one `best` share. */
+/* One task of `best`. */
+struct best_task {
+  struct planner__task *t; /* NULL until first run, and once dropped */
+  uint64_t lower;          /* its arena is at least this, bytes */
+  int running;             /* a thread is running it (t is that thread's) */
+  int done;                /* every tensor placed: lower is its arena */
+  int out;                 /* cannot win: dropped or never run */
+};
+
+/* What the threads of one `best` share; under lock when threaded. */
 struct best_run {
   const struct planner__prob *p;
-  atomic_uint next;     /* next task to hand out */
-  atomic_uint settled;  /* lowest task that met the bound, or N_BEST */
-  atomic_int fired;     /* the stop callback returned 1 */
-  int threaded;         /* lock is initialised and in use */
-  pthread_mutex_t lock; /* serialises calls of the stop callback */
-  int rc[N_BEST];       /* each task's result; written by its worker */
+  struct best_task task[N_BEST];
+  unsigned n_running;   /* tasks running now */
+  int rc;               /* first error: ARENA_ENOMEM or ARENA_ECANCELED */
+  int threaded;         /* lock and wake are initialised and in use */
+  pthread_mutex_t lock; /* guards the above; serialises the stop callback */
+  pthread_cond_t wake;  /* a task stopped running */
 };
 
-/* One worker: its placements (by rank) and its best so far. */
-struct best_worker {
-  struct best_run *run;
-  struct tindex_span *cur;  /* m: the task being run */
-  uint64_t *best;           /* n: offsets of its best task, graph order */
-  uint64_t best_arena;      /* UINT64_MAX while it has none */
-  unsigned best_task;       /* task of best, N_BEST while none */
-  unsigned task;            /* the task being run */
-  pthread_t thread;         /* when started as a thread */
-  int started;              /* 1: thread is running and must be joined */
-};
-
-static int best_poll(const void *ctx)
+static void best_lock(struct best_run *b)
 {
-  const struct best_worker *w = ctx;
-  struct best_run *b = w->run;
-  const struct planner_options *o = b->p->o;
-  if (atomic_load(&b->fired) || w->task > atomic_load(&b->settled))
-    return 1;
-  if (!o->stop)
-    return 0;
   if (b->threaded)
     pthread_mutex_lock(&b->lock);
-  int stop = o->stop(o->stop_ctx);
+}
+
+static void best_unlock(struct best_run *b)
+{
   if (b->threaded)
     pthread_mutex_unlock(&b->lock);
-  if (stop)
-    atomic_store(&b->fired, 1);
-  return stop;
 }
 
-/* Lowers settled to k unless it is lower already. */
-static void settle(struct best_run *b, unsigned k)
+/* Whether task k cannot win against the finished tasks. */
+static int cannot_win(const struct best_run *b, unsigned k)
 {
-  unsigned s = atomic_load(&b->settled);
-  while (k < s && !atomic_compare_exchange_weak(&b->settled, &s, k))
-    ;
+  for (unsigned j = 0; j < N_BEST; j++) {
+    const struct best_task *d = &b->task[j];
+    if (j != k && d->done && !d->out &&
+        (j < k ? b->task[k].lower >= d->lower : b->task[k].lower > d->lower))
+      return 1;
+  }
+  return 0;
 }
 
+/* Marks every task that cannot win out, and frees those no thread runs
+ * (a finished loser included: only the best finished task is kept). */
+static void drop_losers(struct best_run *b)
+{
+  for (unsigned k = 0; k < N_BEST; k++) {
+    struct best_task *t = &b->task[k];
+    if (!t->out && cannot_win(b, k))
+      t->out = 1;
+    if (t->out && !t->running) {
+      planner__task_free(t->t);
+      t->t = NULL;
+    }
+  }
+}
+
+/* The task to run next: the lowest bound, ties to the lower task, among
+ * those that may still win, are not done and run on no thread; N_BEST
+ * when there is none. */
+static unsigned pick(const struct best_run *b)
+{
+  unsigned best = N_BEST;
+  for (unsigned k = 0; k < N_BEST; k++) {
+    const struct best_task *t = &b->task[k];
+    if (!t->out && !t->done && !t->running &&
+        (best == N_BEST || t->lower < b->task[best].lower))
+      best = k;
+  }
+  return best;
+}
+
+/* Runs one step of task k (without the lock): starts it first if
+ * needed. Returns 0 or an error. */
+static int step(struct best_run *b, unsigned k, int *same_as_gs)
+{
+  struct best_task *t = &b->task[k];
+  int rc = 0;
+  if (!t->t) {
+    rc = planner__task_new(b->p, best_order[k], &t->t);
+    if (!rc && best_order[k] == PLANNER_ALGO_GREEDY_SIZE) {
+      size_t m;
+      const uint32_t *order = planner__task_order(t->t, &m);
+      *same_as_gs = planner__tflite_same_order(b->p, order, m);
+    }
+  }
+  return rc ? rc : planner__task_step(t->t, PLANNER_TASK_STEP);
+}
+
+static int stop_fired(const struct planner_options *o)
+{
+  return o->stop && o->stop(o->stop_ctx);
+}
+
+/* A worker: runs steps of the lowest task until no task is left. */
 static void *best_worker_main(void *arg)
 {
-  struct best_worker *w = arg;
-  struct best_run *b = w->run;
-  struct planner__poll poll = {best_poll, w};
+  struct best_run *b = arg;
+  const struct planner__prob *p = b->p;
+  best_lock(b);
   for (;;) {
-    unsigned k = atomic_fetch_add(&b->next, 1);
-    if (k >= N_BEST)
-      break;
-    w->task = k;
-    if (k > atomic_load(&b->settled)) {
-      b->rc[k] = ARENA_ECANCELED; /* cannot win: not run */
+    drop_losers(b);
+    unsigned k = b->rc ? N_BEST : pick(b);
+    if (k == N_BEST) {
+      if (b->n_running == 0 || b->rc || !b->threaded)
+        break;
+      pthread_cond_wait(&b->wake, &b->lock); /* threaded: others run */
       continue;
     }
-    int rc = planner__heuristic_ranked(b->p, best_order[k], w->cur, &poll);
-    b->rc[k] = rc;
-    if (rc)
-      continue;
-    uint64_t arena = planner__arena_ranked(b->p, w->cur);
-    if (arena < w->best_arena) {
-      planner__offsets_of(b->p, w->cur, w->best);
-      w->best_arena = arena;
-      w->best_task = k;
+    struct best_task *t = &b->task[k];
+    t->running = 1;
+    b->n_running++;
+    best_unlock(b);
+    int same_as_gs = 0;
+    int rc = step(b, k, &same_as_gs);
+    best_lock(b);
+    t->running = 0;
+    b->n_running--;
+    if (!rc && stop_fired(p->o)) /* under the lock: one call at a time */
+      rc = ARENA_ECANCELED;
+    if (rc && !t->out && !b->rc)
+      b->rc = rc;
+    if (same_as_gs)
+      for (unsigned j = 0; j < N_BEST; j++)
+        if (best_order[j] == PLANNER_ALGO_TFLITE_BESTFIT)
+          b->task[j].out = 1;
+    if (!rc) {
+      uint64_t top = planner__task_top(t->t);
+      t->lower = top > p->lb ? top : p->lb;
+      t->done = planner__task_done(t->t);
     }
-    if (arena <= b->p->lb)
-      settle(b, k);
+    if (b->threaded)
+      pthread_cond_broadcast(&b->wake);
   }
+  if (b->threaded)
+    pthread_cond_broadcast(&b->wake); /* the others may be waiting */
+  best_unlock(b);
   return NULL;
 }
 
-/* Allocates worker k's placements; returns 0 or -1. */
-static int worker_init(struct best_worker *w, struct best_run *b)
-{
-  size_t m = b->p->x->m ? b->p->x->m : 1;
-  memset(w, 0, sizeof *w);
-  w->run = b;
-  w->best_arena = UINT64_MAX;
-  w->best_task = N_BEST;
-  w->cur = malloc(m * sizeof *w->cur);
-  w->best = malloc(b->p->n * sizeof *w->best);
-  return w->cur && w->best ? 0 : -1;
-}
-
 /* Runs the workers, n_w of them, the first one on this thread. */
-static void run_workers(struct best_worker *w, unsigned n_w)
+static void run_workers(struct best_run *b, unsigned n_w)
 {
-  struct best_run *b = w[0].run;
-  b->threaded = n_w > 1 && pthread_mutex_init(&b->lock, NULL) == 0;
+  pthread_t th[N_BEST];
+  int started[N_BEST] = {0};
+  if (n_w > 1 && pthread_mutex_init(&b->lock, NULL) == 0) {
+    if (pthread_cond_init(&b->wake, NULL) == 0)
+      b->threaded = 1;
+    else
+      pthread_mutex_destroy(&b->lock);
+  }
   for (unsigned i = 1; b->threaded && i < n_w; i++)
-    w[i].started =
-        pthread_create(&w[i].thread, NULL, best_worker_main, &w[i]) == 0;
-  best_worker_main(&w[0]);
+    started[i] = pthread_create(&th[i], NULL, best_worker_main, b) == 0;
+  best_worker_main(b);
   for (unsigned i = 1; i < n_w; i++)
-    if (w[i].started)
-      pthread_join(w[i].thread, NULL);
-  if (b->threaded)
+    if (started[i])
+      pthread_join(th[i], NULL);
+  if (b->threaded) {
+    pthread_cond_destroy(&b->wake);
     pthread_mutex_destroy(&b->lock);
-}
-
-/* The result of the finished run: the first failed task up to settled,
- * else the best worker's plan into off. */
-static int best_result(const struct best_run *b, const struct best_worker *w,
-                       unsigned n_w, uint64_t *off, enum planner_algo *used)
-{
-  unsigned last = atomic_load(&b->settled);
-  for (unsigned k = 0; k < N_BEST && k <= last; k++)
-    if (b->rc[k])
-      return b->rc[k];
-  const struct best_worker *win = &w[0];
-  for (unsigned i = 1; i < n_w; i++)
-    if (w[i].best_arena < win->best_arena ||
-        (w[i].best_arena == win->best_arena &&
-         w[i].best_task < win->best_task))
-      win = &w[i];
-  *used = best_order[win->best_task];
-  memcpy(off, win->best, b->p->n * sizeof *off);
-  return 0;
+  }
 }
 
 /* Runs every heuristic of `best` on up to o->threads threads, keeping the
@@ -246,31 +291,29 @@ static int best_result(const struct best_run *b, const struct best_worker *w,
 static int run_best(const struct planner__prob *p, uint64_t *off,
                     enum planner_algo *used)
 {
-  int rc;
-  struct best_run b = {.p = p};
-  atomic_init(&b.next, 0);
-  atomic_init(&b.settled, (unsigned)N_BEST);
-  atomic_init(&b.fired, 0);
-  unsigned want = p->o->threads < N_BEST ? p->o->threads : N_BEST, n_w = 0;
-  if (p->x->m < BEST_THREADS_MIN)
-    want = 1;
-  struct best_worker w[N_BEST];
-  for (; n_w < (want ? want : 1); n_w++)
-    if (worker_init(&w[n_w], &b)) { /* fewer workers: the same plan */
-      free(w[n_w].cur);
-      free(w[n_w].best);
-      break;
-    }
-  if (n_w == 0) {
-    rc = ARENA_ENOMEM;
-  } else {
-    run_workers(w, n_w);
-    rc = best_result(&b, w, n_w, off, used);
+  struct best_run b;
+  memset(&b, 0, sizeof b);
+  b.p = p;
+  for (unsigned k = 0; k < N_BEST; k++)
+    b.task[k].lower = p->lb;
+  unsigned n_w = p->o->threads < N_BEST ? p->o->threads : N_BEST;
+  if (n_w == 0 || p->x->m < BEST_THREADS_MIN)
+    n_w = 1;
+  run_workers(&b, n_w);
+  int rc = b.rc;
+  unsigned win = N_BEST;
+  for (unsigned k = 0; k < N_BEST; k++)
+    if (b.task[k].done && !b.task[k].out &&
+        (win == N_BEST || b.task[k].lower < b.task[win].lower))
+      win = k;
+  if (!rc && win == N_BEST)
+    rc = ARENA_ENOMEM; /* not reached: the winner always finishes */
+  if (!rc) {
+    *used = best_order[win];
+    planner__offsets_of(p, planner__task_pos(b.task[win].t), off);
   }
-  for (unsigned i = 0; i < n_w; i++) {
-    free(w[i].cur);
-    free(w[i].best);
-  }
+  for (unsigned k = 0; k < N_BEST; k++)
+    planner__task_free(b.task[k].t);
   return rc;
 }
 

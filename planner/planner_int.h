@@ -80,29 +80,54 @@ int planner__heuristic(const struct planner__prob *p, enum planner_algo a,
 
 struct tindex_span; /* tindex.h */
 
-/* A cancellation poll: fn(ctx) returns nonzero to stop. fn may be NULL. */
-struct planner__poll {
-  int (*fn)(const void *ctx);
-  const void *ctx; /* borrowed */
-};
+/* One run of a heuristic that can be advanced a few placements at a time
+ * (heuristics.c), so that `best` can run several on one problem, on one
+ * thread or several, and drop those that can no longer win. */
+struct planner__task;
 
-/* Runs heuristic a (TFLM_GREEDY, TFLITE_BESTFIT, GREEDY_SIZE or
- * GREEDY_BREADTH) on p, which it only reads (so several may run at once
- * on one problem), and writes each indexed tensor's bytes by rank of the
- * time index p->x into pos (p->x->m entries, caller-allocated).
- * Calls poll every 1024 placements. Returns 0, ARENA_EINVAL,
- * ARENA_ENOMEM, or ARENA_ECANCELED when poll asked to stop. */
-int planner__heuristic_ranked(const struct planner__prob *p,
-                              enum planner_algo a, struct tindex_span *pos,
-                              const struct planner__poll *poll);
+/* Placements per planner__task_step() between two polls of the stop
+ * callback. */
+#define PLANNER_TASK_STEP 1024
+
+/* Starts heuristic a (TFLM_GREEDY, TFLITE_BESTFIT, GREEDY_SIZE or
+ * GREEDY_BREADTH) on p, which it only reads (so several tasks may run at
+ * once on one problem): builds its visiting order and places the pinned
+ * tensors. Returns 0 and a new task in *out (free with
+ * planner__task_free()), or ARENA_EINVAL or ARENA_ENOMEM with *out NULL. */
+int planner__task_new(const struct planner__prob *p, enum planner_algo a,
+                      struct planner__task **out);
+
+/* Places the next n tensors of t's order (fewer when fewer are left).
+ * Returns 0 or ARENA_ENOMEM (t keeps the placements made). */
+int planner__task_step(struct planner__task *t, size_t n);
+
+/* 1 once every tensor of t is placed. */
+int planner__task_done(const struct planner__task *t);
+
+/* The largest end of any tensor placed so far (pinned ones included): a
+ * lower bound of t's arena, and its arena once done. */
+uint64_t planner__task_top(const struct planner__task *t);
+
+/* t's placements by rank of the time index p->x (p->x->m entries; end 0
+ * for a tensor not placed yet), owned by t. */
+const struct tindex_span *planner__task_pos(const struct planner__task *t);
+
+/* t's visiting order: *n ranks, owned by t. */
+const uint32_t *planner__task_order(const struct planner__task *t,
+                                    size_t *n);
+
+/* Frees t. Accepts NULL. */
+void planner__task_free(struct planner__task *t);
+
+/* 1 when order (m ranks, all free tensors of p) is also tflite-bestfit's
+ * visiting order, else 0. greedy-size and tflite-bestfit take the same
+ * gaps, so when greedy-size's order passes, both give the same plan. */
+int planner__tflite_same_order(const struct planner__prob *p,
+                               const uint32_t *order, size_t m);
 
 /* Converts placements by rank (pos) into n offsets in graph order. */
 void planner__offsets_of(const struct planner__prob *p,
                          const struct tindex_span *pos, uint64_t *offsets);
-
-/* Returns the arena of placements by rank: the largest end. */
-uint64_t planner__arena_ranked(const struct planner__prob *p,
-                               const struct tindex_span *pos);
 
 /* Writes greedy-breadth's visiting order of the free tensors (non-empty,
  * not pinned), as ranks of the time index p->x, into order (p->x->m

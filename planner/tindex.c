@@ -181,6 +181,25 @@ static int make_union_slots(struct tindex *x)
   return 0;
 }
 
+/* The groups: the lowest height at which at most TINDEX_GROUPS nodes
+ * cover the timeline, none for a timeline too short to have groups of
+ * TINDEX_GROUP_SPANS spans. */
+static void make_groups(struct tindex *x)
+{
+  size_t S = x->n_spans;
+  x->gshift = 32;
+  x->n_groups = 0;
+  if (S < 2 * TINDEX_GROUPS * TINDEX_GROUP_SPANS)
+    return;
+  unsigned j = 0;
+  while (((2 * S - 1) >> j) - (S >> j) + 1 > TINDEX_GROUPS)
+    j++;
+  x->gshift = j;
+  x->g_lo = S >> j;
+  x->g_hi = (2 * S - 1) >> j;
+  x->n_groups = x->g_hi - x->g_lo + 1;
+}
+
 /* Ranks and spans: two sorts and a merge; their scratch is freed before
  * the tree is built, so that it never adds to the tree's memory. */
 static int number_and_span(struct tindex *x, const struct planner__prob *p)
@@ -224,7 +243,10 @@ static int build(struct tindex *x, const struct planner__prob *p)
   if (!x->rank_of || !x->row_of || !x->item || !x->align_log2 ||
       number_and_span(x, p))
     return -1;
-  return make_tree(x) || make_leaves(x) || make_union_slots(x) ? -1 : 0;
+  if (make_tree(x) || make_leaves(x) || make_union_slots(x))
+    return -1;
+  make_groups(x);
+  return 0;
 }
 
 int tindex_init(struct tindex *x, const struct planner__prob *p)
@@ -235,243 +257,6 @@ int tindex_init(struct tindex *x, const struct planner__prob *p)
     return ARENA_ENOMEM;
   }
   return 0;
-}
-
-static int reserve(struct tindex_spans *out, size_t more)
-{
-  if (out->n + more <= out->cap)
-    return 0;
-  size_t cap = out->cap ? out->cap : 256;
-  while (cap < out->n + more)
-    cap *= 2;
-  struct tindex_span *v = realloc(out->v, cap * sizeof *v);
-  if (!v)
-    return -1;
-  out->v = v;
-  out->cap = cap;
-  return 0;
-}
-
-/* Appends the placed ones among ranks ids[0..k) (or, with ids NULL, the
- * ranks lo .. lo + k). Branch-free: every span is written, and counted
- * only when placed. */
-static void take(struct tindex_spans *out, const struct tindex_span *pos,
-                 const uint32_t *ids, size_t lo, size_t k)
-{
-  struct tindex_span *o = out->v;
-  size_t n = out->n;
-  for (size_t q = 0; q < k; q++) {
-    const struct tindex_span *s = &pos[ids ? ids[q] : lo + q];
-    o[n] = *s;
-    n += s->end != 0;
-  }
-  out->n = n;
-}
-
-/* ---- unions of placed bytes --------------------------------------------- */
-
-void tindex_unions_cleanup(struct tindex_unions *u)
-{
-  free(u->block);
-  free(u->n_block);
-  free(u->node);
-  memset(u, 0, sizeof *u);
-}
-
-/* Merges [off, end) into the sorted disjoint pieces v[0..*n), which have
- * room for one more. */
-static void union_add(struct tindex_span *v, uint64_t *n, uint64_t off,
-                      uint64_t end)
-{
-  size_t i = 0, j, k = (size_t)*n;
-  while (i < k && v[i].end < off) /* pieces wholly below, not touching */
-    i++;
-  for (j = i; j < k && v[j].off <= end; j++) { /* pieces it meets */
-    if (v[j].off < off)
-      off = v[j].off;
-    if (v[j].end > end)
-      end = v[j].end;
-  }
-  if (j == i) { /* meets none: insert at i */
-    memmove(v + i + 1, v + i, (k - i) * sizeof *v);
-    (*n)++;
-  } else if (j > i + 1) { /* merges v[i..j): one piece remains */
-    memmove(v + i + 1, v + j, (k - j) * sizeof *v);
-    *n -= j - i - 1;
-  }
-  v[i].off = off;
-  v[i].end = end;
-}
-
-/* Merges [off, end) into block k's union; a union that would need more
- * than TINDEX_BLOCK_PIECES pieces is given up (the block is then read
- * rank by rank). */
-static void block_add(struct tindex_unions *u, size_t k, uint64_t off,
-                      uint64_t end)
-{
-  struct tindex_span *v = u->block + k * TINDEX_BLOCK_PIECES;
-  uint64_t *n = &u->n_block[k];
-  if (*n == TINDEX_BLOCK_GAVE_UP)
-    return;
-  if (*n < TINDEX_BLOCK_PIECES) {
-    union_add(v, n, off, end);
-    return;
-  }
-  struct tindex_span one[TINDEX_BLOCK_PIECES + 1]; /* a full union: merge */
-  memcpy(one, v, sizeof *v * TINDEX_BLOCK_PIECES); /* into a copy first */
-  union_add(one, n, off, end);
-  if (*n > TINDEX_BLOCK_PIECES)
-    *n = TINDEX_BLOCK_GAVE_UP;
-  else
-    memcpy(v, one, sizeof *v * (size_t)*n);
-}
-
-static int has_union(const struct tindex *x, size_t v)
-{
-  return x->uoff && x->uoff[v + 1] != x->uoff[v];
-}
-
-static void node_add(const struct tindex *x, struct tindex_unions *u,
-                     size_t v, uint64_t off, uint64_t end)
-{
-  if (has_union(x, v))
-    union_add(u->node + x->uoff[v] + 1, &u->node[x->uoff[v]].off, off, end);
-}
-
-void tindex_unions_add(const struct tindex *x, struct tindex_unions *u,
-                       uint32_t r, uint64_t off, uint64_t end)
-{
-  if (u->block)
-    block_add(u, r / TINDEX_BLOCK, off, end);
-  if (!u->node)
-    return;
-  size_t lo = x->item[r].s0 + x->n_spans, hi = x->item[r].s1 + x->n_spans;
-  for (; lo < hi; lo >>= 1, hi >>= 1) { /* r's cover, as in count_cover */
-    if (lo & 1)
-      node_add(x, u, lo++, off, end);
-    if (hi & 1)
-      node_add(x, u, --hi, off, end);
-  }
-}
-
-static int blocks_build(const struct tindex *x, const struct tindex_span *pos,
-                        struct tindex_unions *u)
-{
-  size_t nb = (x->m + TINDEX_BLOCK - 1) / TINDEX_BLOCK;
-  u->block = malloc((nb ? nb : 1) * TINDEX_BLOCK_PIECES * sizeof *u->block);
-  u->n_block = calloc(nb ? nb : 1, sizeof *u->n_block);
-  if (!u->block || !u->n_block) { /* stays unbuilt */
-    free(u->block);
-    free(u->n_block);
-    u->block = NULL;
-    u->n_block = NULL;
-    return -1;
-  }
-  for (size_t r = 0; r < x->m; r++)
-    if (pos[r].end)
-      block_add(u, r / TINDEX_BLOCK, pos[r].off, pos[r].end);
-  return 0;
-}
-
-static int nodes_build(const struct tindex *x, const struct tindex_span *pos,
-                       struct tindex_unions *u)
-{
-  u->node = malloc(x->n_uslots * sizeof *u->node);
-  if (!u->node)
-    return -1;
-  for (size_t v = 1; v < 2 * x->n_spans; v++) {
-    if (!has_union(x, v))
-      continue;
-    u->node[x->uoff[v]].off = 0;
-    for (uint32_t e = x->node_beg[v]; e < x->node_beg[v + 1]; e++)
-      if (pos[x->ent[e]].end)
-        node_add(x, u, v, pos[x->ent[e]].off, pos[x->ent[e]].end);
-  }
-  return 0;
-}
-
-/* ---- the overlap query --------------------------------------------------- */
-
-/* Appends the placed ones among ranks [lo, hi). */
-static int take_range(struct tindex_spans *out, const struct tindex_span *pos,
-                      size_t lo, size_t hi)
-{
-  if (hi <= lo)
-    return 0;
-  if (reserve(out, hi - lo))
-    return -1;
-  take(out, pos, NULL, lo, hi - lo);
-  return 0;
-}
-
-/* Appends n pieces. */
-static int take_pieces(struct tindex_spans *out, const struct tindex_span *v,
-                       size_t n)
-{
-  if (n == 0) /* out->v may still be NULL */
-    return 0;
-  if (reserve(out, n))
-    return -1;
-  memcpy(out->v + out->n, v, n * sizeof *v);
-  out->n += n;
-  return 0;
-}
-
-/* The ranks [lo, hi) of a long query: whole blocks by their unions (or
- * rank by rank where a block gave its union up), the partial blocks at
- * both ends rank by rank. */
-static int take_blocks(const struct tindex *x, const struct tindex_span *pos,
-                       struct tindex_unions *u, size_t lo, size_t hi,
-                       struct tindex_spans *out)
-{
-  if (!u->block && blocks_build(x, pos, u))
-    return -1;
-  size_t k0 = (lo + TINDEX_BLOCK - 1) / TINDEX_BLOCK, k1 = hi / TINDEX_BLOCK;
-  if (take_range(out, pos, lo, k0 * TINDEX_BLOCK) ||
-      take_range(out, pos, k1 * TINDEX_BLOCK, hi))
-    return -1;
-  for (size_t k = k0; k < k1; k++)
-    if (u->n_block[k] == TINDEX_BLOCK_GAVE_UP
-            ? take_range(out, pos, k * TINDEX_BLOCK, (k + 1) * TINDEX_BLOCK)
-            : take_pieces(out, u->block + k * TINDEX_BLOCK_PIECES,
-                          (size_t)u->n_block[k]))
-      return -1;
-  return 0;
-}
-
-/* Node v of a query's path: its union, or its placed tensors. */
-static int take_node(const struct tindex *x, const struct tindex_span *pos,
-                     struct tindex_unions *u, size_t v,
-                     struct tindex_spans *out)
-{
-  if (has_union(x, v)) {
-    if (!u->node && nodes_build(x, pos, u))
-      return -1;
-    const struct tindex_span *h = u->node + x->uoff[v];
-    return take_pieces(out, h + 1, (size_t)h->off);
-  }
-  uint32_t lo = x->node_beg[v], hi = x->node_beg[v + 1];
-  if (reserve(out, hi - lo))
-    return -1;
-  take(out, pos, x->ent + lo, 0, hi - lo);
-  return 0;
-}
-
-int tindex_collect(const struct tindex *x, const struct tindex_span *pos,
-                   struct tindex_unions *u, uint32_t r,
-                   struct tindex_spans *out)
-{
-  const struct tindex_item *it = &x->item[r];
-  out->n = 0;
-  for (uint32_t bits = x->leaf[it->s0].mask; bits; bits &= bits - 1)
-    if (take_node(x, pos, u,
-                  tindex_path_node(x, it->s0, (unsigned)__builtin_ctz(bits)),
-                  out))
-      return -1;
-  size_t lo = x->leaf[it->s0].after, hi = x->leaf[it->s1 - 1].after;
-  if (hi - lo >= TINDEX_LONG)
-    return take_blocks(x, pos, u, lo, hi, out);
-  return take_range(out, pos, lo, hi);
 }
 
 /* ---- prefetching -------------------------------------------------------- */

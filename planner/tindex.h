@@ -33,27 +33,17 @@
  *  Placed or not, each is read once, so a query costs O(log S + k) for
  *  the k tensors that overlap, with mostly sequential reads.
  *
- *  Unions. Where a tensor can go depends only on the union of the bytes
- *  of the tensors it overlaps, not on which tensor holds which byte. So
- *  where a query would read many tensors, a heuristic reads the union of
- *  their placed bytes instead, kept as sorted disjoint pieces (struct
- *  tindex_unions), which dense packing keeps to a few:
- *   - per node whose list holds TINDEX_UNION or more tensors (long-lived
- *     ones, weights): a placement updates the unions of the nodes of its
- *     cover that have one;
- *   - per block of TINDEX_BLOCK consecutive ranks: a query whose range of
- *     ranks is long takes the blocks inside it by their unions, and reads
- *     only the ranks of the two partial blocks at its ends one by one. A
- *     block whose union would need more than TINDEX_BLOCK_PIECES pieces
- *     gives it up and is read rank by rank.
- *  Both are built from the placements so far when first needed, and kept
- *  up to date from then on.
+ *  Unions. What a query returns depends only on the union of the placed
+ *  bytes of the tensors it finds, so a heuristic reads unions of placed
+ *  bytes where there would be many tensors (tunion.h). The index
+ *  provides their geometry: slots for the nodes with long lists, and the
+ *  groups, the nodes (s + S) >> gshift at the height where about
+ *  TINDEX_GROUPS of them cover the timeline.
  *
  * Memory: about 30 bytes per non-empty tensor plus 16 per span (at most
  * two spans per tensor; 24 when some node keeps a union), and 4 per
  * graph row. A heuristic adds its placements (16 bytes a tensor), its
- * order (4) and its unions (4 for blocks, 16 per listed tensor of the
- * nodes that keep one).
+ * order (4) and its unions (tunion.h).
  */
 #ifndef ARENA_TINDEX_H
 #define ARENA_TINDEX_H
@@ -95,6 +85,12 @@ struct tindex {
                                 plus one when that is TINDEX_UNION or
                                 more, else none; NULL if no node has one */
   size_t n_uslots;           /* uoff[2 S] */
+  unsigned gshift;           /* path nodes (s + S) >> j with j >= gshift
+                                are read through their group's union;
+                                32: there are no groups */
+  size_t g_lo, g_hi;         /* the groups: nodes g_lo .. g_hi, that is
+                                (s + S) >> gshift for every span s */
+  size_t n_groups;           /* g_hi - g_lo + 1, or 0 */
 };
 
 /* A tensor's bytes: [off, end). In a heuristic's placement array (one
@@ -112,35 +108,9 @@ struct tindex_spans {
   size_t cap;            /* entries of room */
 };
 
-#define TINDEX_BLOCK 64  /* ranks per block union */
-#define TINDEX_BLOCK_PIECES 16 /* pieces a block union may have */
-#define TINDEX_BLOCK_GAVE_UP UINT64_MAX /* n_block[] of a block whose
-                                           union would need more */
-#define TINDEX_LONG 256  /* ranks in a query range worth the block unions */
 #define TINDEX_UNION 32  /* tensors in a node list worth a node union */
-
-/* A heuristic's unions of placed bytes (see Unions): each a count and
- * that many pieces by offset, disjoint and not touching. Zero-initialise;
- * each kind is built when a query first needs it. */
-struct tindex_unions {
-  struct tindex_span *block; /* TINDEX_BLOCK_PIECES slots per block: the
-                                pieces of block b from b times that; NULL
-                                until built */
-  uint64_t *n_block;         /* pieces in each block, or
-                                TINDEX_BLOCK_GAVE_UP */
-  struct tindex_span *node;  /* x->n_uslots: node v's union in slots
-                                [uoff[v], uoff[v + 1]): slot 0's off is
-                                the count, the pieces follow; NULL until
-                                built */
-};
-
-/* Frees what u owns and leaves it unbuilt. */
-void tindex_unions_cleanup(struct tindex_unions *u);
-
-/* Records that rank r now holds bytes [off, end) in the unions of u that
- * are built. */
-void tindex_unions_add(const struct tindex *x, struct tindex_unions *u,
-                       uint32_t r, uint64_t off, uint64_t end);
+#define TINDEX_GROUPS 64 /* groups at most */
+#define TINDEX_GROUP_SPANS 32 /* spans a group covers at least */
 
 /* Builds the index of problem p (borrowed only during the call). Returns
  * 0 or ARENA_ENOMEM; on failure x is left empty (cleanup is still safe).
@@ -157,22 +127,11 @@ static inline size_t tindex_path_node(const struct tindex *x, uint32_t s,
   return ((size_t)s + x->n_spans) >> j;
 }
 
-/* Sets out to byte ranges whose union is the union of the bytes of every
- * placed tensor (pos[q].end != 0) that overlaps rank r in time (r itself
- * included only if placed), in no particular order: each tensor's own
- * bytes, or the pieces of a union that covers it. pos (m entries) is
- * borrowed and must agree with u, whose unions are built from pos when
- * first needed. Returns 0, or -1 when out of memory (out keeps its old
- * room). */
-int tindex_collect(const struct tindex *x, const struct tindex_span *pos,
-                   struct tindex_unions *u, uint32_t r,
-                   struct tindex_spans *out);
-
 /* How many entries of each node list stage 4 of tindex_prefetch()
  * fetches the placements of. */
 #define TINDEX_PREFETCH_LIST 8
 
-/* Prefetches, in stage order, what tindex_collect() of rank r will read,
+/* Prefetches, in stage order, what tunion_collect() of rank r will read,
  * so that a caller who knows its next queries can issue each stage a few
  * queries before the next: 0 the item; 1 its first and last leaves;
  * 2 the offsets of its path's node lists and its first range placement;

@@ -804,6 +804,8 @@ Suite *planner_suite(void)
   suite_add_tcase(s, tc);
 
   cp_add_oracle_tests(s);
+  cp_add_best_tests(s);
+  cp_add_union_tests(s);
   cp_add_thread_tests(s);
   return s;
 }

@@ -29,6 +29,12 @@ size_t cp_random_graph(uint64_t *rs, enum cp_shape sh,
 /* Adds the test case "oracle" (check_planner_oracle.c). */
 void cp_add_oracle_tests(Suite *s);
 
+/* Adds the test case "best" (check_planner_best.c). */
+void cp_add_best_tests(Suite *s);
+
+/* Adds the test case "unions" (check_planner_unions.c). */
+void cp_add_union_tests(Suite *s);
+
 /* Adds the test case "threads" (check_planner_threads.c). */
 void cp_add_thread_tests(Suite *s);
 

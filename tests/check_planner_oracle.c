@@ -370,11 +370,42 @@ START_TEST(test_oracle_large)
 }
 END_TEST
 
+/* Graphs shaped like compilers' traces, with timelines long enough for
+ * the group unions and enough long-lived tensors for the block tree:
+ * most tensors live a few operators, some hundreds to thousands, a few
+ * the whole graph; sizes odd and varied, some equal. */
+START_TEST(test_oracle_traces)
+{
+  enum { N = 9000 };
+  struct planner_tensor *t = malloc(N * sizeof *t);
+  uint64_t rs = 0x7ace;
+  for (int r = 0; r < 2; r++) {
+    int64_t ops = N / 2;
+    for (size_t i = 0; i < N; i++) {
+      int64_t f = (int64_t)(i / 2);
+      uint64_t kind = tu_rand_range(&rs, 0, 99);
+      int64_t len = kind < 15   ? (int64_t)tu_rand_range(&rs, 100, (uint64_t)ops)
+                    : kind < 17 ? ops
+                                : (int64_t)tu_rand_range(&rs, 0, 5);
+      if (kind >= 15 && kind < 17)
+        f = 0;
+      t[i] = (struct planner_tensor){
+          (uint32_t)(r ? N - i : i),
+          kind % 5 == 0 ? 4096 : 2 * tu_rand_range(&rs, 0, 50000) + 1, f,
+          f + len, 0, PLANNER_NOT_PINNED};
+    }
+    check_graph(t, N, r ? 64 : 1, r);
+  }
+  free(t);
+}
+END_TEST
+
 void cp_add_oracle_tests(Suite *s)
 {
   TCase *tc = tcase_create("oracle");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_oracle_small);
   tcase_add_test(tc, test_oracle_large);
+  tcase_add_test(tc, test_oracle_traces);
   suite_add_tcase(s, tc);
 }

@@ -1,0 +1,222 @@
+/*
+ * check_planner_unions.c - the unions of placed bytes (planner/tunion.h)
+ * against brute force: tensors are placed at random offsets in a random
+ * order, and after each placement the bytes an overlap query returns
+ * must have exactly the union of the placed tensors that overlap the
+ * queried one in time, on graphs made to build every kind of union:
+ * node, group, block (some given up) and block-tree unions.
+ */
+#include <check.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_planner.h"
+#include "planner.h"
+#include "planner_int.h"
+#include "testutil.h"
+#include "tindex.h"
+#include "tunion.h"
+
+static int cmp_off(const void *a, const void *b)
+{
+  uint64_t x = ((const struct tindex_span *)a)->off;
+  uint64_t y = ((const struct tindex_span *)b)->off;
+  return (x > y) - (x < y);
+}
+
+/* Sorts v[0..n) and merges it into disjoint, not touching pieces;
+ * returns their count. */
+static size_t normalise(struct tindex_span *v, size_t n)
+{
+  qsort(v, n, sizeof *v, cmp_off);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (k && v[i].off <= v[k - 1].end) {
+      if (v[i].end > v[k - 1].end)
+        v[k - 1].end = v[i].end;
+    } else {
+      v[k++] = v[i];
+    }
+  }
+  return k;
+}
+
+/* A graph of n tensors over about n / 2 operators: most live a few
+ * operators, `long_pct` percent live up to the whole graph; sizes are
+ * odd. */
+static void graph(uint64_t *rs, struct planner_tensor *t, size_t n,
+                  unsigned long_pct)
+{
+  int64_t ops = (int64_t)(n / 2);
+  for (size_t i = 0; i < n; i++) {
+    int64_t f = (int64_t)tu_rand_range(rs, 0, (uint64_t)ops);
+    int64_t len = tu_rand_range(rs, 0, 99) < long_pct
+                      ? (int64_t)tu_rand_range(rs, 100, (uint64_t)ops)
+                      : (int64_t)tu_rand_range(rs, 0, 4);
+    uint64_t size = 2 * tu_rand_range(rs, 1, 500) + 1;
+    t[i] = (struct planner_tensor){(uint32_t)i, size, f, f + len, 0,
+                                   PLANNER_NOT_PINNED};
+  }
+}
+
+/* A query's scratch: its results and the brute-force answer. */
+struct scratch {
+  struct tindex_spans out;
+  struct tunion_runs runs;
+  struct tindex_span *got, *want; /* want: m + 1 entries */
+  size_t got_cap;
+  size_t k; /* placements made, for messages */
+};
+
+/* Checks the query of rank q against brute force over pos. */
+static void check_query(const struct tindex *x, const struct tindex_span *pos,
+                        struct tunion *u, uint32_t q, struct scratch *c)
+{
+  size_t m = x->m;
+  ck_assert_int_eq(tunion_collect(x, pos, u, q, &c->out, &c->runs), 0);
+  size_t n_got = c->out.n;
+  for (size_t i = 0; i < c->runs.n; i++)
+    n_got += c->runs.v[i].n;
+  if (n_got > c->got_cap) {
+    c->got_cap = 2 * n_got;
+    c->got = realloc(c->got, c->got_cap * sizeof *c->got);
+  }
+  if (c->out.n) /* out.v may still be NULL */
+    memcpy(c->got, c->out.v, c->out.n * sizeof *c->got);
+  n_got = c->out.n;
+  for (size_t i = 0; i < c->runs.n; i++) {
+    const struct tindex_span *v = *c->runs.v[i].base + c->runs.v[i].at;
+    ck_assert_uint_ge(c->runs.v[i].n, TUNION_RUN);
+    for (size_t j = 1; j < c->runs.v[i].n; j++) /* sorted, disjoint */
+      ck_assert_uint_lt(v[j - 1].end, v[j].off);
+    memcpy(c->got + n_got, v, c->runs.v[i].n * sizeof *c->got);
+    n_got += c->runs.v[i].n;
+  }
+  size_t n_want = 0;
+  for (size_t r = 0; r < m; r++)
+    if (pos[r].end && x->item[r].s0 < x->item[q].s1 &&
+        x->item[q].s0 < x->item[r].s1)
+      c->want[n_want++] = pos[r];
+  n_got = normalise(c->got, n_got);
+  n_want = normalise(c->want, n_want);
+  ck_assert_msg(n_got == n_want, "placement %zu: %zu pieces, want %zu", c->k,
+                n_got, n_want);
+  ck_assert_msg(memcmp(c->got, c->want, n_got * sizeof *c->got) == 0,
+                "placement %zu: other pieces", c->k);
+}
+
+/* Places every tensor of g at a random offset, in a random order, and
+ * checks a query of a random tensor (every `every` placements, and of
+ * the one about to be placed) against brute force; in the second half,
+ * only every `gap` placements, so that the unions read then have many
+ * placements to catch up with. Returns the unions for the caller to
+ * inspect (clean them up). */
+static void check_unions(const struct planner_graph *g, unsigned every,
+                         unsigned gap, uint64_t *rs, struct tunion *u)
+{
+  struct planner_options o;
+  struct planner__prob p;
+  planner_options_init(&o);
+  o.alignment = 1;
+  ck_assert_int_eq(planner__prob_init(&p, g, &o), 0);
+  const struct tindex *x = p.x;
+  size_t m = x->m;
+  struct tindex_span *pos = calloc(m, sizeof *pos);
+  struct scratch c = {0};
+  c.want = malloc((m + 1) * sizeof *c.want);
+  c.got_cap = 16;
+  c.got = malloc(c.got_cap * sizeof *c.got);
+  uint32_t *order = malloc(m * sizeof *order);
+  for (size_t r = 0; r < m; r++)
+    order[r] = (uint32_t)r;
+  for (size_t r = m; r > 1; r--) { /* shuffle */
+    size_t k = (size_t)tu_rand_range(rs, 0, r - 1);
+    uint32_t v = order[r - 1];
+    order[r - 1] = order[k];
+    order[k] = v;
+  }
+  memset(u, 0, sizeof *u);
+  uint64_t space = 600 * (uint64_t)m / 8;
+  for (size_t k = 0; k < m; k++) {
+    uint32_t q = k % every == 0 ? (uint32_t)tu_rand_range(rs, 0, m - 1)
+                                : order[k];
+    c.k = k;
+    if (k < m / 2 || k % gap == 0)
+      check_query(x, pos, u, q, &c);
+    uint32_t r = order[k];
+    uint64_t off = tu_rand_range(rs, 0, space);
+    pos[r] = (struct tindex_span){off, off + x->item[r].size};
+    ck_assert_int_eq(tunion_add(x, u, r, off, pos[r].end), 0);
+  }
+  free(c.out.v);
+  free(c.runs.v);
+  free(c.got);
+  free(c.want);
+  free(order);
+  free(pos);
+  planner__prob_cleanup(&p);
+}
+
+enum { N_UNIONS = 9000 }; /* tensors of each case */
+
+/* Checks the unions on the graph of seed with long_pct percent long-lived
+ * tensors, queried as check_unions() says with gap; leaves them in u. */
+static void check_case(uint64_t seed, unsigned long_pct, unsigned gap,
+                       struct tunion *u)
+{
+  static struct planner_tensor t[N_UNIONS];
+  graph(&seed, t, N_UNIONS, long_pct);
+  struct planner_graph g = {t, N_UNIONS};
+  check_unions(&g, 1, gap, &seed, u);
+}
+
+/* Mostly short tensors: blocks and node unions, no tree. */
+START_TEST(test_unions_short)
+{
+  struct tunion u;
+  check_case(0x51, 1, 1, &u);
+  ck_assert_ptr_nonnull(u.group); /* the timeline is long enough */
+  ck_assert_ptr_nonnull(u.block);
+  tunion_cleanup(&u);
+}
+END_TEST
+
+/* Many long-lived tensors queried often: every kind of union, the
+ * block tree too, and blocks that give their unions up. */
+START_TEST(test_unions_long)
+{
+  struct tunion u;
+  check_case(0x52, 30, 1, &u);
+  ck_assert_ptr_nonnull(u.group);
+  ck_assert_ptr_nonnull(u.node);
+  ck_assert_ptr_nonnull(u.tree);
+  size_t gave_up = 0;
+  for (size_t k = 0; k < (N_UNIONS + TUNION_BLOCK - 1) / TUNION_BLOCK; k++)
+    gave_up += u.n_block[k] == TUNION_GAVE_UP;
+  ck_assert_uint_gt(gave_up, 0);
+  tunion_cleanup(&u);
+}
+END_TEST
+
+/* Long-lived tensors queried often, then seldom: the block tree, built
+ * in the first half, then has hundreds of placements to take in at each
+ * read, more than it has blocks, and is recomputed. */
+START_TEST(test_unions_seldom)
+{
+  struct tunion u;
+  check_case(0x53, 30, 400, &u);
+  ck_assert_ptr_nonnull(u.tree);
+  tunion_cleanup(&u);
+}
+END_TEST
+
+void cp_add_union_tests(Suite *s)
+{
+  TCase *tc = tcase_create("unions");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_unions_short);
+  tcase_add_test(tc, test_unions_long);
+  tcase_add_test(tc, test_unions_seldom);
+  suite_add_tcase(s, tc);
+}

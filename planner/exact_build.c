@@ -72,6 +72,12 @@ static int cmp_i64(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
 static uint32_t sec_find(const int64_t *pt, uint32_t npt, int64_t t)
 {
   uint32_t lo = 0, hi = npt;
@@ -482,15 +488,8 @@ int exact__build(struct ctx *X)
   /* Keep each tensor's obstacles in offset order (pin indexes are). */
   for (uint32_t q = 0; q < K; q++) {
     uint32_t a = X->pin_off[q], b = X->pin_off[q + 1];
-    for (uint32_t i = a + 1; i < b; i++) {
-      uint32_t v = X->pinl[i], j = i;
-      while (j > a && X->pinl[j - 1] > v) {
-        X->pinl[j] = X->pinl[j - 1];
-        j--;
-        X->work++;
-      }
-      X->pinl[j] = v;
-    }
+    qsort(X->pinl + a, b - a, sizeof *X->pinl, cmp_u32);
+    X->work += exact__sort_units(b - a);
   }
   X->work += K;
 

@@ -1072,6 +1072,49 @@ START_TEST(test_generated_traces)
 }
 END_TEST
 
+START_TEST(test_windowed_replanning)
+{
+  /* Generated traces of 10 000 tensors (above the windowed re-planning's
+   * threshold) at an effort that affords the pass: `best` ends strictly
+   * below the best of the four heuristics (the streamed search alone does
+   * not, at this effort, on these traces), the plan verifies, and it is
+   * the same on every run, also when every poll sleeps. */
+  static const enum tracegen_shape shapes[] = {TRACEGEN_SOMAS,
+                                               TRACEGEN_IOPDDL};
+  size_t n;
+  struct planner_tensor *t = tracegen_make(shapes[_i], 10000, 1, &n);
+  ck_assert_ptr_nonnull(t);
+  uint64_t heur = UINT64_MAX;
+  for (int algo = PLANNER_ALGO_TFLM_GREEDY; algo <= PLANNER_ALGO_GREEDY_BREADTH;
+       algo++) {
+    struct planner_options o;
+    struct planner_plan q;
+    opts(&o, 1, 0, 1);
+    o.algo = (enum planner_algo)algo;
+    run_ok(t, n, &o, &q);
+    if (q.arena_bytes < heur)
+      heur = q.arena_bytes;
+    planner_plan_cleanup(&q);
+  }
+  struct planner_plan a, b;
+  plan_trace(t, n, 60, &a);
+  ck_assert_uint_lt(a.arena_bytes, heur);
+  ck_assert_uint_ge(a.arena_bytes, a.lower_bound_bytes);
+  ck_assert_int_eq(a.algo, PLANNER_ALGO_EXACT);
+  plan_trace(t, n, 60, &b);
+  ck_assert_uint_eq(a.arena_bytes, b.arena_bytes);
+  ck_assert_uint_eq(a.nodes_explored, b.nodes_explored);
+  ck_assert_int_eq(memcmp(a.offsets, b.offsets, n * sizeof *a.offsets), 0);
+  planner_plan_cleanup(&b);
+  struct planner_options o;
+  opts(&o, 1, 0, 60);
+  o.algo = PLANNER_ALGO_BEST;
+  check_slow_same(t, n, &o);
+  planner_plan_cleanup(&a);
+  free(t);
+}
+END_TEST
+
 Suite *exact_suite(void)
 {
   Suite *s = suite_create("exact");
@@ -1107,6 +1150,7 @@ Suite *exact_suite(void)
   tcase_add_test(tl, test_stream_large_component);
   tcase_add_test(tl, test_stream_memory_bounded);
   tcase_add_loop_test(tl, test_generated_traces, 0, 4);
+  tcase_add_loop_test(tl, test_windowed_replanning, 0, 2);
   suite_add_tcase(s, tl);
   return s;
 }

@@ -79,7 +79,7 @@
  * start: a little more than its heuristic windows take on the generated
  * traces of 20 000 to 60 000 tensors (650 to 1400 units per tensor), so
  * that a pass is seldom abandoned half way, its work wasted. */
-#define IMPROVE_UNITS_PER_TENSOR 1500u
+#define IMPROVE_UNITS_PER_TENSOR 2000u
 /* Share of what is left of the effort that one window's exact search may
  * take, as a divisor. */
 #define IMPROVE_EXACT_SHARE 4u
@@ -289,7 +289,10 @@ static int plan_window(struct imp *I, uint32_t ns)
 {
   if (I->work + window_units(ns) > I->limit)
     return 1;
-  struct planner_options wo = *I->p->o;
+  const struct planner_options *o = I->p->o;
+  if (o->stop && o->stop(o->stop_ctx))
+    return ARENA_ECANCELED; /* polled once a window, like the search */
+  struct planner_options wo = *o;
   wo.capacity = 0;
   wo.threads = 1;
   struct planner_graph g = {I->wt, ns};

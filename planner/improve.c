@@ -14,21 +14,21 @@
  * DESIGN
  *  Time is cut into spans at every first and last + 1 of a sized tensor.
  *  Let p be the span of the highest load. The peak window holds the spans
- *  within IMPROVE_AHEAD of p, with every tensor live in it cut to it. Its
+ *  within `ahead` spans of p, with every tensor live in it cut to it. Its
  *  tensors live through the whole window come first, stacked at the
  *  bottom in order of their true last use, latest first (a staircase: as
  *  they end after the window, the space they leave is always on top of
  *  the stack, next to the tensors still to come). The rest of the window
- *  is planned (see below), and the tensors live within IMPROVE_STEP of p
+ *  is planned (see below), and the tensors live within `step` spans of p
  *  are committed: their offsets are final.
  *
  *  Then a sweep to the right: the next window starts at the first span not
- *  yet covered and reaches IMPROVE_AHEAD spans further; its free tensors
+ *  yet covered and reaches `ahead` spans further; its free tensors
  *  are those that start in it (all of them are uncommitted), cut to the
  *  window, and its obstacles are the committed tensors live in it, cut to
  *  it and merged where they are adjacent in memory with the same cut
  *  lifetime. After it is planned, the tensors that start in its first
- *  IMPROVE_STEP spans are committed. Then the same sweep to the left, with
+ *  `step` spans are committed. Then the same sweep to the left, with
  *  time reversed (tensors that end in the window). Every tensor lies in
  *  exactly one of the three parts (live near p, starting after, ending
  *  before), so every tensor is committed once.
@@ -50,6 +50,11 @@
  *  its arena, so that later windows aim no lower than what is already
  *  committed.
  *
+ *  Passes. Up to three passes run in turn, each with the whole of what
+ *  is left of the effort, with (ahead, step) = (200, 100), (200, 50) and
+ *  (400, 100) spans, until the arena meets the load bound or the effort
+ *  cannot pay for another pass. Each builds its plan from scratch.
+ *
  *  The new plan replaces the given one only when its arena is lower, so
  *  the pass never makes a plan worse. It is deterministic: it depends on
  *  the graph, the options and the effort only; the work of every window
@@ -67,22 +72,27 @@
 /* Graphs with fewer sized free tensors are left to the exact search,
  * which does better on them within the same effort. */
 #define IMPROVE_MIN_TENSORS 4096u
-/* Spans a window reaches ahead of the committed part, and spans committed
- * per window. */
-#define IMPROVE_AHEAD 400u
-#define IMPROVE_STEP 100u
+/* The passes, in order: spans a window reaches ahead of the committed
+ * part, and spans committed per window. Small windows are easier for the
+ * exact search, larger ones leave fewer seams; which does better depends
+ * on the trace (docs/exact.md, "Windowed re-planning"). */
+static const struct {
+  uint32_t ahead, step;
+} passes[] = {{200, 100}, {200, 50}, {400, 100}};
+#define N_PASSES (sizeof passes / sizeof *passes)
 /* Work units per tensor and log2 of the window for one heuristic run on
  * a window (index and placement), measured against the exact search's
  * units (docs/exact.md). */
 #define IMPROVE_HEUR_UNITS 4u
-/* Work units per sized tensor that the effort must leave for the pass to
- * start: a little more than its heuristic windows take on the generated
- * traces of 20 000 to 60 000 tensors (650 to 1400 units per tensor), so
- * that a pass is seldom abandoned half way, its work wasted. */
-#define IMPROVE_UNITS_PER_TENSOR 2000u
+/* Work units per sized tensor that the effort must leave for a pass to
+ * start: about what the heuristic windows of one pass take on the
+ * generated traces of 20 000 to 60 000 tensors (650 to 1400 units per
+ * tensor). A pass that the effort stops half way is dropped, its work
+ * wasted, so one that cannot come near its end does not start. */
+#define IMPROVE_UNITS_PER_TENSOR 800u
 /* Share of what is left of the effort that one window's exact search may
  * take, as a divisor. */
-#define IMPROVE_EXACT_SHARE 4u
+#define IMPROVE_EXACT_SHARE 16u
 
 #define NONE UINT32_MAX
 
@@ -120,6 +130,7 @@ struct imp {
   uint32_t *wk;          /* its tensors' numbers (NONE for obstacles) */
   uint64_t *woff, *wbest;/* offsets of a run, and of the best run */
   struct obst *ob;
+  uint32_t ahead, step;  /* this pass's window: spans ahead, committed */
   uint64_t cap;          /* arena the windows aim at, bytes */
   uint64_t work, limit;  /* work units done and allowed */
 };
@@ -411,11 +422,11 @@ static int staircase(struct imp *I, uint32_t a, uint32_t b)
 
 /* The peak window around span c: the staircase (when no pinned tensor is
  * live in it), the rest planned, and the tensors live within
- * IMPROVE_STEP of c committed. Returns 0, 1 (effort), or an error. */
+ * I->step of c committed. Returns 0, 1 (effort), or an error. */
 static int peak_window(struct imp *I, uint32_t c)
 {
-  uint32_t a = c > IMPROVE_AHEAD ? c - IMPROVE_AHEAD : 0;
-  uint32_t b = c + IMPROVE_AHEAD < I->S ? c + IMPROVE_AHEAD : I->S - 1;
+  uint32_t a = c > I->ahead ? c - I->ahead : 0;
+  uint32_t b = c + I->ahead < I->S ? c + I->ahead : I->S - 1;
   int pinned = 0;
   for (uint32_t q = 0; q < I->nact; q++) {
     uint32_t k = I->act[q];
@@ -432,8 +443,8 @@ static int peak_window(struct imp *I, uint32_t c)
   I->work += I->m;
   if ((rc = plan_window(I, ns)) != 0)
     return rc;
-  uint32_t clo = c > IMPROVE_STEP ? c - IMPROVE_STEP : 0;
-  uint32_t chi = c + IMPROVE_STEP < I->S ? c + IMPROVE_STEP : I->S - 1;
+  uint32_t clo = c > I->step ? c - I->step : 0;
+  uint32_t chi = c + I->step < I->S ? c + I->step : I->S - 1;
   for (uint32_t j = 0; j < ns; j++) {
     uint32_t k = I->wk[j];
     if (k == NONE || I->slo[k] > chi || I->shi[k] < clo)
@@ -485,11 +496,11 @@ static int sweep(struct imp *I, uint32_t r, int left)
     uint32_t a, b;
     if (left) {
       b = edge;
-      a = b > IMPROVE_AHEAD ? b - IMPROVE_AHEAD : 0;
+      a = b > I->ahead ? b - I->ahead : 0;
       prune_active(I, 0, b);
     } else {
       a = edge;
-      b = a + IMPROVE_AHEAD < I->S ? a + IMPROVE_AHEAD : I->S - 1;
+      b = a + I->ahead < I->S ? a + I->ahead : I->S - 1;
       prune_active(I, a, UINT32_MAX);
     }
     uint32_t ns = 0;
@@ -504,15 +515,15 @@ static int sweep(struct imp *I, uint32_t r, int left)
     int rc = plan_window(I, ns);
     if (rc)
       return rc;
-    /* Commit the first IMPROVE_STEP spans, or all when the window reaches
+    /* Commit the first I->step spans, or all when the window reaches
      * the end of time. */
     uint32_t lo, hi;
     if (left) {
       hi = b;
-      lo = a == 0 ? 0 : (b >= IMPROVE_STEP - 1 ? b - (IMPROVE_STEP - 1) : 0);
+      lo = a == 0 ? 0 : (b >= I->step - 1 ? b - (I->step - 1) : 0);
     } else {
       lo = a;
-      hi = b == I->S - 1 ? b : a + IMPROVE_STEP - 1;
+      hi = b == I->S - 1 ? b : a + I->step - 1;
     }
     commit(I, ns, lo, hi, left);
     while (q < n && I->done[I->order[q]])
@@ -542,21 +553,20 @@ static int imp_alloc(struct imp *I)
   return 0;
 }
 
-int planner__improve(const struct planner__prob *p, uint64_t *offsets,
-                     uint64_t *arena, uint64_t work_limit, uint64_t *work)
+/* One pass with window ahead and step: a whole new plan, kept in offsets
+ * when its arena is below *arena. Same contract as planner__improve(),
+ * for one pass, whose caller checked its conditions. */
+static int one_pass(const struct planner__prob *p, uint64_t *offsets,
+                    uint64_t *arena, uint64_t work_limit, uint64_t *work,
+                    uint32_t ahead, uint32_t step)
 {
   struct imp I;
   memset(&I, 0, sizeof I);
   I.p = p;
-  uint32_t nfree = 0;
   for (size_t i = 0; i < p->n; i++)
-    if (p->t[i].size) {
-      I.m++;
-      nfree += p->t[i].pinned == PLANNER_NOT_PINNED;
-    }
-  if (nfree < IMPROVE_MIN_TENSORS || *work >= work_limit ||
-      work_limit - *work < (uint64_t)IMPROVE_UNITS_PER_TENSOR * I.m)
-    return 0;
+    I.m += p->t[i].size != 0;
+  I.ahead = ahead;
+  I.step = step;
   I.work = *work;
   I.limit = work_limit;
   I.cap = p->lb;
@@ -587,13 +597,13 @@ int planner__improve(const struct planner__prob *p, uint64_t *offsets,
     rc = ARENA_ENOMEM;
   if (!rc) {
     memcpy(act0, I.act, nact0 * sizeof *act0);
-    uint32_t chi = c + IMPROVE_STEP < I.S ? c + IMPROVE_STEP : I.S - 1;
+    uint32_t chi = c + step < I.S ? c + step : I.S - 1;
     rc = sweep(&I, chi, 0);
   }
   if (!rc) {
     memcpy(I.act, act0, nact0 * sizeof *act0);
     I.nact = nact0;
-    uint32_t clo = c > IMPROVE_STEP ? c - IMPROVE_STEP : 0;
+    uint32_t clo = c > step ? c - step : 0;
     rc = sweep(&I, clo, 1);
   }
   free(act0);
@@ -613,4 +623,26 @@ int planner__improve(const struct planner__prob *p, uint64_t *offsets,
   *work = I.work > work_limit ? work_limit : I.work;
   imp_free(&I);
   return rc == 1 ? 0 : rc;
+}
+
+int planner__improve(const struct planner__prob *p, uint64_t *offsets,
+                     uint64_t *arena, uint64_t work_limit, uint64_t *work)
+{
+  uint64_t m = 0, nfree = 0;
+  for (size_t i = 0; i < p->n; i++)
+    if (p->t[i].size) {
+      m++;
+      nfree += p->t[i].pinned == PLANNER_NOT_PINNED;
+    }
+  if (nfree < IMPROVE_MIN_TENSORS)
+    return 0;
+  int rc = 0;
+  for (unsigned q = 0; q < N_PASSES && !rc && *arena > p->lb; q++) {
+    uint64_t left = *work < work_limit ? work_limit - *work : 0;
+    if (left < (uint64_t)IMPROVE_UNITS_PER_TENSOR * m)
+      break;
+    rc = one_pass(p, offsets, arena, work_limit, work, passes[q].ahead,
+                  passes[q].step);
+  }
+  return rc;
 }

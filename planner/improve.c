@@ -81,9 +81,10 @@ static const struct {
 } passes[] = {{200, 100}, {200, 50}, {400, 100}};
 #define N_PASSES (sizeof passes / sizeof *passes)
 /* Work units per tensor and log2 of the window for one heuristic run on
- * a window (index and placement), measured against the exact search's
- * units (docs/exact.md). */
-#define IMPROVE_HEUR_UNITS 4u
+ * a window (index and placement), set so that the pass runs at about the
+ * exact search's rate of units per second (docs/exact.md): with 4 it ran
+ * at 120 to 250 units per microsecond, against the search's 400 to 960. */
+#define IMPROVE_HEUR_UNITS 8u
 /* Work units per sized tensor that the effort must leave for a pass to
  * start: about what the heuristic windows of one pass take on the
  * generated traces of 20 000 to 60 000 tensors (650 to 1400 units per
@@ -132,6 +133,7 @@ struct imp {
   struct obst *ob;
   uint32_t ahead, step;  /* this pass's window: spans ahead, committed */
   uint64_t cap;          /* arena the windows aim at, bytes */
+  uint64_t given;        /* arena of the plan the pass would replace */
   uint64_t work, limit;  /* work units done and allowed */
 };
 
@@ -294,8 +296,9 @@ static uint64_t window_units(uint32_t ns)
 
 /* Plans the window's graph of ns tensors (its free ones and obstacles)
  * within I->cap if it can, into I->wbest; raises I->cap to the arena
- * found when it cannot. Returns 0, R_SPENT-like 1 when the effort would
- * be passed (nothing planned), ARENA_ENOMEM or ARENA_ECANCELED. */
+ * found when it cannot. Returns 0; 1 when the effort would be passed
+ * (nothing planned) or when cap has reached the arena of the given plan
+ * (the pass can no longer beat it); ARENA_ENOMEM or ARENA_ECANCELED. */
 static int plan_window(struct imp *I, uint32_t ns)
 {
   if (I->work + window_units(ns) > I->limit)
@@ -343,7 +346,9 @@ static int plan_window(struct imp *I, uint32_t ns)
     return rc;
   if (best > I->cap)
     I->cap = best;
-  return 0;
+  /* A target no lower than the given arena: the pass stops here, leaving
+   * the rest of the effort to the next pass and the search. */
+  return I->cap >= I->given;
 }
 
 /* Commits the free tensors of the window's graph for which keep() holds,
@@ -570,6 +575,7 @@ static int one_pass(const struct planner__prob *p, uint64_t *offsets,
   I.work = *work;
   I.limit = work_limit;
   I.cap = p->lb;
+  I.given = *arena;
   int rc = imp_alloc(&I);
   for (size_t i = 0, k = 0; !rc && i < p->n; i++) {
     if (!p->t[i].size)

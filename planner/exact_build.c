@@ -78,19 +78,6 @@ static int cmp_u32(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-static uint32_t sec_find(const int64_t *pt, uint32_t npt, int64_t t)
-{
-  uint32_t lo = 0, hi = npt;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (pt[mid] < t)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
 /* Sets X->peak for the tensors of component c: the largest rem0 over
  * their sections. A scan for the small search; a max tree over the
  * sections, O(log S) a tensor, for the stream search; nothing for a
@@ -326,8 +313,8 @@ int exact__build(struct ctx *X)
     X->sb[c + 1] = base + S;
     uint64_t inc = 0, pairs = 0;
     for (uint32_t q = a; q < b; q++) {
-      X->slo[q] = sec_find(pt, u, p->t[X->gi[q]].first);
-      X->shi[q] = sec_find(pt, u, p->t[X->gi[q]].last + 1) - 1;
+      X->slo[q] = exact__sec_find(pt, u, p->t[X->gi[q]].first);
+      X->shi[q] = exact__sec_find(pt, u, p->t[X->gi[q]].last + 1) - 1;
       inc += X->shi[q] - X->slo[q] + 1;
     }
     /* Overlap pairs: tensor q meets the later tensors that start in its

@@ -67,6 +67,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exact_int.h"
 #include "planner_sort.h"
 
 /* Graphs with fewer sized free tensors are left to the exact search,
@@ -95,7 +96,6 @@ static const struct {
  * take, as a divisor. */
 #define IMPROVE_EXACT_SHARE 16u
 
-#define NONE UINT32_MAX
 
 /* The heuristics tried on a window, in turn, until one fits cap. */
 static const enum planner_algo win_algos[] = {
@@ -144,26 +144,11 @@ static void imp_free(struct imp *I)
   free(I->wbest); free(I->ob);
 }
 
-static uint32_t span_of(const uint64_t *pt, uint32_t npt, uint64_t t)
+/* The span that starts at time t of the u sorted points pt (times are
+ * never negative, so their order is the same signed or not). */
+static uint32_t span_of(const uint64_t *pt, uint32_t u, uint64_t t)
 {
-  uint32_t lo = 0, hi = npt;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (pt[mid] < t)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
-/* Work units of sorting or searching among n entries: n (1 + log2 n). */
-static uint64_t sort_units(uint64_t n)
-{
-  uint64_t u = n;
-  for (uint64_t k = n; k > 1; k >>= 1)
-    u += n;
-  return u;
+  return exact__sec_find((const int64_t *)pt, u, (int64_t)t);
 }
 
 /* Spans of every sized tensor. Returns 0 or ARENA_ENOMEM. */
@@ -194,7 +179,7 @@ static int build_spans(struct imp *I)
     I->slo[k] = span_of(pt, u, (uint64_t)t->first);
     I->shi[k] = span_of(pt, u, (uint64_t)t->last + 1) - 1;
   }
-  I->work += 2 * (uint64_t)m + 2 * sort_units(m);
+  I->work += 2 * (uint64_t)m + 2 * exact__sort_units(m);
   free(pt);
   return 0;
 }
@@ -252,7 +237,7 @@ static void add_obstacles(struct imp *I, uint32_t a, uint32_t b, uint32_t *ns)
     o->top = o->off + I->p->t[I->gi[k]].size;
   }
   qsort(I->ob, no, sizeof *I->ob, cmp_obst);
-  I->work += I->nact + sort_units(no);
+  I->work += I->nact + exact__sort_units(no);
   for (uint32_t q = 0; q < no;) {
     uint32_t e = q + 1;
     uint64_t top = I->ob[q].top;
@@ -291,7 +276,7 @@ static void add_free(struct imp *I, uint32_t k, uint32_t a, uint32_t b,
  * search: the index and every heuristic. */
 static uint64_t window_units(uint32_t ns)
 {
-  return (1 + N_WIN_ALGOS) * IMPROVE_HEUR_UNITS * sort_units(ns);
+  return (1 + N_WIN_ALGOS) * IMPROVE_HEUR_UNITS * exact__sort_units(ns);
 }
 
 /* Plans the window's graph of ns tensors (its free ones and obstacles)
@@ -314,11 +299,11 @@ static int plan_window(struct imp *I, uint32_t ns)
   int rc = planner__prob_init(&wp, &g, &wo);
   if (rc)
     return rc;
-  I->work += IMPROVE_HEUR_UNITS * sort_units(ns);
+  I->work += IMPROVE_HEUR_UNITS * exact__sort_units(ns);
   uint64_t best = UINT64_MAX;
   for (unsigned a = 0; a < N_WIN_ALGOS && best > I->cap; a++) {
     rc = planner__heuristic(&wp, win_algos[a], I->woff);
-    I->work += IMPROVE_HEUR_UNITS * sort_units(ns);
+    I->work += IMPROVE_HEUR_UNITS * exact__sort_units(ns);
     if (rc)
       break;
     uint64_t arena = planner__arena_of(&wp, I->woff);

@@ -87,10 +87,10 @@ static const struct {
  * at 120 to 250 units per microsecond, against the search's 400 to 960. */
 #define IMPROVE_HEUR_UNITS 8u
 /* Work units per sized tensor that the effort must leave for a pass to
- * start: about what the heuristic windows of one pass take on the
- * generated traces of 20 000 to 60 000 tensors (650 to 1400 units per
- * tensor). A pass that the effort stops half way is dropped, its work
- * wasted, so one that cannot come near its end does not start. */
+ * start, so that the default effort affords a pass on graphs of up to
+ * 20 000 tensors (docs/exact.md). A pass that the effort stops half way
+ * is dropped, its work wasted, so one that cannot come near its end
+ * should not start. */
 #define IMPROVE_UNITS_PER_TENSOR 800u
 /* Share of what is left of the effort that one window's exact search may
  * take, as a divisor. */

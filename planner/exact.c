@@ -92,6 +92,7 @@
  *  a component keeps its heuristic placement).
  */
 #include "exact_int.h"
+#include "improve.h"
 
 #include <string.h>
 #include <time.h>
@@ -258,24 +259,23 @@ static int descend(struct ctx *X, uint64_t *lb, uint64_t *ub, int *raised,
   return r;
 }
 
-int planner__exact(const struct planner__prob *p, uint64_t *offsets,
-                   struct planner_plan *res)
+int planner__exact_within(const struct planner__prob *p, uint64_t *offsets,
+                          struct planner_plan *res, uint64_t goal,
+                          uint64_t work_limit, uint64_t *work)
 {
   struct ctx X;
-  struct timespec t0;
   memset(&X, 0, sizeof X);
   X.p = p;
   X.offsets = offsets;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
   const struct planner_options *o = p->o;
-  uint64_t effort = o->effort ? o->effort : PLANNER_DEFAULT_EFFORT;
-  X.work_limit = effort * EXACT_UNITS_PER_EFFORT;
+  X.work = *work;
+  X.work_limit = work_limit;
   int rc = exact__build(&X);
   if (rc) {
     /* Out of memory, cancelled, or the effort spent on the setup: the
-     * heuristic plan stands. */
+     * plan given stands. */
+    *work = X.work;
     exact__free(&X);
-    res->search_us = elapsed_us(&t0);
     if (rc == R_SPENT)
       return 0;
     return rc == R_CANCEL ? ARENA_ECANCELED : rc;
@@ -317,7 +317,7 @@ int planner__exact(const struct planner__prob *p, uint64_t *offsets,
     }
   } else {
     uint64_t ub = arena_now(&X);
-    while (ub > lb) {
+    while (ub > lb && ub > goal) {
       r = feas_all(&X, lb, limit, v);
       if (r == R_FOUND) {
         ub = arena_now(&X);
@@ -346,11 +346,29 @@ int planner__exact(const struct planner__prob *p, uint64_t *offsets,
       res->bound = PLANNER_BOUND_SEARCH;
   }
   res->proven_optimal = res->arena_bytes <= res->lower_bound_bytes;
-  res->nodes_explored = X.nodes;
-  res->search_us = elapsed_us(&t0);
+  res->nodes_explored += X.nodes;
+  *work = X.work;
   int cancelled = X.cancelled;
   exact__free(&X);
   if (r == R_NOMEM)
     return ARENA_ENOMEM;
   return cancelled ? ARENA_ECANCELED : 0;
+}
+
+int planner__exact(const struct planner__prob *p, uint64_t *offsets,
+                   struct planner_plan *res)
+{
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  const struct planner_options *o = p->o;
+  uint64_t effort = o->effort ? o->effort : PLANNER_DEFAULT_EFFORT;
+  uint64_t limit = effort * EXACT_UNITS_PER_EFFORT, work = 0;
+  int rc = 0;
+  if (res->arena_bytes > res->lower_bound_bytes &&
+      (!o->capacity || res->arena_bytes > o->capacity))
+    rc = planner__improve(p, offsets, &res->arena_bytes, limit, &work);
+  if (!rc)
+    rc = planner__exact_within(p, offsets, res, 0, limit, &work);
+  res->search_us = elapsed_us(&t0);
+  return rc;
 }

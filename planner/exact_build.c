@@ -72,17 +72,10 @@ static int cmp_i64(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-static uint32_t sec_find(const int64_t *pt, uint32_t npt, int64_t t)
+static int cmp_u32(const void *a, const void *b)
 {
-  uint32_t lo = 0, hi = npt;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (pt[mid] < t)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
 }
 
 /* Sets X->peak for the tensors of component c: the largest rem0 over
@@ -320,8 +313,8 @@ int exact__build(struct ctx *X)
     X->sb[c + 1] = base + S;
     uint64_t inc = 0, pairs = 0;
     for (uint32_t q = a; q < b; q++) {
-      X->slo[q] = sec_find(pt, u, p->t[X->gi[q]].first);
-      X->shi[q] = sec_find(pt, u, p->t[X->gi[q]].last + 1) - 1;
+      X->slo[q] = exact__sec_find(pt, u, p->t[X->gi[q]].first);
+      X->shi[q] = exact__sec_find(pt, u, p->t[X->gi[q]].last + 1) - 1;
       inc += X->shi[q] - X->slo[q] + 1;
     }
     /* Overlap pairs: tensor q meets the later tensors that start in its
@@ -482,15 +475,8 @@ int exact__build(struct ctx *X)
   /* Keep each tensor's obstacles in offset order (pin indexes are). */
   for (uint32_t q = 0; q < K; q++) {
     uint32_t a = X->pin_off[q], b = X->pin_off[q + 1];
-    for (uint32_t i = a + 1; i < b; i++) {
-      uint32_t v = X->pinl[i], j = i;
-      while (j > a && X->pinl[j - 1] > v) {
-        X->pinl[j] = X->pinl[j - 1];
-        j--;
-        X->work++;
-      }
-      X->pinl[j] = v;
-    }
+    qsort(X->pinl + a, b - a, sizeof *X->pinl, cmp_u32);
+    X->work += exact__sort_units(b - a);
   }
   X->work += K;
 

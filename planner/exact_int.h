@@ -1,6 +1,7 @@
 /*
  * exact_int.h - internal interface between the files of the exact planner.
- * Included only by exact.c and exact_*.c; cross-file functions use the
+ * Included only by exact.c, exact_*.c and improve.c (the windowed
+ * re-planning, which shares the helpers below); cross-file functions use the
  * exact__ prefix. The method is described in the DESIGN comment at the
  * top of exact.c.
  *
@@ -154,6 +155,22 @@ static inline uint64_t exact__sort_units(uint64_t n)
   for (uint64_t k = n; k > 1; k >>= 1)
     u += n;
   return u;
+}
+
+/* Index of the first of the npt sorted points pt that is not below t:
+ * the section that starts at t, when t is one of them. */
+static inline uint32_t exact__sec_find(const int64_t *pt, uint32_t npt,
+                                       int64_t t)
+{
+  uint32_t lo = 0, hi = npt;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (pt[mid] < t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
 }
 
 /* exact_build.c. Builds everything the search needs into X, which holds

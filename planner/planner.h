@@ -74,7 +74,7 @@ extern "C" {
 #endif
 
 #define PLANNER_DEFAULT_ALIGNMENT 64u /* bytes, as in TFLite */
-#define PLANNER_DEFAULT_EFFORT 25u /* exact-search effort, see EFFORT */
+#define PLANNER_DEFAULT_EFFORT 40u /* exact-search effort, see EFFORT */
 #define PLANNER_MAX_ALIGNMENT (1ull << 32) /* bytes */
 #define PLANNER_MAX_TENSORS 16000000u /* hard cap on one graph */
 #define PLANNER_NOT_PINNED (-1) /* planner_tensor.pinned: free to place */

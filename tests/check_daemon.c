@@ -830,7 +830,7 @@ START_TEST(test_effort_config)
   snprintf(err, sizeof err, "%s/err", dir);
   FILE *f = fopen(conf, "w");
   ck_assert_ptr_nonnull(f);
-  fputs("[planner]\ndefault_budget_ms = 40\n", f);
+  fputs("[planner]\ndefault_budget_ms = 45\n", f);
   fclose(f);
   snprintf(cmd, sizeof cmd, "build/arenad --check-config --config %s >%s "
            "2>%s", conf, out, err);
@@ -838,8 +838,8 @@ START_TEST(test_effort_config)
   char *o = tu_read_file(out, NULL), *e = tu_read_file(err, NULL);
   ck_assert_ptr_nonnull(o);
   ck_assert_ptr_nonnull(e);
-  ck_assert_ptr_nonnull(strstr(o, "\ndefault_effort = 40\n"));
-  ck_assert_ptr_nonnull(strstr(o, "\nmax_effort = 250\n"));
+  ck_assert_ptr_nonnull(strstr(o, "\ndefault_effort = 45\n"));
+  ck_assert_ptr_nonnull(strstr(o, "\nmax_effort = 400\n"));
   ck_assert_ptr_null(strstr(o, "budget"));
   ck_assert_str_eq(e, "arenad: warning: planner.default_budget_ms is "
                       "deprecated; use planner.default_effort (the same "
@@ -848,7 +848,7 @@ START_TEST(test_effort_config)
   free(e);
   f = fopen(conf, "w");
   ck_assert_ptr_nonnull(f);
-  fputs("[planner]\ndefault_effort = 300\n", f);
+  fputs("[planner]\ndefault_effort = 500\n", f);
   fclose(f);
   snprintf(cmd, sizeof cmd, "build/arenad --check-config --config %s "
            ">/dev/null 2>%s", conf, err);

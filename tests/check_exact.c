@@ -1022,6 +1022,44 @@ static void plan_trace(const struct planner_tensor *t, size_t n,
   run_ok(t, n, &o, p);
 }
 
+/* The smallest of start and the arenas of the four heuristics on t. */
+static uint64_t best_heuristic(const struct planner_tensor *t, size_t n,
+                               uint64_t start)
+{
+  uint64_t heur = start;
+  for (int algo = PLANNER_ALGO_TFLM_GREEDY; algo <= PLANNER_ALGO_GREEDY_BREADTH;
+       algo++) {
+    struct planner_options o;
+    struct planner_plan q;
+    opts(&o, 1, 0, 1);
+    o.algo = (enum planner_algo)algo;
+    run_ok(t, n, &o, &q);
+    if (q.arena_bytes < heur)
+      heur = q.arena_bytes;
+    planner_plan_cleanup(&q);
+  }
+  return heur;
+}
+
+/* Asserts that `best` at the given effort plans t again exactly as in a,
+ * also when every poll of the stop callback sleeps. */
+static void check_trace_repeats(const struct planner_tensor *t, size_t n,
+                                uint32_t effort,
+                                const struct planner_plan *a)
+{
+  struct planner_plan b;
+  plan_trace(t, n, effort, &b);
+  ck_assert_uint_eq(a->arena_bytes, b.arena_bytes);
+  ck_assert_uint_eq(a->nodes_explored, b.nodes_explored);
+  ck_assert_int_eq(memcmp(a->offsets, b.offsets, n * sizeof *a->offsets),
+                   0);
+  planner_plan_cleanup(&b);
+  struct planner_options o;
+  opts(&o, 1, 0, effort);
+  o.algo = PLANNER_ALGO_BEST;
+  check_slow_same(t, n, &o);
+}
+
 START_TEST(test_generated_traces)
 {
   /* Generated training and XLA traces of 2000 to 4000 tensors, one large
@@ -1038,36 +1076,41 @@ START_TEST(test_generated_traces)
   struct planner_tensor *t = tracegen_make(cases[_i].shape, cases[_i].n, 1,
                                            &n);
   ck_assert_ptr_nonnull(t);
-  struct planner_plan h, a, b;
+  struct planner_plan h, a;
   plan_trace(t, n, 1, &h);
-  uint64_t heur = h.arena_bytes;
-  for (int algo = PLANNER_ALGO_TFLM_GREEDY; algo <= PLANNER_ALGO_GREEDY_BREADTH;
-       algo++) {
-    struct planner_options o;
-    struct planner_plan q;
-    opts(&o, 1, 0, 1);
-    o.algo = (enum planner_algo)algo;
-    run_ok(t, n, &o, &q);
-    if (q.arena_bytes < heur)
-      heur = q.arena_bytes;
-    planner_plan_cleanup(&q);
-  }
+  uint64_t heur = best_heuristic(t, n, h.arena_bytes);
   plan_trace(t, n, 60, &a);
   ck_assert_uint_le(a.arena_bytes, heur);
   ck_assert_uint_le(a.arena_bytes, h.arena_bytes);
   ck_assert_uint_ge(a.arena_bytes, a.lower_bound_bytes);
   ck_assert_uint_gt(a.nodes_explored, 0);
-  plan_trace(t, n, 60, &b);
-  ck_assert_uint_eq(a.arena_bytes, b.arena_bytes);
-  ck_assert_uint_eq(a.nodes_explored, b.nodes_explored);
-  ck_assert_int_eq(memcmp(a.offsets, b.offsets, n * sizeof *a.offsets), 0);
-  planner_plan_cleanup(&b);
-  struct planner_options o;
-  opts(&o, 1, 0, 60);
-  o.algo = PLANNER_ALGO_BEST;
-  check_slow_same(t, n, &o);
+  check_trace_repeats(t, n, 60, &a);
   planner_plan_cleanup(&a);
   planner_plan_cleanup(&h);
+  free(t);
+}
+END_TEST
+
+START_TEST(test_windowed_replanning)
+{
+  /* Generated traces of 10 000 tensors (above the windowed re-planning's
+   * threshold) at an effort that affords the pass: `best` ends strictly
+   * below the best of the four heuristics (the streamed search alone does
+   * not, at this effort, on these traces), the plan verifies, and it is
+   * the same on every run, also when every poll sleeps. */
+  static const enum tracegen_shape shapes[] = {TRACEGEN_SOMAS,
+                                               TRACEGEN_IOPDDL};
+  size_t n;
+  struct planner_tensor *t = tracegen_make(shapes[_i], 10000, 1, &n);
+  ck_assert_ptr_nonnull(t);
+  uint64_t heur = best_heuristic(t, n, UINT64_MAX);
+  struct planner_plan a;
+  plan_trace(t, n, 60, &a);
+  ck_assert_uint_lt(a.arena_bytes, heur);
+  ck_assert_uint_ge(a.arena_bytes, a.lower_bound_bytes);
+  ck_assert_int_eq(a.algo, PLANNER_ALGO_EXACT);
+  check_trace_repeats(t, n, 60, &a);
+  planner_plan_cleanup(&a);
   free(t);
 }
 END_TEST
@@ -1107,6 +1150,7 @@ Suite *exact_suite(void)
   tcase_add_test(tl, test_stream_large_component);
   tcase_add_test(tl, test_stream_memory_bounded);
   tcase_add_loop_test(tl, test_generated_traces, 0, 4);
+  tcase_add_loop_test(tl, test_windowed_replanning, 0, 2);
   suite_add_tcase(s, tl);
   return s;
 }

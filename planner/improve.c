@@ -1,0 +1,639 @@
+/*
+ * improve.c - windowed re-planning of large graphs: a whole new plan,
+ * built window by window outward from the most loaded point in time, each
+ * window planned on its own with its lifetimes cut to it and the tensors
+ * already placed as fixed obstacles.
+ *
+ * The exact search cannot finish one descent through a component of tens
+ * of thousands of tensors within a usual effort (docs/exact.md), and the
+ * heuristics see the whole graph at once, so their early choices leave
+ * gaps that tensors met much later cannot use. A window of a few hundred
+ * points in time is small enough for the heuristics (and, where they
+ * fail, the exact search) to pack it nearly perfectly.
+ *
+ * DESIGN
+ *  Time is cut into spans at every first and last + 1 of a sized tensor.
+ *  Let p be the span of the highest load. The peak window holds the spans
+ *  within `ahead` spans of p, with every tensor live in it cut to it. Its
+ *  tensors live through the whole window come first, stacked at the
+ *  bottom in order of their true last use, latest first (a staircase: as
+ *  they end after the window, the space they leave is always on top of
+ *  the stack, next to the tensors still to come). The rest of the window
+ *  is planned (see below), and the tensors live within `step` spans of p
+ *  are committed: their offsets are final.
+ *
+ *  Then a sweep to the right: the next window starts at the first span not
+ *  yet covered and reaches `ahead` spans further; its free tensors
+ *  are those that start in it (all of them are uncommitted), cut to the
+ *  window, and its obstacles are the committed tensors live in it, cut to
+ *  it and merged where they are adjacent in memory with the same cut
+ *  lifetime. After it is planned, the tensors that start in its first
+ *  `step` spans are committed. Then the same sweep to the left, with
+ *  time reversed (tensors that end in the window). Every tensor lies in
+ *  exactly one of the three parts (live near p, starting after, ending
+ *  before), so every tensor is committed once.
+ *
+ *  Validity. Two tensors that overlap in time are separated in memory in
+ *  the window that commits the later of them: in the right sweep the
+ *  later one starts inside that window and the earlier one is live at that
+ *  start, so both are in it (one free, one an obstacle) and their cut
+ *  lifetimes still meet; the left sweep is the mirror image, and two
+ *  tensors committed by one window are both free in it. Tensors of the
+ *  left and right sweeps never meet in time. So the plan is valid, and
+ *  planner_run() verifies it like every plan.
+ *
+ *  Planning a window. Every window aims at cap, which starts at the load
+ *  bound of the graph. The four heuristics run on the window in turn
+ *  until one fits cap; if none does and the effort allows, the exact
+ *  search looks for a plan within cap from the best of them (capacity
+ *  mode). If that fails too, the best plan found is kept and cap rises to
+ *  its arena, so that later windows aim no lower than what is already
+ *  committed.
+ *
+ *  Passes. Up to three passes run in turn, each with the whole of what
+ *  is left of the effort, with (ahead, step) = (200, 100), (200, 50) and
+ *  (400, 100) spans, until the arena meets the load bound or the effort
+ *  cannot pay for another pass. Each builds its plan from scratch.
+ *
+ *  The new plan replaces the given one only when its arena is lower, so
+ *  the pass never makes a plan worse. It is deterministic: it depends on
+ *  the graph, the options and the effort only; the work of every window
+ *  is counted in the exact planner's work units (the heuristics by the
+ *  size of the window), and the pass is abandoned, leaving the plan as it
+ *  was, when the next window would pass the effort.
+ */
+#include "improve.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "exact_int.h"
+#include "planner_sort.h"
+
+/* Graphs with fewer sized free tensors are left to the exact search,
+ * which does better on them within the same effort. */
+#define IMPROVE_MIN_TENSORS 4096u
+/* The passes, in order: spans a window reaches ahead of the committed
+ * part, and spans committed per window. Small windows are easier for the
+ * exact search, larger ones leave fewer seams; which does better depends
+ * on the trace (docs/exact.md, "Windowed re-planning"). */
+static const struct {
+  uint32_t ahead, step;
+} passes[] = {{200, 100}, {200, 50}, {400, 100}};
+#define N_PASSES (sizeof passes / sizeof *passes)
+/* Work units per tensor and log2 of the window for one heuristic run on
+ * a window (index and placement), set so that the pass runs at about the
+ * exact search's rate of units per second (docs/exact.md): with 4 it ran
+ * at 120 to 250 units per microsecond, against the search's 400 to 960. */
+#define IMPROVE_HEUR_UNITS 8u
+/* Work units per sized tensor that the effort must leave for a pass to
+ * start, so that the default effort affords a pass on graphs of up to
+ * 20 000 tensors (docs/exact.md). A pass that the effort stops half way
+ * is dropped, its work wasted, so one that cannot come near its end
+ * should not start. */
+#define IMPROVE_UNITS_PER_TENSOR 800u
+/* Share of what is left of the effort that one window's exact search may
+ * take, as a divisor. */
+#define IMPROVE_EXACT_SHARE 16u
+
+
+/* The heuristics tried on a window, in turn, until one fits cap. */
+static const enum planner_algo win_algos[] = {
+    PLANNER_ALGO_GREEDY_BREADTH,
+    PLANNER_ALGO_GREEDY_SIZE,
+    PLANNER_ALGO_TFLITE_BESTFIT,
+    PLANNER_ALGO_TFLM_GREEDY,
+};
+#define N_WIN_ALGOS (sizeof win_algos / sizeof *win_algos)
+
+/* A committed tensor seen as an obstacle of a window: its cut lifetime
+ * and its bytes. */
+struct obst {
+  uint32_t lo, hi;  /* spans, cut to the window */
+  uint64_t off, top; /* bytes [off, top) */
+};
+
+/* The state of one pass. Sized tensors (free or pinned) are numbered
+ * 0 .. m-1 in graph order; everything per tensor is by that number. */
+struct imp {
+  const struct planner__prob *p;
+  uint32_t m;            /* sized tensors */
+  uint32_t *gi;          /* m: graph index */
+  uint32_t *slo, *shi;   /* m: span range, inclusive */
+  uint32_t S;            /* spans */
+  uint64_t *off;         /* m: offsets of committed tensors */
+  unsigned char *done;   /* m: 1 once committed (pinned ones from start) */
+  uint32_t *act;         /* committed tensors that may meet the sweep */
+  uint32_t nact;
+  uint32_t *order;       /* m: scratch, a sweep's tensors in order */
+  /* One window's problem, room for m tensors and m obstacles. */
+  struct planner_tensor *wt; /* the window's graph */
+  uint32_t *wk;          /* its tensors' numbers (NONE for obstacles) */
+  uint64_t *woff, *wbest;/* offsets of a run, and of the best run */
+  struct obst *ob;
+  uint32_t ahead, step;  /* this pass's window: spans ahead, committed */
+  uint64_t cap;          /* arena the windows aim at, bytes */
+  uint64_t given;        /* arena of the plan the pass would replace */
+  uint64_t work, limit;  /* work units done and allowed */
+};
+
+static void imp_free(struct imp *I)
+{
+  free(I->gi); free(I->slo); free(I->shi); free(I->off); free(I->done);
+  free(I->act); free(I->order); free(I->wt); free(I->wk); free(I->woff);
+  free(I->wbest); free(I->ob);
+}
+
+/* The span that starts at time t of the u sorted points pt (times are
+ * never negative, so their order is the same signed or not). */
+static uint32_t span_of(const uint64_t *pt, uint32_t u, uint64_t t)
+{
+  return exact__sec_find((const int64_t *)pt, u, (int64_t)t);
+}
+
+/* Spans of every sized tensor. Returns 0 or ARENA_ENOMEM. */
+static int build_spans(struct imp *I)
+{
+  const struct planner__prob *p = I->p;
+  uint32_t m = I->m;
+  uint64_t *pt = malloc(2 * (size_t)m * sizeof *pt);
+  struct planner__radix rs = {0};
+  if (!pt)
+    return ARENA_ENOMEM;
+  for (uint32_t k = 0; k < m; k++) {
+    pt[2 * k] = (uint64_t)p->t[I->gi[k]].first;
+    pt[2 * k + 1] = (uint64_t)p->t[I->gi[k]].last + 1;
+  }
+  if (planner__radix_sort(pt, NULL, 2 * (size_t)m, &rs)) {
+    free(pt);
+    return ARENA_ENOMEM;
+  }
+  planner__radix_cleanup(&rs);
+  uint32_t u = 0;
+  for (uint32_t q = 0; q < 2 * m; q++)
+    if (u == 0 || pt[q] != pt[u - 1])
+      pt[u++] = pt[q];
+  I->S = u - 1;
+  for (uint32_t k = 0; k < m; k++) {
+    const struct planner_tensor *t = &p->t[I->gi[k]];
+    I->slo[k] = span_of(pt, u, (uint64_t)t->first);
+    I->shi[k] = span_of(pt, u, (uint64_t)t->last + 1) - 1;
+  }
+  I->work += 2 * (uint64_t)m + 2 * exact__sort_units(m);
+  free(pt);
+  return 0;
+}
+
+/* The span of the highest load (the first of equals). Returns NONE when
+ * out of memory. */
+static uint32_t peak_span(struct imp *I)
+{
+  uint64_t *d = calloc((size_t)I->S + 1, sizeof *d);
+  if (!d)
+    return NONE;
+  for (uint32_t k = 0; k < I->m; k++) {
+    uint64_t s = I->p->t[I->gi[k]].size;
+    d[I->slo[k]] += s;
+    d[I->shi[k] + 1] -= s;
+  }
+  uint64_t load = 0, best = 0;
+  uint32_t at = 0;
+  for (uint32_t s = 0; s < I->S; s++) {
+    load += d[s];
+    if (load > best) {
+      best = load;
+      at = s;
+    }
+  }
+  I->work += I->m + I->S;
+  free(d);
+  return at;
+}
+
+static int cmp_obst(const void *a, const void *b)
+{
+  const struct obst *x = a, *y = b;
+  if (x->lo != y->lo)
+    return x->lo < y->lo ? -1 : 1;
+  if (x->hi != y->hi)
+    return x->hi < y->hi ? -1 : 1;
+  return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Appends the committed tensors live in [a, b] to the window's graph as
+ * pinned obstacles, cut to the window; those with the same cut lifetime
+ * that touch in memory become one. *ns is the window's tensor count. */
+static void add_obstacles(struct imp *I, uint32_t a, uint32_t b, uint32_t *ns)
+{
+  uint32_t no = 0;
+  for (uint32_t q = 0; q < I->nact; q++) {
+    uint32_t k = I->act[q];
+    if (I->slo[k] > b || I->shi[k] < a)
+      continue;
+    struct obst *o = &I->ob[no++];
+    o->lo = I->slo[k] > a ? I->slo[k] : a;
+    o->hi = I->shi[k] < b ? I->shi[k] : b;
+    o->off = I->off[k];
+    o->top = o->off + I->p->t[I->gi[k]].size;
+  }
+  qsort(I->ob, no, sizeof *I->ob, cmp_obst);
+  I->work += I->nact + exact__sort_units(no);
+  for (uint32_t q = 0; q < no;) {
+    uint32_t e = q + 1;
+    uint64_t top = I->ob[q].top;
+    while (e < no && I->ob[e].lo == I->ob[q].lo &&
+           I->ob[e].hi == I->ob[q].hi && I->ob[e].off == top)
+      top = I->ob[e++].top;
+    struct planner_tensor *t = &I->wt[*ns];
+    t->id = *ns;
+    t->size = top - I->ob[q].off;
+    t->first = I->ob[q].lo - a;
+    t->last = I->ob[q].hi - a;
+    t->align = 0;
+    t->pinned = (int64_t)I->ob[q].off;
+    I->wk[(*ns)++] = NONE;
+    q = e;
+  }
+}
+
+/* Appends sized tensor k to the window's graph as a free tensor cut to
+ * [a, b]. */
+static void add_free(struct imp *I, uint32_t k, uint32_t a, uint32_t b,
+                     uint32_t *ns)
+{
+  const struct planner_tensor *g = &I->p->t[I->gi[k]];
+  struct planner_tensor *t = &I->wt[*ns];
+  t->id = *ns;
+  t->size = g->size;
+  t->first = (I->slo[k] > a ? I->slo[k] : a) - a;
+  t->last = (I->shi[k] < b ? I->shi[k] : b) - a;
+  t->align = g->align;
+  t->pinned = PLANNER_NOT_PINNED;
+  I->wk[(*ns)++] = k;
+}
+
+/* Units that planning a window of ns tensors may take before its exact
+ * search: the index and every heuristic. */
+static uint64_t window_units(uint32_t ns)
+{
+  return (1 + N_WIN_ALGOS) * IMPROVE_HEUR_UNITS * exact__sort_units(ns);
+}
+
+/* Plans the window's graph of ns tensors (its free ones and obstacles)
+ * within I->cap if it can, into I->wbest; raises I->cap to the arena
+ * found when it cannot. Returns 0; 1 when the effort would be passed
+ * (nothing planned) or when cap has reached the arena of the given plan
+ * (the pass can no longer beat it); ARENA_ENOMEM or ARENA_ECANCELED. */
+static int plan_window(struct imp *I, uint32_t ns)
+{
+  if (I->work + window_units(ns) > I->limit)
+    return 1;
+  const struct planner_options *o = I->p->o;
+  if (o->stop && o->stop(o->stop_ctx))
+    return ARENA_ECANCELED; /* polled once a window, like the search */
+  struct planner_options wo = *o;
+  wo.capacity = 0;
+  wo.threads = 1;
+  struct planner_graph g = {I->wt, ns};
+  struct planner__prob wp;
+  int rc = planner__prob_init(&wp, &g, &wo);
+  if (rc)
+    return rc;
+  I->work += IMPROVE_HEUR_UNITS * exact__sort_units(ns);
+  uint64_t best = UINT64_MAX;
+  for (unsigned a = 0; a < N_WIN_ALGOS && best > I->cap; a++) {
+    rc = planner__heuristic(&wp, win_algos[a], I->woff);
+    I->work += IMPROVE_HEUR_UNITS * exact__sort_units(ns);
+    if (rc)
+      break;
+    uint64_t arena = planner__arena_of(&wp, I->woff);
+    if (arena < best) {
+      best = arena;
+      memcpy(I->wbest, I->woff, ns * sizeof *I->wbest);
+    }
+  }
+  if (!rc && best > I->cap && best > wp.lb) {
+    /* The exact search from the best heuristic plan, minimising until it
+     * fits cap. */
+    struct planner_plan r;
+    planner_plan_init(&r);
+    r.arena_bytes = best;
+    r.lower_bound_bytes = wp.lb;
+    uint64_t left = I->limit - I->work;
+    uint64_t lim = I->work + left / IMPROVE_EXACT_SHARE;
+    planner__prob_drop_index(&wp);
+    rc = planner__exact_within(&wp, I->wbest, &r, I->cap, lim, &I->work);
+    if (!rc)
+      best = r.arena_bytes;
+  }
+  planner__prob_cleanup(&wp);
+  if (rc)
+    return rc;
+  if (best > I->cap)
+    I->cap = best;
+  /* A target no lower than the given arena: the pass stops here, leaving
+   * the rest of the effort to the next pass and the search. */
+  return I->cap >= I->given;
+}
+
+/* Commits the free tensors of the window's graph for which keep() holds,
+ * with the offsets of I->wbest. */
+static void commit(struct imp *I, uint32_t ns, uint32_t lo, uint32_t hi,
+                   int by_last)
+{
+  for (uint32_t j = 0; j < ns; j++) {
+    uint32_t k = I->wk[j];
+    if (k == NONE)
+      continue;
+    uint32_t s = by_last ? I->shi[k] : I->slo[k];
+    if (s < lo || s > hi)
+      continue;
+    I->off[k] = I->wbest[j];
+    I->done[k] = 1;
+    I->act[I->nact++] = k;
+  }
+  I->work += ns;
+}
+
+/* Drops from the active list the committed tensors that end before span
+ * a (right sweep) or start after span b (left sweep). */
+static void prune_active(struct imp *I, uint32_t a, uint32_t b)
+{
+  uint32_t w = 0;
+  for (uint32_t q = 0; q < I->nact; q++) {
+    uint32_t k = I->act[q];
+    if (I->shi[k] >= a && I->slo[k] <= b)
+      I->act[w++] = k;
+  }
+  I->work += I->nact;
+  I->nact = w;
+}
+
+/* Stacks the free tensors live through all of [a, b] at the bottom,
+ * latest last use first (ties: earlier start, then graph order), and
+ * commits them there. Only for the first window, with no obstacle. */
+static int staircase(struct imp *I, uint32_t a, uint32_t b)
+{
+  uint32_t n = 0;
+  for (uint32_t k = 0; k < I->m; k++)
+    if (!I->done[k] && I->slo[k] <= a && I->shi[k] >= b)
+      I->order[n++] = k;
+  uint64_t *key = malloc(((size_t)n + 1) * sizeof *key);
+  struct planner__radix rs = {0};
+  if (!key)
+    return ARENA_ENOMEM;
+  /* Stable sorts, least significant key first: start ascending, then
+   * last use descending. */
+  for (int pass = 0; pass < 2; pass++) {
+    for (uint32_t q = 0; q < n; q++) {
+      uint32_t k = I->order[q];
+      key[q] = pass ? (uint64_t)(UINT32_MAX - I->shi[k]) : I->slo[k];
+    }
+    if (planner__radix_sort(key, I->order, n, &rs)) {
+      free(key);
+      planner__radix_cleanup(&rs);
+      return ARENA_ENOMEM;
+    }
+  }
+  free(key);
+  planner__radix_cleanup(&rs);
+  uint64_t base = 0;
+  for (uint32_t q = 0; q < n; q++) {
+    uint32_t k = I->order[q];
+    uint64_t y = planner__align_up(base, I->p->align[I->gi[k]]);
+    I->off[k] = y;
+    I->done[k] = 1;
+    I->act[I->nact++] = k;
+    base = y + I->p->t[I->gi[k]].size;
+  }
+  I->work += 2 * (uint64_t)n + I->m;
+  return 0;
+}
+
+/* The peak window around span c: the staircase (when no pinned tensor is
+ * live in it), the rest planned, and the tensors live within
+ * I->step of c committed. Returns 0, 1 (effort), or an error. */
+static int peak_window(struct imp *I, uint32_t c)
+{
+  uint32_t a = c > I->ahead ? c - I->ahead : 0;
+  uint32_t b = c + I->ahead < I->S ? c + I->ahead : I->S - 1;
+  int pinned = 0;
+  for (uint32_t q = 0; q < I->nact; q++) {
+    uint32_t k = I->act[q];
+    pinned |= I->slo[k] <= b && I->shi[k] >= a;
+  }
+  int rc = pinned ? 0 : staircase(I, a, b);
+  if (rc)
+    return rc;
+  uint32_t ns = 0;
+  add_obstacles(I, a, b, &ns);
+  for (uint32_t k = 0; k < I->m; k++)
+    if (!I->done[k] && I->slo[k] <= b && I->shi[k] >= a)
+      add_free(I, k, a, b, &ns);
+  I->work += I->m;
+  if ((rc = plan_window(I, ns)) != 0)
+    return rc;
+  uint32_t clo = c > I->step ? c - I->step : 0;
+  uint32_t chi = c + I->step < I->S ? c + I->step : I->S - 1;
+  for (uint32_t j = 0; j < ns; j++) {
+    uint32_t k = I->wk[j];
+    if (k == NONE || I->slo[k] > chi || I->shi[k] < clo)
+      continue;
+    I->off[k] = I->wbest[j];
+    I->done[k] = 1;
+    I->act[I->nact++] = k;
+  }
+  return 0;
+}
+
+/* Sorts the uncommitted tensors that start after span r (right, by start
+ * ascending) or end before span r (left, by end descending) into
+ * I->order; returns their count, or NONE when out of memory. */
+static uint32_t sweep_order(struct imp *I, uint32_t r, int left)
+{
+  uint32_t n = 0;
+  for (uint32_t k = 0; k < I->m; k++)
+    if (!I->done[k] && (left ? I->shi[k] < r : I->slo[k] > r))
+      I->order[n++] = k;
+  uint64_t *key = malloc(((size_t)n + 1) * sizeof *key);
+  struct planner__radix rs = {0};
+  if (!key)
+    return NONE;
+  for (uint32_t q = 0; q < n; q++) {
+    uint32_t k = I->order[q];
+    key[q] = left ? (uint64_t)(UINT32_MAX - I->shi[k]) : I->slo[k];
+  }
+  int rc = planner__radix_sort(key, I->order, n, &rs);
+  free(key);
+  planner__radix_cleanup(&rs);
+  I->work += I->m + 2 * (uint64_t)n;
+  return rc ? NONE : n;
+}
+
+/* One sweep, right (left = 0) or left of the committed part around the
+ * peak, which ends at span r (right) or starts at span r (left). Returns
+ * 0, 1 (effort), or an error. */
+static int sweep(struct imp *I, uint32_t r, int left)
+{
+  uint32_t n = sweep_order(I, r, left);
+  if (n == NONE)
+    return ARENA_ENOMEM;
+  uint32_t q = 0;
+  while (q < n) {
+    /* The window: spans [a, b], starting next to the committed part. */
+    uint32_t k0 = I->order[q];
+    uint32_t edge = left ? I->shi[k0] : I->slo[k0];
+    uint32_t a, b;
+    if (left) {
+      b = edge;
+      a = b > I->ahead ? b - I->ahead : 0;
+      prune_active(I, 0, b);
+    } else {
+      a = edge;
+      b = a + I->ahead < I->S ? a + I->ahead : I->S - 1;
+      prune_active(I, a, UINT32_MAX);
+    }
+    uint32_t ns = 0;
+    add_obstacles(I, a, b, &ns);
+    uint32_t e = q;
+    for (; e < n; e++) {
+      uint32_t k = I->order[e];
+      if (left ? I->shi[k] < a : I->slo[k] > b)
+        break;
+      add_free(I, k, a, b, &ns);
+    }
+    int rc = plan_window(I, ns);
+    if (rc)
+      return rc;
+    /* Commit the first I->step spans, or all when the window reaches
+     * the end of time. */
+    uint32_t lo, hi;
+    if (left) {
+      hi = b;
+      lo = a == 0 ? 0 : (b >= I->step - 1 ? b - (I->step - 1) : 0);
+    } else {
+      lo = a;
+      hi = b == I->S - 1 ? b : a + I->step - 1;
+    }
+    commit(I, ns, lo, hi, left);
+    while (q < n && I->done[I->order[q]])
+      q++;
+  }
+  return 0;
+}
+
+static int imp_alloc(struct imp *I)
+{
+  size_t m1 = (size_t)I->m + 1;
+  I->gi = malloc(m1 * sizeof *I->gi);
+  I->slo = malloc(m1 * sizeof *I->slo);
+  I->shi = malloc(m1 * sizeof *I->shi);
+  I->off = malloc(m1 * sizeof *I->off);
+  I->done = calloc(m1, 1);
+  I->act = malloc(m1 * sizeof *I->act);
+  I->order = malloc(m1 * sizeof *I->order);
+  I->wt = malloc(2 * m1 * sizeof *I->wt);
+  I->wk = malloc(2 * m1 * sizeof *I->wk);
+  I->woff = malloc(2 * m1 * sizeof *I->woff);
+  I->wbest = malloc(2 * m1 * sizeof *I->wbest);
+  I->ob = malloc(m1 * sizeof *I->ob);
+  if (!I->gi || !I->slo || !I->shi || !I->off || !I->done || !I->act ||
+      !I->order || !I->wt || !I->wk || !I->woff || !I->wbest || !I->ob)
+    return ARENA_ENOMEM;
+  return 0;
+}
+
+/* One pass with window ahead and step: a whole new plan, kept in offsets
+ * when its arena is below *arena. Same contract as planner__improve(),
+ * for one pass, whose caller checked its conditions. */
+static int one_pass(const struct planner__prob *p, uint64_t *offsets,
+                    uint64_t *arena, uint64_t work_limit, uint64_t *work,
+                    uint32_t ahead, uint32_t step)
+{
+  struct imp I;
+  memset(&I, 0, sizeof I);
+  I.p = p;
+  for (size_t i = 0; i < p->n; i++)
+    I.m += p->t[i].size != 0;
+  I.ahead = ahead;
+  I.step = step;
+  I.work = *work;
+  I.limit = work_limit;
+  I.cap = p->lb;
+  I.given = *arena;
+  int rc = imp_alloc(&I);
+  for (size_t i = 0, k = 0; !rc && i < p->n; i++) {
+    if (!p->t[i].size)
+      continue;
+    I.gi[k] = (uint32_t)i;
+    if (p->t[i].pinned != PLANNER_NOT_PINNED) {
+      I.off[k] = (uint64_t)p->t[i].pinned;
+      I.done[k] = 1;
+      I.act[I.nact++] = (uint32_t)k;
+      if (I.off[k] + p->t[i].size > I.cap)
+        I.cap = I.off[k] + p->t[i].size;
+    }
+    k++;
+  }
+  uint32_t c = NONE;
+  if (!rc && !(rc = build_spans(&I)) && (c = peak_span(&I)) == NONE)
+    rc = ARENA_ENOMEM;
+  if (!rc)
+    rc = peak_window(&I, c);
+  /* The sweeps start from the committed part around the peak; each keeps
+   * its own active list of committed tensors, all of them at first. */
+  uint32_t nact0 = I.nact;
+  uint32_t *act0 = NULL;
+  if (!rc && !(act0 = malloc(((size_t)nact0 + 1) * sizeof *act0)))
+    rc = ARENA_ENOMEM;
+  if (!rc) {
+    memcpy(act0, I.act, nact0 * sizeof *act0);
+    uint32_t chi = c + step < I.S ? c + step : I.S - 1;
+    rc = sweep(&I, chi, 0);
+  }
+  if (!rc) {
+    memcpy(I.act, act0, nact0 * sizeof *act0);
+    I.nact = nact0;
+    uint32_t clo = c > step ? c - step : 0;
+    rc = sweep(&I, clo, 1);
+  }
+  free(act0);
+  if (rc == 0) {
+    uint64_t top = 0;
+    for (uint32_t k = 0; k < I.m; k++) {
+      uint64_t e = I.off[k] + p->t[I.gi[k]].size;
+      if (e > top)
+        top = e;
+    }
+    if (top < *arena) {
+      for (uint32_t k = 0; k < I.m; k++)
+        offsets[I.gi[k]] = I.off[k];
+      *arena = top;
+    }
+  }
+  *work = I.work > work_limit ? work_limit : I.work;
+  imp_free(&I);
+  return rc == 1 ? 0 : rc;
+}
+
+int planner__improve(const struct planner__prob *p, uint64_t *offsets,
+                     uint64_t *arena, uint64_t work_limit, uint64_t *work)
+{
+  uint64_t m = 0, nfree = 0;
+  for (size_t i = 0; i < p->n; i++)
+    if (p->t[i].size) {
+      m++;
+      nfree += p->t[i].pinned == PLANNER_NOT_PINNED;
+    }
+  if (nfree < IMPROVE_MIN_TENSORS)
+    return 0;
+  int rc = 0;
+  for (unsigned q = 0; q < N_PASSES && !rc && *arena > p->lb; q++) {
+    uint64_t left = *work < work_limit ? work_limit - *work : 0;
+    if (left < (uint64_t)IMPROVE_UNITS_PER_TENSOR * m)
+      break;
+    rc = one_pass(p, offsets, arena, work_limit, work, passes[q].ahead,
+                  passes[q].step);
+  }
+  return rc;
+}

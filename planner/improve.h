@@ -1,0 +1,37 @@
+/*
+ * improve.h - internal interface between the exact planner (exact.c) and
+ * the windowed re-planning of large graphs (improve.c).
+ *
+ * Included only by exact.c and improve.c. Both count their work in the
+ * exact planner's work units (docs/exact.md, "Effort"), so that one
+ * effort bounds them together and no clock is ever read.
+ */
+#ifndef ARENA_IMPROVE_H
+#define ARENA_IMPROVE_H
+
+#include <stdint.h>
+
+#include "planner_int.h"
+
+/* improve.c. Re-plans p in windows of time, outward from its most loaded
+ * point (docs/exact.md, "Windowed re-planning"), and keeps the new plan
+ * when its arena is below *arena, the arena of offsets. offsets (graph
+ * order) is borrowed and always holds a valid plan: it is only replaced
+ * by a whole better plan. Runs only when p has at least IMPROVE_MIN_TENSORS
+ * sized free tensors and the pass fits in what is left of work_limit;
+ * adds the units done to *work and never goes past work_limit. Returns 0
+ * (with *arena updated), ARENA_ENOMEM (offsets unchanged) or
+ * ARENA_ECANCELED (the stop callback fired; offsets unchanged). */
+int planner__improve(const struct planner__prob *p, uint64_t *offsets,
+                     uint64_t *arena, uint64_t work_limit, uint64_t *work);
+
+/* exact.c. planner__exact() with an explicit budget: the search may do
+ * work_limit - *work more units and adds what it did to *work; it never
+ * runs the windowed re-planning itself. Minimisation also stops once the
+ * arena is at most goal (0: only at a proven optimum). Same contract
+ * otherwise. */
+int planner__exact_within(const struct planner__prob *p, uint64_t *offsets,
+                          struct planner_plan *res, uint64_t goal,
+                          uint64_t work_limit, uint64_t *work);
+
+#endif /* ARENA_IMPROVE_H */

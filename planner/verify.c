@@ -12,7 +12,8 @@
  * So the nearest live neighbours, and the first colliding pair, are those
  * of a set that holds exactly the live tensors, without a sort by end.
  *
- * The two orders (by first, by (offset, row)) are radix sorts.
+ * The two orders (by first, by (offset, row)) are radix sorts; planner_run()
+ * hands in the order by first its time index already has (row_of).
  * The ordered set holds positions in the (offset, row) order, so it is a
  * bit set, kept as a tree of 64-bit words (a word per 64 positions, then
  * a word per 64 words, ...): insert, remove and the neighbour queries
@@ -177,7 +178,8 @@ static int ascending(const uint32_t *v, size_t m)
 
 int planner__find_overlap(const struct planner_tensor *t,
                           const uint64_t *offsets, const uint32_t *subset,
-                          size_t m, uint32_t *a, uint32_t *b)
+                          const uint32_t *by_first, size_t m, uint32_t *a,
+                          uint32_t *b)
 {
   size_t n = 0, mm = m ? m : 1;
   for (size_t k = 0; k < m; k++)
@@ -203,12 +205,16 @@ int planner__find_overlap(const struct planner_tensor *t,
       goto out;
     rows = byf;
   }
-  if (sort_by(t, offsets, BY_OFFSET, rows, m, byo, key, &rs) ||
-      sort_by(t, offsets, BY_FIRST, subset, m, byf, key, &rs))
+  if (sort_by(t, offsets, BY_OFFSET, rows, m, byo, key, &rs))
     goto out;
+  if (!by_first) {
+    if (sort_by(t, offsets, BY_FIRST, subset, m, byf, key, &rs))
+      goto out;
+    by_first = byf;
+  }
   for (size_t k = 0; k < m; k++)
     posof[byo[k]] = (uint32_t)k;
-  rc = sweep(t, offsets, m, byf, byo, posof, &live, a, b);
+  rc = sweep(t, offsets, m, by_first, byo, posof, &live, a, b);
 out:
   bt_cleanup(&live);
   planner__radix_cleanup(&rs);
@@ -255,12 +261,13 @@ int planner_verify(const struct planner_graph *g,
                    const struct planner_plan *p, char err[ARENA_ERR_LEN])
 {
   int rc = planner_validate(g, o, err);
-  return rc ? rc : planner__verify_valid(g, o, p, err);
+  return rc ? rc : planner__verify_valid(g, o, p, NULL, err);
 }
 
 int planner__verify_valid(const struct planner_graph *g,
                           const struct planner_options *o,
-                          const struct planner_plan *p, char *err)
+                          const struct planner_plan *p,
+                          const uint32_t *by_first, char *err)
 {
   int rc;
   if (!p || !p->offsets || p->n_offsets != g->n_tensors)
@@ -283,7 +290,8 @@ int planner__verify_valid(const struct planner_graph *g,
     if (g->tensors[i].size)
       sub[m++] = (uint32_t)i;
   uint32_t a = 0, b = 0;
-  rc = planner__find_overlap(g->tensors, p->offsets, sub, m, &a, &b);
+  rc = planner__find_overlap(g->tensors, p->offsets, sub, by_first, m, &a,
+                             &b);
   free(sub);
   if (rc == ARENA_ENOMEM)
     return planner__errf(err, rc, "out of memory");

@@ -188,22 +188,23 @@ int planner__find_overlap(const struct planner_tensor *t,
   struct planner__radix rs = {0};
   struct bittree live;
   uint64_t *key = malloc(mm * sizeof *key);
-  uint32_t *byf = malloc(mm * sizeof *byf);
+  uint32_t *byf = by_first ? NULL : malloc(mm * sizeof *byf);
   uint32_t *byo = malloc(mm * sizeof *byo);
   uint32_t *posof = malloc((n ? n : 1) * sizeof *posof);
   int rc = ARENA_ENOMEM;
   if (bt_init(&live, mm))
     goto out;
-  if (!key || !byf || !byo || !posof)
+  if (!key || (!by_first && !byf) || !byo || !posof)
     goto out;
-  /* (offset, row): rows ascending first, then stably by offset */
+  /* (offset, row): rows ascending first (in byo, which the sort by
+   * offset copies onto itself), then stably by offset */
   const uint32_t *rows = subset;
   if (!ascending(subset, m)) {
     for (size_t k = 0; k < m; k++)
-      key[k] = byf[k] = subset[k];
-    if (planner__radix_sort(key, byf, m, &rs))
+      key[k] = byo[k] = subset[k];
+    if (planner__radix_sort(key, byo, m, &rs))
       goto out;
-    rows = byf;
+    rows = byo;
   }
   if (sort_by(t, offsets, BY_OFFSET, rows, m, byo, key, &rs))
     goto out;

@@ -62,7 +62,8 @@ int planner__find_overlap(const struct planner_tensor *t,
 /* planner_verify() of a graph and options that passed planner_validate()
  * (planner_run() validates them once, before planning). by_first is
  * the rows of the non-empty tensors by (first, row), as the time index's
- * row_of lists them (borrowed), or NULL to have them sorted. */
+ * row_of lists them (borrowed), or NULL to have them sorted; one that is
+ * not that order is ignored. */
 int planner__verify_valid(const struct planner_graph *g,
                           const struct planner_options *o,
                           const struct planner_plan *p,

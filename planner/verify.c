@@ -226,6 +226,24 @@ out:
   return rc;
 }
 
+/* Whether v[0..m) are m non-empty rows of g in strictly ascending
+ * (first, row) order: with m the count of non-empty rows, exactly those
+ * rows by (first, row). Keeps the check independent of where v came
+ * from. */
+static int rows_by_first(const struct planner_graph *g, const uint32_t *v,
+                         size_t m)
+{
+  const struct planner_tensor *t = g->tensors;
+  for (size_t k = 0; k < m; k++) {
+    if (v[k] >= g->n_tensors || !t[v[k]].size)
+      return 0;
+    if (k && (t[v[k - 1]].first > t[v[k]].first ||
+              (t[v[k - 1]].first == t[v[k]].first && v[k - 1] >= v[k])))
+      return 0;
+  }
+  return 1;
+}
+
 static int check_each(const struct planner_graph *g,
                       const struct planner_options *o,
                       const struct planner_plan *p, uint64_t *top, char *err)
@@ -291,6 +309,8 @@ int planner__verify_valid(const struct planner_graph *g,
     if (g->tensors[i].size)
       sub[m++] = (uint32_t)i;
   uint32_t a = 0, b = 0;
+  if (by_first && !rows_by_first(g, by_first, m))
+    by_first = NULL; /* not the order it claims: sort our own */
   rc = planner__find_overlap(g->tensors, p->offsets, sub, by_first, m, &a,
                              &b);
   free(sub);

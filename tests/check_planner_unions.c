@@ -257,6 +257,36 @@ START_TEST(test_overlap_by_index_order)
 }
 END_TEST
 
+/* The plan check does not trust an order by first that is not one:
+ * given {A, D, C} (D later than C), a sweep in that order would drop A
+ * when it meets D and miss that A and C collide. */
+START_TEST(test_overlap_bad_order_ignored)
+{
+  struct planner_tensor t[3] = {
+      {0, 100, 0, 0, 0, PLANNER_NOT_PINNED},  /* A */
+      {1, 100, 0, 10, 0, PLANNER_NOT_PINNED}, /* C: meets A in memory */
+      {2, 10, 8, 9, 0, PLANNER_NOT_PINNED},   /* D */
+  };
+  uint64_t off[3] = {0, 50, 300};
+  const uint32_t bad[3] = {0, 2, 1}, good[3] = {0, 1, 2};
+  struct planner_graph g = {t, 3};
+  struct planner_options o;
+  struct planner_plan p;
+  char err[ARENA_ERR_LEN];
+  planner_options_init(&o);
+  o.alignment = 1;
+  planner_plan_init(&p);
+  p.offsets = off;
+  p.n_offsets = 3;
+  p.arena_bytes = 310;
+  ck_assert_int_eq(planner__verify_valid(&g, &o, &p, good, err),
+                   ARENA_EVERIFY);
+  ck_assert_int_eq(planner__verify_valid(&g, &o, &p, bad, err),
+                   ARENA_EVERIFY);
+  ck_assert_ptr_nonnull(strstr(err, "overlap in time and memory"));
+}
+END_TEST
+
 void cp_add_union_tests(Suite *s)
 {
   TCase *tc = tcase_create("unions");
@@ -265,5 +295,6 @@ void cp_add_union_tests(Suite *s)
   tcase_add_test(tc, test_unions_long);
   tcase_add_test(tc, test_unions_seldom);
   tcase_add_test(tc, test_overlap_by_index_order);
+  tcase_add_test(tc, test_overlap_bad_order_ignored);
   suite_add_tcase(s, tc);
 }

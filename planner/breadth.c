@@ -28,6 +28,7 @@ struct bctx {
   uint8_t *consumed;         /* 2 S: 1 once a node's list has been taken */
   uint64_t *key;             /* m: sort keys of one span's hits */
   uint32_t *hits;            /* m: one span's unvisited tensors (ranks) */
+  int narrow;                /* every size is below 2^32 */
   struct planner__radix rs;  /* radix scratch */
 };
 
@@ -64,14 +65,21 @@ static size_t take_span(struct bctx *c, uint32_t s)
   return h;
 }
 
-/* Sorts hits[0..h) by size descending, ties to the earlier row. */
+/* Sorts hits[0..h) by size descending, ties to the earlier row: in one
+ * sort of (size, row) packed into one key when sizes fit in 32 bits,
+ * else by row, then stably by size. */
 static int sort_hits(struct bctx *c, size_t h)
 {
   const struct tindex *x = c->x;
   for (size_t k = 0; k < h; k++)
-    c->key[k] = x->row_of[c->hits[k]];
+    c->key[k] = c->narrow ? (uint64_t)(UINT32_MAX - x->item[c->hits[k]].size)
+                                    << 32 |
+                                x->row_of[c->hits[k]]
+                          : x->row_of[c->hits[k]];
   if (planner__radix_sort(c->key, c->hits, h, &c->rs))
     return ARENA_ENOMEM;
+  if (c->narrow)
+    return 0;
   for (size_t k = 0; k < h; k++)
     c->key[k] = ~x->item[c->hits[k]].size;
   return planner__radix_sort(c->key, c->hits, h, &c->rs) ? ARENA_ENOMEM : 0;
@@ -113,7 +121,7 @@ int planner__breadth_order(const struct planner__prob *p, uint32_t *order,
   const struct tindex *x = p->x;
   *m = 0;
   size_t mm = x->m ? x->m : 1;
-  struct bctx c = {p, x, NULL, NULL, NULL, NULL, {0}};
+  struct bctx c = {p, x, NULL, NULL, NULL, NULL, 0, {0}};
   uint32_t *spans = malloc((x->n_spans ? x->n_spans : 1) * sizeof *spans);
   c.visited = malloc(mm);
   c.consumed = calloc(2 * x->n_spans + 1, 1);
@@ -121,8 +129,11 @@ int planner__breadth_order(const struct planner__prob *p, uint32_t *order,
   c.hits = malloc(mm * sizeof *c.hits);
   int rc = ARENA_ENOMEM;
   if (spans && c.visited && c.consumed && c.key && c.hits) {
-    for (size_t r = 0; r < x->m; r++) /* pinned tensors are never visited */
+    c.narrow = 1;
+    for (size_t r = 0; r < x->m; r++) { /* pinned tensors are never visited */
       c.visited[r] = p->t[x->row_of[r]].pinned != PLANNER_NOT_PINNED;
+      c.narrow &= x->item[r].size <= UINT32_MAX;
+    }
     rc = span_order(&c, spans);
   }
   if (!rc)

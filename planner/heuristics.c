@@ -472,15 +472,29 @@ static int64_t end_op_of(const struct planner__prob *p)
   return end_op;
 }
 
+/* Whether the ids ascend with the graph rows. */
+static int ids_ascend(const struct planner__prob *p)
+{
+  for (size_t i = 1; i < p->n; i++)
+    if (p->t[i - 1].id >= p->t[i].id)
+      return 0;
+  return 1;
+}
+
 /* TFLite's order: tensors live through the whole graph first, by id;
- * then size descending, ties by first operator, then id. */
+ * then size descending, ties by first operator, then id. When ids ascend
+ * with the rows, (first, id) is the order of the ranks, (first, row):
+ * the rest is taken in rank order instead of sorted by (first, id). */
 static int order_tflite(const struct planner__prob *p, struct order *v)
 {
   const struct tindex *x = p->x;
   int64_t end_op = end_op_of(p);
+  int by_rank = ids_ascend(p);
   size_t n_whole = 0;
   for (int whole = 1; whole >= 0; whole--) {
-    for (size_t i = 0; i < p->n; i++) {
+    int ranks = !whole && by_rank;
+    for (size_t k = 0; k < (ranks ? x->m : p->n); k++) {
+      size_t i = ranks ? x->row_of[k] : k;
       const struct planner_tensor *t = &p->t[i];
       if (free_tensor(t) && (t->first == 0 && t->last == end_op) == whole) {
         uint32_t r = x->rank_of[i];
@@ -493,7 +507,7 @@ static int order_tflite(const struct planner__prob *p, struct order *v)
       n_whole = v->m;
   }
   int rc = order_sort(v, 0, n_whole);
-  if (!rc)
+  if (!rc && !by_rank)
     rc = order_sort(v, n_whole, v->m - n_whole);
   key_size_desc(v, x, n_whole);
   return rc ? rc : order_sort(v, n_whole, v->m - n_whole);

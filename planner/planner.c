@@ -379,13 +379,16 @@ int planner_run(const struct planner_graph *g, const struct planner_options *o,
   r.n_offsets = p.n;
   r.offsets = calloc(p.n, sizeof *r.offsets);
   rc = r.offsets ? plan_with(&p, &r) : ARENA_ENOMEM;
+  /* the check reads the index's order by first; the rest goes first */
+  uint32_t *by_first = p.x ? tindex_take_row_of(p.x) : NULL;
   planner__prob_cleanup(&p);
   if (rc == ARENA_ECANCELED)
     planner__errf(err, rc, "planning was cancelled");
   else if (rc)
     planner__errf(err, rc, "out of memory");
-  else if ((rc = planner__verify_valid(g, o, &r, err)) != 0)
+  else if ((rc = planner__verify_valid(g, o, &r, by_first, err)) != 0)
     rc = ARENA_EVERIFY; /* a planner bug: never hand out such a plan */
+  free(by_first);
   if (rc) {
     planner_plan_cleanup(&r);
     return rc;

@@ -50,18 +50,24 @@ uint64_t planner__eff_align(const struct planner_tensor *t,
                             const struct planner_options *o);
 
 /* Looks for two tensors among subset[0..m) (non-empty ones) that overlap
- * in both time and memory at the given offsets. Returns 1 and sets *a, *b
- * to the first such pair in time order, 0 when there is none, or
- * ARENA_ENOMEM. O(m log m). */
+ * in both time and memory at the given offsets. by_first is subset
+ * sorted stably by first (borrowed), or NULL to have it sorted here.
+ * Returns 1 and sets *a, *b to the first such pair in time order, 0 when
+ * there is none, or ARENA_ENOMEM. O(m log m). */
 int planner__find_overlap(const struct planner_tensor *t,
                           const uint64_t *offsets, const uint32_t *subset,
-                          size_t m, uint32_t *a, uint32_t *b);
+                          const uint32_t *by_first, size_t m, uint32_t *a,
+                          uint32_t *b);
 
 /* planner_verify() of a graph and options that passed planner_validate()
- * (planner_run() validates them once, before planning). */
+ * (planner_run() validates them once, before planning). by_first is
+ * the rows of the non-empty tensors by (first, row), as the time index's
+ * row_of lists them (borrowed), or NULL to have them sorted; one that is
+ * not that order is ignored. */
 int planner__verify_valid(const struct planner_graph *g,
                           const struct planner_options *o,
-                          const struct planner_plan *p, char *err);
+                          const struct planner_plan *p,
+                          const uint32_t *by_first, char *err);
 
 /* Rounds v up to a multiple of a (a power of two). The caller guarantees
  * by validation that the result fits in 64 bits. */

@@ -196,7 +196,7 @@ static int check_pins(const struct planner_graph *g, char *err)
         sub[m++] = (uint32_t)i;
     }
     uint32_t a, b;
-    rc = planner__find_overlap(g->tensors, off, sub, m, &a, &b);
+    rc = planner__find_overlap(g->tensors, off, sub, NULL, m, &a, &b);
     if (rc == 1)
       rc = planner__errf(err, ARENA_EPINNED,
                          "pinned tensors %" PRIu32 " and %" PRIu32

@@ -249,6 +249,13 @@ static int build(struct tindex *x, const struct planner__prob *p)
   return 0;
 }
 
+uint32_t *tindex_take_row_of(struct tindex *x)
+{
+  uint32_t *v = x->row_of;
+  x->row_of = NULL;
+  return v;
+}
+
 int tindex_init(struct tindex *x, const struct planner__prob *p)
 {
   memset(x, 0, sizeof *x);

@@ -120,6 +120,11 @@ int tindex_init(struct tindex *x, const struct planner__prob *p);
 /* Frees what x owns and leaves it empty. Accepts an empty x. */
 void tindex_cleanup(struct tindex *x);
 
+/* Hands x->row_of (the rows of the non-empty tensors by (first, row)) to
+ * the caller, who frees it; x keeps everything else and its cleanup no
+ * longer frees row_of. NULL for an empty x. */
+uint32_t *tindex_take_row_of(struct tindex *x);
+
 /* The node that path bit j of leaf s stands for (see leaf[].mask). */
 static inline size_t tindex_path_node(const struct tindex *x, uint32_t s,
                                       unsigned j)

@@ -12,7 +12,8 @@
  * So the nearest live neighbours, and the first colliding pair, are those
  * of a set that holds exactly the live tensors, without a sort by end.
  *
- * The two orders (by first, by (offset, row)) are radix sorts.
+ * The two orders (by first, by (offset, row)) are radix sorts; planner_run()
+ * hands in the order by first its time index already has (row_of).
  * The ordered set holds positions in the (offset, row) order, so it is a
  * bit set, kept as a tree of 64-bit words (a word per 64 positions, then
  * a word per 64 words, ...): insert, remove and the neighbour queries
@@ -177,7 +178,8 @@ static int ascending(const uint32_t *v, size_t m)
 
 int planner__find_overlap(const struct planner_tensor *t,
                           const uint64_t *offsets, const uint32_t *subset,
-                          size_t m, uint32_t *a, uint32_t *b)
+                          const uint32_t *by_first, size_t m, uint32_t *a,
+                          uint32_t *b)
 {
   size_t n = 0, mm = m ? m : 1;
   for (size_t k = 0; k < m; k++)
@@ -186,29 +188,34 @@ int planner__find_overlap(const struct planner_tensor *t,
   struct planner__radix rs = {0};
   struct bittree live;
   uint64_t *key = malloc(mm * sizeof *key);
-  uint32_t *byf = malloc(mm * sizeof *byf);
+  uint32_t *byf = by_first ? NULL : malloc(mm * sizeof *byf);
   uint32_t *byo = malloc(mm * sizeof *byo);
   uint32_t *posof = malloc((n ? n : 1) * sizeof *posof);
   int rc = ARENA_ENOMEM;
   if (bt_init(&live, mm))
     goto out;
-  if (!key || !byf || !byo || !posof)
+  if (!key || (!by_first && !byf) || !byo || !posof)
     goto out;
-  /* (offset, row): rows ascending first, then stably by offset */
+  /* (offset, row): rows ascending first (in byo, which the sort by
+   * offset copies onto itself), then stably by offset */
   const uint32_t *rows = subset;
   if (!ascending(subset, m)) {
     for (size_t k = 0; k < m; k++)
-      key[k] = byf[k] = subset[k];
-    if (planner__radix_sort(key, byf, m, &rs))
+      key[k] = byo[k] = subset[k];
+    if (planner__radix_sort(key, byo, m, &rs))
       goto out;
-    rows = byf;
+    rows = byo;
   }
-  if (sort_by(t, offsets, BY_OFFSET, rows, m, byo, key, &rs) ||
-      sort_by(t, offsets, BY_FIRST, subset, m, byf, key, &rs))
+  if (sort_by(t, offsets, BY_OFFSET, rows, m, byo, key, &rs))
     goto out;
+  if (!by_first) {
+    if (sort_by(t, offsets, BY_FIRST, subset, m, byf, key, &rs))
+      goto out;
+    by_first = byf;
+  }
   for (size_t k = 0; k < m; k++)
     posof[byo[k]] = (uint32_t)k;
-  rc = sweep(t, offsets, m, byf, byo, posof, &live, a, b);
+  rc = sweep(t, offsets, m, by_first, byo, posof, &live, a, b);
 out:
   bt_cleanup(&live);
   planner__radix_cleanup(&rs);
@@ -217,6 +224,24 @@ out:
   free(byo);
   free(posof);
   return rc;
+}
+
+/* Whether v[0..m) are m non-empty rows of g in strictly ascending
+ * (first, row) order: with m the count of non-empty rows, exactly those
+ * rows by (first, row). Keeps the check independent of where v came
+ * from. */
+static int rows_by_first(const struct planner_graph *g, const uint32_t *v,
+                         size_t m)
+{
+  const struct planner_tensor *t = g->tensors;
+  for (size_t k = 0; k < m; k++) {
+    if (v[k] >= g->n_tensors || !t[v[k]].size)
+      return 0;
+    if (k && (t[v[k - 1]].first > t[v[k]].first ||
+              (t[v[k - 1]].first == t[v[k]].first && v[k - 1] >= v[k])))
+      return 0;
+  }
+  return 1;
 }
 
 static int check_each(const struct planner_graph *g,
@@ -255,12 +280,13 @@ int planner_verify(const struct planner_graph *g,
                    const struct planner_plan *p, char err[ARENA_ERR_LEN])
 {
   int rc = planner_validate(g, o, err);
-  return rc ? rc : planner__verify_valid(g, o, p, err);
+  return rc ? rc : planner__verify_valid(g, o, p, NULL, err);
 }
 
 int planner__verify_valid(const struct planner_graph *g,
                           const struct planner_options *o,
-                          const struct planner_plan *p, char *err)
+                          const struct planner_plan *p,
+                          const uint32_t *by_first, char *err)
 {
   int rc;
   if (!p || !p->offsets || p->n_offsets != g->n_tensors)
@@ -283,7 +309,10 @@ int planner__verify_valid(const struct planner_graph *g,
     if (g->tensors[i].size)
       sub[m++] = (uint32_t)i;
   uint32_t a = 0, b = 0;
-  rc = planner__find_overlap(g->tensors, p->offsets, sub, m, &a, &b);
+  if (by_first && !rows_by_first(g, by_first, m))
+    by_first = NULL; /* not the order it claims: sort our own */
+  rc = planner__find_overlap(g->tensors, p->offsets, sub, by_first, m, &a,
+                             &b);
   free(sub);
   if (rc == ARENA_ENOMEM)
     return planner__errf(err, rc, "out of memory");

@@ -9,8 +9,9 @@
  * far, O(n^2) per graph, with no index at all. planner_run() must give
  * the same offsets, byte for byte, on graphs made to hit size ties, ids
  * out of row order, pins, alignments, sparse and huge operator numbers,
- * whole-graph lifetimes and long lifetimes, and on graphs large enough to
- * take the planner's long-list and radix-sort paths.
+ * whole-graph lifetimes and long lifetimes, sizes beyond 32 bits, and on
+ * graphs large enough to take the planner's long-list and radix-sort
+ * paths.
  */
 #include <check.h>
 #include <inttypes.h>
@@ -356,6 +357,24 @@ START_TEST(test_oracle_small)
 }
 END_TEST
 
+/* Sizes and pinned offsets beyond 32 bits (the small graphs scaled by
+ * 2^33): the planners' paths for narrow sizes are not taken. */
+START_TEST(test_oracle_wide)
+{
+  struct planner_tensor t[80];
+  uint64_t rs = 0x3164;
+  for (int r = 0; r < 1000; r++) {
+    size_t n = oracle_graph(&rs, t, 80);
+    for (size_t i = 0; i < n; i++) {
+      t[i].size <<= 33;
+      if (t[i].pinned != PLANNER_NOT_PINNED)
+        t[i].pinned *= (int64_t)1 << 33;
+    }
+    check_graph(t, n, 1u << tu_rand_range(&rs, 0, 6), r);
+  }
+}
+END_TEST
+
 /* Long lists of overlapping tensors (more than 64: radix-sorted gaps)
  * and orders of thousands (radix-sorted orders). */
 START_TEST(test_oracle_large)
@@ -405,6 +424,7 @@ void cp_add_oracle_tests(Suite *s)
   TCase *tc = tcase_create("oracle");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_oracle_small);
+  tcase_add_test(tc, test_oracle_wide);
   tcase_add_test(tc, test_oracle_large);
   tcase_add_test(tc, test_oracle_traces);
   suite_add_tcase(s, tc);

@@ -4,7 +4,9 @@
  * order, and after each placement the bytes an overlap query returns
  * must have exactly the union of the placed tensors that overlap the
  * queried one in time, on graphs made to build every kind of union:
- * node, group, block (some given up) and block-tree unions.
+ * node, group, block (some given up) and block-tree unions. And the
+ * plan check's use of the index's order by first (row_of): the same
+ * colliding pair as with its own sort.
  */
 #include <check.h>
 #include <inttypes.h>
@@ -211,6 +213,80 @@ START_TEST(test_unions_seldom)
 }
 END_TEST
 
+/* planner__find_overlap() given the index's row_of as its order by
+ * first finds exactly the pair it finds sorting by first itself, on
+ * random offsets that collide in some rounds and not in others. */
+START_TEST(test_overlap_by_index_order)
+{
+  enum { CAP = 300 };
+  struct planner_tensor t[CAP];
+  uint64_t off[CAP], rs = 0x51de;
+  uint32_t sub[CAP];
+  int hits = 0, misses = 0;
+  for (int round = 0; round < 400; round++) {
+    size_t n = cp_random_graph(&rs, (enum cp_shape)(round % CP_SHAPE__N), t,
+                               CAP);
+    uint64_t spread = tu_rand_range(&rs, 1, 1u << 16);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+      off[i] = tu_rand_range(&rs, 0, spread) * (round % 2 ? 64 : 1);
+      if (t[i].size)
+        sub[m++] = (uint32_t)i;
+    }
+    struct planner_graph g = {t, n};
+    struct planner_options o;
+    struct planner__prob p;
+    planner_options_init(&o);
+    ck_assert_int_eq(planner__prob_init(&p, &g, &o), 0);
+    ck_assert_uint_eq(p.x->m, m);
+    uint32_t a0 = 0, b0 = 0, a1 = 0, b1 = 0;
+    int r0 = planner__find_overlap(t, off, sub, NULL, m, &a0, &b0);
+    int r1 = planner__find_overlap(t, off, sub, p.x->row_of, m, &a1, &b1);
+    planner__prob_cleanup(&p);
+    ck_assert_int_eq(r0, r1);
+    ck_assert_int_ge(r0, 0);
+    if (r0 == 1) {
+      ck_assert_uint_eq(a0, a1);
+      ck_assert_uint_eq(b0, b1);
+    }
+    hits += r0 == 1;
+    misses += r0 == 0;
+  }
+  ck_assert_int_gt(hits, 0);
+  ck_assert_int_gt(misses, 0);
+}
+END_TEST
+
+/* The plan check does not trust an order by first that is not one:
+ * given {A, D, C} (D later than C), a sweep in that order would drop A
+ * when it meets D and miss that A and C collide. */
+START_TEST(test_overlap_bad_order_ignored)
+{
+  struct planner_tensor t[3] = {
+      {0, 100, 0, 0, 0, PLANNER_NOT_PINNED},  /* A */
+      {1, 100, 0, 10, 0, PLANNER_NOT_PINNED}, /* C: meets A in memory */
+      {2, 10, 8, 9, 0, PLANNER_NOT_PINNED},   /* D */
+  };
+  uint64_t off[3] = {0, 50, 300};
+  const uint32_t bad[3] = {0, 2, 1}, good[3] = {0, 1, 2};
+  struct planner_graph g = {t, 3};
+  struct planner_options o;
+  struct planner_plan p;
+  char err[ARENA_ERR_LEN];
+  planner_options_init(&o);
+  o.alignment = 1;
+  planner_plan_init(&p);
+  p.offsets = off;
+  p.n_offsets = 3;
+  p.arena_bytes = 310;
+  ck_assert_int_eq(planner__verify_valid(&g, &o, &p, good, err),
+                   ARENA_EVERIFY);
+  ck_assert_int_eq(planner__verify_valid(&g, &o, &p, bad, err),
+                   ARENA_EVERIFY);
+  ck_assert_ptr_nonnull(strstr(err, "overlap in time and memory"));
+}
+END_TEST
+
 void cp_add_union_tests(Suite *s)
 {
   TCase *tc = tcase_create("unions");
@@ -218,5 +294,7 @@ void cp_add_union_tests(Suite *s)
   tcase_add_test(tc, test_unions_short);
   tcase_add_test(tc, test_unions_long);
   tcase_add_test(tc, test_unions_seldom);
+  tcase_add_test(tc, test_overlap_by_index_order);
+  tcase_add_test(tc, test_overlap_bad_order_ignored);
   suite_add_tcase(s, tc);
 }

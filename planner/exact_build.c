@@ -162,25 +162,35 @@ static uint64_t stream_plan_units(uint64_t m)
          m * (8 + 2 * lg) + (place > slack ? place - slack : 0);
 }
 
-/* Whether the effort left provably cannot pay for a plan below the
- * incumbent (docs/exact.md, "Effort"): every component whose heuristic
- * top is the arena must get a new plan for the arena to drop, and each
- * of them is too large for exact_search.c and needs more than the units
- * left after the rest of the setup (2 units per step of the overlap
- * sweep, at least 4 per tensor and 1 per entry). Only without pinned
- * tensors: with them a search may end at once with a proof that the
- * bound cannot be met. Counts K units (the tops). */
-static int cannot_pay(struct ctx *X, uint32_t ne)
+/* Sets X->carena to the heuristic top of every component (not counted,
+ * like the sums of the sections' rem). */
+static void component_tops(struct ctx *X)
 {
-  if (X->npins || X->K == 0)
-    return 0;
-  uint64_t arena = 0, need = UINT64_MAX;
-  uint64_t rest = 2 * (4 * (uint64_t)X->K + ne);
   for (uint32_t c = 0; c < X->nc; c++) {
-    uint64_t top = 0, m = X->cb[c + 1] - X->cb[c];
+    uint64_t top = 0;
     for (uint32_t q = X->cb[c]; q < X->cb[c + 1]; q++)
       if (X->offsets[X->gi[q]] + X->size[q] > top)
         top = X->offsets[X->gi[q]] + X->size[q];
+    X->carena[c] = top;
+  }
+}
+
+/* Whether the effort left provably cannot pay for a plan below the
+ * incumbent (docs/exact.md, "Effort"): every component whose heuristic
+ * top (X->carena) is the arena must get a new plan for the arena to
+ * drop, and each of them is too large for exact_search.c and needs more
+ * than the units left after the rest of the setup (2 units per step of
+ * the overlap sweep, at least 4 per tensor and 1 per entry). Only
+ * without pinned tensors: with them a search may end at once with a
+ * proof that the bound cannot be met. */
+static int cannot_pay(const struct ctx *X, uint32_t ne)
+{
+  uint64_t arena = 0, need = UINT64_MAX;
+  uint64_t rest = 2 * (4 * (uint64_t)X->K + ne);
+  if (X->npins)
+    return 0;
+  for (uint32_t c = 0; c < X->nc; c++) {
+    uint64_t top = X->carena[c], m = X->cb[c + 1] - X->cb[c];
     rest += exact__sort_units(2 * m) + 3 * exact__sort_units(m);
     if (top > arena) {
       arena = top;
@@ -193,7 +203,6 @@ static int cannot_pay(struct ctx *X, uint32_t ne)
         need = stream_plan_units(m);
     }
   }
-  X->work += X->K;
   return need != UINT64_MAX && X->work + rest + need >= X->work_limit;
 }
 
@@ -342,6 +351,7 @@ int exact__build(struct ctx *X)
   for (uint32_t c = 0; c < X->nc; c++)
     for (uint32_t q = X->cb[c]; q < X->cb[c + 1]; q++)
       comp[q] = c;
+  component_tops(X);
   if (cannot_pay(X, ne)) {
     free(e); free(fidx); free(pt);
     return R_SPENT;
@@ -413,13 +423,6 @@ int exact__build(struct ctx *X)
       if (b - a > maxstream)
         maxstream = b - a;
     }
-    uint64_t top = 0;
-    for (uint32_t q = a; q < b; q++) {
-      uint64_t tq = X->offsets[X->gi[q]] + X->size[q];
-      if (tq > top)
-        top = tq;
-    }
-    X->carena[c] = top;
   }
   if ((rc = exact__poll_stop(X)) != R_FOUND) {
     free(e); free(fidx); free(pt);

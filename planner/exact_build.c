@@ -16,6 +16,9 @@
  * entry is counted in X->work like the search's, and the budget and the
  * stop callback are polled between the phases, so a tiny effort on a
  * large graph stops before the expensive phases instead of after them.
+ * Once the components are known, the setup also stops when the effort
+ * left provably cannot pay for a plan of the large components at the
+ * top (cannot_pay()).
  */
 #include "exact_int.h"
 

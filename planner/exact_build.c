@@ -16,6 +16,9 @@
  * entry is counted in X->work like the search's, and the budget and the
  * stop callback are polled between the phases, so a tiny effort on a
  * large graph stops before the expensive phases instead of after them.
+ * Once the components are known, the setup also stops when the effort
+ * left provably cannot pay for a plan of the large components at the
+ * top (cannot_pay()).
  */
 #include "exact_int.h"
 
@@ -143,7 +146,70 @@ void exact__free(struct ctx *X)
   exact__stream_free(X);
 }
 
-/* Builds everything the search needs. Returns 0 or ARENA_ENOMEM. */
+/* Work units that a plan of a component of m tensors searched by
+ * exact_stream.c costs at the least before the effort is polled for the
+ * last time, set-up included: its share of the setup's sorts (the
+ * points, 3 binary searches), the ranking (two sorts and 4 units a
+ * tensor) and the stream search's own setup (at least 4 + 2 lg m a
+ * tensor), all before its first poll; then one placement of every tensor
+ * (at least 20 units each: a plan, found or completed from a dead end,
+ * places all of them), less the two poll intervals a search may run past
+ * the effort before it notices. */
+static uint64_t stream_plan_units(uint64_t m)
+{
+  uint64_t lg = 1;
+  while (((uint64_t)1 << (lg - 1)) < m)
+    lg++;
+  uint64_t place = 20 * m, slack = 2 * (uint64_t)EXACT_STREAM_POLL;
+  return exact__sort_units(2 * m) + 5 * exact__sort_units(m) +
+         m * (8 + 2 * lg) + (place > slack ? place - slack : 0);
+}
+
+/* Sets X->carena to the heuristic top of every component (not counted,
+ * like the sums of the sections' rem). */
+static void component_tops(struct ctx *X)
+{
+  for (uint32_t c = 0; c < X->nc; c++) {
+    uint64_t top = 0;
+    for (uint32_t q = X->cb[c]; q < X->cb[c + 1]; q++)
+      if (X->offsets[X->gi[q]] + X->size[q] > top)
+        top = X->offsets[X->gi[q]] + X->size[q];
+    X->carena[c] = top;
+  }
+}
+
+/* Whether the effort left provably cannot pay for a plan below the
+ * incumbent (docs/exact.md, "Effort"): every component whose heuristic
+ * top (X->carena) is the arena must get a new plan for the arena to
+ * drop, and each of them is too large for exact_search.c and needs more
+ * than the units left after the rest of the setup (2 units per step of
+ * the overlap sweep, at least 4 per tensor and 1 per entry). Only
+ * without pinned tensors: with them a search may end at once with a
+ * proof that the bound cannot be met. */
+static int cannot_pay(const struct ctx *X, uint32_t ne)
+{
+  uint64_t arena = 0, need = UINT64_MAX;
+  uint64_t rest = 2 * (4 * (uint64_t)X->K + ne);
+  if (X->npins)
+    return 0;
+  for (uint32_t c = 0; c < X->nc; c++) {
+    uint64_t top = X->carena[c], m = X->cb[c + 1] - X->cb[c];
+    rest += exact__sort_units(2 * m) + 3 * exact__sort_units(m);
+    if (top > arena) {
+      arena = top;
+      need = 0;
+    }
+    if (top == arena) {
+      if (m <= EXACT_SMALL_MAX)
+        need = UINT64_MAX; /* a small search may pay: never skip */
+      else if (need != UINT64_MAX && stream_plan_units(m) > need)
+        need = stream_plan_units(m);
+    }
+  }
+  return need != UINT64_MAX && X->work + rest + need >= X->work_limit;
+}
+
+/* Builds everything the search needs (contract in exact_int.h). */
 int exact__build(struct ctx *X)
 {
   const struct planner__prob *p = X->p;
@@ -288,6 +354,11 @@ int exact__build(struct ctx *X)
   for (uint32_t c = 0; c < X->nc; c++)
     for (uint32_t q = X->cb[c]; q < X->cb[c + 1]; q++)
       comp[q] = c;
+  component_tops(X);
+  if (cannot_pay(X, ne)) {
+    free(e); free(fidx); free(pt);
+    return R_SPENT;
+  }
 
   /* Sections per component and rem0; then which search each component
    * gets: exact_search.c's for small ones within the memory cap, whose
@@ -355,13 +426,6 @@ int exact__build(struct ctx *X)
       if (b - a > maxstream)
         maxstream = b - a;
     }
-    uint64_t top = 0;
-    for (uint32_t q = a; q < b; q++) {
-      uint64_t tq = X->offsets[X->gi[q]] + X->size[q];
-      if (tq > top)
-        top = tq;
-    }
-    X->carena[c] = top;
   }
   if ((rc = exact__poll_stop(X)) != R_FOUND) {
     free(e); free(fidx); free(pt);

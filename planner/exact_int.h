@@ -27,6 +27,9 @@
 #define NONE UINT32_MAX /* no tensor, no rank */
 #define EXACT_ORDER_SLOTS 7 /* base orders, the dynamic one, the jittered */
 #define EXACT_TT_MAX (1u << 16) /* dead-end table entries at most (40 bytes) */
+/* Work units between exact_stream.c's polls of the stop callback and the
+ * effort. */
+#define EXACT_STREAM_POLL (1u << 16)
 
 /* Results of a search and of the driver's steps (exact.c adds R_NOMEM). */
 enum { R_FOUND, R_INFEAS, R_LIMIT, R_SPENT, R_CANCEL, R_GIVEUP };
@@ -175,9 +178,10 @@ static inline uint32_t exact__sec_find(const int64_t *pt, uint32_t npt,
 
 /* exact_build.c. Builds everything the search needs into X, which holds
  * only p, offsets and work_limit (the rest zeroed), counting the work in
- * X->work. Returns 0; R_SPENT or R_CANCEL when the effort ran out or the
- * stop callback fired during the setup (checked between its phases); or
- * ARENA_ENOMEM. Call exact__free() in every case. */
+ * X->work. Returns 0; R_SPENT when the effort ran out during the setup
+ * or provably cannot pay for a plan below the incumbent (see cannot_pay()
+ * there); R_CANCEL when the stop callback fired (checked between the
+ * phases); or ARENA_ENOMEM. Call exact__free() in every case. */
 int exact__build(struct ctx *X);
 
 /* exact_build.c. Frees every array X owns (not p, not offsets). */

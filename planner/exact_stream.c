@@ -51,9 +51,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Work units between polls of the stop callback and the effort. */
-#define STREAM_POLL_UNITS (1u << 16)
-
 /* Work units of changing one candidate's key: a treap erase and insert,
  * each about 2 log2 m nodes with their splits and merges, and a walk up
  * the tree of minima. Measured against exact_search.c's units, so that an
@@ -728,7 +725,7 @@ int exact__stream_search(struct ctx *X, uint32_t c, uint64_t cap,
                                                    : limit + 2 * (uint64_t)T->m;
   struct slv *lv = T->lv;
   uint32_t d = 0, done_at = 0;
-  uint64_t nodes = 0, next_poll = X->work + STREAM_POLL_UNITS;
+  uint64_t nodes = 0, next_poll = X->work + EXACT_STREAM_POLL;
   lv[0].ex = 0;
   lv[0].er = -1;
   int entering = 1;
@@ -770,7 +767,7 @@ int exact__stream_search(struct ctx *X, uint32_t c, uint64_t cap,
       break;
     }
     if (X->work >= next_poll) {
-      next_poll = X->work + STREAM_POLL_UNITS;
+      next_poll = X->work + EXACT_STREAM_POLL;
       if ((rc = exact__poll_stop(X)) != R_FOUND)
         break;
     }

@@ -1011,6 +1011,62 @@ START_TEST(test_stream_memory_bounded)
 }
 END_TEST
 
+/* The units exact__build() spends on t from greedy-size's plan when the
+ * effort is given as limit (UINT64_MAX: unlimited); its result in *rc. */
+static uint64_t build_units(const struct planner_tensor *t, size_t n,
+                            uint64_t limit, int *rc)
+{
+  static uint64_t offs[5 + 3000];
+  struct built b;
+  built_init(&b, t, n, 1, offs);
+  uint64_t full = b.X.work;
+  exact__free(&b.X);
+  memset(&b.X, 0, sizeof b.X);
+  b.X.p = &b.p;
+  b.X.offsets = offs;
+  b.X.work_limit = limit == UINT64_MAX ? UINT64_MAX : limit;
+  *rc = exact__build(&b.X);
+  uint64_t w = limit == UINT64_MAX ? full : b.X.work;
+  built_cleanup(&b);
+  return w;
+}
+
+START_TEST(test_setup_skipped_when_unpaid)
+{
+  /* One component of 3005 tensors, searched by exact_stream.c, with
+   * its arena at the top. With just enough effort for the setup, no
+   * plan of it (one placement of every tensor at the least) fits in
+   * what is left: the setup stops at once, having spent a fraction of
+   * its units, instead of building everything for nothing. */
+  enum { F = 3000 };
+  static struct planner_tensor t[5 + F];
+  size_t n = medium_under_fillers(t, F);
+  int rc;
+  uint64_t full = build_units(t, n, UINT64_MAX, &rc);
+  ck_assert_int_eq(rc, 0);
+  uint64_t w = build_units(t, n, full + 1, &rc);
+  ck_assert_int_eq(rc, R_SPENT);
+  ck_assert_uint_lt(w, full / 2);
+  /* With room for a plan the setup runs to its end. */
+  w = build_units(t, n, 20 * full, &rc);
+  ck_assert_int_eq(rc, 0);
+  ck_assert_uint_eq(w, full);
+  /* A pinned tensor keeps the setup going: the search may still prove
+   * the bound from it. So does a top component small enough for
+   * exact_search.c. */
+  t[5].pinned = 0;
+  full = build_units(t, n, UINT64_MAX, &rc);
+  ck_assert_int_eq(rc, 0);
+  build_units(t, n, full + 1, &rc);
+  ck_assert_int_eq(rc, 0);
+  n = medium_under_fillers(t, 100);
+  full = build_units(t, n, UINT64_MAX, &rc);
+  ck_assert_int_eq(rc, 0);
+  build_units(t, n, full + 1, &rc);
+  ck_assert_int_eq(rc, 0);
+}
+END_TEST
+
 /* Plans a generated trace with `best` at alignment 1 and the given effort;
  * the caller cleans p up. */
 static void plan_trace(const struct planner_tensor *t, size_t n,
@@ -1149,6 +1205,7 @@ Suite *exact_suite(void)
   tcase_set_timeout(tl, 300);
   tcase_add_test(tl, test_stream_large_component);
   tcase_add_test(tl, test_stream_memory_bounded);
+  tcase_add_test(tl, test_setup_skipped_when_unpaid);
   tcase_add_loop_test(tl, test_generated_traces, 0, 4);
   tcase_add_loop_test(tl, test_windowed_replanning, 0, 2);
   suite_add_tcase(s, tl);

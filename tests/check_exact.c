@@ -15,17 +15,17 @@
 #include <string.h>
 #include <time.h>
 
+#include "check_exact.h"
 #include "exact_int.h" /* internals: drive the search with a chosen order */
 #include "graph_csv.h"
 #include "planner.h"
 #include "testutil.h"
-#include "tracegen.h"
 
 #define MAXN 12
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static void opts(struct planner_options *o, uint64_t alignment,
+void ce_opts(struct planner_options *o, uint64_t alignment,
                  uint64_t capacity, uint32_t effort)
 {
   planner_options_init(o);
@@ -36,7 +36,7 @@ static void opts(struct planner_options *o, uint64_t alignment,
 }
 
 /* Runs the planner, asserts success and a verified plan. */
-static void run_ok(const struct planner_tensor *t, size_t n,
+void ce_run_ok(const struct planner_tensor *t, size_t n,
                    const struct planner_options *o, struct planner_plan *p)
 {
   struct planner_graph g = {t, n};
@@ -48,7 +48,7 @@ static void run_ok(const struct planner_tensor *t, size_t n,
   ck_assert_msg(rc == 0, "verify: %s", err);
 }
 
-static void set(struct planner_tensor *t, uint32_t id, uint64_t size,
+void ce_set(struct planner_tensor *t, uint32_t id, uint64_t size,
                 int64_t first, int64_t last)
 {
   t->id = id;
@@ -218,7 +218,7 @@ static uint64_t random_graph(uint64_t *rs, struct planner_tensor *t, size_t n,
     uint64_t lmax = hmax > 8 && tu_rand_range(rs, 0, 3) == 0 ? hmax / 2 : 3;
     int64_t l = f + (int64_t)tu_rand_range(rs, 0, lmax);
     uint64_t sz = tu_rand_range(rs, 0, 9) == 0 ? 0 : tu_rand_range(rs, 1, 12);
-    set(&t[i], (uint32_t)(100 + i), sz, f, l);
+    ce_set(&t[i], (uint32_t)(100 + i), sz, f, l);
     if (with_align && tu_rand_range(rs, 0, 3) == 0)
       t[i].align = 1u << tu_rand_range(rs, 0, 3);
   }
@@ -254,8 +254,8 @@ static void check_instance_h(uint64_t seed, size_t n, int with_align,
   uint64_t opt = brute(t, n, alignment);
   struct planner_options o;
   struct planner_plan p;
-  opts(&o, alignment, 0, 10000);
-  run_ok(t, n, &o, &p);
+  ce_opts(&o, alignment, 0, 10000);
+  ce_run_ok(t, n, &o, &p);
   ck_assert_msg(p.arena_bytes == opt,
                 "seed %" PRIu64 " n %zu: exact %" PRIu64 " brute %" PRIu64,
                 seed, n, p.arena_bytes, opt);
@@ -264,15 +264,15 @@ static void check_instance_h(uint64_t seed, size_t n, int with_align,
   planner_plan_cleanup(&p);
   if (opt == 0)
     return;
-  opts(&o, alignment, opt, 10000);
-  run_ok(t, n, &o, &p);
+  ce_opts(&o, alignment, opt, 10000);
+  ce_run_ok(t, n, &o, &p);
   ck_assert_int_eq(p.fit, PLANNER_FIT_YES);
   ck_assert_uint_le(p.arena_bytes, opt);
   planner_plan_cleanup(&p);
   if (opt == 1)
     return;
-  opts(&o, alignment, opt - 1, 10000);
-  run_ok(t, n, &o, &p);
+  ce_opts(&o, alignment, opt - 1, 10000);
+  ce_run_ok(t, n, &o, &p);
   ck_assert_msg(p.fit == PLANNER_FIT_NO,
                 "seed %" PRIu64 ": capacity %" PRIu64 " answered %s", seed,
                 opt - 1, planner_fit_name(p.fit));
@@ -296,20 +296,13 @@ static void check_instance(uint64_t seed, size_t n, int with_align,
  * the splits re-ranked to *reranks. */
 /* The exact search's context for a graph, built from greedy-size's plan
  * in offs with an unlimited effort; the fields borrow each other, so the
- * struct stays put until built_cleanup(). */
-struct built {
-  struct planner_graph g;
-  struct planner_options o;
-  struct planner__prob p;
-  struct ctx X;
-};
-
-static void built_init(struct built *b, const struct planner_tensor *t,
+ * struct stays put until ce_built_cleanup(). */
+void ce_built_init(struct ce_built *b, const struct planner_tensor *t,
                        size_t n, uint64_t alignment, uint64_t *offs)
 {
   b->g.tensors = t;
   b->g.n_tensors = n;
-  opts(&b->o, alignment, 0, 10000);
+  ce_opts(&b->o, alignment, 0, 10000);
   ck_assert_int_eq(planner__prob_init(&b->p, &b->g, &b->o), 0);
   ck_assert_int_eq(planner__heuristic(&b->p, PLANNER_ALGO_GREEDY_SIZE, offs),
                    0);
@@ -320,7 +313,7 @@ static void built_init(struct built *b, const struct planner_tensor *t,
   ck_assert_int_eq(exact__build(&b->X), 0);
 }
 
-static void built_cleanup(struct built *b)
+void ce_built_cleanup(struct ce_built *b)
 {
   exact__free(&b->X);
   planner__prob_cleanup(&b->p);
@@ -330,8 +323,8 @@ static int search_with(const struct planner_tensor *t, size_t n,
                        uint64_t alignment, uint64_t cap, unsigned v,
                        int stream, uint64_t *offs, uint64_t *reranks)
 {
-  struct built b;
-  built_init(&b, t, n, alignment, offs);
+  struct ce_built b;
+  ce_built_init(&b, t, n, alignment, offs);
   struct ctx *X = &b.X;
   int ok = X->pintop <= cap;
   for (uint32_t c = 0; ok && c < X->nc; c++) {
@@ -349,7 +342,7 @@ static int search_with(const struct planner_tensor *t, size_t n,
       offs[X->gi[q]] = X->out[q - X->cb[c]];
   }
   *reranks += X->reranks;
-  built_cleanup(&b);
+  ce_built_cleanup(&b);
   return ok;
 }
 
@@ -383,13 +376,13 @@ static void check_plan(const struct planner_tensor *t, size_t n,
 /* Writes TensorFlow Lite Micro's "Medium" case (greedy by size 90,
  * optimum 80) into t[0 .. 5): ids from id0, sizes times scale, lifetimes
  * shifted by shift steps. */
-static void tflm_medium(struct planner_tensor *t, uint32_t id0,
+void ce_tflm_medium(struct planner_tensor *t, uint32_t id0,
                         uint64_t scale, int64_t shift)
 {
   static const uint64_t sz[] = {10, 20, 30, 40, 50};
   static const int64_t f[] = {0, 1, 2, 3, 0}, l[] = {1, 2, 3, 4, 1};
   for (uint32_t i = 0; i < 5; i++)
-    set(&t[i], id0 + i, sz[i] * scale, f[i] + shift, l[i] + shift);
+    ce_set(&t[i], id0 + i, sz[i] * scale, f[i] + shift, l[i] + shift);
 }
 
 /* ---- tests -------------------------------------------------------------- */
@@ -398,23 +391,23 @@ START_TEST(test_tflm_medium)
 {
   /* TFLite Micro's "Medium" case: greedy by size gives 90, optimum 80. */
   struct planner_tensor t[5];
-  tflm_medium(t, 0, 1, 0);
+  ce_tflm_medium(t, 0, 1, 0);
   struct planner_options o;
   struct planner_plan p;
-  opts(&o, 1, 0, 5000);
-  run_ok(t, 5, &o, &p);
+  ce_opts(&o, 1, 0, 5000);
+  ce_run_ok(t, 5, &o, &p);
   ck_assert_uint_eq(p.arena_bytes, 80);
   ck_assert_int_eq(p.proven_optimal, 1);
   ck_assert_uint_eq(p.lower_bound_bytes, 80);
   ck_assert_int_eq(p.algo, PLANNER_ALGO_EXACT);
   planner_plan_cleanup(&p);
   /* Capacity 79 is provably impossible, 80 fits. */
-  opts(&o, 1, 79, 5000);
-  run_ok(t, 5, &o, &p);
+  ce_opts(&o, 1, 79, 5000);
+  ce_run_ok(t, 5, &o, &p);
   ck_assert_int_eq(p.fit, PLANNER_FIT_NO);
   planner_plan_cleanup(&p);
-  opts(&o, 1, 80, 5000);
-  run_ok(t, 5, &o, &p);
+  ce_opts(&o, 1, 80, 5000);
+  ce_run_ok(t, 5, &o, &p);
   ck_assert_int_eq(p.fit, PLANNER_FIT_YES);
   planner_plan_cleanup(&p);
 }
@@ -426,11 +419,11 @@ START_TEST(test_worked_example)
   static const int64_t f[] = {0, 0, 1, 2}, l[] = {0, 1, 2, 2};
   struct planner_tensor t[4];
   for (int i = 0; i < 4; i++)
-    set(&t[i], (uint32_t)i, sz[i], f[i], l[i]);
+    ce_set(&t[i], (uint32_t)i, sz[i], f[i], l[i]);
   struct planner_options o;
   struct planner_plan p;
-  opts(&o, 1, 0, 5000);
-  run_ok(t, 4, &o, &p);
+  ce_opts(&o, 1, 0, 5000);
+  ce_run_ok(t, 4, &o, &p);
   ck_assert_uint_eq(p.arena_bytes, 1404928);
   ck_assert_int_eq(p.proven_optimal, 1);
   planner_plan_cleanup(&p);
@@ -443,15 +436,15 @@ START_TEST(test_search_raises_bound)
    * pairwise overlap in a cycle of times cannot all share space. With
    * sizes 2 and lifetimes [0,1] [1,2] [2,3] [3,0..] a gap is forced. */
   struct planner_tensor t[4];
-  set(&t[0], 0, 3, 0, 1);
-  set(&t[1], 1, 2, 1, 2);
-  set(&t[2], 2, 3, 2, 3);
-  set(&t[3], 3, 2, 0, 0);
+  ce_set(&t[0], 0, 3, 0, 1);
+  ce_set(&t[1], 1, 2, 1, 2);
+  ce_set(&t[2], 2, 3, 2, 3);
+  ce_set(&t[3], 3, 2, 0, 0);
   uint64_t opt = brute(t, 4, 1);
   struct planner_options o;
   struct planner_plan p;
-  opts(&o, 1, 0, 5000);
-  run_ok(t, 4, &o, &p);
+  ce_opts(&o, 1, 0, 5000);
+  ce_run_ok(t, 4, &o, &p);
   ck_assert_uint_eq(p.arena_bytes, opt);
   ck_assert_int_eq(p.proven_optimal, 1);
   if (opt > 5) /* load bound is 5 */
@@ -514,7 +507,7 @@ static size_t hard_graph(struct planner_tensor *t, size_t n, uint64_t seed)
   for (size_t i = 0; i < n; i++) {
     int64_t f = (int64_t)tu_rand_range(&rs, 0, 999);
     int64_t l = f + (int64_t)tu_rand_range(&rs, 0, 300);
-    set(&t[i], (uint32_t)i, 1024 * tu_rand_range(&rs, 1, 64), f, l);
+    ce_set(&t[i], (uint32_t)i, 1024 * tu_rand_range(&rs, 1, 64), f, l);
   }
   return n;
 }
@@ -561,11 +554,11 @@ START_TEST(test_effort_respected)
   struct planner_graph g = {t, N};
   struct planner_options o;
   uint64_t lb;
-  opts(&o, 1, 0, 30);
+  ce_opts(&o, 1, 0, 30);
   ck_assert_int_eq(planner_lower_bound(&g, &o, &lb), 0);
   struct planner_plan p;
   double t0 = wall_ms();
-  run_ok(t, N, &o, &p);
+  ce_run_ok(t, N, &o, &p);
   double ms = wall_ms() - t0;
   /* An effort of 30, nominally 30 ms of search, plus heuristics and
    * verification; generous margin for loaded or sanitised builds. */
@@ -575,9 +568,9 @@ START_TEST(test_effort_respected)
   planner_plan_cleanup(&p);
   /* Capacity at the load bound: fits, proven impossible, or unknown; any
    * answer must come back within the effort. */
-  opts(&o, 1, lb, 30);
+  ce_opts(&o, 1, lb, 30);
   t0 = wall_ms();
-  run_ok(t, N, &o, &p);
+  ce_run_ok(t, N, &o, &p);
   ms = wall_ms() - t0;
   ck_assert_msg(ms < 30 + 1500, "took %.1f ms", ms);
   ck_assert(p.fit == PLANNER_FIT_YES || p.fit == PLANNER_FIT_NO ||
@@ -600,13 +593,13 @@ START_TEST(test_effort_small_graphs)
     size_t n = 12;
     for (size_t i = 0; i < n; i++) {
       int64_t f = (int64_t)tu_rand_range(&rs, 0, 5);
-      set(&t[i], (uint32_t)i, 2 * tu_rand_range(&rs, 1000, 20000) + 1, f,
+      ce_set(&t[i], (uint32_t)i, 2 * tu_rand_range(&rs, 1000, 20000) + 1, f,
           f + (int64_t)tu_rand_range(&rs, 0, 3));
     }
     struct planner_options o;
     struct planner_plan p;
-    opts(&o, 8, 0, 1);
-    run_ok(t, n, &o, &p);
+    ce_opts(&o, 8, 0, 1);
+    ce_run_ok(t, n, &o, &p);
     ck_assert_msg(p.search_us < 1000 + 250000, "seed %" PRIu64 ": %" PRIu64
                   " us", seed, p.search_us);
     ck_assert_uint_le(p.lower_bound_bytes, p.arena_bytes);
@@ -633,7 +626,7 @@ START_TEST(test_cancel)
   hard_graph(t, N, 43);
   struct planner_graph g = {t, N};
   struct planner_options o;
-  opts(&o, 1, 0, 60000);
+  ce_opts(&o, 1, 0, 60000);
   struct stopper st = {0, 3};
   o.stop = stop_cb;
   o.stop_ctx = &st;
@@ -665,9 +658,9 @@ START_TEST(test_deterministic)
     hard_graph(t, N, seed);
     struct planner_options o;
     struct planner_plan a, b;
-    opts(&o, 64, 0, 2500);
-    run_ok(t, N, &o, &a);
-    run_ok(t, N, &o, &b);
+    ce_opts(&o, 64, 0, 2500);
+    ce_run_ok(t, N, &o, &a);
+    ce_run_ok(t, N, &o, &b);
     /* Identical results, however long each run took. */
     ck_assert_uint_eq(a.arena_bytes, b.arena_bytes);
     ck_assert_uint_eq(a.nodes_explored, b.nodes_explored);
@@ -702,15 +695,15 @@ static int slow_poll(void *ctx)
 
 /* Plans g under o twice, the second time with slow_poll, and asserts the
  * same plan. */
-static void check_slow_same(const struct planner_tensor *t, size_t n,
+void ce_check_slow_same(const struct planner_tensor *t, size_t n,
                             struct planner_options *o)
 {
   struct planner_plan a, b;
-  run_ok(t, n, o, &a);
+  ce_run_ok(t, n, o, &a);
   int polls = 0;
   o->stop = slow_poll;
   o->stop_ctx = &polls;
-  run_ok(t, n, o, &b);
+  ce_run_ok(t, n, o, &b);
   o->stop = NULL;
   ck_assert_uint_eq(a.arena_bytes, b.arena_bytes);
   ck_assert_uint_eq(a.lower_bound_bytes, b.lower_bound_bytes);
@@ -734,12 +727,12 @@ START_TEST(test_slow_machine_same_plan)
   static struct planner_tensor t[N];
   hard_graph(t, N, 42);
   struct planner_options o;
-  opts(&o, 1, 0, 30);
-  check_slow_same(t, N, &o);
+  ce_opts(&o, 1, 0, 30);
+  ce_check_slow_same(t, N, &o);
   struct planner_csv c;
   load_instance("G", &c);
   planner_options_init(&o);
-  check_slow_same(c.tensors, c.n_tensors, &o);
+  ce_check_slow_same(c.tensors, c.n_tensors, &o);
   planner_csv_cleanup(&c);
 }
 END_TEST
@@ -754,13 +747,13 @@ START_TEST(test_minimalloc_fits)
   struct planner_csv c;
   load_instance(names[_i], &c);
   struct planner_options o;
-  opts(&o, 1, 1048576, 60000);
+  ce_opts(&o, 1, 1048576, 60000);
   struct planner_plan a, b;
-  run_ok(c.tensors, c.n_tensors, &o, &a);
+  ce_run_ok(c.tensors, c.n_tensors, &o, &a);
   ck_assert_msg(a.fit == PLANNER_FIT_YES, "%s: %s", names[_i],
                 planner_fit_name(a.fit));
   ck_assert_uint_le(a.arena_bytes, 1048576);
-  run_ok(c.tensors, c.n_tensors, &o, &b);
+  ce_run_ok(c.tensors, c.n_tensors, &o, &b);
   ck_assert_uint_eq(a.nodes_explored, b.nodes_explored);
   ck_assert_int_eq(memcmp(a.offsets, b.offsets,
                           c.n_tensors * sizeof *a.offsets), 0);
@@ -782,13 +775,13 @@ START_TEST(test_minimisation_reaches_capacity)
   load_instance("D", &c);
   struct planner_options o;
   struct planner_plan p;
-  opts(&o, 1, 1024000, 3000);
-  run_ok(c.tensors, c.n_tensors, &o, &p);
+  ce_opts(&o, 1, 1024000, 3000);
+  ce_run_ok(c.tensors, c.n_tensors, &o, &p);
   ck_assert_msg(p.fit == PLANNER_FIT_YES, "capacity mode: %s",
                 planner_fit_name(p.fit));
   planner_plan_cleanup(&p);
-  opts(&o, 1, 0, 17000);
-  run_ok(c.tensors, c.n_tensors, &o, &p);
+  ce_opts(&o, 1, 0, 17000);
+  ce_run_ok(c.tensors, c.n_tensors, &o, &p);
   ck_assert_msg(p.arena_bytes <= 1024000, "minimisation stopped at %" PRIu64,
                 p.arena_bytes);
   ck_assert_uint_eq(p.lower_bound_bytes, 986112);
@@ -801,18 +794,18 @@ START_TEST(test_pinned_and_alignment)
 {
   /* Pinned tensors stay put; aligned tensors land on their alignment. */
   struct planner_tensor t[6];
-  set(&t[0], 0, 100, 0, 3);
+  ce_set(&t[0], 0, 100, 0, 3);
   t[0].pinned = 64;
-  set(&t[1], 1, 50, 0, 1);
-  set(&t[2], 2, 70, 1, 2);
+  ce_set(&t[1], 1, 50, 0, 1);
+  ce_set(&t[2], 2, 70, 1, 2);
   t[2].align = 128;
-  set(&t[3], 3, 30, 2, 3);
-  set(&t[4], 4, 0, 0, 3);
-  set(&t[5], 5, 60, 3, 3);
+  ce_set(&t[3], 3, 30, 2, 3);
+  ce_set(&t[4], 4, 0, 0, 3);
+  ce_set(&t[5], 5, 60, 3, 3);
   struct planner_options o;
   struct planner_plan p;
-  opts(&o, 16, 0, 5000);
-  run_ok(t, 6, &o, &p);
+  ce_opts(&o, 16, 0, 5000);
+  ce_run_ok(t, 6, &o, &p);
   ck_assert_uint_eq(p.offsets[0], 64);
   ck_assert_uint_eq(p.offsets[2] % 128, 0);
   ck_assert_uint_eq(p.offsets[4], 0);
@@ -827,11 +820,11 @@ START_TEST(test_best_skips_search_at_bound)
   /* A chain that greedy packs at the bound: `best` never searches. */
   struct planner_tensor t[8];
   for (int i = 0; i < 8; i++)
-    set(&t[i], (uint32_t)i, 64 * (uint64_t)(i + 1), i, i + 1);
+    ce_set(&t[i], (uint32_t)i, 64 * (uint64_t)(i + 1), i, i + 1);
   struct planner_options o;
   planner_options_init(&o);
   struct planner_plan p;
-  run_ok(t, 8, &o, &p);
+  ce_run_ok(t, 8, &o, &p);
   ck_assert_int_eq(p.proven_optimal, 1);
   ck_assert_uint_eq(p.nodes_explored, 0);
   planner_plan_cleanup(&p);
@@ -843,12 +836,12 @@ START_TEST(test_best_closes_gap)
   /* The TFLM case again under `best`: greedy is above the bound, so the
    * default effort's search finds 80. */
   struct planner_tensor t[5];
-  tflm_medium(t, 0, 1, 0);
+  ce_tflm_medium(t, 0, 1, 0);
   struct planner_options o;
   planner_options_init(&o);
   o.alignment = 1;
   struct planner_plan p;
-  run_ok(t, 5, &o, &p);
+  ce_run_ok(t, 5, &o, &p);
   ck_assert_uint_eq(p.arena_bytes, 80);
   ck_assert_int_eq(p.proven_optimal, 1);
   planner_plan_cleanup(&p);
@@ -860,14 +853,14 @@ START_TEST(test_independent_components)
   /* Two copies of the TFLM case far apart in time, plus a pinned tensor
    * in between: components are solved separately. */
   struct planner_tensor t[11];
-  tflm_medium(t, 0, 1, 0);
-  tflm_medium(t + 5, 5, 2, 10);
-  set(&t[10], 10, 8, 6, 7);
+  ce_tflm_medium(t, 0, 1, 0);
+  ce_tflm_medium(t + 5, 5, 2, 10);
+  ce_set(&t[10], 10, 8, 6, 7);
   t[10].pinned = 4;
   struct planner_options o;
   struct planner_plan p;
-  opts(&o, 1, 0, 5000);
-  run_ok(t, 11, &o, &p);
+  ce_opts(&o, 1, 0, 5000);
+  ce_run_ok(t, 11, &o, &p);
   ck_assert_uint_eq(p.arena_bytes, 160);
   ck_assert_int_eq(p.proven_optimal, 1);
   ck_assert_uint_eq(p.offsets[10], 4);
@@ -883,22 +876,22 @@ START_TEST(test_nested_groups)
    * groups, one of them split again: decompositions nest. */
   struct planner_tensor t[32];
   size_t n = 0;
-  set(&t[n], (uint32_t)n, 5, 0, 100);
+  ce_set(&t[n], (uint32_t)n, 5, 0, 100);
   n++;
-  set(&t[n], (uint32_t)n, 3, 20, 45);
+  ce_set(&t[n], (uint32_t)n, 3, 20, 45);
   n++;
   static const int64_t at[] = {0, 10, 20, 30, 40};
   for (int c = 0; c < 5; c++, n += 5)
-    tflm_medium(t + n, (uint32_t)n, 1, at[c]);
+    ce_tflm_medium(t + n, (uint32_t)n, 1, at[c]);
   struct planner_options o;
   struct planner_plan p;
-  opts(&o, 1, 0, 10000);
-  run_ok(t, n, &o, &p);
+  ce_opts(&o, 1, 0, 10000);
+  ce_run_ok(t, n, &o, &p);
   ck_assert_uint_eq(p.arena_bytes, 88);
   ck_assert_int_eq(p.proven_optimal, 1);
   planner_plan_cleanup(&p);
-  opts(&o, 1, 87, 10000);
-  run_ok(t, n, &o, &p);
+  ce_opts(&o, 1, 87, 10000);
+  ce_run_ok(t, n, &o, &p);
   ck_assert_int_eq(p.fit, PLANNER_FIT_NO);
   planner_plan_cleanup(&p);
 }
@@ -938,239 +931,6 @@ START_TEST(test_stream_vs_brute)
 }
 END_TEST
 
-/* TFLite Micro's Medium case (best heuristic 90, optimum 80) scaled by
- * 1000, under `fillers` one-byte tensors that live the whole time: one
- * component with about fillers^2 overlap pairs. The optimum is 80000 +
- * fillers (fillers at the bottom); the heuristics put the small fillers
- * on top of their 90000. Returns the tensor count. */
-static size_t medium_under_fillers(struct planner_tensor *t, size_t fillers)
-{
-  tflm_medium(t, 0, 1000, 1);
-  for (size_t k = 0; k < fillers; k++)
-    set(&t[5 + k], (uint32_t)(5 + k), 1, 0, 6);
-  return 5 + fillers;
-}
-
-START_TEST(test_stream_large_component)
-{
-  /* 3000 fillers make about 9 M overlap pairs, above the 4 M that
-   * exact_search.c stores: such a component used to keep its heuristic
-   * plan, so the capacity question at the optimum stayed unknown. Only
-   * the search answers it. */
-  enum { F = 3000 };
-  static struct planner_tensor t[5 + F];
-  size_t n = medium_under_fillers(t, F);
-  struct planner_options o;
-  struct planner_plan p;
-  opts(&o, 1, 80000 + F, 2000);
-  o.algo = PLANNER_ALGO_BEST;
-  run_ok(t, n, &o, &p);
-  ck_assert_msg(p.fit == PLANNER_FIT_YES, "capacity %u: %s", 80000 + F,
-                planner_fit_name(p.fit));
-  ck_assert_uint_le(p.arena_bytes, 80000 + F);
-  ck_assert_int_eq(p.algo, PLANNER_ALGO_EXACT);
-  ck_assert_uint_gt(p.nodes_explored, 0);
-  planner_plan_cleanup(&p);
-  /* Minimising finds the optimum too, and proves it by the load bound. */
-  opts(&o, 1, 0, 2000);
-  run_ok(t, n, &o, &p);
-  ck_assert_uint_eq(p.arena_bytes, 80000 + F);
-  ck_assert_uint_eq(p.lower_bound_bytes, 80000 + F);
-  ck_assert_int_eq(p.proven_optimal, 1);
-  planner_plan_cleanup(&p);
-}
-END_TEST
-
-START_TEST(test_stream_memory_bounded)
-{
-  /* The state of exact_stream.c grows with the tensors and sections of
-   * the component, never with its overlap pairs: here 9 M pairs, and at
-   * most 190 bytes a tensor, 216 a section and 20 a cover entry (at most
-   * 2 log2 P a tensor; docs/exact.md). */
-  enum { F = 3000 };
-  static struct planner_tensor t[5 + F];
-  size_t n = medium_under_fillers(t, F);
-  static uint64_t offs[5 + F];
-  struct built b;
-  built_init(&b, t, n, 1, offs);
-  struct ctx *X = &b.X;
-  ck_assert_uint_eq(X->nc, 1);
-  ck_assert_int_eq(X->searchable[0], 2);
-  ck_assert_ptr_null(X->adj_off[X->K] ? X->adj : NULL); /* no pairs stored */
-  ck_assert_int_eq(exact__make_rank(X, 0, 0), 0);
-  ck_assert_int_eq(exact__stream_search(X, 0, 80000 + F, 1000000), R_FOUND);
-  uint64_t lg = 1, S = X->sb[1];
-  for (uint64_t v = 1; v < S; v *= 2)
-    lg++;
-  size_t bytes = exact__stream_bytes(X);
-  ck_assert_uint_gt(bytes, 0);
-  ck_assert_msg(bytes <= 190 * (n + 1) + 216 * S + 20 * 2 * lg * n + 4096,
-                "%zu bytes for %zu tensors, %" PRIu64 " sections", bytes, n,
-                S);
-  built_cleanup(&b);
-}
-END_TEST
-
-/* The units exact__build() spends on t from greedy-size's plan when the
- * effort is given as limit (UINT64_MAX: unlimited); its result in *rc. */
-static uint64_t build_units(const struct planner_tensor *t, size_t n,
-                            uint64_t limit, int *rc)
-{
-  static uint64_t offs[5 + 3000];
-  struct built b;
-  built_init(&b, t, n, 1, offs);
-  uint64_t full = b.X.work;
-  exact__free(&b.X);
-  memset(&b.X, 0, sizeof b.X);
-  b.X.p = &b.p;
-  b.X.offsets = offs;
-  b.X.work_limit = limit == UINT64_MAX ? UINT64_MAX : limit;
-  *rc = exact__build(&b.X);
-  uint64_t w = limit == UINT64_MAX ? full : b.X.work;
-  built_cleanup(&b);
-  return w;
-}
-
-START_TEST(test_setup_skipped_when_unpaid)
-{
-  /* One component of 3005 tensors, searched by exact_stream.c, with
-   * its arena at the top. With just enough effort for the setup, no
-   * plan of it (one placement of every tensor at the least) fits in
-   * what is left: the setup stops at once, having spent a fraction of
-   * its units, instead of building everything for nothing. */
-  enum { F = 3000 };
-  static struct planner_tensor t[5 + F];
-  size_t n = medium_under_fillers(t, F);
-  int rc;
-  uint64_t full = build_units(t, n, UINT64_MAX, &rc);
-  ck_assert_int_eq(rc, 0);
-  uint64_t w = build_units(t, n, full + 1, &rc);
-  ck_assert_int_eq(rc, R_SPENT);
-  ck_assert_uint_lt(w, full / 2);
-  /* With room for a plan the setup runs to its end. */
-  w = build_units(t, n, 20 * full, &rc);
-  ck_assert_int_eq(rc, 0);
-  ck_assert_uint_eq(w, full);
-  /* A pinned tensor keeps the setup going: the search may still prove
-   * the bound from it. So does a top component small enough for
-   * exact_search.c. */
-  t[5].pinned = 0;
-  full = build_units(t, n, UINT64_MAX, &rc);
-  ck_assert_int_eq(rc, 0);
-  build_units(t, n, full + 1, &rc);
-  ck_assert_int_eq(rc, 0);
-  n = medium_under_fillers(t, 100);
-  full = build_units(t, n, UINT64_MAX, &rc);
-  ck_assert_int_eq(rc, 0);
-  build_units(t, n, full + 1, &rc);
-  ck_assert_int_eq(rc, 0);
-}
-END_TEST
-
-/* Plans a generated trace with `best` at alignment 1 and the given effort;
- * the caller cleans p up. */
-static void plan_trace(const struct planner_tensor *t, size_t n,
-                       uint32_t effort, struct planner_plan *p)
-{
-  struct planner_options o;
-  opts(&o, 1, 0, effort);
-  o.algo = PLANNER_ALGO_BEST;
-  run_ok(t, n, &o, p);
-}
-
-/* The smallest of start and the arenas of the four heuristics on t. */
-static uint64_t best_heuristic(const struct planner_tensor *t, size_t n,
-                               uint64_t start)
-{
-  uint64_t heur = start;
-  for (int algo = PLANNER_ALGO_TFLM_GREEDY; algo <= PLANNER_ALGO_GREEDY_BREADTH;
-       algo++) {
-    struct planner_options o;
-    struct planner_plan q;
-    opts(&o, 1, 0, 1);
-    o.algo = (enum planner_algo)algo;
-    run_ok(t, n, &o, &q);
-    if (q.arena_bytes < heur)
-      heur = q.arena_bytes;
-    planner_plan_cleanup(&q);
-  }
-  return heur;
-}
-
-/* Asserts that `best` at the given effort plans t again exactly as in a,
- * also when every poll of the stop callback sleeps. */
-static void check_trace_repeats(const struct planner_tensor *t, size_t n,
-                                uint32_t effort,
-                                const struct planner_plan *a)
-{
-  struct planner_plan b;
-  plan_trace(t, n, effort, &b);
-  ck_assert_uint_eq(a->arena_bytes, b.arena_bytes);
-  ck_assert_uint_eq(a->nodes_explored, b.nodes_explored);
-  ck_assert_int_eq(memcmp(a->offsets, b.offsets, n * sizeof *a->offsets),
-                   0);
-  planner_plan_cleanup(&b);
-  struct planner_options o;
-  opts(&o, 1, 0, effort);
-  o.algo = PLANNER_ALGO_BEST;
-  check_slow_same(t, n, &o);
-}
-
-START_TEST(test_generated_traces)
-{
-  /* Generated training and XLA traces of 2000 to 4000 tensors, one large
-   * component each, searched by exact_stream.c: the plan verifies (run_ok
-   * checks it independently of planner_run), is never worse than the
-   * best heuristic's, and is the same on every run, also when the machine
-   * is so slow that every poll sleeps. */
-  static const struct {
-    enum tracegen_shape shape;
-    size_t n;
-  } cases[] = {{TRACEGEN_SOMAS, 2000}, {TRACEGEN_IOPDDL, 2000},
-               {TRACEGEN_SOMAS, 4000}, {TRACEGEN_IOPDDL, 4000}};
-  size_t n;
-  struct planner_tensor *t = tracegen_make(cases[_i].shape, cases[_i].n, 1,
-                                           &n);
-  ck_assert_ptr_nonnull(t);
-  struct planner_plan h, a;
-  plan_trace(t, n, 1, &h);
-  uint64_t heur = best_heuristic(t, n, h.arena_bytes);
-  plan_trace(t, n, 60, &a);
-  ck_assert_uint_le(a.arena_bytes, heur);
-  ck_assert_uint_le(a.arena_bytes, h.arena_bytes);
-  ck_assert_uint_ge(a.arena_bytes, a.lower_bound_bytes);
-  ck_assert_uint_gt(a.nodes_explored, 0);
-  check_trace_repeats(t, n, 60, &a);
-  planner_plan_cleanup(&a);
-  planner_plan_cleanup(&h);
-  free(t);
-}
-END_TEST
-
-START_TEST(test_windowed_replanning)
-{
-  /* Generated traces of 10 000 tensors (above the windowed re-planning's
-   * threshold) at an effort that affords the pass: `best` ends strictly
-   * below the best of the four heuristics (the streamed search alone does
-   * not, at this effort, on these traces), the plan verifies, and it is
-   * the same on every run, also when every poll sleeps. */
-  static const enum tracegen_shape shapes[] = {TRACEGEN_SOMAS,
-                                               TRACEGEN_IOPDDL};
-  size_t n;
-  struct planner_tensor *t = tracegen_make(shapes[_i], 10000, 1, &n);
-  ck_assert_ptr_nonnull(t);
-  uint64_t heur = best_heuristic(t, n, UINT64_MAX);
-  struct planner_plan a;
-  plan_trace(t, n, 60, &a);
-  ck_assert_uint_lt(a.arena_bytes, heur);
-  ck_assert_uint_ge(a.arena_bytes, a.lower_bound_bytes);
-  ck_assert_int_eq(a.algo, PLANNER_ALGO_EXACT);
-  check_trace_repeats(t, n, 60, &a);
-  planner_plan_cleanup(&a);
-  free(t);
-}
-END_TEST
-
 Suite *exact_suite(void)
 {
   Suite *s = suite_create("exact");
@@ -1201,13 +961,6 @@ Suite *exact_suite(void)
   tcase_add_loop_test(tr, test_dynamic_orders_vs_brute, 0, 4);
   tcase_add_loop_test(tr, test_stream_vs_brute, 0, 8);
   suite_add_tcase(s, tr);
-  TCase *tl = tcase_create("large");
-  tcase_set_timeout(tl, 300);
-  tcase_add_test(tl, test_stream_large_component);
-  tcase_add_test(tl, test_stream_memory_bounded);
-  tcase_add_test(tl, test_setup_skipped_when_unpaid);
-  tcase_add_loop_test(tl, test_generated_traces, 0, 4);
-  tcase_add_loop_test(tl, test_windowed_replanning, 0, 2);
-  suite_add_tcase(s, tl);
+  ce_add_large_tests(s);
   return s;
 }

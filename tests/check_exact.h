@@ -1,0 +1,57 @@
+/*
+ * check_exact.h - what the parts of the exact planner's suite share: the
+ * helpers that build options, run and check plans, and drive the search
+ * on a set-up context, and the function each part exports to add its
+ * test cases (defined in check_exact_<part>.c).
+ */
+#ifndef ARENA_CHECK_EXACT_H
+#define ARENA_CHECK_EXACT_H
+
+#include <check.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exact_int.h"
+#include "planner.h"
+
+/* Options for algo `exact` with the given alignment, capacity and effort. */
+void ce_opts(struct planner_options *o, uint64_t alignment, uint64_t capacity,
+             uint32_t effort);
+
+/* Runs the planner on t, asserts success and a verified plan in *p (the
+ * caller cleans it up). */
+void ce_run_ok(const struct planner_tensor *t, size_t n,
+               const struct planner_options *o, struct planner_plan *p);
+
+/* Sets one unpinned tensor of the default alignment. */
+void ce_set(struct planner_tensor *t, uint32_t id, uint64_t size,
+            int64_t first, int64_t last);
+
+/* Writes TensorFlow Lite Micro's "Medium" case (greedy by size 90,
+ * optimum 80) into t[0 .. 5): ids from id0, sizes times scale, lifetimes
+ * shifted by shift steps. */
+void ce_tflm_medium(struct planner_tensor *t, uint32_t id0, uint64_t scale,
+                    int64_t shift);
+
+/* Plans t under *o twice, the second time with a stop callback that
+ * sleeps on every poll, and asserts the same plan. */
+void ce_check_slow_same(const struct planner_tensor *t, size_t n,
+                        struct planner_options *o);
+
+/* A problem set up for the search from greedy-size's plan (offs, graph
+ * order, borrowed), with an unlimited work budget. */
+struct ce_built {
+  struct planner_graph g;
+  struct planner_options o;
+  struct planner__prob p;
+  struct ctx X;
+};
+
+void ce_built_init(struct ce_built *b, const struct planner_tensor *t,
+                   size_t n, uint64_t alignment, uint64_t *offs);
+void ce_built_cleanup(struct ce_built *b);
+
+/* Adds the test case "large" (check_exact_large.c). */
+void ce_add_large_tests(Suite *s);
+
+#endif /* ARENA_CHECK_EXACT_H */

@@ -1,0 +1,258 @@
+/*
+ * check_exact_large.c - the exact planner on large components: the
+ * streamed search of exact_stream.c above the pair cap and its memory,
+ * the set-up's early stop when the effort cannot pay, generated traces
+ * and the windowed re-planning of planner/improve.c.
+ */
+#include <check.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_exact.h"
+#include "tracegen.h"
+
+/* TFLite Micro's Medium case (best heuristic 90, optimum 80) scaled by
+ * 1000, under `fillers` one-byte tensors that live the whole time: one
+ * component with about fillers^2 overlap pairs. The optimum is 80000 +
+ * fillers (fillers at the bottom); the heuristics put the small fillers
+ * on top of their 90000. Returns the tensor count. */
+static size_t medium_under_fillers(struct planner_tensor *t, size_t fillers)
+{
+  ce_tflm_medium(t, 0, 1000, 1);
+  for (size_t k = 0; k < fillers; k++)
+    ce_set(&t[5 + k], (uint32_t)(5 + k), 1, 0, 6);
+  return 5 + fillers;
+}
+
+START_TEST(test_stream_large_component)
+{
+  /* 3000 fillers make about 9 M overlap pairs, above the 4 M that
+   * exact_search.c stores: such a component used to keep its heuristic
+   * plan, so the capacity question at the optimum stayed unknown. Only
+   * the search answers it. */
+  enum { F = 3000 };
+  static struct planner_tensor t[5 + F];
+  size_t n = medium_under_fillers(t, F);
+  struct planner_options o;
+  struct planner_plan p;
+  ce_opts(&o, 1, 80000 + F, 2000);
+  o.algo = PLANNER_ALGO_BEST;
+  ce_run_ok(t, n, &o, &p);
+  ck_assert_msg(p.fit == PLANNER_FIT_YES, "capacity %u: %s", 80000 + F,
+                planner_fit_name(p.fit));
+  ck_assert_uint_le(p.arena_bytes, 80000 + F);
+  ck_assert_int_eq(p.algo, PLANNER_ALGO_EXACT);
+  ck_assert_uint_gt(p.nodes_explored, 0);
+  planner_plan_cleanup(&p);
+  /* Minimising finds the optimum too, and proves it by the load bound. */
+  ce_opts(&o, 1, 0, 2000);
+  ce_run_ok(t, n, &o, &p);
+  ck_assert_uint_eq(p.arena_bytes, 80000 + F);
+  ck_assert_uint_eq(p.lower_bound_bytes, 80000 + F);
+  ck_assert_int_eq(p.proven_optimal, 1);
+  planner_plan_cleanup(&p);
+}
+END_TEST
+
+START_TEST(test_stream_memory_bounded)
+{
+  /* The state of exact_stream.c grows with the tensors and sections of
+   * the component, never with its overlap pairs: here 9 M pairs, and at
+   * most 190 bytes a tensor, 216 a section and 20 a cover entry (at most
+   * 2 log2 P a tensor; docs/exact.md). */
+  enum { F = 3000 };
+  static struct planner_tensor t[5 + F];
+  size_t n = medium_under_fillers(t, F);
+  static uint64_t offs[5 + F];
+  struct ce_built b;
+  ce_built_init(&b, t, n, 1, offs);
+  struct ctx *X = &b.X;
+  ck_assert_uint_eq(X->nc, 1);
+  ck_assert_int_eq(X->searchable[0], 2);
+  ck_assert_ptr_null(X->adj_off[X->K] ? X->adj : NULL); /* no pairs stored */
+  ck_assert_int_eq(exact__make_rank(X, 0, 0), 0);
+  ck_assert_int_eq(exact__stream_search(X, 0, 80000 + F, 1000000), R_FOUND);
+  uint64_t lg = 1, S = X->sb[1];
+  for (uint64_t v = 1; v < S; v *= 2)
+    lg++;
+  size_t bytes = exact__stream_bytes(X);
+  ck_assert_uint_gt(bytes, 0);
+  ck_assert_msg(bytes <= 190 * (n + 1) + 216 * S + 20 * 2 * lg * n + 4096,
+                "%zu bytes for %zu tensors, %" PRIu64 " sections", bytes, n,
+                S);
+  ce_built_cleanup(&b);
+}
+END_TEST
+
+/* The units exact__build() spends on t from greedy-size's plan when the
+ * effort is given as limit (UINT64_MAX: unlimited); its result in *rc. */
+static uint64_t build_units(const struct planner_tensor *t, size_t n,
+                            uint64_t limit, int *rc)
+{
+  static uint64_t offs[5 + 3000];
+  struct ce_built b;
+  ce_built_init(&b, t, n, 1, offs);
+  uint64_t full = b.X.work;
+  exact__free(&b.X);
+  memset(&b.X, 0, sizeof b.X);
+  b.X.p = &b.p;
+  b.X.offsets = offs;
+  b.X.work_limit = limit == UINT64_MAX ? UINT64_MAX : limit;
+  *rc = exact__build(&b.X);
+  uint64_t w = limit == UINT64_MAX ? full : b.X.work;
+  ce_built_cleanup(&b);
+  return w;
+}
+
+START_TEST(test_setup_skipped_when_unpaid)
+{
+  /* One component of 3005 tensors, searched by exact_stream.c, with
+   * its arena at the top. With just enough effort for the setup, no
+   * plan of it (one placement of every tensor at the least) fits in
+   * what is left: the setup stops at once, having spent a fraction of
+   * its units, instead of building everything for nothing. */
+  enum { F = 3000 };
+  static struct planner_tensor t[5 + F];
+  size_t n = medium_under_fillers(t, F);
+  int rc;
+  uint64_t full = build_units(t, n, UINT64_MAX, &rc);
+  ck_assert_int_eq(rc, 0);
+  uint64_t w = build_units(t, n, full + 1, &rc);
+  ck_assert_int_eq(rc, R_SPENT);
+  ck_assert_uint_lt(w, full / 2);
+  /* With room for a plan the setup runs to its end. */
+  w = build_units(t, n, 20 * full, &rc);
+  ck_assert_int_eq(rc, 0);
+  ck_assert_uint_eq(w, full);
+  /* A pinned tensor keeps the setup going: the search may still prove
+   * the bound from it. So does a top component small enough for
+   * exact_search.c. */
+  t[5].pinned = 0;
+  full = build_units(t, n, UINT64_MAX, &rc);
+  ck_assert_int_eq(rc, 0);
+  build_units(t, n, full + 1, &rc);
+  ck_assert_int_eq(rc, 0);
+  n = medium_under_fillers(t, 100);
+  full = build_units(t, n, UINT64_MAX, &rc);
+  ck_assert_int_eq(rc, 0);
+  build_units(t, n, full + 1, &rc);
+  ck_assert_int_eq(rc, 0);
+}
+END_TEST
+
+/* Plans a generated trace with `best` at alignment 1 and the given effort;
+ * the caller cleans p up. */
+static void plan_trace(const struct planner_tensor *t, size_t n,
+                       uint32_t effort, struct planner_plan *p)
+{
+  struct planner_options o;
+  ce_opts(&o, 1, 0, effort);
+  o.algo = PLANNER_ALGO_BEST;
+  ce_run_ok(t, n, &o, p);
+}
+
+/* The smallest of start and the arenas of the four heuristics on t. */
+static uint64_t best_heuristic(const struct planner_tensor *t, size_t n,
+                               uint64_t start)
+{
+  uint64_t heur = start;
+  for (int algo = PLANNER_ALGO_TFLM_GREEDY; algo <= PLANNER_ALGO_GREEDY_BREADTH;
+       algo++) {
+    struct planner_options o;
+    struct planner_plan q;
+    ce_opts(&o, 1, 0, 1);
+    o.algo = (enum planner_algo)algo;
+    ce_run_ok(t, n, &o, &q);
+    if (q.arena_bytes < heur)
+      heur = q.arena_bytes;
+    planner_plan_cleanup(&q);
+  }
+  return heur;
+}
+
+/* Asserts that `best` at the given effort plans t again exactly as in a,
+ * also when every poll of the stop callback sleeps. */
+static void check_trace_repeats(const struct planner_tensor *t, size_t n,
+                                uint32_t effort,
+                                const struct planner_plan *a)
+{
+  struct planner_plan b;
+  plan_trace(t, n, effort, &b);
+  ck_assert_uint_eq(a->arena_bytes, b.arena_bytes);
+  ck_assert_uint_eq(a->nodes_explored, b.nodes_explored);
+  ck_assert_int_eq(memcmp(a->offsets, b.offsets, n * sizeof *a->offsets),
+                   0);
+  planner_plan_cleanup(&b);
+  struct planner_options o;
+  ce_opts(&o, 1, 0, effort);
+  o.algo = PLANNER_ALGO_BEST;
+  ce_check_slow_same(t, n, &o);
+}
+
+START_TEST(test_generated_traces)
+{
+  /* Generated training and XLA traces of 2000 to 4000 tensors, one large
+   * component each, searched by exact_stream.c: the plan verifies (run_ok
+   * checks it independently of planner_run), is never worse than the
+   * best heuristic's, and is the same on every run, also when the machine
+   * is so slow that every poll sleeps. */
+  static const struct {
+    enum tracegen_shape shape;
+    size_t n;
+  } cases[] = {{TRACEGEN_SOMAS, 2000}, {TRACEGEN_IOPDDL, 2000},
+               {TRACEGEN_SOMAS, 4000}, {TRACEGEN_IOPDDL, 4000}};
+  size_t n;
+  struct planner_tensor *t = tracegen_make(cases[_i].shape, cases[_i].n, 1,
+                                           &n);
+  ck_assert_ptr_nonnull(t);
+  struct planner_plan h, a;
+  plan_trace(t, n, 1, &h);
+  uint64_t heur = best_heuristic(t, n, h.arena_bytes);
+  plan_trace(t, n, 60, &a);
+  ck_assert_uint_le(a.arena_bytes, heur);
+  ck_assert_uint_le(a.arena_bytes, h.arena_bytes);
+  ck_assert_uint_ge(a.arena_bytes, a.lower_bound_bytes);
+  ck_assert_uint_gt(a.nodes_explored, 0);
+  check_trace_repeats(t, n, 60, &a);
+  planner_plan_cleanup(&a);
+  planner_plan_cleanup(&h);
+  free(t);
+}
+END_TEST
+
+START_TEST(test_windowed_replanning)
+{
+  /* Generated traces of 10 000 tensors (above the windowed re-planning's
+   * threshold) at an effort that affords the pass: `best` ends strictly
+   * below the best of the four heuristics (the streamed search alone does
+   * not, at this effort, on these traces), the plan verifies, and it is
+   * the same on every run, also when every poll sleeps. */
+  static const enum tracegen_shape shapes[] = {TRACEGEN_SOMAS,
+                                               TRACEGEN_IOPDDL};
+  size_t n;
+  struct planner_tensor *t = tracegen_make(shapes[_i], 10000, 1, &n);
+  ck_assert_ptr_nonnull(t);
+  uint64_t heur = best_heuristic(t, n, UINT64_MAX);
+  struct planner_plan a;
+  plan_trace(t, n, 60, &a);
+  ck_assert_uint_lt(a.arena_bytes, heur);
+  ck_assert_uint_ge(a.arena_bytes, a.lower_bound_bytes);
+  ck_assert_int_eq(a.algo, PLANNER_ALGO_EXACT);
+  check_trace_repeats(t, n, 60, &a);
+  planner_plan_cleanup(&a);
+  free(t);
+}
+END_TEST
+
+void ce_add_large_tests(Suite *s)
+{
+  TCase *tl = tcase_create("large");
+  tcase_set_timeout(tl, 300);
+  tcase_add_test(tl, test_stream_large_component);
+  tcase_add_test(tl, test_stream_memory_bounded);
+  tcase_add_test(tl, test_setup_skipped_when_unpaid);
+  tcase_add_loop_test(tl, test_generated_traces, 0, 4);
+  tcase_add_loop_test(tl, test_windowed_replanning, 0, 2);
+  suite_add_tcase(s, tl);
+}

@@ -1,6 +1,6 @@
 /*
  * server_int.h - state shared by the files of daemon/ (server.c, conn.c,
- * jobs.c). Not for other modules.
+ * jobs.c, jobs_storage.c, uses.c). Not for other modules.
  *
  * THREADS
  *  Everything here belongs to the loop thread, except: the storage handle
@@ -140,7 +140,8 @@ const char *conn_peer_desc(const struct conn *c, char *buf, size_t len);
  * The reply goes to conn when done. */
 void jobs_submit_plan(struct server *s, struct conn *c, uint64_t request_id,
                       Arenad__V1__Request *req);
-/* Runs Lookup, List, Stats or Evict off the loop thread; takes req. */
+/* jobs_storage.c: runs Lookup, List, Stats or Evict off the loop thread;
+ * takes req. */
 void jobs_submit_storage(struct server *s, struct conn *c,
                          uint64_t request_id, Arenad__V1__Request *req);
 /* Records a storage failure during `what` (rc an ARENA_E* code) for

@@ -1,0 +1,95 @@
+/*
+ * jobs_int.h - what the two halves of arenad's worker jobs share: the job
+ * record and its bookkeeping (jobs.c), used by the plan jobs (jobs.c)
+ * and the storage jobs (jobs_storage.c).
+ *
+ * Included only by jobs.c and jobs_storage.c; the rest of the daemon sees
+ * the jobs_* calls of server_int.h. Every function here runs on the loop
+ * thread except jobs__st_enter() and jobs__status_of(), which workers
+ * call.
+ */
+#ifndef ARENAD_JOBS_INT_H
+#define ARENAD_JOBS_INT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "keycodec.h"
+#include "server_int.h"
+
+enum job_kind { JOB_PLAN, JOB_STORAGE };
+
+/* The configuration a worker reads, copied from s->cfg and s->limits on
+ * the loop thread when the job is created, so that a SIGHUP that rewrites
+ * them meanwhile neither races with the worker nor changes the rules for
+ * a request already accepted. */
+struct job_config {
+  struct wire_limits limits; /* validation of the Plan request; the
+                              * effort is copied into job.effort */
+};
+
+struct job {
+  uv_work_t work;            /* work.data = this */
+  struct server *s;
+  enum job_kind kind;
+  struct job_config cfg;     /* copied at creation; workers read only this */
+  struct job *prev, *next;   /* s->jobs */
+  uint64_t h;                /* identity hash (plan jobs) */
+  uint8_t *ident;            /* identity bytes (plan jobs), owned */
+  size_t ident_len;
+  Arenad__V1__Request *req;  /* owned */
+  struct waiter *waiters;    /* owned list */
+  unsigned live_waiters;     /* waiters whose conn is still open */
+  atomic_int cancel;         /* set by the loop, read by the planner */
+  uint32_t effort;           /* plan jobs: the effort, capped (see DESIGN) */
+  int is_long;               /* effort above default_effort */
+  int on_pool;               /* 1: handed to uv_queue_work */
+  struct job *wait_next;     /* s->wait_head list while it waits */
+  /* results, written by the worker, read in after-work */
+  Arenad__V1__Status status;
+  char err[ARENA_ERR_LEN];
+  struct planner_plan plan;
+  uint8_t gd[PLANNER_DIGEST_LEN];
+  uint8_t od[PLANNER_DIGEST_LEN];
+  uint8_t *use_key;          /* keycodec key of the stored plan, owned;
+                                NULL when out of memory */
+  size_t use_key_len;        /* bytes in use_key */
+  int from_storage;          /* plan came from sqlite */
+  uint64_t planning_us;
+  struct storage_record *recs; /* lookup/list results */
+  size_t n_recs;
+  struct storage_stats stats;
+  int stats_ok;
+  uint64_t evicted;
+  struct keycodec_key evict_key; /* decoded Evict.key, for the hot LRU */
+};
+
+/* A new job of the given kind for req (owned by the job from here on,
+ * also when the call fails), with a copy of s's configuration. NULL when
+ * out of memory. Freed by jobs__free(), which also frees its waiters,
+ * request and results. */
+struct job *jobs__new(struct server *s, enum job_kind kind,
+                      Arenad__V1__Request *req);
+void jobs__free(struct job *j);
+
+/* Adds (c, request_id) to j's waiters and counts the job on c. Returns 0,
+ * or -1 when out of memory (nothing changed). */
+int jobs__add_waiter(struct job *j, struct conn *c, uint64_t request_id);
+
+/* Puts j on, or takes it off, s->jobs (the jobs in flight). */
+void jobs__link(struct server *s, struct job *j);
+void jobs__unlink(struct server *s, struct job *j);
+
+/* When s holds as many jobs as its queue limit, answers request_id on c
+ * with BUSY and returns 1; otherwise returns 0. */
+int jobs__queue_full(struct server *s, struct conn *c, uint64_t request_id);
+
+/* Worker side: takes s->st_lock and first writes the hot-cache uses the
+ * loop queued (uses.c). The caller unlocks s->st_lock. */
+void jobs__st_enter(struct server *s);
+
+/* The wire status of an ARENA_E* code from the planner or storage. */
+Arenad__V1__Status jobs__status_of(int rc);
+
+#endif /* ARENAD_JOBS_INT_H */

@@ -22,8 +22,20 @@ void cd_check_plan_reply(const Arenad__V1__Response *r,
 int cd_plan(const struct harness *h, const struct hn_graph *g,
             const char *hash, uint64_t rid);
 
+/* Sends one Plan of g (model hash `hash`, alignment 64, default effort)
+ * on a new connection and returns the reply (NULL on a timeout); the
+ * caller frees it. */
+Arenad__V1__Response *cd_plan_once(const struct harness *h,
+                                   const struct hn_graph *g, const char *hash,
+                                   uint64_t rid);
+
+/* Waits for h's daemon to exit and asserts exit status 0. */
+void cd_assert_exits_0(struct harness *h);
+
 /* check_daemon_evict.c */
 void cd_add_evict_tests(TCase *tc);
+/* check_daemon_effort.c */
+void cd_add_effort_tests(TCase *tc);
 /* check_daemon_uses.c */
 void cd_add_uses_tests(TCase *tc);
 /* check_daemon_reload.c */

@@ -3,7 +3,8 @@
  * temporary socket and database and talk the wire protocol to it: the
  * cache path, restarts, single flight, bad peers, limits and signals.
  * (Load and fallback through the client library: check_service.c;
- * eviction: check_daemon_evict.c; use counts: check_daemon_uses.c;
+ * effort and max_effort: check_daemon_effort.c; eviction:
+ * check_daemon_evict.c; use counts: check_daemon_uses.c;
  * SIGHUP while jobs run: check_daemon_reload.c; injected faults:
  * check_daemon_faults.c; the in-memory cache alone:
  * check_daemon_hotcache.c.)

@@ -59,6 +59,14 @@ void cli_graph_cleanup(struct cli_graph *g);
 int cli_graph_load(const char *path, const struct cli_load_opts *o,
                    struct cli_graph *g);
 
+/* cli_json.c: reads plan JSON (the output of `arenactl plan --json`),
+ * buf[0 .. len) borrowed, into g (cli_graph_init()ed; kind becomes
+ * CLI_GRAPH_PLAN). Prints any error as "arenactl: WHAT: plan JSON, byte
+ * N: message" and returns CLI_EX_DATAERR (CLI_EX_OSERR when out of
+ * memory), or 0. */
+int cli_json_load(const char *what, const char *buf, size_t len,
+                  struct cli_graph *g);
+
 /* A borrowed planner view of g's tensors. */
 struct planner_graph cli_graph_view(const struct cli_graph *g);
 

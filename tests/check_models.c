@@ -19,23 +19,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check_models.h"
 #include "graph_csv.h"
 #include "tflite.h"
 #include "testutil.h"
 
-/* What one run of arenactl produced. */
-struct run {
-  int status; /* exit status, or 128 + signal number */
-  char *out;  /* stdout, owned */
-  size_t out_len; /* bytes in out */
-  char *err;  /* stderr, owned */
-};
-
-static char *tmpdir;            /* fresh per test */
+static char *tmpdir;            /* fresh per test, see cm_tmpdir() */
 static char exe[PATH_MAX];      /* absolute path of arenactl */
 static char data[PATH_MAX];     /* absolute path of the test data */
 
-static void setup(void)
+const char *cm_tmpdir(void)
+{
+  return tmpdir;
+}
+
+void cm_setup(void)
 {
   const char *p = getenv("ARENACTL");
   ck_assert_ptr_nonnull(realpath(p && *p ? p : "build/arenactl", exe));
@@ -44,7 +42,7 @@ static void setup(void)
   ck_assert_ptr_nonnull(tmpdir);
 }
 
-static void teardown(void)
+void cm_teardown(void)
 {
   tu_rm_rf(tmpdir);
   free(tmpdir);
@@ -52,7 +50,7 @@ static void teardown(void)
 }
 
 /* Runs arenactl with the NULL-terminated args inside tmpdir. */
-static void run_cli(struct run *r, const char *const *args)
+void cm_run_cli(struct run *r, const char *const *args)
 {
   char out_path[PATH_MAX + 16], err_path[PATH_MAX + 16];
   const char *argv[32];
@@ -74,15 +72,13 @@ static void run_cli(struct run *r, const char *const *args)
   ck_assert_ptr_nonnull(r->err);
 }
 
-static void run_free(struct run *r)
+void cm_run_free(struct run *r)
 {
   free(r->out);
   free(r->err);
 }
 
-#define RUN(r, ...) run_cli((r), (const char *const[]){__VA_ARGS__, NULL})
-
-static void assert_contains(const char *hay, const char *needle)
+void cm_assert_contains(const char *hay, const char *needle)
 {
   ck_assert_msg(strstr(hay, needle) != NULL, "'%s' not found in:\n%s",
                 needle, hay);
@@ -173,7 +169,7 @@ START_TEST(test_import_matches_reference)
   size_t len, rlen;
   char *text = read_tmp("out.csv", &len);
   ck_assert_ptr_nonnull(text);
-  assert_contains(text, "# sha256=");
+  cm_assert_contains(text, "# sha256=");
   parse_csv(text, len, &got);
   snprintf(csv, sizeof csv, "%s.csv", models[_i]);
   snprintf(ref, sizeof ref, "%s/models/%s", data, csv);
@@ -191,7 +187,7 @@ START_TEST(test_import_matches_reference)
   planner_csv_cleanup(&want);
   free(text);
   free(rtext);
-  run_free(&r);
+  cm_run_free(&r);
 }
 END_TEST
 
@@ -201,14 +197,14 @@ START_TEST(test_import_errors)
   copy_in("models/magic_wand.tflite");
   RUN(&r, "import");
   ck_assert_int_eq(r.status, 64);
-  run_free(&r);
+  cm_run_free(&r);
   RUN(&r, "import", "--bogus", "magic_wand.tflite");
   ck_assert_int_eq(r.status, 64);
-  run_free(&r);
+  cm_run_free(&r);
   RUN(&r, "import", "missing.tflite");
   ck_assert_int_eq(r.status, 66);
-  assert_contains(r.err, "arenactl: missing.tflite: cannot open");
-  run_free(&r);
+  cm_assert_contains(r.err, "arenactl: missing.tflite: cannot open");
+  cm_run_free(&r);
   /* A truncated model: a clear message and exit 65. */
   size_t len;
   char *b = read_tmp("magic_wand.tflite", &len);
@@ -219,22 +215,22 @@ START_TEST(test_import_errors)
   free(b);
   RUN(&r, "import", "cut.tflite");
   ck_assert_int_eq(r.status, 65);
-  assert_contains(r.err, "arenactl: cut.tflite: ");
-  run_free(&r);
+  cm_assert_contains(r.err, "arenactl: cut.tflite: ");
+  cm_run_free(&r);
   RUN(&r, "plan", "cut.tflite");
   ck_assert_int_eq(r.status, 65);
-  run_free(&r);
+  cm_run_free(&r);
   RUN(&r, "import", "empty.tflite");
   ck_assert_int_eq(r.status, 65);
-  assert_contains(r.err, "not a TFLite model");
-  run_free(&r);
+  cm_assert_contains(r.err, "not a TFLite model");
+  cm_run_free(&r);
   RUN(&r, "import", "magic.tflite");
   ck_assert_int_eq(r.status, 65);
-  assert_contains(r.err, "not a TFLite model");
-  run_free(&r);
+  cm_assert_contains(r.err, "not a TFLite model");
+  cm_run_free(&r);
   RUN(&r, "import", "--shape", "2x3x3", "magic_wand.tflite");
   ck_assert_int_eq(r.status, 65);
-  run_free(&r);
+  cm_run_free(&r);
 }
 END_TEST
 
@@ -249,17 +245,17 @@ START_TEST(test_import_keep_dequant_and_shape)
   parse_csv(r.out, r.out_len, &c);
   ck_assert_uint_eq(c.n_tensors, 165);
   planner_csv_cleanup(&c);
-  run_free(&r);
+  cm_run_free(&r);
   /* hello_world has a dynamic batch: --shape 4x1 scales it. */
   RUN(&r, "import", "--shape", "4x1", "hello_world_float.tflite");
   ck_assert_int_eq(r.status, 0);
-  assert_contains(r.out, "\n0,16,0,0\n");
-  assert_contains(r.out, "\n7,256,0,1\n");
-  run_free(&r);
+  cm_assert_contains(r.out, "\n0,16,0,0\n");
+  cm_assert_contains(r.out, "\n7,256,0,1\n");
+  cm_run_free(&r);
   RUN(&r, "import", "--shape", "4x2", "hello_world_float.tflite");
   ck_assert_int_eq(r.status, 65);
-  assert_contains(r.err, "only a dynamic batch dimension");
-  run_free(&r);
+  cm_assert_contains(r.err, "only a dynamic batch dimension");
+  cm_run_free(&r);
 }
 END_TEST
 
@@ -269,9 +265,9 @@ START_TEST(test_plan_tflite)
   copy_in("models/person_detect.tflite");
   RUN(&r, "plan", "--align", "1", "person_detect.tflite");
   ck_assert_msg(r.status == 0, "%s", r.err);
-  assert_contains(r.out, "lower bound:     55296 bytes");
-  assert_contains(r.out, "arena:           55296 bytes");
-  run_free(&r);
+  cm_assert_contains(r.out, "lower bound:     55296 bytes");
+  cm_assert_contains(r.out, "arena:           55296 bytes");
+  cm_run_free(&r);
 }
 END_TEST
 
@@ -312,12 +308,12 @@ START_TEST(test_plan_shape_resizes)
   RUN(&r, "import", "hello_world_float.tflite");
   ck_assert_int_eq(r.status, 0);
   parse_csv(r.out, r.out_len, &base);
-  run_free(&r);
+  cm_run_free(&r);
   for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
     RUN(&r, "import", "--shape", shapes[k], "hello_world_float.tflite");
     ck_assert_msg(r.status == 0, "%s", r.err);
     parse_csv(r.out, r.out_len, &c);
-    run_free(&r);
+    cm_run_free(&r);
     RUN(&r, "plan", "--local", "--json", "--align", "1", "--shape",
         shapes[k], "hello_world_float.tflite");
     ck_assert_msg(r.status == 0, "%s", r.err);
@@ -326,7 +322,7 @@ START_TEST(test_plan_shape_resizes)
     for (size_t i = 0; i < c.n_tensors; i++)
       ck_assert_uint_eq(c.tensors[i].size,
                         base.tensors[i].size * (k < 2 ? 4 : 1));
-    run_free(&r);
+    cm_run_free(&r);
     planner_csv_cleanup(&c);
   }
   planner_csv_cleanup(&base);
@@ -376,14 +372,14 @@ START_TEST(test_plan_shape_refused)
         RUN(&r, cmds[m][0], "--shape", bad[k].shape, file);
       ck_assert_msg(r.status == 65, "%s --shape %s %s: status %d, %s",
                     cmds[m][0], bad[k].shape, file, r.status, r.err);
-      assert_contains(r.err, bad[k].msg);
+      cm_assert_contains(r.err, bad[k].msg);
       ck_assert_uint_eq(r.out_len, 0);
-      run_free(&r);
+      cm_run_free(&r);
     }
   RUN(&r, "plan", "--local", "--shape", "4y1", "hello_world_float.tflite");
   ck_assert_int_eq(r.status, 64);
-  assert_contains(r.err, "expected dimensions like 1x96x96x1");
-  run_free(&r);
+  cm_assert_contains(r.err, "expected dimensions like 1x96x96x1");
+  cm_run_free(&r);
 }
 END_TEST
 
@@ -396,11 +392,11 @@ START_TEST(test_explain_golden)
   RUN(&r, "explain", "--align", "1", "small_a.csv");
   ck_assert_int_eq(r.status, 0);
   assert_golden(&r, "explain_small.txt");
-  run_free(&r);
+  cm_run_free(&r);
   RUN(&r, "explain", "--align", "1", "--json", "small_a.csv");
   ck_assert_int_eq(r.status, 0);
   assert_golden(&r, "explain_small.json");
-  run_free(&r);
+  cm_run_free(&r);
 }
 END_TEST
 
@@ -411,11 +407,11 @@ START_TEST(test_render_golden)
   RUN(&r, "render", "--align", "1", "small_a.csv");
   ck_assert_int_eq(r.status, 0);
   assert_golden(&r, "render_small.svg");
-  run_free(&r);
+  cm_run_free(&r);
   RUN(&r, "render", "--html", "--align", "1", "small_a.csv");
   ck_assert_int_eq(r.status, 0);
   assert_golden(&r, "render_small.html");
-  run_free(&r);
+  cm_run_free(&r);
 }
 END_TEST
 
@@ -427,19 +423,19 @@ START_TEST(test_diff_golden)
   RUN(&r, "diff", "--align", "1", "small_a.csv", "small_b.csv");
   ck_assert_int_eq(r.status, 1); /* differences, as diff(1) */
   assert_golden(&r, "diff_small.txt");
-  run_free(&r);
+  cm_run_free(&r);
   RUN(&r, "diff", "--json", "--align", "1", "small_a.csv", "small_b.csv");
   ck_assert_int_eq(r.status, 1);
   assert_golden(&r, "diff_small.json");
-  run_free(&r);
+  cm_run_free(&r);
   RUN(&r, "diff", "small_a.csv", "small_a.csv");
   ck_assert_int_eq(r.status, 0);
-  assert_contains(r.out, "0 added, 0 removed, 0 resized, 0 lifetime changed, "
+  cm_assert_contains(r.out, "0 added, 0 removed, 0 resized, 0 lifetime changed, "
                          "0 moved, 4 unchanged");
-  run_free(&r);
+  cm_run_free(&r);
   RUN(&r, "diff", "small_a.csv");
   ck_assert_int_eq(r.status, 64);
-  run_free(&r);
+  cm_run_free(&r);
 }
 END_TEST
 
@@ -452,22 +448,22 @@ START_TEST(test_diff_plan_json)
   RUN(&r, "plan", "--json", "--algo", "naive", "small_a.csv");
   ck_assert_int_eq(r.status, 0);
   write_tmp("naive.json", r.out, r.out_len);
-  run_free(&r);
+  cm_run_free(&r);
   RUN(&r, "diff", "--algo", "naive", "naive.json", "small_a.csv");
   ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
-  run_free(&r);
+  cm_run_free(&r);
   RUN(&r, "diff", "naive.json", "small_a.csv");
   ck_assert_int_eq(r.status, 1);
-  assert_contains(r.out, "A: naive.json (plan, 4 tensors)");
-  assert_contains(r.out, "moved:");
-  run_free(&r);
+  cm_assert_contains(r.out, "A: naive.json (plan, 4 tensors)");
+  cm_assert_contains(r.out, "moved:");
+  cm_run_free(&r);
   /* A broken plan file is refused with its position. */
   const char *bad = "{\"tensors\":[{\"id\":1}]}";
   write_tmp("bad.json", bad, strlen(bad));
   RUN(&r, "diff", "bad.json", "small_a.csv");
   ck_assert_int_eq(r.status, 65);
-  assert_contains(r.err, "plan JSON");
-  run_free(&r);
+  cm_assert_contains(r.err, "plan JSON");
+  cm_run_free(&r);
   /* A plan whose offsets overlap fails verification, clearly. */
   const char *overlap =
       "{\"alignment\":1,\"tensors\":[{\"id\":0,\"size\":8,\"first\":0,"
@@ -476,8 +472,8 @@ START_TEST(test_diff_plan_json)
   write_tmp("overlap.json", overlap, strlen(overlap));
   RUN(&r, "diff", "overlap.json", "small_a.csv");
   ck_assert_int_ge(r.status, 65);
-  assert_contains(r.err, "overlap.json");
-  run_free(&r);
+  cm_assert_contains(r.err, "overlap.json");
+  cm_run_free(&r);
 }
 END_TEST
 
@@ -485,7 +481,7 @@ END_TEST
 
 /* Minimal XML well-formedness: tags balance and nest. Used when xmllint
  * is not installed; xmllint runs as well when it is. */
-static void assert_well_formed(const char *s)
+void cm_assert_well_formed(const char *s)
 {
   const char *stack[64];
   size_t lens[64];
@@ -511,7 +507,7 @@ static void assert_well_formed(const char *s)
   ck_assert_int_eq(depth, 0);
 }
 
-static size_t count(const char *s, const char *needle)
+size_t cm_count(const char *s, const char *needle)
 {
   size_t n = 0;
   for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle))
@@ -532,19 +528,19 @@ START_TEST(test_render_real_models)
   parse_csv(r.out, r.out_len, &c);
   size_t planned = c.n_tensors;
   planner_csv_cleanup(&c);
-  run_free(&r);
+  cm_run_free(&r);
   RUN(&r, "render", model, "-o", "plan.svg");
   ck_assert_msg(r.status == 0, "%s", r.err);
-  run_free(&r);
+  cm_run_free(&r);
   size_t len;
   char *svg = read_tmp("plan.svg", &len);
   ck_assert_ptr_nonnull(svg);
-  ck_assert_uint_eq(count(svg, "<rect "), planned);
-  ck_assert_uint_eq(count(svg, "<rect class=\"t"), planned);
-  ck_assert_uint_ge(count(svg, "<rect class=\"t peak\""), 1);
-  assert_contains(svg, "class=\"lb\"");
-  assert_contains(svg, "class=\"arena\"");
-  assert_well_formed(svg);
+  ck_assert_uint_eq(cm_count(svg, "<rect "), planned);
+  ck_assert_uint_eq(cm_count(svg, "<rect class=\"t"), planned);
+  ck_assert_uint_ge(cm_count(svg, "<rect class=\"t peak\""), 1);
+  cm_assert_contains(svg, "class=\"lb\"");
+  cm_assert_contains(svg, "class=\"arena\"");
+  cm_assert_well_formed(svg);
   free(svg);
   if (system("command -v xmllint >/dev/null 2>&1") == 0) {
     char cmd[PATH_MAX + 64];
@@ -564,10 +560,10 @@ START_TEST(test_explain_real_models)
   RUN(&r, "explain", "--align", "1", "--json", model);
   ck_assert_msg(r.status == 0, "%s", r.err);
   snprintf(want, sizeof want, "\"lower_bound_bytes\":%llu,", ref_lb[_i]);
-  assert_contains(r.out, want);
+  cm_assert_contains(r.out, want);
   snprintf(want, sizeof want, "\"peak_bytes\":%llu,", ref_lb[_i]);
-  assert_contains(r.out, want);
-  run_free(&r);
+  cm_assert_contains(r.out, want);
+  cm_run_free(&r);
 }
 END_TEST
 
@@ -585,224 +581,16 @@ START_TEST(test_render_many_operators)
   struct run r;
   RUN(&r, "render", "--algo", "greedy-size", "big.csv", "-o", "big.svg");
   ck_assert_msg(r.status == 0, "%s", r.err);
-  run_free(&r);
+  cm_run_free(&r);
   size_t len;
   char *svg = read_tmp("big.svg", &len);
-  ck_assert_uint_eq(count(svg, "<rect class=\"t"), 700);
+  ck_assert_uint_eq(cm_count(svg, "<rect class=\"t"), 700);
   int w = 0;
   ck_assert_int_eq(sscanf(strstr(svg, "<svg "), "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\"", &w), 1);
   ck_assert_int_ge(w, 350 * 3);
   ck_assert_int_le(w, 2000);
-  assert_well_formed(svg);
+  cm_assert_well_formed(svg);
   free(svg);
-}
-END_TEST
-
-/* ---- render: layout ------------------------------------------------------------- */
-
-/* The box a <text> element covers, measured with the advance widths of
- * DejaVu Sans (Debian's default sans-serif; Liberation Sans is
- * narrower), 12 % wider for bold, ascent 0.8 em and descent 0.25 em; the
- * anchor and size per class as in render's <style>. */
-struct tbox {
-  double x0, y0, x1, y1; /* px */
-  char cls[16];          /* class attribute */
-  char text[128];        /* content, entities kept */
-};
-
-/* DejaVu Sans advance widths of ' ' .. '~', in 1/2048 em. */
-static const short dejavu[95] = {
-    651,  821,  942,  1716, 1303, 1946, 1597, 563,  799,  799,  1024, 1716,
-    651,  739,  651,  690,  1303, 1303, 1303, 1303, 1303, 1303, 1303, 1303,
-    1303, 1303, 690,  690,  1716, 1716, 1716, 1087, 2048, 1401, 1405, 1430,
-    1577, 1294, 1178, 1587, 1540, 604,  604,  1343, 1141, 1767, 1532, 1612,
-    1235, 1612, 1423, 1300, 1251, 1499, 1401, 2025, 1403, 1251, 1403, 799,
-    690,  799,  1716, 1024, 1024, 1255, 1300, 1126, 1300, 1260, 721,  1300,
-    1298, 569,  569,  1186, 569,  1995, 1298, 1253, 1300, 1300, 842,  1067,
-    803,  1298, 1212, 1675, 1212, 1212, 1075, 1303, 690,  1303, 1716,
-};
-
-/* The width in em of the text between p and end, entities decoded. */
-static double text_em(const char *p, const char *end)
-{
-  double em = 0;
-  for (; p < end; p++) {
-    char c = *p;
-    if (c == '&') {
-      const char *semi = strchr(p, ';');
-      c = !strncmp(p, "&lt;", 4) ? '<' : !strncmp(p, "&gt;", 4) ? '>'
-          : !strncmp(p, "&amp;", 5) ? '&' : !strncmp(p, "&quot;", 6) ? '"'
-                                                                     : '\'';
-      p = semi;
-    }
-    em += (c >= ' ' && c <= '~' ? dejavu[c - ' '] : 2048) / 2048.0;
-  }
-  return em;
-}
-
-static double attr_num(const char *tag, const char *end, const char *name)
-{
-  char key[32];
-  snprintf(key, sizeof key, " %s=\"", name);
-  const char *p = strstr(tag, key);
-  ck_assert_msg(p && p < end, "no %s in %.80s", name, tag);
-  return strtod(p + strlen(key), NULL);
-}
-
-/* Fills b (cap entries) with the text boxes of the first <svg> in doc;
- * returns how many, and the viewBox size in *w, *h. */
-static size_t text_boxes(const char *doc, struct tbox *b, size_t cap,
-                         double *w, double *h)
-{
-  const char *svg = strstr(doc, "<svg ");
-  ck_assert_ptr_nonnull(svg);
-  const char *vb = strstr(svg, "viewBox=\"0 0 ");
-  ck_assert_ptr_nonnull(vb);
-  ck_assert_int_eq(sscanf(vb, "viewBox=\"0 0 %lf %lf\"", w, h), 2);
-  size_t n = 0;
-  const char *end_svg = strstr(svg, "</svg>");
-  ck_assert_ptr_nonnull(end_svg);
-  for (const char *p = strstr(svg, "<text "); p && p < end_svg;
-       p = strstr(p + 1, "<text ")) {
-    const char *gt = strchr(p, '>'), *close = strstr(p, "</text>");
-    ck_assert_ptr_nonnull(gt);
-    ck_assert_ptr_nonnull(close);
-    ck_assert_uint_lt(n, cap);
-    struct tbox *t = &b[n++];
-    memset(t, 0, sizeof *t);
-    const char *c = strstr(p, " class=\"");
-    if (c && c < gt)
-      sscanf(c, " class=\"%15[^\"]\"", t->cls);
-    snprintf(t->text, sizeof t->text, "%.*s", (int)(close - gt - 1), gt + 1);
-    int bold = strcmp(t->cls, "title") == 0;
-    double px = bold ? 14 : strcmp(t->cls, "id") == 0 ? 10 : 11;
-    double tw = text_em(gt + 1, close) * px * (bold ? 1.12 : 1.0);
-    double x = attr_num(p, gt, "x"), y = attr_num(p, gt, "y");
-    double a = 0; /* share of the width left of x */
-    if (!strcmp(t->cls, "xl") || !strcmp(t->cls, "axl") ||
-        !strcmp(t->cls, "ayl") || !strcmp(t->cls, "id"))
-      a = 0.5;
-    else if (!strcmp(t->cls, "yl"))
-      a = 1;
-    t->x0 = x - a * tw;
-    t->x1 = x + (1 - a) * tw;
-    t->y0 = y - 0.8 * px;
-    t->y1 = y + 0.25 * px;
-    const char *rot = strstr(p, " transform=\"rotate(-90 ");
-    if (rot && rot < gt) {
-      /* turned a quarter anticlockwise about (x, y) */
-      struct tbox u = *t;
-      t->x0 = x - (y - u.y0);
-      t->x1 = x + (u.y1 - y);
-      t->y0 = y - (u.x1 - x);
-      t->y1 = y + (x - u.x0);
-    }
-  }
-  return n;
-}
-
-static const struct tbox *find_text(const struct tbox *b, size_t n,
-                                    const char *cls, const char *text)
-{
-  for (size_t i = 0; i < n; i++)
-    if (!strcmp(b[i].cls, cls) && strstr(b[i].text, text))
-      return &b[i];
-  return NULL;
-}
-
-/* The layout promises of render: every text inside the viewBox, axis
- * titles with units, the legend, and tick labels that do not touch.
- * Returns the picture's width. */
-static double assert_layout(const char *doc)
-{
-  static struct tbox b[20000];
-  double w, h;
-  size_t n = text_boxes(doc, b, sizeof b / sizeof b[0], &w, &h);
-  for (size_t i = 0; i < n; i++)
-    ck_assert_msg(b[i].x0 >= 0 && b[i].y0 >= 0 && b[i].x1 <= w &&
-                      b[i].y1 <= h,
-                  "text '%s' (class %s) spans [%.1f, %.1f] x [%.1f, %.1f], "
-                  "outside the viewBox %.0f x %.0f",
-                  b[i].text, b[i].cls, b[i].x0, b[i].x1, b[i].y0, b[i].y1, w,
-                  h);
-  ck_assert_ptr_nonnull(find_text(b, n, "axl", "operator index"));
-  ck_assert_ptr_nonnull(find_text(b, n, "ayl", "arena offset (bytes)"));
-  static const char *const legend[] = {"tensor: ", "tensor live at the peak",
-                                       "peak operator", "lower bound",
-                                       "arena top"};
-  for (size_t k = 0; k < 5; k++)
-    ck_assert_msg(find_text(b, n, "lg", legend[k]), "no legend '%s'",
-                  legend[k]);
-  ck_assert_ptr_nonnull(strstr(doc, "<path class=\"sw swt\""));
-  size_t ticks = 0;
-  const struct tbox *prev = NULL;
-  for (size_t i = 0; i < n; i++)
-    if (!strcmp(b[i].cls, "xl")) {
-      if (prev)
-        ck_assert_msg(prev->x1 < b[i].x0, "tick labels %s and %s touch",
-                      prev->text, b[i].text);
-      prev = &b[i];
-      ticks++;
-    }
-  ck_assert_uint_ge(ticks, 3);
-  return w;
-}
-
-/* Writes a CSV of n tensors reaching operator n_ops - 1. */
-static void write_trace(const char *name, size_t n, uint64_t n_ops)
-{
-  FILE *f;
-  char p[PATH_MAX + 64];
-  uint64_t rs = 12;
-  snprintf(p, sizeof p, "%s/%s", tmpdir, name);
-  ck_assert_ptr_nonnull(f = fopen(p, "w"));
-  fprintf(f, "id,size,first,last\n");
-  for (size_t i = 0; i < n; i++) {
-    uint64_t first = i + 1 == n ? n_ops - 1 : tu_rand_range(&rs, 0, n_ops - 1);
-    uint64_t last = first + tu_rand_range(&rs, 0, n_ops / 8);
-    fprintf(f, "%zu,%llu,%llu,%llu\n", i,
-            (unsigned long long)tu_rand_range(&rs, 1, 1 << 20),
-            (unsigned long long)first,
-            (unsigned long long)(last < n_ops ? last : n_ops - 1));
-  }
-  ck_assert_int_eq(fclose(f), 0);
-}
-
-/* Both ends: 7 operators (whose header and line labels once ran past
- * the picture) and 10^6 operators (once 3,000,286 px wide), in SVG and
- * HTML; a file name too long for any picture is shortened. */
-START_TEST(test_render_layout)
-{
-  static const struct {
-    size_t n;
-    uint64_t ops;
-    const char *name;
-  } cases[] = {
-      {7, 7, "seven.csv"},
-      {2000, 1000000, "long.csv"},
-      {3, 3, /* 240 bytes */
-       "a-file-name-much-too-long-for-any-picture-a-file-name-much-t"
-       "oo-long-for-any-picture-a-file-name-much-too-long-for-any-pi"
-       "cture-a-file-name-much-too-long-for-any-picture-a-file-name-"
-       "much-too-long-for-any-picture-a-file-name-much-too-long-.csv"},
-  };
-  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-    write_trace(cases[k].name, cases[k].n, cases[k].ops);
-    for (int html = 0; html < 2; html++) {
-      struct run r;
-      if (html)
-        RUN(&r, "render", "--html", "--algo", "greedy-size", cases[k].name);
-      else
-        RUN(&r, "render", "--algo", "greedy-size", cases[k].name);
-      ck_assert_msg(r.status == 0, "%s", r.err);
-      double w = assert_layout(r.out);
-      ck_assert_double_le(w, 1800);
-      ck_assert_uint_eq(count(r.out, "<rect class=\"t"), cases[k].n);
-      if (k == 2)
-        assert_contains(r.out, "...");
-      run_free(&r);
-    }
-  }
 }
 END_TEST
 
@@ -819,31 +607,31 @@ START_TEST(test_embed_golden)
   RUN(&r, "embed", "--algo", "tflm-greedy", "hello_world_float.tflite", "-o",
       "out.tflite");
   ck_assert_msg(r.status == 0, "%s", r.err);
-  assert_contains(r.out, "embedded: 4 of 10 tensors");
+  cm_assert_contains(r.out, "embedded: 4 of 10 tensors");
   /* tflm-greedy is TFLite Micro's own planner: embed says it saves
    * nothing. */
-  assert_contains(r.out, "arena 128 bytes");
-  assert_contains(r.out, "tflm:     TFLite Micro's own planner needs 128 "
+  cm_assert_contains(r.out, "arena 128 bytes");
+  cm_assert_contains(r.out, "tflm:     TFLite Micro's own planner needs 128 "
                          "bytes");
-  assert_contains(r.err, "warning: the plan needs 128 bytes, no fewer than "
+  cm_assert_contains(r.err, "warning: the plan needs 128 bytes, no fewer than "
                          "TFLite Micro's own planner (128 bytes)");
-  run_free(&r);
+  cm_run_free(&r);
   /* On audio_preprocessor_int8 arenad's plan is smaller: no warning, and
    * the arena is counted as TFLM counts it (sizes rounded up to 16; the
    * model has 3- and 1-byte tensors). */
   copy_in("models/audio_preprocessor_int8.tflite");
   RUN(&r, "embed", "audio_preprocessor_int8.tflite", "-o", "a.tflite");
   ck_assert_msg(r.status == 0, "%s", r.err);
-  assert_contains(r.out, "arena 2096 bytes, lower bound 2096 bytes");
-  assert_contains(r.out, "own planner needs 3040 bytes");
+  cm_assert_contains(r.out, "arena 2096 bytes, lower bound 2096 bytes");
+  cm_assert_contains(r.out, "own planner needs 3040 bytes");
   ck_assert_ptr_null(strstr(r.err, "warning"));
-  run_free(&r);
+  cm_run_free(&r);
   /* Kernel scratch buffers: keyword_scrambled's SVDFs request 14. */
   copy_in("models/keyword_scrambled.tflite");
   RUN(&r, "embed", "keyword_scrambled.tflite", "-o", "k.tflite");
   ck_assert_msg(r.status == 0, "%s", r.err);
-  assert_contains(r.out, "scratch:  14 kernel scratch buffers (2816 bytes)");
-  run_free(&r);
+  cm_assert_contains(r.out, "scratch:  14 kernel scratch buffers (2816 bytes)");
+  cm_run_free(&r);
   size_t len, olen, n;
   char *in = read_tmp("hello_world_float.tflite", &len);
   char *out = read_tmp("out.tflite", &olen);
@@ -860,18 +648,18 @@ START_TEST(test_embed_golden)
   /* The embedded model imports to the same graph and says it has a plan. */
   RUN(&r, "import", "out.tflite");
   ck_assert_int_eq(r.status, 0);
-  assert_contains(r.out, "carries an OfflineMemoryAllocation plan");
-  assert_contains(r.out, "id,size,first,last\n0,4,0,0\n7,64,0,1\n8,64,1,2\n"
+  cm_assert_contains(r.out, "carries an OfflineMemoryAllocation plan");
+  cm_assert_contains(r.out, "id,size,first,last\n0,4,0,0\n7,64,0,1\n8,64,1,2\n"
                          "9,4,2,2\n");
-  run_free(&r);
+  cm_run_free(&r);
   /* Embedding into a non-model, or without -o, fails cleanly. */
   copy_in("golden/small_a.csv");
   RUN(&r, "embed", "small_a.csv", "-o", "x.tflite");
   ck_assert_int_eq(r.status, 65);
-  run_free(&r);
+  cm_run_free(&r);
   RUN(&r, "embed", "hello_world_float.tflite");
   ck_assert_int_eq(r.status, 64);
-  run_free(&r);
+  cm_run_free(&r);
 }
 END_TEST
 
@@ -884,7 +672,7 @@ START_TEST(test_embed_real_models)
   snprintf(model, sizeof model, "%s.tflite", models[_i]);
   RUN(&r, "embed", model, "-o", "out.tflite");
   ck_assert_msg(r.status == 0, "%s", r.err);
-  run_free(&r);
+  cm_run_free(&r);
   size_t olen, n;
   char *out = read_tmp("out.tflite", &olen);
   int32_t *offs = NULL;
@@ -923,7 +711,7 @@ Suite *models_suite(void)
 {
   Suite *s = suite_create("models");
   TCase *tc = tcase_create("import");
-  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_checked_fixture(tc, cm_setup, cm_teardown);
   tcase_set_timeout(tc, 60);
   tcase_add_loop_test(tc, test_import_matches_reference, 0, (int)N_MODELS);
   tcase_add_test(tc, test_import_errors);
@@ -933,7 +721,7 @@ Suite *models_suite(void)
   tcase_add_test(tc, test_plan_shape_refused);
   suite_add_tcase(s, tc);
   tc = tcase_create("golden");
-  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_checked_fixture(tc, cm_setup, cm_teardown);
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_explain_golden);
   tcase_add_test(tc, test_render_golden);
@@ -942,13 +730,13 @@ Suite *models_suite(void)
   tcase_add_test(tc, test_embed_golden);
   suite_add_tcase(s, tc);
   tc = tcase_create("real");
-  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_checked_fixture(tc, cm_setup, cm_teardown);
   tcase_set_timeout(tc, 120);
   tcase_add_loop_test(tc, test_render_real_models, 0, (int)N_MODELS);
   tcase_add_loop_test(tc, test_explain_real_models, 0, (int)N_MODELS);
   tcase_add_loop_test(tc, test_embed_real_models, 0, (int)N_MODELS);
   tcase_add_test(tc, test_render_many_operators);
-  tcase_add_test(tc, test_render_layout);
   suite_add_tcase(s, tc);
+  cm_add_layout_tests(s);
   return s;
 }

@@ -55,6 +55,10 @@
  *  (400, 100) spans, until the arena meets the load bound or the effort
  *  cannot pay for another pass. Each builds its plan from scratch.
  *
+ *  When at least one pass ran and the arena is still above the load
+ *  bound, the squeeze (improve_squeeze.c) repairs the plan where its top
+ *  is reached, with what is left of the effort.
+ *
  *  The new plan replaces the given one only when its arena is lower, so
  *  the pass never makes a plan worse. It is deterministic: it depends on
  *  the graph, the options and the effort only; the work of every window
@@ -63,6 +67,7 @@
  *  was, when the next window would pass the effort.
  */
 #include "improve.h"
+#include "improve_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -106,38 +111,7 @@ static const enum planner_algo win_algos[] = {
 };
 #define N_WIN_ALGOS (sizeof win_algos / sizeof *win_algos)
 
-/* A committed tensor seen as an obstacle of a window: its cut lifetime
- * and its bytes. */
-struct obst {
-  uint32_t lo, hi;  /* spans, cut to the window */
-  uint64_t off, top; /* bytes [off, top) */
-};
-
-/* The state of one pass. Sized tensors (free or pinned) are numbered
- * 0 .. m-1 in graph order; everything per tensor is by that number. */
-struct imp {
-  const struct planner__prob *p;
-  uint32_t m;            /* sized tensors */
-  uint32_t *gi;          /* m: graph index */
-  uint32_t *slo, *shi;   /* m: span range, inclusive */
-  uint32_t S;            /* spans */
-  uint64_t *off;         /* m: offsets of committed tensors */
-  unsigned char *done;   /* m: 1 once committed (pinned ones from start) */
-  uint32_t *act;         /* committed tensors that may meet the sweep */
-  uint32_t nact;
-  uint32_t *order;       /* m: scratch, a sweep's tensors in order */
-  /* One window's problem, room for m tensors and m obstacles. */
-  struct planner_tensor *wt; /* the window's graph */
-  uint32_t *wk;          /* its tensors' numbers (NONE for obstacles) */
-  uint64_t *woff, *wbest;/* offsets of a run, and of the best run */
-  struct obst *ob;
-  uint32_t ahead, step;  /* this pass's window: spans ahead, committed */
-  uint64_t cap;          /* arena the windows aim at, bytes */
-  uint64_t given;        /* arena of the plan the pass would replace */
-  uint64_t work, limit;  /* work units done and allowed */
-};
-
-static void imp_free(struct imp *I)
+void improve__free(struct imp *I)
 {
   free(I->gi); free(I->slo); free(I->shi); free(I->off); free(I->done);
   free(I->act); free(I->order); free(I->wt); free(I->wk); free(I->woff);
@@ -223,7 +197,7 @@ static int cmp_obst(const void *a, const void *b)
 /* Appends the committed tensors live in [a, b] to the window's graph as
  * pinned obstacles, cut to the window; those with the same cut lifetime
  * that touch in memory become one. *ns is the window's tensor count. */
-static void add_obstacles(struct imp *I, uint32_t a, uint32_t b, uint32_t *ns)
+void improve__obstacles(struct imp *I, uint32_t a, uint32_t b, uint32_t *ns)
 {
   uint32_t no = 0;
   for (uint32_t q = 0; q < I->nact; q++) {
@@ -258,8 +232,8 @@ static void add_obstacles(struct imp *I, uint32_t a, uint32_t b, uint32_t *ns)
 
 /* Appends sized tensor k to the window's graph as a free tensor cut to
  * [a, b]. */
-static void add_free(struct imp *I, uint32_t k, uint32_t a, uint32_t b,
-                     uint32_t *ns)
+void improve__add_free(struct imp *I, uint32_t k, uint32_t a, uint32_t b,
+                       uint32_t *ns)
 {
   const struct planner_tensor *g = &I->p->t[I->gi[k]];
   struct planner_tensor *t = &I->wt[*ns];
@@ -274,7 +248,7 @@ static void add_free(struct imp *I, uint32_t k, uint32_t a, uint32_t b,
 
 /* Units that planning a window of ns tensors may take before its exact
  * search: the index and every heuristic. */
-static uint64_t window_units(uint32_t ns)
+uint64_t improve__window_units(uint32_t ns)
 {
   return (1 + N_WIN_ALGOS) * IMPROVE_HEUR_UNITS * exact__sort_units(ns);
 }
@@ -284,9 +258,9 @@ static uint64_t window_units(uint32_t ns)
  * found when it cannot. Returns 0; 1 when the effort would be passed
  * (nothing planned) or when cap has reached the arena of the given plan
  * (the pass can no longer beat it); ARENA_ENOMEM or ARENA_ECANCELED. */
-static int plan_window(struct imp *I, uint32_t ns)
+int improve__plan_window(struct imp *I, uint32_t ns)
 {
-  if (I->work + window_units(ns) > I->limit)
+  if (I->work + improve__window_units(ns) > I->limit)
     return 1;
   const struct planner_options *o = I->p->o;
   if (o->stop && o->stop(o->stop_ctx))
@@ -300,7 +274,7 @@ static int plan_window(struct imp *I, uint32_t ns)
   if (rc)
     return rc;
   I->work += IMPROVE_HEUR_UNITS * exact__sort_units(ns);
-  uint64_t best = UINT64_MAX;
+  uint64_t best = I->seeded ? planner__arena_of(&wp, I->wbest) : UINT64_MAX;
   for (unsigned a = 0; a < N_WIN_ALGOS && best > I->cap; a++) {
     rc = planner__heuristic(&wp, win_algos[a], I->woff);
     I->work += IMPROVE_HEUR_UNITS * exact__sort_units(ns);
@@ -426,12 +400,12 @@ static int peak_window(struct imp *I, uint32_t c)
   if (rc)
     return rc;
   uint32_t ns = 0;
-  add_obstacles(I, a, b, &ns);
+  improve__obstacles(I, a, b, &ns);
   for (uint32_t k = 0; k < I->m; k++)
     if (!I->done[k] && I->slo[k] <= b && I->shi[k] >= a)
-      add_free(I, k, a, b, &ns);
+      improve__add_free(I, k, a, b, &ns);
   I->work += I->m;
-  if ((rc = plan_window(I, ns)) != 0)
+  if ((rc = improve__plan_window(I, ns)) != 0)
     return rc;
   uint32_t clo = c > I->step ? c - I->step : 0;
   uint32_t chi = c + I->step < I->S ? c + I->step : I->S - 1;
@@ -494,15 +468,15 @@ static int sweep(struct imp *I, uint32_t r, int left)
       prune_active(I, a, UINT32_MAX);
     }
     uint32_t ns = 0;
-    add_obstacles(I, a, b, &ns);
+    improve__obstacles(I, a, b, &ns);
     uint32_t e = q;
     for (; e < n; e++) {
       uint32_t k = I->order[e];
       if (left ? I->shi[k] < a : I->slo[k] > b)
         break;
-      add_free(I, k, a, b, &ns);
+      improve__add_free(I, k, a, b, &ns);
     }
-    int rc = plan_window(I, ns);
+    int rc = improve__plan_window(I, ns);
     if (rc)
       return rc;
     /* Commit the first I->step spans, or all when the window reaches
@@ -522,8 +496,15 @@ static int sweep(struct imp *I, uint32_t r, int left)
   return 0;
 }
 
-static int imp_alloc(struct imp *I)
+int improve__start(struct imp *I, const struct planner__prob *p,
+                   uint64_t work, uint64_t limit)
 {
+  memset(I, 0, sizeof *I);
+  I->p = p;
+  for (size_t i = 0; i < p->n; i++)
+    I->m += p->t[i].size != 0;
+  I->work = work;
+  I->limit = limit;
   size_t m1 = (size_t)I->m + 1;
   I->gi = malloc(m1 * sizeof *I->gi);
   I->slo = malloc(m1 * sizeof *I->slo);
@@ -540,7 +521,10 @@ static int imp_alloc(struct imp *I)
   if (!I->gi || !I->slo || !I->shi || !I->off || !I->done || !I->act ||
       !I->order || !I->wt || !I->wk || !I->woff || !I->wbest || !I->ob)
     return ARENA_ENOMEM;
-  return 0;
+  for (size_t i = 0, k = 0; i < p->n; i++)
+    if (p->t[i].size)
+      I->gi[k++] = (uint32_t)i;
+  return build_spans(I);
 }
 
 /* One pass with window ahead and step: a whole new plan, kept in offsets
@@ -551,21 +535,13 @@ static int one_pass(const struct planner__prob *p, uint64_t *offsets,
                     uint32_t ahead, uint32_t step)
 {
   struct imp I;
-  memset(&I, 0, sizeof I);
-  I.p = p;
-  for (size_t i = 0; i < p->n; i++)
-    I.m += p->t[i].size != 0;
+  int rc = improve__start(&I, p, *work, work_limit);
   I.ahead = ahead;
   I.step = step;
-  I.work = *work;
-  I.limit = work_limit;
   I.cap = p->lb;
   I.given = *arena;
-  int rc = imp_alloc(&I);
-  for (size_t i = 0, k = 0; !rc && i < p->n; i++) {
-    if (!p->t[i].size)
-      continue;
-    I.gi[k] = (uint32_t)i;
+  for (uint32_t k = 0; !rc && k < I.m; k++) {
+    size_t i = I.gi[k];
     if (p->t[i].pinned != PLANNER_NOT_PINNED) {
       I.off[k] = (uint64_t)p->t[i].pinned;
       I.done[k] = 1;
@@ -573,10 +549,9 @@ static int one_pass(const struct planner__prob *p, uint64_t *offsets,
       if (I.off[k] + p->t[i].size > I.cap)
         I.cap = I.off[k] + p->t[i].size;
     }
-    k++;
   }
   uint32_t c = NONE;
-  if (!rc && !(rc = build_spans(&I)) && (c = peak_span(&I)) == NONE)
+  if (!rc && (c = peak_span(&I)) == NONE)
     rc = ARENA_ENOMEM;
   if (!rc)
     rc = peak_window(&I, c);
@@ -612,7 +587,7 @@ static int one_pass(const struct planner__prob *p, uint64_t *offsets,
     }
   }
   *work = I.work > work_limit ? work_limit : I.work;
-  imp_free(&I);
+  improve__free(&I);
   return rc == 1 ? 0 : rc;
 }
 
@@ -627,13 +602,16 @@ int planner__improve(const struct planner__prob *p, uint64_t *offsets,
     }
   if (nfree < IMPROVE_MIN_TENSORS)
     return 0;
-  int rc = 0;
+  int rc = 0, ran = 0;
   for (unsigned q = 0; q < N_PASSES && !rc && *arena > p->lb; q++) {
     uint64_t left = *work < work_limit ? work_limit - *work : 0;
     if (left < (uint64_t)IMPROVE_UNITS_PER_TENSOR * m)
       break;
+    ran = 1;
     rc = one_pass(p, offsets, arena, work_limit, work, passes[q].ahead,
                   passes[q].step);
   }
+  if (!rc && ran && *arena > p->lb)
+    rc = planner__squeeze(p, offsets, arena, work_limit, work);
   return rc;
 }

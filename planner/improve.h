@@ -2,7 +2,8 @@
  * improve.h - internal interface between the exact planner (exact.c) and
  * the windowed re-planning of large graphs (improve.c).
  *
- * Included only by exact.c and improve.c. Both count their work in the
+ * Included only by exact.c, improve.c and improve_squeeze.c (and the
+ * tests of the squeeze). Both count their work in the
  * exact planner's work units (docs/exact.md, "Effort"), so that one
  * effort bounds them together and no clock is ever read.
  */
@@ -23,6 +24,16 @@
  * (with *arena updated), ARENA_ENOMEM (offsets unchanged) or
  * ARENA_ECANCELED (the stop callback fired; offsets unchanged). */
 int planner__improve(const struct planner__prob *p, uint64_t *offsets,
+                     uint64_t *arena, uint64_t work_limit, uint64_t *work);
+
+/* improve_squeeze.c. Lowers the top of the valid plan offsets (arena
+ * *arena) by re-planning windows of time around the tensor that reaches
+ * it (docs/exact.md, "Squeeze"); planner__improve() runs it after its
+ * passes. offsets is only ever replaced by a whole valid plan with a
+ * lower arena. Adds the units done to *work, never past work_limit.
+ * Returns 0 (with *arena updated), ARENA_ENOMEM or ARENA_ECANCELED
+ * (offsets unchanged in both cases). */
+int planner__squeeze(const struct planner__prob *p, uint64_t *offsets,
                      uint64_t *arena, uint64_t work_limit, uint64_t *work);
 
 /* exact.c. planner__exact() with an explicit budget: the search may do

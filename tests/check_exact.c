@@ -684,7 +684,7 @@ static void load_instance(const char *name, struct planner_csv *c)
 /* A stop callback that never stops but sleeps on every poll: a machine
  * so slow or so loaded that the search gets 2 ms of wall time for every
  * 64 K work units, far less than any real machine. */
-static int slow_poll(void *ctx)
+int ce_slow_poll(void *ctx)
 {
   int *polls = ctx;
   struct timespec ts = {0, 2000000};
@@ -693,7 +693,7 @@ static int slow_poll(void *ctx)
   return 0;
 }
 
-/* Plans g under o twice, the second time with slow_poll, and asserts the
+/* Plans g under o twice, the second time with ce_slow_poll, and asserts the
  * same plan. */
 void ce_check_slow_same(const struct planner_tensor *t, size_t n,
                             struct planner_options *o)
@@ -701,7 +701,7 @@ void ce_check_slow_same(const struct planner_tensor *t, size_t n,
   struct planner_plan a, b;
   ce_run_ok(t, n, o, &a);
   int polls = 0;
-  o->stop = slow_poll;
+  o->stop = ce_slow_poll;
   o->stop_ctx = &polls;
   ce_run_ok(t, n, o, &b);
   o->stop = NULL;

@@ -35,6 +35,10 @@ void ce_tflm_medium(struct planner_tensor *t, uint32_t id0, uint64_t scale,
 
 /* Plans t under *o twice, the second time with a stop callback that
  * sleeps on every poll, and asserts the same plan. */
+/* A stop callback that never stops but sleeps 2 ms on every poll; ctx
+ * points to an int that counts the polls. */
+int ce_slow_poll(void *ctx);
+
 void ce_check_slow_same(const struct planner_tensor *t, size_t n,
                         struct planner_options *o);
 

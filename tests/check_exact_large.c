@@ -2,7 +2,8 @@
  * check_exact_large.c - the exact planner on large components: the
  * streamed search of exact_stream.c above the pair cap and its memory,
  * the set-up's early stop when the effort cannot pay, generated traces
- * and the windowed re-planning of planner/improve.c.
+ * and the windowed re-planning of planner/improve.c and its squeeze
+ * (planner/improve_squeeze.c).
  */
 #include <check.h>
 #include <inttypes.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "check_exact.h"
+#include "improve.h"
 #include "tracegen.h"
 
 /* TFLite Micro's Medium case (best heuristic 90, optimum 80) scaled by
@@ -245,6 +247,100 @@ START_TEST(test_windowed_replanning)
 }
 END_TEST
 
+static int stop_now(void *ctx)
+{
+  (void)ctx;
+  return 1;
+}
+
+/* Runs planner__squeeze() on a copy of plan offs (arena *arena) of the
+ * problem p within limit units, with stop as the stop callback; returns
+ * its code, the new plan in out and its arena in *arena. */
+static int squeeze_copy(struct planner__prob *p, const uint64_t *offs,
+                        uint64_t *out, uint64_t *arena, uint64_t limit,
+                        planner_stop_cb stop, void *ctx)
+{
+  struct planner_options o = *p->o;
+  o.stop = stop;
+  o.stop_ctx = ctx;
+  const struct planner_options *keep = p->o;
+  p->o = &o;
+  memcpy(out, offs, p->n * sizeof *out);
+  uint64_t work = 0;
+  int rc = planner__squeeze(p, out, arena, limit, &work);
+  p->o = keep;
+  ck_assert_uint_le(work, limit);
+  return rc;
+}
+
+START_TEST(test_squeeze_lowers_top)
+{
+  /* An XLA-like trace of 10 000 tensors planned by greedy-size, then
+   * spoiled: one short-lived tensor moved to the top of the arena, a valid
+   * plan whose top it alone reaches. The squeeze re-plans the window
+   * around it and must end strictly below the spoiled arena (and never
+   * above greedy-size's), with a plan that verifies, the same on every
+   * run and when every poll sleeps; a stop callback that fires cancels
+   * it and leaves the plan as it was. */
+  size_t n;
+  struct planner_tensor *t = tracegen_make(TRACEGEN_IOPDDL, 10000, 1, &n);
+  ck_assert_ptr_nonnull(t);
+  uint64_t *offs = malloc(n * sizeof *offs), *a = malloc(n * sizeof *a);
+  uint64_t *b = malloc(n * sizeof *b);
+  ck_assert(offs && a && b);
+  struct ce_built B;
+  B.g.tensors = t;
+  B.g.n_tensors = n;
+  ce_opts(&B.o, 1, 0, 100);
+  ck_assert_int_eq(planner__prob_init(&B.p, &B.g, &B.o), 0);
+  ck_assert_int_eq(planner__heuristic(&B.p, PLANNER_ALGO_GREEDY_SIZE, offs),
+                   0);
+  uint64_t heur = planner__arena_of(&B.p, offs);
+  size_t j = n;
+  for (size_t i = 0; i < n; i++)
+    if (t[i].size > 1000 && t[i].last - t[i].first < 10 &&
+        t[i].first > 1000) {
+      j = i;
+      break;
+    }
+  ck_assert_uint_lt(j, n);
+  offs[j] = heur;
+  uint64_t spoiled = heur + t[j].size, arena = spoiled;
+  uint64_t limit = 100ull * 400000;
+  ck_assert_int_eq(squeeze_copy(&B.p, offs, a, &arena, limit, NULL, NULL),
+                   0);
+  ck_assert_uint_lt(arena, spoiled);
+  ck_assert_uint_le(arena, heur);
+  ck_assert_uint_eq(arena, planner__arena_of(&B.p, a));
+  struct planner_plan q;
+  planner_plan_init(&q);
+  q.offsets = a;
+  q.n_offsets = n;
+  q.arena_bytes = arena;
+  char err[ARENA_ERR_LEN];
+  ck_assert_msg(planner_verify(&B.g, &B.o, &q, err) == 0, "%s", err);
+  /* The same plan again, and on a machine where every poll sleeps. */
+  int polls = 0;
+  uint64_t again = spoiled;
+  ck_assert_int_eq(squeeze_copy(&B.p, offs, b, &again, limit, ce_slow_poll,
+                                &polls), 0);
+  ck_assert_uint_eq(again, arena);
+  ck_assert_int_eq(memcmp(a, b, n * sizeof *a), 0);
+  ck_assert_int_gt(polls, 0);
+  /* Cancelled at its first poll: ARENA_ECANCELED, the plan unchanged. */
+  again = spoiled;
+  ck_assert_int_eq(squeeze_copy(&B.p, offs, b, &again, limit, stop_now,
+                                NULL), ARENA_ECANCELED);
+  ck_assert_uint_eq(again, spoiled);
+  ck_assert_int_eq(memcmp(offs, b, n * sizeof *b), 0);
+  planner__prob_cleanup(&B.p);
+  free(t);
+  free(offs);
+  free(a);
+  free(b);
+}
+END_TEST
+
 void ce_add_large_tests(Suite *s)
 {
   TCase *tl = tcase_create("large");
@@ -254,5 +350,6 @@ void ce_add_large_tests(Suite *s)
   tcase_add_test(tl, test_setup_skipped_when_unpaid);
   tcase_add_loop_test(tl, test_generated_traces, 0, 4);
   tcase_add_loop_test(tl, test_windowed_replanning, 0, 2);
+  tcase_add_test(tl, test_squeeze_lowers_top);
   suite_add_tcase(s, tl);
 }

@@ -86,11 +86,6 @@ static const struct {
   uint32_t ahead, step;
 } passes[] = {{200, 100}, {200, 50}, {400, 100}};
 #define N_PASSES (sizeof passes / sizeof *passes)
-/* Work units per tensor and log2 of the window for one heuristic run on
- * a window (index and placement), set so that the pass runs at about the
- * exact search's rate of units per second (docs/exact.md): with 4 it ran
- * at 120 to 250 units per microsecond, against the search's 400 to 960. */
-#define IMPROVE_HEUR_UNITS 8u
 /* Work units per sized tensor that the effort must leave for a pass to
  * start, so that the default effort affords a pass on graphs of up to
  * 20 000 tensors (docs/exact.md). A pass that the effort stops half way
@@ -591,6 +586,20 @@ static int one_pass(const struct planner__prob *p, uint64_t *offsets,
   return rc == 1 ? 0 : rc;
 }
 
+/* The staircase plan once (*stair set), if the arena is above the bound;
+ * *ran set when it lowered the arena. */
+static int run_stair(const struct planner__prob *p, uint64_t *offsets,
+                     uint64_t *arena, uint64_t work_limit, uint64_t *work,
+                     int *ran, int *stair)
+{
+  uint64_t before = *arena;
+  *stair = 1;
+  int rc = *arena > p->lb ? planner__stair(p, offsets, arena, work_limit, work)
+                          : 0;
+  *ran |= *arena < before;
+  return rc;
+}
+
 int planner__improve(const struct planner__prob *p, uint64_t *offsets,
                      uint64_t *arena, uint64_t work_limit, uint64_t *work)
 {
@@ -602,15 +611,22 @@ int planner__improve(const struct planner__prob *p, uint64_t *offsets,
     }
   if (nfree < IMPROVE_MIN_TENSORS)
     return 0;
-  int rc = 0, ran = 0;
+  int rc = 0, ran = 0, stair = 0;
+  uint64_t need = (uint64_t)IMPROVE_UNITS_PER_TENSOR * m;
+  uint64_t left = work_limit - *work, su = planner__stair_units(p);
+  /* The staircase first when it leaves enough for a pass or when no pass
+   * could start anyway, else after the passes. */
+  if (su <= left && (left < need || left - su >= need))
+    rc = run_stair(p, offsets, arena, work_limit, work, &ran, &stair);
   for (unsigned q = 0; q < N_PASSES && !rc && *arena > p->lb; q++) {
-    uint64_t left = *work < work_limit ? work_limit - *work : 0;
-    if (left < (uint64_t)IMPROVE_UNITS_PER_TENSOR * m)
+    if (work_limit - *work < need)
       break;
     ran = 1;
     rc = one_pass(p, offsets, arena, work_limit, work, passes[q].ahead,
                   passes[q].step);
   }
+  if (!rc && !stair)
+    rc = run_stair(p, offsets, arena, work_limit, work, &ran, &stair);
   if (!rc && ran && *arena > p->lb)
     rc = planner__squeeze(p, offsets, arena, work_limit, work);
   return rc;

@@ -2,8 +2,8 @@
  * improve.h - internal interface between the exact planner (exact.c) and
  * the windowed re-planning of large graphs (improve.c).
  *
- * Included only by exact.c, improve.c and improve_squeeze.c (and the
- * tests of the squeeze). Both count their work in the
+ * Included only by exact.c and improve*.c (and the tests of the squeeze
+ * and the staircase). Both count their work in the
  * exact planner's work units (docs/exact.md, "Effort"), so that one
  * effort bounds them together and no clock is ever read.
  */
@@ -35,6 +35,18 @@ int planner__improve(const struct planner__prob *p, uint64_t *offsets,
  * (offsets unchanged in both cases). */
 int planner__squeeze(const struct planner__prob *p, uint64_t *offsets,
                      uint64_t *arena, uint64_t work_limit, uint64_t *work);
+
+/* improve_stair.c. The staircase plan (docs/exact.md, "Staircase plan"):
+ * the tensors live at the graph's first point in time stacked at the
+ * bottom, latest last use first, tflm-greedy above them; it replaces
+ * offsets (arena *arena) only when its arena is lower. Does nothing when
+ * the graph has pinned tensors, when the stacked bytes are below half the
+ * load bound, or when planner__stair_units(p) units would pass
+ * work_limit; adds those units to *work when it runs. Returns 0,
+ * ARENA_ENOMEM or ARENA_ECANCELED (offsets unchanged in both). */
+int planner__stair(const struct planner__prob *p, uint64_t *offsets,
+                   uint64_t *arena, uint64_t work_limit, uint64_t *work);
+uint64_t planner__stair_units(const struct planner__prob *p);
 
 /* exact.c. planner__exact() with an explicit budget: the search may do
  * work_limit - *work more units and adds what it did to *work; it never

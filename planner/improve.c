@@ -92,6 +92,11 @@ static const struct {
  * is dropped, its work wasted, so one that cannot come near its end
  * should not start. */
 #define IMPROVE_UNITS_PER_TENSOR 800u
+/* Work units per tensor and log2 of the window for one heuristic run on
+ * a window (index and placement), set so that the pass runs at about the
+ * exact search's rate of units per second (docs/exact.md): with 4 it ran
+ * at 120 to 250 units per microsecond, against the search's 400 to 960. */
+#define IMPROVE_HEUR_UNITS 8u
 /* Share of what is left of the effort that one window's exact search may
  * take, as a divisor. */
 #define IMPROVE_EXACT_SHARE 16u
@@ -586,20 +591,6 @@ static int one_pass(const struct planner__prob *p, uint64_t *offsets,
   return rc == 1 ? 0 : rc;
 }
 
-/* The staircase plan once (*stair set), if the arena is above the bound;
- * *ran set when it lowered the arena. */
-static int run_stair(const struct planner__prob *p, uint64_t *offsets,
-                     uint64_t *arena, uint64_t work_limit, uint64_t *work,
-                     int *ran, int *stair)
-{
-  uint64_t before = *arena;
-  *stair = 1;
-  int rc = *arena > p->lb ? planner__stair(p, offsets, arena, work_limit, work)
-                          : 0;
-  *ran |= *arena < before;
-  return rc;
-}
-
 int planner__improve(const struct planner__prob *p, uint64_t *offsets,
                      uint64_t *arena, uint64_t work_limit, uint64_t *work)
 {
@@ -611,22 +602,19 @@ int planner__improve(const struct planner__prob *p, uint64_t *offsets,
     }
   if (nfree < IMPROVE_MIN_TENSORS)
     return 0;
-  int rc = 0, ran = 0, stair = 0;
+  /* The staircase plans first: they are not counted in work units. */
+  uint64_t given = *arena;
+  int rc = planner__stair(p, offsets, arena);
+  int ran = *arena < given;
   uint64_t need = (uint64_t)IMPROVE_UNITS_PER_TENSOR * m;
-  uint64_t left = work_limit - *work, su = planner__stair_units(p);
-  /* The staircase first when it leaves enough for a pass or when no pass
-   * could start anyway, else after the passes. */
-  if (su <= left && (left < need || left - su >= need))
-    rc = run_stair(p, offsets, arena, work_limit, work, &ran, &stair);
   for (unsigned q = 0; q < N_PASSES && !rc && *arena > p->lb; q++) {
-    if (work_limit - *work < need)
+    uint64_t left = *work < work_limit ? work_limit - *work : 0;
+    if (left < need)
       break;
     ran = 1;
     rc = one_pass(p, offsets, arena, work_limit, work, passes[q].ahead,
                   passes[q].step);
   }
-  if (!rc && !stair)
-    rc = run_stair(p, offsets, arena, work_limit, work, &ran, &stair);
   if (!rc && ran && *arena > p->lb)
     rc = planner__squeeze(p, offsets, arena, work_limit, work);
   return rc;

@@ -36,17 +36,16 @@ int planner__improve(const struct planner__prob *p, uint64_t *offsets,
 int planner__squeeze(const struct planner__prob *p, uint64_t *offsets,
                      uint64_t *arena, uint64_t work_limit, uint64_t *work);
 
-/* improve_stair.c. The staircase plan (docs/exact.md, "Staircase plan"):
- * the tensors live at the graph's first point in time stacked at the
- * bottom, latest last use first, tflm-greedy above them; it replaces
- * offsets (arena *arena) only when its arena is lower. Does nothing when
- * the graph has pinned tensors, when the stacked bytes are below half the
- * load bound, or when planner__stair_units(p) units would pass
- * work_limit; adds those units to *work when it runs. Returns 0,
- * ARENA_ENOMEM or ARENA_ECANCELED (offsets unchanged in both). */
+/* improve_stair.c. The staircase plans (docs/exact.md, "Staircase
+ * plans"): stacks of tensors that meet at one point in time at the
+ * bottom, tflm-greedy around them; the best replaces offsets (arena
+ * *arena) when its arena is lower. Does nothing when the graph has pinned
+ * tensors or the tensors of its first point in time hold less than half
+ * the load bound. Not counted in work units, like `best`'s heuristics.
+ * Returns 0, ARENA_ENOMEM or ARENA_ECANCELED; offsets always holds a
+ * valid plan no worse than the one given. */
 int planner__stair(const struct planner__prob *p, uint64_t *offsets,
-                   uint64_t *arena, uint64_t work_limit, uint64_t *work);
-uint64_t planner__stair_units(const struct planner__prob *p);
+                   uint64_t *arena);
 
 /* exact.c. planner__exact() with an explicit budget: the search may do
  * work_limit - *work more units and adds what it did to *work; it never

@@ -1,9 +1,9 @@
 /*
  * improve_int.h - the state and window planning shared by the windowed
- * re-planning (improve.c), the squeeze of its result (improve_squeeze.c)
- * and the staircase plan (improve_stair.c).
+ * re-planning (improve.c) and the squeeze of its result
+ * (improve_squeeze.c).
  *
- * Included only by those files. Everything counts in the exact
+ * Included only by those two files. Everything counts in the exact
  * planner's work units (docs/exact.md, "Effort").
  */
 #ifndef ARENA_IMPROVE_INT_H
@@ -12,12 +12,6 @@
 #include <stdint.h>
 
 #include "planner_int.h"
-
-/* Work units per tensor and log2 of the window for one heuristic run on
- * a window (index and placement), set so that the pass runs at about the
- * exact search's rate of units per second (docs/exact.md): with 4 it ran
- * at 120 to 250 units per microsecond, against the search's 400 to 960. */
-#define IMPROVE_HEUR_UNITS 8u
 
 /* A committed tensor seen as an obstacle of a window: its cut lifetime
  * and its bytes. */
@@ -83,12 +77,5 @@ uint64_t improve__window_units(uint32_t ns);
  * found when it cannot. Returns 0; 1 when the effort would be passed or
  * when cap has reached I->given; ARENA_ENOMEM or ARENA_ECANCELED. */
 int improve__plan_window(struct imp *I, uint32_t ns);
-
-/* improve_stair.c. The staircase's tensors (graph indexes, stacking
- * order) into idx and their offsets into off, both with room for p->n;
- * returns their count, 0 when the staircase does not apply (pinned
- * tensors, stacked bytes below half the load bound) or out of memory. */
-size_t improve__stack(const struct planner__prob *p, uint32_t *idx,
-                      uint64_t *off);
 
 #endif /* ARENA_IMPROVE_INT_H */

@@ -248,6 +248,35 @@ START_TEST(test_windowed_replanning)
 }
 END_TEST
 
+/* B's problem for trace t of n tensors (alignment 1, effort 100) and
+ * greedy-size's plan of it in offs; returns that plan's arena. */
+static uint64_t greedy_problem(struct ce_built *B,
+                               const struct planner_tensor *t, size_t n,
+                               uint64_t *offs)
+{
+  B->g.tensors = t;
+  B->g.n_tensors = n;
+  ce_opts(&B->o, 1, 0, 100);
+  ck_assert_int_eq(planner__prob_init(&B->p, &B->g, &B->o), 0);
+  ck_assert_int_eq(planner__heuristic(&B->p, PLANNER_ALGO_GREEDY_SIZE, offs),
+                   0);
+  return planner__arena_of(&B->p, offs);
+}
+
+/* Asserts that offs is a valid plan of B's graph with arena arena. */
+static void check_verifies(const struct ce_built *B, uint64_t *offs,
+                           uint64_t arena)
+{
+  ck_assert_uint_eq(arena, planner__arena_of(&B->p, offs));
+  struct planner_plan q;
+  planner_plan_init(&q);
+  q.offsets = offs;
+  q.n_offsets = B->g.n_tensors;
+  q.arena_bytes = arena;
+  char err[ARENA_ERR_LEN];
+  ck_assert_msg(planner_verify(&B->g, &B->o, &q, err) == 0, "%s", err);
+}
+
 static int stop_now(void *ctx)
 {
   (void)ctx;
@@ -286,17 +315,11 @@ START_TEST(test_squeeze_lowers_top)
   size_t n;
   struct planner_tensor *t = tracegen_make(TRACEGEN_IOPDDL, 10000, 1, &n);
   ck_assert_ptr_nonnull(t);
-  uint64_t *offs = malloc(n * sizeof *offs), *a = malloc(n * sizeof *a);
-  uint64_t *b = malloc(n * sizeof *b);
-  ck_assert(offs && a && b);
+  uint64_t *offs = malloc(3 * n * sizeof *offs);
+  ck_assert_ptr_nonnull(offs);
+  uint64_t *a = offs + n, *b = offs + 2 * n;
   struct ce_built B;
-  B.g.tensors = t;
-  B.g.n_tensors = n;
-  ce_opts(&B.o, 1, 0, 100);
-  ck_assert_int_eq(planner__prob_init(&B.p, &B.g, &B.o), 0);
-  ck_assert_int_eq(planner__heuristic(&B.p, PLANNER_ALGO_GREEDY_SIZE, offs),
-                   0);
-  uint64_t heur = planner__arena_of(&B.p, offs);
+  uint64_t heur = greedy_problem(&B, t, n, offs);
   size_t j = n;
   for (size_t i = 0; i < n; i++)
     if (t[i].size > 1000 && t[i].last - t[i].first < 10 &&
@@ -312,14 +335,7 @@ START_TEST(test_squeeze_lowers_top)
                    0);
   ck_assert_uint_lt(arena, spoiled);
   ck_assert_uint_le(arena, heur);
-  ck_assert_uint_eq(arena, planner__arena_of(&B.p, a));
-  struct planner_plan q;
-  planner_plan_init(&q);
-  q.offsets = a;
-  q.n_offsets = n;
-  q.arena_bytes = arena;
-  char err[ARENA_ERR_LEN];
-  ck_assert_msg(planner_verify(&B.g, &B.o, &q, err) == 0, "%s", err);
+  check_verifies(&B, a, arena);
   /* The same plan again, and on a machine where every poll sleeps. */
   int polls = 0;
   uint64_t again = spoiled;
@@ -337,8 +353,6 @@ START_TEST(test_squeeze_lowers_top)
   planner__prob_cleanup(&B.p);
   free(t);
   free(offs);
-  free(a);
-  free(b);
 }
 END_TEST
 
@@ -355,28 +369,15 @@ START_TEST(test_staircase_plan)
   struct planner_tensor *t = tracegen_make(TRACEGEN_IOPDDL, 10000, 1, &n);
   ck_assert_ptr_nonnull(t);
   uint64_t heur = best_heuristic(t, n, UINT64_MAX);
-  uint64_t *offs = malloc(n * sizeof *offs), *a = malloc(n * sizeof *a);
-  uint64_t *b = malloc(n * sizeof *b);
-  ck_assert(offs && a && b);
+  uint64_t *offs = malloc(3 * n * sizeof *offs);
+  ck_assert_ptr_nonnull(offs);
+  uint64_t *a = offs + n, *b = offs + 2 * n;
   struct ce_built B;
-  B.g.tensors = t;
-  B.g.n_tensors = n;
-  ce_opts(&B.o, 1, 0, 100);
-  ck_assert_int_eq(planner__prob_init(&B.p, &B.g, &B.o), 0);
-  ck_assert_int_eq(planner__heuristic(&B.p, PLANNER_ALGO_GREEDY_SIZE, offs),
-                   0);
-  uint64_t given = planner__arena_of(&B.p, offs), arena = given;
+  uint64_t given = greedy_problem(&B, t, n, offs), arena = given;
   memcpy(a, offs, n * sizeof *a);
   ck_assert_int_eq(planner__stair(&B.p, a, &arena), 0);
   ck_assert_uint_lt(arena, heur);
-  ck_assert_uint_eq(arena, planner__arena_of(&B.p, a));
-  struct planner_plan q;
-  planner_plan_init(&q);
-  q.offsets = a;
-  q.n_offsets = n;
-  q.arena_bytes = arena;
-  char err[ARENA_ERR_LEN];
-  ck_assert_msg(planner_verify(&B.g, &B.o, &q, err) == 0, "%s", err);
+  check_verifies(&B, a, arena);
   int bottom = 0;
   for (size_t i = 0; i < n; i++)
     bottom |= t[i].first == 0 && t[i].size && a[i] == 0;
@@ -415,8 +416,6 @@ START_TEST(test_staircase_plan)
   planner__prob_cleanup(&B.p);
   free(t);
   free(offs);
-  free(a);
-  free(b);
 }
 END_TEST
 

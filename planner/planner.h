@@ -45,7 +45,11 @@
  *  the clock is never read to enforce it. So the same graph and options
  *  give the same plan on an idle or a loaded machine, in a release or a
  *  sanitizer build; only the wall time varies. docs/exact.md gives the
- *  figures.
+ *  figures. On graphs of 4096 tensors or more whose tensors of the first
+ *  operator hold at least half the lower bound, `best` and `exact` also
+ *  try up to three staircase plans first: heuristic runs, which like the
+ *  four heuristics of `best` the effort does not bound (docs/exact.md,
+ *  "Staircase plans").
  *
  * THREADS
  *  `best` (and `exact`, which starts from best's heuristics) may run its

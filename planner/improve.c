@@ -55,9 +55,11 @@
  *  (400, 100) spans, until the arena meets the load bound or the effort
  *  cannot pay for another pass. Each builds its plan from scratch.
  *
- *  When at least one pass ran and the arena is still above the load
- *  bound, the squeeze (improve_squeeze.c) repairs the plan where its top
- *  is reached, with what is left of the effort.
+ *  Before the passes, the staircase plans (improve_stair.c, not counted
+ *  in work units) may lower the arena the passes have to beat. When one
+ *  of them did, or at least one pass ran, and the arena is still above
+ *  the load bound, the squeeze (improve_squeeze.c) repairs the plan where
+ *  its top is reached, with what is left of the effort.
  *
  *  The new plan replaces the given one only when its arena is lower, so
  *  the pass never makes a plan worse. It is deterministic: it depends on
@@ -248,7 +250,7 @@ void improve__add_free(struct imp *I, uint32_t k, uint32_t a, uint32_t b,
 
 /* Units that planning a window of ns tensors may take before its exact
  * search: the index and every heuristic. */
-uint64_t improve__window_units(uint32_t ns)
+static uint64_t window_units(uint32_t ns)
 {
   return (1 + N_WIN_ALGOS) * IMPROVE_HEUR_UNITS * exact__sort_units(ns);
 }
@@ -260,7 +262,7 @@ uint64_t improve__window_units(uint32_t ns)
  * (the pass can no longer beat it); ARENA_ENOMEM or ARENA_ECANCELED. */
 int improve__plan_window(struct imp *I, uint32_t ns)
 {
-  if (I->work + improve__window_units(ns) > I->limit)
+  if (I->work + window_units(ns) > I->limit)
     return 1;
   const struct planner_options *o = I->p->o;
   if (o->stop && o->stop(o->stop_ctx))

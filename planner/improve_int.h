@@ -20,8 +20,9 @@ struct obst {
   uint64_t off, top; /* bytes [off, top) */
 };
 
-/* The state of one pass (or of one squeeze). Sized tensors (free or pinned) are numbered
- * 0 .. m-1 in graph order; everything per tensor is by that number. */
+/* The state of one pass (or of one squeeze). Sized tensors (free or
+ * pinned) are numbered 0 .. m-1 in graph order; everything per tensor is
+ * by that number. */
 struct imp {
   const struct planner__prob *p;
   uint32_t m;            /* sized tensors */
@@ -67,10 +68,6 @@ void improve__obstacles(struct imp *I, uint32_t a, uint32_t b, uint32_t *ns);
  * spans [a, b]. */
 void improve__add_free(struct imp *I, uint32_t k, uint32_t a, uint32_t b,
                        uint32_t *ns);
-
-/* Units that planning a window of ns tensors may take before its exact
- * search. */
-uint64_t improve__window_units(uint32_t ns);
 
 /* Plans the window's graph of ns tensors within I->cap if it can, into
  * I->wbest (starting from it when I->seeded); raises I->cap to the arena

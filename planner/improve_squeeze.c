@@ -150,7 +150,7 @@ static int squeeze_window(struct imp *I, uint32_t a, uint32_t b, uint64_t top,
   I->seeded = kt == NONE;
   I->cap = top - 1;
   I->given = top;
-  int rc = I->work + improve__window_units(ns) > I->limit ? 1 : improve__plan_window(I, ns);
+  int rc = improve__plan_window(I, ns);
   if (rc < 0)
     return rc;
   *better = rc == 0;

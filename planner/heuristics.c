@@ -304,10 +304,9 @@ static int place(struct placer *pl, uint32_t r, uint64_t off)
 static int place_pins(struct placer *pl)
 {
   const struct tindex *x = pl->x;
-  for (size_t r = 0; r < x->m; r++)
-    pl->pos[r].off = pl->pos[r].end = 0;
+  memset(pl->pos, 0, x->m * sizeof *pl->pos);
   int rc = 0;
-  for (size_t r = 0; r < x->m && !rc; r++) {
+  for (size_t r = 0; r < x->m && !rc && pl->p->n_pinned; r++) {
     const struct planner_tensor *t = &pl->p->t[x->row_of[r]];
     if (t->pinned != PLANNER_NOT_PINNED)
       rc = place(pl, (uint32_t)r, (uint64_t)t->pinned);

@@ -80,13 +80,12 @@ static int span_order(struct bctx *c, uint32_t *spans)
   return rc ? ARENA_ENOMEM : 0;
 }
 
-/* Sorts the free tensors (ranks into order, count *m) by the visit of
- * the first visited span each is live in, then size descending, then
- * row: one sort of both keys packed when they fit in 64 bits, else by
- * size, then stably by visit. The tensors come in row order, so the
- * stable sorts leave ties to the earlier row. */
-static int sort_by_visit(struct bctx *c, const uint32_t *tree,
-                         uint32_t *order, uint64_t *key, size_t *m)
+/* Lists the free tensors (ranks into order, count *m) in row order
+ * with their keys: the visit of the first visited span each is live in
+ * and the size descending packed into one, when they fit in 64 bits
+ * (returns 1), else the size alone (returns 0). */
+static int visit_keys(const struct bctx *c, const uint32_t *tree,
+                      uint32_t *order, uint64_t *key, size_t *m)
 {
   const struct planner__prob *p = c->p;
   const struct tindex *x = c->x;
@@ -106,16 +105,15 @@ static int sort_by_visit(struct bctx *c, const uint32_t *tree,
     key[j] = packed ? (uint64_t)first_visit(x, tree, it) << w | (smax - it->size)
                     : ~it->size;
   }
-  if (planner__radix_sort(key, order, k, &c->rs))
-    return ARENA_ENOMEM;
-  if (packed)
-    return 0;
-  for (size_t j = 0; j < k; j++)
-    key[j] = first_visit(x, tree, &x->item[order[j]]);
-  return planner__radix_sort(key, order, k, &c->rs) ? ARENA_ENOMEM : 0;
+  return packed;
 }
 
+/* The order is a stable sort of the free tensors, which come in row
+ * order: by (visit, size descending) packed into one key, or by size
+ * and then by visit. The tree over the spans goes before the sort when
+ * the keys are packed, so that it never adds to the sort's memory. */
 int planner__breadth_order(const struct planner__prob *p, uint32_t *order,
+                           uint64_t *key, struct planner__radix *rs,
                            size_t *m)
 {
   const struct tindex *x = p->x;
@@ -126,18 +124,27 @@ int planner__breadth_order(const struct planner__prob *p, uint32_t *order,
   struct bctx c = {p, x, {0}};
   uint32_t *spans = malloc(S * sizeof *spans);
   uint32_t *tree = malloc(2 * S * sizeof *tree);
-  uint64_t *key = malloc(x->m * sizeof *key);
-  int rc = spans && tree && key ? span_order(&c, spans) : ARENA_ENOMEM;
+  int rc = spans && tree ? span_order(&c, spans) : ARENA_ENOMEM;
+  planner__radix_cleanup(&c.rs);
+  int packed = 0;
   if (!rc) {
     for (size_t k = 0; k < S; k++) /* leaves: each span's visit */
       tree[S + spans[k]] = (uint32_t)k;
     for (size_t v = S - 1; v >= 1; v--)
       tree[v] = tree[2 * v] < tree[2 * v + 1] ? tree[2 * v] : tree[2 * v + 1];
-    rc = sort_by_visit(&c, tree, order, key, m);
+    packed = visit_keys(&c, tree, order, key, m);
   }
-  planner__radix_cleanup(&c.rs);
   free(spans);
+  if (packed) {
+    free(tree);
+    tree = NULL;
+  }
+  if (!rc && planner__radix_sort(key, order, *m, rs))
+    rc = ARENA_ENOMEM;
+  for (size_t j = 0; !rc && !packed && j < *m; j++)
+    key[j] = first_visit(x, tree, &x->item[order[j]]);
+  if (!rc && !packed && planner__radix_sort(key, order, *m, rs))
+    rc = ARENA_ENOMEM;
   free(tree);
-  free(key);
   return rc;
 }

@@ -40,6 +40,8 @@ static int radix_reserve(struct planner__radix *s, size_t n)
 {
   if (n <= s->cap)
     return 0;
+  if (s->borrowed)
+    return -1;
   uint64_t *k = realloc(s->key, n * sizeof *k);
   if (!k)
     return -1;
@@ -208,11 +210,22 @@ int planner__radix_sort(uint64_t *key, uint32_t *val, size_t n,
   return 0;
 }
 
+struct planner__radix planner__radix_borrow(void *mem, size_t bytes)
+{
+  size_t cap = bytes / (sizeof(uint64_t) + sizeof(uint32_t));
+  uint64_t *key = mem;
+  return (struct planner__radix){key, (uint32_t *)(void *)(key + cap), cap,
+                                 1};
+}
+
 void planner__radix_cleanup(struct planner__radix *s)
 {
-  free(s->key);
-  free(s->val);
+  if (!s->borrowed) {
+    free(s->key);
+    free(s->val);
+  }
   s->key = NULL;
   s->val = NULL;
   s->cap = 0;
+  s->borrowed = 0;
 }

@@ -53,9 +53,10 @@
  *  groups, the nodes (s + S) >> gshift at the height where about
  *  TINDEX_GROUPS of them cover the timeline.
  *
- * Memory: about 34 bytes per non-empty tensor plus 16 per span (at most
- * two spans per tensor; 24 when some node keeps a union), and 4 per
- * graph row. A heuristic adds its placements (16 bytes a tensor), its
+ * Memory: 25 bytes per non-empty tensor, 4 per node list entry (none
+ * for a near tensor, O(log S) for another), 16 per span (at most two
+ * spans per tensor; 24 when some node keeps a union), and 4 per graph
+ * row. A heuristic adds its placements (16 bytes a tensor), its
  * order (4) and its unions (tunion.h).
  */
 #ifndef ARENA_TINDEX_H

@@ -7,12 +7,14 @@
  * ("breadth"), is constant. Spans are visited widest first. At each span,
  * its still unvisited tensors are taken largest first.
  *
- * The tensors live in span s are the lists of the index's segment-tree
- * nodes on the path of leaf s. Every tensor in such a list is live in s,
- * so the visit of s takes all of them, and a list read once never yields
- * anything again: it is marked consumed and skipped from then on. Each
- * list is thus read once, and the order costs O(n log S) overall, plus
- * the sorts (radix, linear).
+ * A tensor is taken at the first visited span it is live in, so the
+ * order is a sort: by that visit, then size descending, then row. The
+ * visit is the smallest visit number over the spans [s0, s1), read from
+ * a segment tree over the spans (each node holds the earliest visit of
+ * its range) on the index's canonical cover of the lifetime: O(log S)
+ * a tensor, then one radix sort of both keys packed into 64 bits (two
+ * when sizes are too wide), linear, reading and writing contiguous
+ * arrays.
  */
 #include "planner_int.h"
 #include "planner_sort.h"
@@ -24,11 +26,6 @@
 struct bctx {
   const struct planner__prob *p;
   const struct tindex *x;
-  uint8_t *visited;          /* m: 1 once a rank is in the order or pinned */
-  uint8_t *consumed;         /* 2 S: 1 once a node's list has been taken */
-  uint64_t *key;             /* m: sort keys of one span's hits */
-  uint32_t *hits;            /* m: one span's unvisited tensors (ranks) */
-  int narrow;                /* every size is below 2^32 */
   struct planner__radix rs;  /* radix scratch */
 };
 
@@ -44,58 +41,26 @@ static void widths(const struct tindex *x, uint64_t *width)
     width[s] += width[s - 1];
 }
 
-/* Collects the unvisited tensors live in span s into c->hits. */
-static size_t take_span(struct bctx *c, uint32_t s)
+/* The earliest visit among the spans [s0, s1): the smallest value of
+ * tree[] (a bottom-up segment tree of each node's earliest visit) over
+ * the canonical cover of the range. */
+static uint32_t first_visit(const struct tindex *x, const uint32_t *tree,
+                            const struct tindex_item *it)
 {
-  const struct tindex *x = c->x;
-  size_t h = 0;
-  for (uint32_t bits = x->leaf[s].mask; bits; bits &= bits - 1) {
-    size_t v = tindex_path_node(x, s, (unsigned)__builtin_ctz(bits));
-    if (c->consumed[v])
-      continue;
-    c->consumed[v] = 1;
-    for (uint32_t e = x->node_beg[v]; e < x->node_beg[v + 1]; e++) {
-      uint32_t r = x->ent[e];
-      if (!c->visited[r]) {
-        c->visited[r] = 1;
-        c->hits[h++] = r;
-      }
-    }
+  size_t lo = it->s0 + x->n_spans, hi = it->s1 + x->n_spans;
+  uint32_t q = UINT32_MAX;
+  for (; lo < hi; lo >>= 1, hi >>= 1) {
+    if ((lo & 1) && tree[lo++] < q)
+      q = tree[lo - 1];
+    if ((hi & 1) && tree[--hi] < q)
+      q = tree[hi];
   }
-  return h;
+  return q;
 }
 
-/* Sorts hits[0..h) by size descending, ties to the earlier row: in one
- * sort of (size, row) packed into one key when sizes fit in 32 bits,
- * else by row, then stably by size. */
-static int sort_hits(struct bctx *c, size_t h)
+static unsigned bits_of(uint64_t v)
 {
-  const struct tindex *x = c->x;
-  for (size_t k = 0; k < h; k++)
-    c->key[k] = c->narrow ? (uint64_t)(UINT32_MAX - x->item[c->hits[k]].size)
-                                    << 32 |
-                                x->row_of[c->hits[k]]
-                          : x->row_of[c->hits[k]];
-  if (planner__radix_sort(c->key, c->hits, h, &c->rs))
-    return ARENA_ENOMEM;
-  if (c->narrow)
-    return 0;
-  for (size_t k = 0; k < h; k++)
-    c->key[k] = ~x->item[c->hits[k]].size;
-  return planner__radix_sort(c->key, c->hits, h, &c->rs) ? ARENA_ENOMEM : 0;
-}
-
-static int visit_spans(struct bctx *c, const uint32_t *spans, uint32_t *order,
-                       size_t *m)
-{
-  for (size_t k = 0; k < c->x->n_spans; k++) {
-    size_t h = take_span(c, spans[k]);
-    if (sort_hits(c, h))
-      return ARENA_ENOMEM;
-    memcpy(order + *m, c->hits, h * sizeof *order);
-    *m += h;
-  }
-  return 0;
+  return v ? 64 - (unsigned)__builtin_clzll(v) : 0;
 }
 
 /* The spans by width descending, ties to the earlier span, into spans. */
@@ -115,34 +80,71 @@ static int span_order(struct bctx *c, uint32_t *spans)
   return rc ? ARENA_ENOMEM : 0;
 }
 
+/* Lists the free tensors (ranks into order, count *m) in row order
+ * with their keys: the visit of the first visited span each is live in
+ * and the size descending packed into one, when they fit in 64 bits
+ * (returns 1), else the size alone (returns 0). */
+static int visit_keys(const struct bctx *c, const uint32_t *tree,
+                      uint32_t *order, uint64_t *key, size_t *m)
+{
+  const struct planner__prob *p = c->p;
+  const struct tindex *x = c->x;
+  uint64_t smax = 0;
+  size_t k = 0;
+  for (size_t i = 0; i < p->n; i++)
+    if (p->t[i].size && p->t[i].pinned == PLANNER_NOT_PINNED) {
+      order[k++] = x->rank_of[i];
+      if (p->t[i].size > smax)
+        smax = p->t[i].size;
+    }
+  *m = k;
+  unsigned w = bits_of(smax);
+  int packed = w + bits_of(x->n_spans) <= 64;
+  for (size_t j = 0; j < k; j++) {
+    const struct tindex_item *it = &x->item[order[j]];
+    key[j] = packed ? (uint64_t)first_visit(x, tree, it) << w | (smax - it->size)
+                    : ~it->size;
+  }
+  return packed;
+}
+
+/* The order is a stable sort of the free tensors, which come in row
+ * order: by (visit, size descending) packed into one key, or by size
+ * and then by visit. The tree over the spans goes before the sort when
+ * the keys are packed, so that it never adds to the sort's memory. */
 int planner__breadth_order(const struct planner__prob *p, uint32_t *order,
+                           uint64_t *key, struct planner__radix *rs,
                            size_t *m)
 {
   const struct tindex *x = p->x;
+  size_t S = x->n_spans;
   *m = 0;
-  size_t mm = x->m ? x->m : 1;
-  struct bctx c = {p, x, NULL, NULL, NULL, NULL, 0, {0}};
-  uint32_t *spans = malloc((x->n_spans ? x->n_spans : 1) * sizeof *spans);
-  c.visited = malloc(mm);
-  c.consumed = calloc(2 * x->n_spans + 1, 1);
-  c.key = malloc(mm * sizeof *c.key);
-  c.hits = malloc(mm * sizeof *c.hits);
-  int rc = ARENA_ENOMEM;
-  if (spans && c.visited && c.consumed && c.key && c.hits) {
-    c.narrow = 1;
-    for (size_t r = 0; r < x->m; r++) { /* pinned tensors are never visited */
-      c.visited[r] = p->t[x->row_of[r]].pinned != PLANNER_NOT_PINNED;
-      c.narrow &= x->item[r].size <= UINT32_MAX;
-    }
-    rc = span_order(&c, spans);
-  }
-  if (!rc)
-    rc = visit_spans(&c, spans, order, m);
+  if (!S)
+    return 0;
+  struct bctx c = {p, x, {0}};
+  uint32_t *spans = malloc(S * sizeof *spans);
+  uint32_t *tree = malloc(2 * S * sizeof *tree);
+  int rc = spans && tree ? span_order(&c, spans) : ARENA_ENOMEM;
   planner__radix_cleanup(&c.rs);
+  int packed = 0;
+  if (!rc) {
+    for (size_t k = 0; k < S; k++) /* leaves: each span's visit */
+      tree[S + spans[k]] = (uint32_t)k;
+    for (size_t v = S - 1; v >= 1; v--)
+      tree[v] = tree[2 * v] < tree[2 * v + 1] ? tree[2 * v] : tree[2 * v + 1];
+    packed = visit_keys(&c, tree, order, key, m);
+  }
   free(spans);
-  free(c.visited);
-  free(c.consumed);
-  free(c.key);
-  free(c.hits);
+  if (packed) {
+    free(tree);
+    tree = NULL;
+  }
+  if (!rc && planner__radix_sort(key, order, *m, rs))
+    rc = ARENA_ENOMEM;
+  for (size_t j = 0; !rc && !packed && j < *m; j++)
+    key[j] = first_visit(x, tree, &x->item[order[j]]);
+  if (!rc && !packed && planner__radix_sort(key, order, *m, rs))
+    rc = ARENA_ENOMEM;
+  free(tree);
   return rc;
 }

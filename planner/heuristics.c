@@ -304,10 +304,9 @@ static int place(struct placer *pl, uint32_t r, uint64_t off)
 static int place_pins(struct placer *pl)
 {
   const struct tindex *x = pl->x;
-  for (size_t r = 0; r < x->m; r++)
-    pl->pos[r].off = pl->pos[r].end = 0;
+  memset(pl->pos, 0, x->m * sizeof *pl->pos);
   int rc = 0;
-  for (size_t r = 0; r < x->m && !rc; r++) {
+  for (size_t r = 0; r < x->m && !rc && pl->p->n_pinned; r++) {
     const struct planner_tensor *t = &pl->p->t[x->row_of[r]];
     if (t->pinned != PLANNER_NOT_PINNED)
       rc = place(pl, (uint32_t)r, (uint64_t)t->pinned);
@@ -548,7 +547,7 @@ static int order_of(const struct planner__prob *p, enum planner_algo a,
   case PLANNER_ALGO_TFLITE_BESTFIT:
     return order_tflite(p, v);
   case PLANNER_ALGO_GREEDY_BREADTH:
-    return planner__breadth_order(p, v->rank, &v->m);
+    return planner__breadth_order(p, v->rank, v->key, &v->rs, &v->m);
   default:
     return ARENA_EINVAL;
   }
@@ -558,28 +557,28 @@ int planner__task_new(const struct planner__prob *p, enum planner_algo a,
                       struct planner__task **out)
 {
   struct order v;
+  memset(&v, 0, sizeof v);
   *out = NULL;
   if (a != PLANNER_ALGO_TFLM_GREEDY && a != PLANNER_ALGO_TFLITE_BESTFIT &&
       a != PLANNER_ALGO_GREEDY_SIZE && a != PLANNER_ALGO_GREEDY_BREADTH)
     return ARENA_EINVAL;
   struct planner__task *t = calloc(1, sizeof *t);
-  int rc = t ? order_init(&v, p->x->m) : ARENA_ENOMEM;
   if (!t)
-    return rc;
-  if (!rc)
+    return ARENA_ENOMEM;
+  size_t room = (p->x->m ? p->x->m : 1) * sizeof *t->pl.pos;
+  t->pl.pos = malloc(room);
+  int rc = t->pl.pos ? order_init(&v, p->x->m) : ARENA_ENOMEM;
+  if (!rc) { /* the placements' room is the sorts' scratch till then */
+    v.rs = planner__radix_borrow(t->pl.pos, room);
     rc = order_of(p, a, &v);
-  free(v.key); /* keys and sort scratch are done with: placing needs */
-  v.key = NULL; /* the memory */
+  }
+  free(v.key); /* keys are done with: placing needs the memory */
   planner__radix_cleanup(&v.rs);
   t->order = v.rank;
   t->n_order = v.m;
   t->mode = a == PLANNER_ALGO_TFLM_GREEDY ? FIT_FIRST : FIT_BEST;
   t->pl.p = p;
   t->pl.x = p->x;
-  if (!rc) {
-    t->pl.pos = malloc((p->x->m ? p->x->m : 1) * sizeof *t->pl.pos);
-    rc = t->pl.pos ? 0 : ARENA_ENOMEM;
-  }
   if (!rc)
     rc = place_pins(&t->pl);
   if (rc) {

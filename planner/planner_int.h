@@ -135,10 +135,14 @@ int planner__tflite_same_order(const struct planner__prob *p,
 void planner__offsets_of(const struct planner__prob *p,
                          const struct tindex_span *pos, uint64_t *offsets);
 
+struct planner__radix; /* planner_sort.h */
+
 /* Writes greedy-breadth's visiting order of the free tensors (non-empty,
  * not pinned), as ranks of the time index p->x, into order (p->x->m
- * entries of room) and their count into *m. Returns 0 or ARENA_ENOMEM. */
+ * entries of room) and their count into *m; key (p->x->m entries) and
+ * rs (borrowed) are scratch. Returns 0 or ARENA_ENOMEM. */
 int planner__breadth_order(const struct planner__prob *p, uint32_t *order,
+                           uint64_t *key, struct planner__radix *rs,
                            size_t *m);
 
 /* Returns max(offset + size) over the non-empty tensors. */

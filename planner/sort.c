@@ -16,6 +16,8 @@
 #define RADIX_MAX_BITS 11 /* digit width at most: 2048 buckets */
 #define RADIX_MAX_PASSES 7 /* ceil(64 / RADIX_MAX_BITS) */
 #define RADIX_SMALL 32     /* insertion sort at or below this many pairs */
+#define RADIX_LATE 16      /* at most n / RADIX_LATE pairs out of order:
+                              sorted apart and merged */
 
 static void insertion_pairs(uint64_t *key, uint32_t *val, size_t n)
 {
@@ -38,6 +40,8 @@ static int radix_reserve(struct planner__radix *s, size_t n)
 {
   if (n <= s->cap)
     return 0;
+  if (s->borrowed)
+    return -1;
   uint64_t *k = realloc(s->key, n * sizeof *k);
   if (!k)
     return -1;
@@ -111,6 +115,51 @@ static void histograms(const uint64_t *key, size_t n, struct digits d,
   }
 }
 
+/* A nearly sorted input: the pairs below the running maximum of the
+ * keys before them ("late" ones, n_late of n) move to their own arrays
+ * and are sorted there, the rest (ascending) close up in place, and the
+ * two merge from the back. A pair that ties with a late one comes before
+ * it (else it would be late too), so taking the late one on ties keeps
+ * the sort stable. Returns 0 or -1 (nothing changed). */
+static int sort_late(uint64_t *key, uint32_t *val, size_t n, size_t n_late,
+                     struct planner__radix *s)
+{
+  uint64_t *lk = malloc(n_late * sizeof *lk);
+  uint32_t *lv = val ? malloc(n_late * sizeof *lv) : NULL;
+  if (!lk || (val && !lv)) {
+    free(lk);
+    free(lv);
+    return -1;
+  }
+  size_t a = 0, b = 0;
+  uint64_t top = key[0];
+  for (size_t i = 0; i < n; i++) {
+    if (key[i] < top) {
+      lk[b] = key[i];
+      if (val)
+        lv[b] = val[i];
+      b++;
+      continue;
+    }
+    top = key[i];
+    key[a] = key[i];
+    if (val)
+      val[a] = val[i];
+    a++;
+  }
+  int rc = planner__radix_sort(lk, lv, n_late, s);
+  for (size_t w = n; !rc && b > 0;) { /* a + b == w */
+    int late = a == 0 || lk[b - 1] >= key[a - 1];
+    size_t from = late ? --b : --a;
+    key[--w] = late ? lk[from] : key[from];
+    if (val)
+      val[w] = late ? lv[from] : val[from];
+  }
+  free(lk);
+  free(lv);
+  return rc;
+}
+
 int planner__radix_sort(uint64_t *key, uint32_t *val, size_t n,
                         struct planner__radix *s)
 {
@@ -118,16 +167,19 @@ int planner__radix_sort(uint64_t *key, uint32_t *val, size_t n,
     insertion_pairs(key, val, n);
     return 0;
   }
-  uint64_t any = 0, all = UINT64_MAX;
-  int sorted = 1;
+  uint64_t any = 0, all = UINT64_MAX, top = 0;
+  size_t late = 0;
   for (size_t i = 0; i < n; i++) {
     any |= key[i];
     all &= key[i];
-    sorted &= i == 0 || key[i - 1] <= key[i];
+    late += key[i] < top;
+    top = key[i] > top ? key[i] : top;
   }
   uint64_t differ = any ^ all; /* bits that are not the same in every key */
-  if (!differ || sorted)
+  if (!differ || !late)
     return 0;
+  if (late <= n / RADIX_LATE)
+    return sort_late(key, val, n, late, s);
   if (n > UINT32_MAX || radix_reserve(s, n))
     return -1;
   static const size_t buckets = (size_t)1 << RADIX_MAX_BITS;
@@ -158,11 +210,22 @@ int planner__radix_sort(uint64_t *key, uint32_t *val, size_t n,
   return 0;
 }
 
+struct planner__radix planner__radix_borrow(void *mem, size_t bytes)
+{
+  size_t cap = bytes / (sizeof(uint64_t) + sizeof(uint32_t));
+  uint64_t *key = mem;
+  return (struct planner__radix){key, (uint32_t *)(void *)(key + cap), cap,
+                                 1};
+}
+
 void planner__radix_cleanup(struct planner__radix *s)
 {
-  free(s->key);
-  free(s->val);
+  if (!s->borrowed) {
+    free(s->key);
+    free(s->val);
+  }
   s->key = NULL;
   s->val = NULL;
   s->cap = 0;
+  s->borrowed = 0;
 }

@@ -21,6 +21,7 @@ void tindex_cleanup(struct tindex *x)
   free(x->align_log2);
   free(x->node_beg);
   free(x->ent);
+  free(x->near_s1);
   free(x->uoff);
   free(x->leaf);
   memset(x, 0, sizeof *x);
@@ -112,7 +113,8 @@ static int make_tree(struct tindex *x)
   if (!x->node_beg)
     return -1;
   for (size_t r = 0; r < x->m; r++)
-    count_cover(x, r);
+    if (!x->near_s1[r])
+      count_cover(x, r);
   for (size_t v = 1; v <= nodes; v++)
     x->node_beg[v] += x->node_beg[v - 1];
   x->ent = malloc((x->node_beg[nodes] ? x->node_beg[nodes] : 1) *
@@ -120,23 +122,61 @@ static int make_tree(struct tindex *x)
   if (!x->ent)
     return -1;
   for (size_t r = x->m; r-- > 0;)
-    fill_cover(x, r);
+    if (!x->near_s1[r])
+      fill_cover(x, r);
+  return 0;
+}
+
+/* leaf[s].after: the first rank that starts after span s. */
+static int make_after(struct tindex *x)
+{
+  size_t S = x->n_spans;
+  x->leaf = malloc((S ? S : 1) * sizeof *x->leaf);
+  if (!x->leaf)
+    return -1;
+  size_t r = 0;
+  for (size_t s = 0; s < S; s++) {
+    while (r < x->m && x->item[r].s0 <= s)
+      r++;
+    x->leaf[s].after = (uint32_t)r;
+  }
+  return 0;
+}
+
+/* Which tensors are near (see near_s1): those of at most TINDEX_NEAR
+ * spans whose every span has at most TINDEX_NEAR_RANKS ranks between
+ * near_lo() and the ranks that start after it. */
+static int make_near(struct tindex *x)
+{
+  size_t S = x->n_spans;
+  uint8_t *ok = malloc(S ? S : 1);
+  x->near_s1 = malloc((x->m ? x->m : 1) * sizeof *x->near_s1);
+  if (!ok || !x->near_s1) {
+    free(ok);
+    return -1;
+  }
+  for (uint32_t s = 0; s < S; s++)
+    ok[s] = x->leaf[s].after - tindex_near_lo(x, s) <= TINDEX_NEAR_RANKS;
+  for (size_t r = 0; r < x->m; r++) {
+    uint32_t s0 = x->item[r].s0, s1 = x->item[r].s1, s = s0;
+    if (s1 - s0 <= TINDEX_NEAR)
+      while (s < s1 && ok[s])
+        s++;
+    x->near_s1[r] = s == s1 ? s1 : 0;
+  }
+  free(ok);
   return 0;
 }
 
 /* leaf[s].mask: bit j when node (s + S) >> j has a list. pm[v] holds
  * the same for the internal node v, built top-down (a parent has a
- * smaller index than its children). leaf[s].after: the first rank that
- * starts after span s. */
-static int make_leaves(struct tindex *x)
+ * smaller index than its children). */
+static int make_masks(struct tindex *x)
 {
   size_t S = x->n_spans;
   uint32_t *pm = malloc((S ? S : 1) * sizeof *pm);
-  x->leaf = malloc((S ? S : 1) * sizeof *x->leaf);
-  if (!pm || !x->leaf) {
-    free(pm);
+  if (!pm)
     return -1;
-  }
   pm[0] = 0;
   for (size_t v = 1; v < 2 * S; v++) {
     uint32_t bit = x->node_beg[v + 1] != x->node_beg[v];
@@ -147,12 +187,6 @@ static int make_leaves(struct tindex *x)
       x->leaf[v - S].mask = m;
   }
   free(pm);
-  size_t r = 0;
-  for (size_t s = 0; s < S; s++) {
-    while (r < x->m && x->item[r].s0 <= s)
-      r++;
-    x->leaf[s].after = (uint32_t)r;
-  }
   return 0;
 }
 
@@ -243,7 +277,8 @@ static int build(struct tindex *x, const struct planner__prob *p)
   if (!x->rank_of || !x->row_of || !x->item || !x->align_log2 ||
       number_and_span(x, p))
     return -1;
-  if (make_tree(x) || make_leaves(x) || make_union_slots(x))
+  if (make_after(x) || make_near(x) || make_tree(x) || make_masks(x) ||
+      make_union_slots(x))
     return -1;
   make_groups(x);
   return 0;
@@ -279,11 +314,20 @@ void tindex_prefetch(const struct tindex *x, const struct tindex_span *pos,
   if (stage == 1) {
     __builtin_prefetch(&x->leaf[it->s0]);
     __builtin_prefetch(&x->leaf[it->s1 - 1]);
+    if (it->s0 >= TINDEX_NEAR)
+      __builtin_prefetch(&x->leaf[it->s0 - TINDEX_NEAR]);
     return;
   }
   uint32_t bits = x->leaf[it->s0].mask;
-  if (stage == 2)
-    __builtin_prefetch(&pos[x->leaf[it->s0].after]);
+  if (stage == 2) {
+    size_t near = tindex_near_lo(x, it->s0), lo = x->leaf[it->s0].after;
+    if (lo - near <= TINDEX_NEAR_RANKS) /* the near tensors' lines */
+      for (size_t q = near; q < lo; q += 64 / sizeof *pos) {
+        __builtin_prefetch(&pos[q]);
+        __builtin_prefetch(&x->near_s1[q]);
+      }
+    __builtin_prefetch(&pos[lo]);
+  }
   for (; bits; bits &= bits - 1) {
     size_t v = tindex_path_node(x, it->s0, (unsigned)__builtin_ctz(bits));
     if (stage == 2) {
@@ -337,8 +381,16 @@ int tindex_load_bound(const struct tindex *x, uint64_t g_al, uint64_t *lb)
     live[x->item[r].s0] += rounded;
     live[x->item[r].s1] -= rounded;
   }
-  if (down)
+  if (down) {
     path_slack(x, g_al, down);
+    for (size_t r = 0; r < x->m; r++) /* near tensors are in no list */
+      for (uint32_t s = x->item[r].s0; s < x->near_s1[r]; s++) {
+        uint64_t size = x->item[r].size;
+        uint32_t slack = (uint32_t)(planner__align_up(size, g_al) - size);
+        if (slack > down[S + s])
+          down[S + s] = slack;
+      }
+  }
   uint64_t sum = 0;
   for (size_t s = 0; s < S; s++) {
     sum += live[s];

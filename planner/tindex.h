@@ -27,11 +27,24 @@
  *  leaf[s].mask has bit j set when node (s + n_spans) >> j has a list, so
  *  a walk reads only the nodes that hold something.
  *
+ *  Near tensors. Most tensors of real graphs live a few spans, and a
+ *  query would find them in many short lists all over the tree. A
+ *  tensor of at most TINDEX_NEAR spans, none of which has more than
+ *  TINDEX_NEAR_RANKS ranks starting in the TINDEX_NEAR spans up to it,
+ *  is near: it is in no node list, and near_s1[r] holds its s1 (0 for
+ *  every other tensor). A near tensor that lives in span s starts in
+ *  the last TINDEX_NEAR spans up to s, so it is among the ranks
+ *  tindex_near_lo(s) .. leaf[s].after - 1, which a query reads in one
+ *  run (when there are at most TINDEX_NEAR_RANKS of them; else no near
+ *  tensor lives in s), keeping those with near_s1 above s.
+ *
  *  Overlap query for a tensor [s0, s1): the tensors covering s0 (the path
- *  of leaf s0) plus the tensors starting in (s0, s1) (ranks
- *  leaf[s0].after .. leaf[s1 - 1].after). The two sets are disjoint.
- *  Placed or not, each is read once, so a query costs O(log S + k) for
- *  the k tensors that overlap, with mostly sequential reads.
+ *  of leaf s0, and the near ones among the ranks before leaf[s0].after)
+ *  plus the tensors starting in (s0, s1) (ranks leaf[s0].after ..
+ *  leaf[s1 - 1].after). The sets are disjoint. Placed or not, each is
+ *  read once, so a query costs O(log S + k) for the k tensors that
+ *  overlap, plus at most TINDEX_NEAR_RANKS near candidates, with mostly
+ *  sequential reads.
  *
  *  Unions. What a query returns depends only on the union of the placed
  *  bytes of the tensors it finds, so a heuristic reads unions of placed
@@ -40,9 +53,10 @@
  *  groups, the nodes (s + S) >> gshift at the height where about
  *  TINDEX_GROUPS of them cover the timeline.
  *
- * Memory: about 30 bytes per non-empty tensor plus 16 per span (at most
- * two spans per tensor; 24 when some node keeps a union), and 4 per
- * graph row. A heuristic adds its placements (16 bytes a tensor), its
+ * Memory: 25 bytes per non-empty tensor, 4 per node list entry (none
+ * for a near tensor, O(log S) for another), 16 per span (at most two
+ * spans per tensor; 24 when some node keeps a union), and 4 per graph
+ * row. A heuristic adds its placements (16 bytes a tensor), its
  * order (4) and its unions (tunion.h).
  */
 #ifndef ARENA_TINDEX_H
@@ -80,6 +94,8 @@ struct tindex {
   uint32_t *node_beg;        /* 2 S + 1: node v's list is ent[node_beg[v]
                                 .. node_beg[v + 1]); v in [1, 2 S) */
   uint32_t *ent;             /* node lists: ranks, each list ascending */
+  uint32_t *near_s1;         /* m: s1 of a near tensor, else 0 (see
+                                "Near tensors") */
   uint32_t *uoff;            /* 2 S + 1: slots of node v's union are
                                 [uoff[v], uoff[v + 1]): its list length
                                 plus one when that is TINDEX_UNION or
@@ -108,6 +124,9 @@ struct tindex_spans {
   size_t cap;            /* entries of room */
 };
 
+#define TINDEX_NEAR 16 /* spans a near tensor covers at most */
+#define TINDEX_NEAR_RANKS 64 /* ranks a query reads for near tensors at
+                                most */
 #define TINDEX_UNION 32  /* tensors in a node list worth a node union */
 #define TINDEX_GROUPS 64 /* groups at most */
 #define TINDEX_GROUP_SPANS 32 /* spans a group covers at least */
@@ -124,6 +143,13 @@ void tindex_cleanup(struct tindex *x);
  * the caller, who frees it; x keeps everything else and its cleanup no
  * longer frees row_of. NULL for an empty x. */
 uint32_t *tindex_take_row_of(struct tindex *x);
+
+/* The first rank that may be near (see near_s1) and live in span s: no
+ * near tensor that starts before it lives in s. */
+static inline size_t tindex_near_lo(const struct tindex *x, uint32_t s)
+{
+  return s >= TINDEX_NEAR ? x->leaf[s - TINDEX_NEAR].after : 0;
+}
 
 /* The node that path bit j of leaf s stands for (see leaf[].mask). */
 static inline size_t tindex_path_node(const struct tindex *x, uint32_t s,

@@ -173,6 +173,8 @@ static int cover_add(const struct tindex *x, struct tunion *u, uint32_t r,
                      uint64_t off, uint64_t end, int kinds)
 {
   size_t lo = x->item[r].s0 + x->n_spans, hi = x->item[r].s1 + x->n_spans;
+  if (x->near_s1[r])
+    return 0; /* in no node list */
   for (; lo < hi; lo >>= 1, hi >>= 1) { /* as tindex's count_cover */
     size_t v[2], k = 0;
     if (lo & 1)
@@ -397,6 +399,26 @@ static int take_range(struct tindex_spans *out, const struct tindex_span *pos,
   return 0;
 }
 
+/* Appends the placed ones among ranks [lo, hi) whose near_s1 is above
+ * s: the near tensors that live in span s. Branch-free, as take_range. */
+static int take_near(struct tindex_spans *out, const struct tindex_span *pos,
+                     const uint32_t *near_s1, uint32_t s, size_t lo,
+                     size_t hi)
+{
+  if (hi <= lo)
+    return 0;
+  if (tunion_reserve(out, hi - lo))
+    return -1;
+  struct tindex_span *o = out->v;
+  size_t n = out->n;
+  for (size_t q = lo; q < hi; q++) {
+    o[n] = pos[q];
+    n += (pos[q].end != 0) & (near_s1[q] > s);
+  }
+  out->n = n;
+  return 0;
+}
+
 /* Where a query's ranges go: loose ones and sorted runs. */
 struct sink {
   struct tindex_spans *out;
@@ -540,6 +562,10 @@ int tunion_collect(const struct tindex *x, const struct tindex_span *pos,
                                   tindex_path_node(x, it->s0, x->gshift), &k))
     return -1;
   size_t lo = x->leaf[it->s0].after, hi = x->leaf[it->s1 - 1].after;
+  size_t near = tindex_near_lo(x, it->s0);
+  if (lo - near <= TINDEX_NEAR_RANKS &&
+      take_near(out, pos, x->near_s1, it->s0, near, lo))
+    return -1;
   if (hi - lo >= TUNION_LONG)
     return take_blocks(x, pos, u, lo, hi, &k);
   return take_range(out, pos, lo, hi);

@@ -9,7 +9,8 @@
  * disjoint pieces, which dense packing keeps to a few.
  *
  * DESIGN
- *  The tensors covering the query's first span s0 are those on the path
+ *  The tensors covering the query's first span s0 are the near ones
+ *  (tindex.h, "Near tensors"), read rank by rank, and those on the path
  *  of leaf s0 of the index's tree:
  *   - node unions: a node whose list holds TINDEX_UNION or more tensors
  *     (long-lived ones, weights) keeps their union, read instead of them;

@@ -807,5 +807,6 @@ Suite *planner_suite(void)
   cp_add_best_tests(s);
   cp_add_union_tests(s);
   cp_add_thread_tests(s);
+  cp_add_sort_tests(s);
   return s;
 }

@@ -375,6 +375,28 @@ START_TEST(test_oracle_wide)
 }
 END_TEST
 
+/* One size of 2^62 among small ones: greedy-breadth's keys (first
+ * visit, size) no longer fit in one 64-bit word together, and it sorts
+ * twice. */
+START_TEST(test_oracle_huge)
+{
+  struct planner_tensor t[80];
+  uint64_t rs = 0x4e6e;
+  int planned = 0;
+  for (int r = 0; r < 1000; r++) {
+    size_t n = oracle_graph(&rs, t, 80), i = 0;
+    while (i < n && (!t[i].size || t[i].pinned != PLANNER_NOT_PINNED))
+      i++;
+    if (i == n)
+      continue;
+    t[i].size = (uint64_t)1 << 62;
+    check_graph(t, n, 1u << tu_rand_range(&rs, 0, 6), r);
+    planned++;
+  }
+  ck_assert_int_gt(planned, 500);
+}
+END_TEST
+
 /* Long lists of overlapping tensors (more than 64: radix-sorted gaps)
  * and orders of thousands (radix-sorted orders). */
 START_TEST(test_oracle_large)
@@ -425,6 +447,7 @@ void cp_add_oracle_tests(Suite *s)
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_oracle_small);
   tcase_add_test(tc, test_oracle_wide);
+  tcase_add_test(tc, test_oracle_huge);
   tcase_add_test(tc, test_oracle_large);
   tcase_add_test(tc, test_oracle_traces);
   suite_add_tcase(s, tc);

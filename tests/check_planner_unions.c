@@ -213,6 +213,43 @@ START_TEST(test_unions_seldom)
 }
 END_TEST
 
+/* Short tensors crowded into the first 64th of the timeline, sparse
+ * ones after: the crowded ones have too many neighbours to be read as
+ * near tensors and stay in the tree's lists, the sparse ones are near
+ * (tindex.h, "Near tensors"); queries see both right. */
+START_TEST(test_unions_crowded)
+{
+  static struct planner_tensor t[N_UNIONS];
+  uint64_t rs = 0x54;
+  graph(&rs, t, N_UNIONS, 1);
+  int64_t ops = N_UNIONS / 2;
+  for (size_t i = 0; i < N_UNIONS / 2; i++) {
+    int64_t len = t[i].last - t[i].first;
+    t[i].first = (int64_t)tu_rand_range(&rs, 0, (uint64_t)ops / 64);
+    t[i].last = t[i].first + len;
+  }
+  struct planner_graph g = {t, N_UNIONS};
+  struct planner_options o;
+  struct planner__prob p;
+  planner_options_init(&o);
+  ck_assert_int_eq(planner__prob_init(&p, &g, &o), 0);
+  size_t near = 0, listed = 0;
+  for (size_t r = 0; r < p.x->m; r++) {
+    const struct tindex_item *it = &p.x->item[r];
+    if (it->s1 - it->s0 <= TINDEX_NEAR) {
+      near += p.x->near_s1[r] != 0;
+      listed += p.x->near_s1[r] == 0;
+    }
+  }
+  planner__prob_cleanup(&p);
+  ck_assert_uint_gt(near, N_UNIONS / 4);
+  ck_assert_uint_gt(listed, N_UNIONS / 4);
+  struct tunion u;
+  check_unions(&g, 1, 1, &rs, &u);
+  tunion_cleanup(&u);
+}
+END_TEST
+
 /* planner__find_overlap() given the index's row_of as its order by
  * first finds exactly the pair it finds sorting by first itself, on
  * random offsets that collide in some rounds and not in others. */
@@ -294,6 +331,7 @@ void cp_add_union_tests(Suite *s)
   tcase_add_test(tc, test_unions_short);
   tcase_add_test(tc, test_unions_long);
   tcase_add_test(tc, test_unions_seldom);
+  tcase_add_test(tc, test_unions_crowded);
   tcase_add_test(tc, test_overlap_by_index_order);
   tcase_add_test(tc, test_overlap_bad_order_ignored);
   suite_add_tcase(s, tc);

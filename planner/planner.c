@@ -212,6 +212,20 @@ static int step(struct best_run *b, unsigned k, int *same_as_gs)
   return rc ? rc : planner__task_step(t->t, PLANNER_TASK_STEP);
 }
 
+/* Notes a step of task k that went well: its bound, whether it is done,
+ * and tflite-bestfit dropped when greedy-size's order is also its own. */
+static void note_step(struct best_run *b, unsigned k, int same_as_gs)
+{
+  struct best_task *t = &b->task[k];
+  if (same_as_gs)
+    for (unsigned j = 0; j < N_BEST; j++)
+      if (best_order[j] == PLANNER_ALGO_TFLITE_BESTFIT)
+        b->task[j].out = 1;
+  uint64_t top = planner__task_top(t->t);
+  t->lower = top > b->p->lb ? top : b->p->lb;
+  t->done = planner__task_done(t->t);
+}
+
 static int stop_fired(const struct planner_options *o)
 {
   return o->stop && o->stop(o->stop_ctx);
@@ -245,15 +259,8 @@ static void *best_worker_main(void *arg)
       rc = ARENA_ECANCELED;
     if (rc && !t->out && !b->rc)
       b->rc = rc;
-    if (same_as_gs)
-      for (unsigned j = 0; j < N_BEST; j++)
-        if (best_order[j] == PLANNER_ALGO_TFLITE_BESTFIT)
-          b->task[j].out = 1;
-    if (!rc) {
-      uint64_t top = planner__task_top(t->t);
-      t->lower = top > p->lb ? top : p->lb;
-      t->done = planner__task_done(t->t);
-    }
+    if (!rc)
+      note_step(b, k, same_as_gs);
     if (b->threaded)
       pthread_cond_broadcast(&b->wake);
   }
@@ -286,6 +293,64 @@ static void run_workers(struct best_run *b, unsigned n_w)
   }
 }
 
+/* Whether task k may still run: not dropped and not finished. */
+static int live(const struct best_run *b, unsigned k)
+{
+  return !b->task[k].out && !b->task[k].done;
+}
+
+/* Tasks other than the last that may hold state at once on one thread. */
+#define ALONE_OTHERS 2
+
+/* The task to run next on one thread: as pick(), but among the last
+ * task (greedy-breadth, whose bound grows slowest) and at most
+ * ALONE_OTHERS others, those already started first, then the first ones
+ * not started; N_BEST when none may run. */
+static unsigned pick_alone(const struct best_run *b)
+{
+  unsigned last = N_BEST - 1, held = 0, best = N_BEST;
+  for (unsigned k = 0; k < last; k++)
+    held += live(b, k) && b->task[k].t != NULL;
+  for (unsigned k = 0; k <= last; k++) {
+    const struct best_task *t = &b->task[k];
+    if (!live(b, k) || (k < last && !t->t && held >= ALONE_OTHERS))
+      continue;
+    if (k < last && !t->t)
+      held++;
+    if (best == N_BEST || t->lower < b->task[best].lower)
+      best = k;
+  }
+  return best;
+}
+
+/* Runs the tasks on this thread, the last one (greedy-breadth, whose
+ * bound grows slowest) along with the others one at a time. A task that
+ * finishes best so far leaves its offsets in off and frees its state at
+ * once. Returns 0 or an error. */
+static int run_alone(struct best_run *b, uint64_t *off)
+{
+  const struct planner__prob *p = b->p;
+  for (;;) {
+    drop_losers(b);
+    unsigned k = pick_alone(b);
+    if (k == N_BEST)
+      return 0;
+    struct best_task *t = &b->task[k];
+    int same_as_gs = 0;
+    int rc = step(b, k, &same_as_gs);
+    if (!rc && stop_fired(p->o))
+      rc = ARENA_ECANCELED;
+    if (rc)
+      return rc;
+    note_step(b, k, same_as_gs);
+    if (t->done && !cannot_win(b, k)) { /* the best so far */
+      planner__offsets_of(p, planner__task_pos(t->t), off);
+      planner__task_free(t->t);
+      t->t = NULL;
+    }
+  }
+}
+
 /* Runs every heuristic of `best` on up to o->threads threads, keeping the
  * first smallest in off. */
 static int run_best(const struct planner__prob *p, uint64_t *off,
@@ -299,8 +364,13 @@ static int run_best(const struct planner__prob *p, uint64_t *off,
   unsigned n_w = p->o->threads < N_BEST ? p->o->threads : N_BEST;
   if (n_w == 0 || p->x->m < BEST_THREADS_MIN)
     n_w = 1;
-  run_workers(&b, n_w);
-  int rc = b.rc;
+  int rc;
+  if (n_w == 1)
+    rc = run_alone(&b, off);
+  else {
+    run_workers(&b, n_w);
+    rc = b.rc;
+  }
   unsigned win = N_BEST;
   for (unsigned k = 0; k < N_BEST; k++)
     if (b.task[k].done && !b.task[k].out &&
@@ -310,7 +380,8 @@ static int run_best(const struct planner__prob *p, uint64_t *off,
     rc = ARENA_ENOMEM; /* not reached: the winner always finishes */
   if (!rc) {
     *used = best_order[win];
-    planner__offsets_of(p, planner__task_pos(b.task[win].t), off);
+    if (b.task[win].t)
+      planner__offsets_of(p, planner__task_pos(b.task[win].t), off);
   }
   for (unsigned k = 0; k < N_BEST; k++)
     planner__task_free(b.task[k].t);

@@ -356,6 +356,57 @@ START_TEST(test_squeeze_lowers_top)
 }
 END_TEST
 
+START_TEST(test_squeeze_ejects)
+{
+  /* The same trace, spoiled otherwise: a long-lived tensor moved to the
+   * top of the arena, and a short-lived one that lives in the middle of
+   * its lifetime moved into the slot it left. No gap along the long
+   * tensor's lifetime lets it down past the windows at its ends; the
+   * ejection moves it back over the short one, which then goes to the
+   * lowest offset where it fits. The squeeze must end strictly below the
+   * spoiled arena, never above greedy-size's, with a plan that verifies,
+   * the same when every poll sleeps. */
+  size_t n;
+  struct planner_tensor *t = tracegen_make(TRACEGEN_IOPDDL, 10000, 1, &n);
+  ck_assert_ptr_nonnull(t);
+  uint64_t *offs = malloc(3 * n * sizeof *offs);
+  ck_assert_ptr_nonnull(offs);
+  uint64_t *a = offs + n, *b = offs + 2 * n;
+  struct ce_built B;
+  uint64_t heur = greedy_problem(&B, t, n, offs);
+  size_t j = n, s = n;
+  for (size_t i = 0; i < n && j == n; i++)
+    if (t[i].size > 1000 && t[i].last - t[i].first > 6000)
+      j = i;
+  ck_assert_uint_lt(j, n);
+  uint32_t third = (t[j].last - t[j].first) / 3;
+  for (size_t i = 0; i < n && s == n; i++)
+    if (t[i].size > 0 && t[i].size <= t[j].size &&
+        t[i].last - t[i].first < 10 && t[i].first > t[j].first + third &&
+        t[i].last < t[j].last - third)
+      s = i;
+  ck_assert_uint_lt(s, n);
+  offs[s] = offs[j];
+  offs[j] = heur;
+  uint64_t spoiled = heur + t[j].size, arena = spoiled;
+  uint64_t limit = 100ull * 400000;
+  ck_assert_int_eq(squeeze_copy(&B.p, offs, a, &arena, limit, NULL, NULL),
+                   0);
+  ck_assert_uint_lt(arena, spoiled);
+  ck_assert_uint_le(arena, heur);
+  check_verifies(&B, a, arena);
+  int polls = 0;
+  uint64_t again = spoiled;
+  ck_assert_int_eq(squeeze_copy(&B.p, offs, b, &again, limit, ce_slow_poll,
+                                &polls), 0);
+  ck_assert_uint_eq(again, arena);
+  ck_assert_int_eq(memcmp(a, b, n * sizeof *a), 0);
+  planner__prob_cleanup(&B.p);
+  free(t);
+  free(offs);
+}
+END_TEST
+
 START_TEST(test_staircase_plan)
 {
   /* An XLA-like trace of 10 000 tensors: the staircase plans (its
@@ -429,6 +480,7 @@ void ce_add_large_tests(Suite *s)
   tcase_add_loop_test(tl, test_generated_traces, 0, 4);
   tcase_add_loop_test(tl, test_windowed_replanning, 0, 2);
   tcase_add_test(tl, test_squeeze_lowers_top);
+  tcase_add_test(tl, test_squeeze_ejects);
   tcase_add_test(tl, test_staircase_plan);
   suite_add_tcase(s, tl);
 }

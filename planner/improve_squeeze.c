@@ -44,8 +44,9 @@
  *
  *  Effort. Everything counts in work units (a window as in improve.c,
  *  a scan of the tensors as one unit each), the stop callback is polled
- *  once a window, and a window that would pass the effort ends the
- *  squeeze with the plan as it is: deterministic, no clock.
+ *  once a window and once an ejection trial, and a window that would
+ *  pass the effort ends the squeeze with the plan as it is:
+ *  deterministic, no clock.
  */
 #include "improve.h"
 #include "improve_int.h"
@@ -215,7 +216,7 @@ static int first_fit(struct imp *I, const uint64_t *ev, uint32_t ne,
  * are evicted and placed by first_fit(). Kept only when each of them
  * ends below top; else the plan is restored. *ymin becomes the next
  * offset to try, or UINT64_MAX when kt cannot go lower. Returns 0
- * (*better set), 1 (effort) or ARENA_ENOMEM. */
+ * (*better set), 1 (effort), ARENA_ENOMEM or ARENA_ECANCELED. */
 static int eject_at(struct imp *I, uint32_t kt, uint64_t top, uint64_t *ymin,
                     int *better)
 {
@@ -248,6 +249,9 @@ static int eject_at(struct imp *I, uint32_t kt, uint64_t top, uint64_t *ymin,
     return 0;
   if (I->work + (uint64_t)(ne + 2) * I->m > I->limit)
     return 1;
+  const struct planner_options *o = I->p->o;
+  if (o->stop && o->stop(o->stop_ctx))
+    return ARENA_ECANCELED; /* polled once a trial, like once a window */
   uint64_t *keep = malloc(((size_t)I->m + 1) * sizeof *keep);
   uint64_t *ev = malloc(((size_t)ne + 1) * sizeof *ev);
   if (!keep || !ev) {

@@ -303,6 +303,44 @@ static int squeeze_copy(struct planner__prob *p, const uint64_t *offs,
   return rc;
 }
 
+/* The XLA-like trace of 10 000 tensors of the squeeze tests (*n of
+ * them, returned), B's problem of it and greedy-size's plan in *offs
+ * (room for three plans, freed by the caller), its arena in *heur. */
+static struct planner_tensor *squeeze_setup(struct ce_built *B, size_t *n,
+                                            uint64_t **offs, uint64_t *heur)
+{
+  struct planner_tensor *t = tracegen_make(TRACEGEN_IOPDDL, 10000, 1, n);
+  ck_assert_ptr_nonnull(t);
+  *offs = malloc(3 * *n * sizeof **offs);
+  ck_assert_ptr_nonnull(*offs);
+  *heur = greedy_problem(B, t, *n, *offs);
+  return t;
+}
+
+/* Squeezes the spoiled plan offs (arena spoiled) of B's problem into
+ * the second plan of offs and again into the third with a stop callback
+ * that sleeps on every poll:
+ * asserts that it ends strictly below spoiled, never above heur, with a
+ * plan that verifies, the same both times. */
+static void check_squeezed(struct ce_built *B, uint64_t *offs,
+                           uint64_t spoiled, uint64_t heur)
+{
+  uint64_t *a = offs + B->g.n_tensors, *b = offs + 2 * B->g.n_tensors;
+  uint64_t arena = spoiled, limit = 100ull * 400000;
+  ck_assert_int_eq(squeeze_copy(&B->p, offs, a, &arena, limit, NULL, NULL),
+                   0);
+  ck_assert_uint_lt(arena, spoiled);
+  ck_assert_uint_le(arena, heur);
+  check_verifies(B, a, arena);
+  int polls = 0;
+  uint64_t again = spoiled;
+  ck_assert_int_eq(squeeze_copy(&B->p, offs, b, &again, limit, ce_slow_poll,
+                                &polls), 0);
+  ck_assert_uint_eq(again, arena);
+  ck_assert_int_eq(memcmp(a, b, B->g.n_tensors * sizeof *a), 0);
+  ck_assert_int_gt(polls, 0);
+}
+
 START_TEST(test_squeeze_lowers_top)
 {
   /* An XLA-like trace of 10 000 tensors planned by greedy-size, then
@@ -313,13 +351,9 @@ START_TEST(test_squeeze_lowers_top)
    * run and when every poll sleeps; a stop callback that fires cancels
    * it and leaves the plan as it was. */
   size_t n;
-  struct planner_tensor *t = tracegen_make(TRACEGEN_IOPDDL, 10000, 1, &n);
-  ck_assert_ptr_nonnull(t);
-  uint64_t *offs = malloc(3 * n * sizeof *offs);
-  ck_assert_ptr_nonnull(offs);
-  uint64_t *a = offs + n, *b = offs + 2 * n;
   struct ce_built B;
-  uint64_t heur = greedy_problem(&B, t, n, offs);
+  uint64_t *offs, heur;
+  struct planner_tensor *t = squeeze_setup(&B, &n, &offs, &heur);
   size_t j = n;
   for (size_t i = 0; i < n; i++)
     if (t[i].size > 1000 && t[i].last - t[i].first < 10 &&
@@ -329,27 +363,49 @@ START_TEST(test_squeeze_lowers_top)
     }
   ck_assert_uint_lt(j, n);
   offs[j] = heur;
-  uint64_t spoiled = heur + t[j].size, arena = spoiled;
-  uint64_t limit = 100ull * 400000;
-  ck_assert_int_eq(squeeze_copy(&B.p, offs, a, &arena, limit, NULL, NULL),
-                   0);
-  ck_assert_uint_lt(arena, spoiled);
-  ck_assert_uint_le(arena, heur);
-  check_verifies(&B, a, arena);
-  /* The same plan again, and on a machine where every poll sleeps. */
-  int polls = 0;
-  uint64_t again = spoiled;
-  ck_assert_int_eq(squeeze_copy(&B.p, offs, b, &again, limit, ce_slow_poll,
-                                &polls), 0);
-  ck_assert_uint_eq(again, arena);
-  ck_assert_int_eq(memcmp(a, b, n * sizeof *a), 0);
-  ck_assert_int_gt(polls, 0);
+  uint64_t spoiled = heur + t[j].size;
+  check_squeezed(&B, offs, spoiled, heur);
   /* Cancelled at its first poll: ARENA_ECANCELED, the plan unchanged. */
-  again = spoiled;
-  ck_assert_int_eq(squeeze_copy(&B.p, offs, b, &again, limit, stop_now,
-                                NULL), ARENA_ECANCELED);
+  uint64_t again = spoiled, *b = offs + 2 * n;
+  ck_assert_int_eq(squeeze_copy(&B.p, offs, b, &again, 100ull * 400000,
+                                stop_now, NULL), ARENA_ECANCELED);
   ck_assert_uint_eq(again, spoiled);
   ck_assert_int_eq(memcmp(offs, b, n * sizeof *b), 0);
+  planner__prob_cleanup(&B.p);
+  free(t);
+  free(offs);
+}
+END_TEST
+
+START_TEST(test_squeeze_ejects)
+{
+  /* The same trace, spoiled otherwise: a long-lived tensor moved to the
+   * top of the arena, and a short-lived one that lives in the middle of
+   * its lifetime moved into the slot it left. No gap along the long
+   * tensor's lifetime lets it down past the windows at its ends; the
+   * ejection moves it back over the short one, which then goes to the
+   * lowest offset where it fits. The squeeze must end strictly below the
+   * spoiled arena, never above greedy-size's, with a plan that verifies,
+   * the same when every poll sleeps. */
+  size_t n;
+  struct ce_built B;
+  uint64_t *offs, heur;
+  struct planner_tensor *t = squeeze_setup(&B, &n, &offs, &heur);
+  size_t j = n, s = n;
+  for (size_t i = 0; i < n && j == n; i++)
+    if (t[i].size > 1000 && t[i].last - t[i].first > 6000)
+      j = i;
+  ck_assert_uint_lt(j, n);
+  uint32_t third = (t[j].last - t[j].first) / 3;
+  for (size_t i = 0; i < n && s == n; i++)
+    if (t[i].size > 0 && t[i].size <= t[j].size &&
+        t[i].last - t[i].first < 10 && t[i].first > t[j].first + third &&
+        t[i].last < t[j].last - third)
+      s = i;
+  ck_assert_uint_lt(s, n);
+  offs[s] = offs[j];
+  offs[j] = heur;
+  check_squeezed(&B, offs, heur + t[j].size, heur);
   planner__prob_cleanup(&B.p);
   free(t);
   free(offs);
@@ -429,6 +485,7 @@ void ce_add_large_tests(Suite *s)
   tcase_add_loop_test(tl, test_generated_traces, 0, 4);
   tcase_add_loop_test(tl, test_windowed_replanning, 0, 2);
   tcase_add_test(tl, test_squeeze_lowers_top);
+  tcase_add_test(tl, test_squeeze_ejects);
   tcase_add_test(tl, test_staircase_plan);
   suite_add_tcase(s, tl);
 }

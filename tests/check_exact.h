@@ -55,6 +55,15 @@ void ce_built_init(struct ce_built *b, const struct planner_tensor *t,
                    size_t n, uint64_t alignment, uint64_t *offs);
 void ce_built_cleanup(struct ce_built *b);
 
+/* Optimal arena of a small graph (at most 12 tensors) by an independent
+ * brute force, first fit over every order; pinned and zero-size tensors
+ * are pre-placed (check_exact_random.c). */
+uint64_t ce_brute(const struct planner_tensor *t, size_t n,
+                  uint64_t alignment);
+
+/* Adds the test case "random" (check_exact_random.c). */
+void ce_add_random_tests(Suite *s);
+
 /* Adds the test case "large" (check_exact_large.c). */
 void ce_add_large_tests(Suite *s);
 

@@ -237,6 +237,15 @@ int jobs__add_waiter(struct job *j, struct conn *c, uint64_t request_id)
   return 0;
 }
 
+void jobs__reject_new(struct job *j, struct conn *c, uint64_t request_id,
+                      const char *msg)
+{
+  if (j->waiters)
+    conn_job_done(c);
+  conn_send_status(c, request_id, ARENAD__V1__STATUS__INTERNAL, msg);
+  jobs__free(j);
+}
+
 void jobs__link(struct server *s, struct job *j)
 {
   j->next = s->jobs;
@@ -651,11 +660,7 @@ void jobs_submit_plan(struct server *s, struct conn *c, uint64_t request_id,
   j->is_long = j->effort > default_effort(s);
   uses_collect(s);
   if (jobs__add_waiter(j, c, request_id) || start_plan(s, j)) {
-    if (j->waiters)
-      conn_job_done(c);
-    conn_send_status(c, request_id, ARENAD__V1__STATUS__INTERNAL,
-                     "cannot queue the planning job");
-    jobs__free(j);
+    jobs__reject_new(j, c, request_id, "cannot queue the planning job");
     return;
   }
   jobs__link(s, j);

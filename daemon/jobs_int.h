@@ -77,6 +77,12 @@ void jobs__free(struct job *j);
  * or -1 when out of memory (nothing changed). */
 int jobs__add_waiter(struct job *j, struct conn *c, uint64_t request_id);
 
+/* A new job j that could not be queued: answers request_id on c with
+ * INTERNAL and msg, undoes the job's count on c when c was added as its
+ * waiter, and frees j. */
+void jobs__reject_new(struct job *j, struct conn *c, uint64_t request_id,
+                      const char *msg);
+
 /* Puts j on, or takes it off, s->jobs (the jobs in flight). */
 void jobs__link(struct server *s, struct job *j);
 void jobs__unlink(struct server *s, struct job *j);

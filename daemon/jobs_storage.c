@@ -409,11 +409,7 @@ void jobs_submit_storage(struct server *s, struct conn *c,
   uses_collect(s);
   if (jobs__add_waiter(j, c, request_id) ||
       uv_queue_work(&s->loop, &j->work, work_storage, after_storage)) {
-    if (j->waiters)
-      conn_job_done(c);
-    conn_send_status(c, request_id, ARENAD__V1__STATUS__INTERNAL,
-                     "cannot queue the request");
-    jobs__free(j);
+    jobs__reject_new(j, c, request_id, "cannot queue the request");
     return;
   }
   jobs__link(s, j);

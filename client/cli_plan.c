@@ -10,10 +10,8 @@
  * The JSON object is a stable interface (docs/arenactl.md): keys are only
  * ever added, never renamed or removed.
  */
-#define _GNU_SOURCE 1 /* sched_getaffinity, CPU_COUNT */
 #include "cli.h"
 
-#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -434,17 +432,6 @@ static int report_misfit(const struct plan_args *a, const struct planner_plan *p
   return CLI_EX_FAIL;
 }
 
-/* Threads `best` may use when this process plans: one per CPU it may
- * run on (the plan is the same for any count). */
-static uint32_t local_threads(void)
-{
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) != 0)
-    return 1;
-  int n = CPU_COUNT(&set);
-  return n > 0 ? (uint32_t)n : 1;
-}
-
 int cli_plan_main(int argc, char **argv)
 {
   struct plan_args a;
@@ -456,7 +443,7 @@ int cli_plan_main(int argc, char **argv)
   enum planner_fit fit;
   memset(&a, 0, sizeof a);
   planner_options_init(&a.o);
-  a.o.threads = local_threads();
+  a.o.threads = planner_cpu_threads();
   int rc = parse_args(argc, argv, &a);
   if (rc)
     return rc < 0 ? cli_finish_stdout() : rc;

@@ -31,9 +31,7 @@
  *  cache miss of an ordinary request is served while maximal searches
  *  occupy every other worker.
  */
-#define _GNU_SOURCE 1 /* sched_getaffinity, CPU_COUNT */
 #include <inttypes.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -431,19 +429,6 @@ Arenad__V1__Status jobs__status_of(int rc)
   }
 }
 
-/* Threads the planner's `best` may use for one job: one per CPU this
- * process may run on. The plan is the same for any count; more only make
- * a miss faster. (The affinity mask, unlike the online count, needs no
- * file under /sys, which the systemd unit hides.) */
-static uint32_t plan_threads(void)
-{
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) != 0)
-    return 1;
-  int n = CPU_COUNT(&set);
-  return n > 0 ? (uint32_t)n : 1;
-}
-
 static void plan_in_worker(struct job *j, struct wire_graph *g,
                            struct storage_key *k)
 {
@@ -465,7 +450,7 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
   o.effort = j->effort; /* set on the loop thread: SIGHUP cannot race */
   o.stop = job_stop; /* an atomic load: safe from the planner's threads */
   o.stop_ctx = j;
-  o.threads = plan_threads();
+  o.threads = planner_cpu_threads(); /* the plan is the same for any */
   uint64_t t0 = uv_hrtime();
   rc = planner_run(&pg, &o, &j->plan, j->err);
   j->planning_us = (uv_hrtime() - t0) / 1000;

@@ -164,6 +164,12 @@ struct planner_plan {
  * effort, no stop callback. */
 void planner_options_init(struct planner_options *o);
 
+/* The CPUs this process may run on, from its affinity mask (which, unlike
+ * the online count, needs no file under /sys): a value for
+ * options->threads. 1 when the mask cannot be read. Never changes a plan;
+ * more threads only make `best` finish sooner. */
+uint32_t planner_cpu_threads(void);
+
 /* Checks a graph and options without planning. Returns 0, or
  * ARENA_EEMPTY, ARENA_EINVAL (NULL tensors, bad algorithm, too many
  * tensors), ARENA_ELIFETIME (first > last or negative), ARENA_EDUPID,

@@ -1,11 +1,14 @@
 /*
  * check_planner_threads.c - `best` on threads: the same plan for every
  * thread count, the stop callback never called by two threads at once,
- * and cancellation on threads.
+ * cancellation on threads, and planner_cpu_threads() following the
+ * affinity mask.
  */
+#define _GNU_SOURCE 1 /* pthread_setaffinity_np, CPU_SET */
 #include <check.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,6 +255,44 @@ START_TEST(test_threads_cancel)
 }
 END_TEST
 
+/* Restricts the calling thread to the first `want` CPUs it may run on and
+ * returns planner_cpu_threads() there; *got is how many it kept. */
+static void *count_on_subset(void *arg)
+{
+  int *want_got = arg;
+  cpu_set_t all, some;
+  ck_assert_int_eq(sched_getaffinity(0, sizeof all, &all), 0);
+  CPU_ZERO(&some);
+  int kept = 0;
+  for (int c = 0; c < CPU_SETSIZE && kept < want_got[0]; c++)
+    if (CPU_ISSET(c, &all)) {
+      CPU_SET(c, &some);
+      kept++;
+    }
+  ck_assert_int_eq(pthread_setaffinity_np(pthread_self(), sizeof some, &some),
+                   0);
+  want_got[1] = kept;
+  want_got[2] = (int)planner_cpu_threads();
+  return NULL;
+}
+
+START_TEST(test_cpu_threads_follow_mask)
+{
+  cpu_set_t all;
+  ck_assert_int_eq(sched_getaffinity(0, sizeof all, &all), 0);
+  ck_assert_uint_eq(planner_cpu_threads(), (uint32_t)CPU_COUNT(&all));
+  /* on a thread of its own, so the rest of the suite keeps its CPUs */
+  for (int want = 1; want <= 2; want++) {
+    int want_got[3] = {want, 0, 0};
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, count_on_subset, want_got), 0);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    ck_assert_int_eq(want_got[2], want_got[1]);
+  }
+  ck_assert_uint_eq(planner_cpu_threads(), (uint32_t)CPU_COUNT(&all));
+}
+END_TEST
+
 void cp_add_thread_tests(Suite *s)
 {
   TCase *tc = tcase_create("threads");
@@ -260,5 +301,6 @@ void cp_add_thread_tests(Suite *s)
   tcase_add_test(tc, test_threads_large);
   tcase_add_test(tc, test_threads_stop_serialised);
   tcase_add_test(tc, test_threads_cancel);
+  tcase_add_test(tc, test_cpu_threads_follow_mask);
   suite_add_tcase(s, tc);
 }

@@ -212,8 +212,18 @@ void improve__obstacles(struct imp *I, uint32_t a, uint32_t b, uint32_t *ns)
     o->off = I->off[k];
     o->top = o->off + I->p->t[I->gi[k]].size;
   }
+  I->work += I->nact;
+  improve__emit_obstacles(I, no, a, ns);
+}
+
+/* Appends the obstacles I->ob[0 .. no-1] (spans from a) to the window's
+ * graph as pinned tensors, merged where they touch in memory with the
+ * same cut lifetime; *ns is the window's tensor count. */
+void improve__emit_obstacles(struct imp *I, uint32_t no, uint32_t a,
+                             uint32_t *ns)
+{
   qsort(I->ob, no, sizeof *I->ob, cmp_obst);
-  I->work += I->nact + exact__sort_units(no);
+  I->work += exact__sort_units(no);
   for (uint32_t q = 0; q < no;) {
     uint32_t e = q + 1;
     uint64_t top = I->ob[q].top;

@@ -452,7 +452,7 @@ START_TEST(test_region_step)
    * with everything else fixed: it must end strictly below the
    * staircase plan with a plan that verifies, the same when every poll
    * sleeps; a stop callback that fires cancels it with the plan
-   * unchanged. */
+   * unchanged. The same with every offset aligned to 64 bytes. */
   size_t n;
   struct ce_built B;
   uint64_t *offs, heur;
@@ -475,6 +475,21 @@ START_TEST(test_region_step)
   ck_assert_int_eq(region_once(&B.p, offs, b, stair, &better, stop_now,
                                NULL), ARENA_ECANCELED);
   ck_assert_int_eq(memcmp(offs, b, n * sizeof *b), 0);
+  planner__prob_cleanup(&B.p);
+  /* With every offset aligned to 64 bytes: still strictly below, every
+   * placement aligned (the plan verifies). */
+  ce_opts(&B.o, 64, 0, 100);
+  ck_assert_int_eq(planner__prob_init(&B.p, &B.g, &B.o), 0);
+  ck_assert_int_eq(planner__heuristic(&B.p, PLANNER_ALGO_GREEDY_SIZE, offs),
+                   0);
+  stair = planner__arena_of(&B.p, offs);
+  ck_assert_int_eq(planner__stair(&B.p, offs, &stair), 0);
+  ck_assert_int_eq(region_once(&B.p, offs, a, stair, &better, NULL, NULL),
+                   0);
+  ck_assert_int_eq(better, 1);
+  arena = planner__arena_of(&B.p, a);
+  ck_assert_uint_lt(arena, stair);
+  check_verifies(&B, a, arena);
   planner__prob_cleanup(&B.p);
   free(t);
   free(offs);

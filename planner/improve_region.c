@@ -46,9 +46,11 @@
  *  Effort. The runs keep the pieces and placed tensors sorted by offset
  *  and scan them from the bottom; every entry scanned or moved is a work
  *  unit, like each tensor of the scans that build the region and find its
- *  fullest span, and sorts count as usual. The stop callback is polled once a region, and
- *  the step stops with the plan as it is as soon as the next placement
- *  could pass the effort: deterministic, no clock.
+ *  fullest span, and sorts count as usual. The step takes at most half
+ *  of what is left of the effort (RG_SHARE), leaving the rest to the
+ *  squeeze's windows and ejection. The stop callback is polled once a
+ *  region, and the step stops with the plan as it is as soon as the next
+ *  scan or placement could pass its share: deterministic, no clock.
  */
 #include "improve_int.h"
 
@@ -228,8 +230,11 @@ static int cmp_u64(const void *x, const void *y)
 static int breadth_keys(struct rstate *X, struct imp *I)
 {
   uint32_t n = X->nfix + X->nfree, u = 0;
-  if (I->work + 2 * (uint64_t)n + exact__sort_units(2 * (uint64_t)n) >
-      I->limit)
+  /* Sorting the 2 n ends, and the 2 n + nfree binary searches among
+   * them. */
+  uint64_t units = 2 * (uint64_t)n + exact__sort_units(2 * (uint64_t)n) +
+                   exact__sort_units(3 * (uint64_t)n);
+  if (I->work + units > I->limit)
     return 1;
   uint64_t *pt = malloc((2 * (size_t)n + 1) * sizeof *pt);
   int64_t *b = calloc(2 * (size_t)n + 1, sizeof *b);
@@ -258,7 +263,7 @@ static int breadth_keys(struct rstate *X, struct imp *I)
   }
   for (uint32_t s = 1; s < u; s++)
     b[s] += b[s - 1];
-  I->work += 2 * (uint64_t)n + exact__sort_units(2 * (uint64_t)n);
+  I->work += units;
   int rc = 0;
   for (uint32_t j = 0; j < X->nfree && !rc; j++) {
     const struct rent *t = &X->e[X->nfix + j];
@@ -301,8 +306,11 @@ static void order_key(const struct rstate *X, const struct imp *I, int v,
     k1 = UINT64_MAX - size;
     break;
   case ORD_BREADTH:
+    /* Then the first such span, then size descending (sizes of 2^32 - 1
+     * bytes and more tie). */
     k0 = X->bkey[2 * j];
-    k1 = X->bkey[2 * j + 1] << 32 | (UINT32_MAX - (size >> 32 ? UINT32_MAX : size));
+    k1 = X->bkey[2 * j + 1] << 32 |
+         (UINT32_MAX - (size < UINT32_MAX ? size : UINT32_MAX));
     break;
   case ORD_AREA:
     k0 = UINT64_MAX - (size <= UINT64_MAX / life ? size * life : UINT64_MAX);

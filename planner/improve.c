@@ -160,29 +160,33 @@ static int build_spans(struct imp *I)
   return 0;
 }
 
-/* The span of the highest load (the first of equals). Returns NONE when
- * out of memory. */
-static uint32_t peak_span(struct imp *I)
+uint32_t improve__fullest_span(struct imp *I, uint64_t base)
 {
-  uint64_t *d = calloc((size_t)I->S + 1, sizeof *d);
+  int64_t *d = calloc((size_t)I->S + 1, sizeof *d);
   if (!d)
     return NONE;
   for (uint32_t k = 0; k < I->m; k++) {
-    uint64_t s = I->p->t[I->gi[k]].size;
-    d[I->slo[k]] += s;
-    d[I->shi[k] + 1] -= s;
+    uint64_t part = I->p->t[I->gi[k]].size;
+    if (base) {
+      uint64_t e = I->off[k] + part;
+      if (e <= base)
+        continue;
+      part = e - (I->off[k] > base ? I->off[k] : base);
+    }
+    d[I->slo[k]] += (int64_t)part;
+    d[I->shi[k] + 1] -= (int64_t)part;
   }
-  uint64_t load = 0, best = 0;
+  int64_t l = 0, most = -1;
   uint32_t at = 0;
   for (uint32_t s = 0; s < I->S; s++) {
-    load += d[s];
-    if (load > best) {
-      best = load;
+    l += d[s];
+    if (l > most) {
+      most = l;
       at = s;
     }
   }
-  I->work += I->m + I->S;
   free(d);
+  I->work += I->m + I->S;
   return at;
 }
 
@@ -563,7 +567,7 @@ static int one_pass(const struct planner__prob *p, uint64_t *offsets,
     }
   }
   uint32_t c = NONE;
-  if (!rc && (c = peak_span(&I)) == NONE)
+  if (!rc && (c = improve__fullest_span(&I, 0)) == NONE)
     rc = ARENA_ENOMEM;
   if (!rc)
     rc = peak_window(&I, c);

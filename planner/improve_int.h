@@ -65,6 +65,12 @@ void improve__free(struct imp *I);
  * *ns is the window's tensor count. */
 void improve__obstacles(struct imp *I, uint32_t a, uint32_t b, uint32_t *ns);
 
+/* The span where the bytes of the sized tensors from offset base up are
+ * most (the first of equals), by their offsets in I->off; with base 0 it
+ * reads no offset and gives the span of the highest load. Returns NONE
+ * when out of memory. */
+uint32_t improve__fullest_span(struct imp *I, uint64_t base);
+
 /* Appends the obstacles I->ob[0 .. no-1], their spans counted from span
  * a, to the window's graph as pinned tensors, merged where they touch in
  * memory with the same cut lifetime; *ns is the window's tensor count. */

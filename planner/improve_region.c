@@ -107,35 +107,6 @@ struct rstate {
   uint64_t *bkey;        /* 2 * nfree: breadth keys, or NULL until made */
 };
 
-/* The span where the tensors' bytes from offset base up are most (the
- * first of equals), or NONE when out of memory. */
-static uint32_t fullest_span(struct imp *I, uint64_t base)
-{
-  int64_t *d = calloc((size_t)I->S + 1, sizeof *d);
-  if (!d)
-    return NONE;
-  for (uint32_t k = 0; k < I->m; k++) {
-    uint64_t e = I->off[k] + I->p->t[I->gi[k]].size;
-    if (e <= base)
-      continue;
-    int64_t part = (int64_t)(e - (I->off[k] > base ? I->off[k] : base));
-    d[I->slo[k]] += part;
-    d[I->shi[k] + 1] -= part;
-  }
-  int64_t l = 0, most = -1;
-  uint32_t at = 0;
-  for (uint32_t s = 0; s < I->S; s++) {
-    l += d[s];
-    if (l > most) {
-      most = l;
-      at = s;
-    }
-  }
-  free(d);
-  I->work += I->m + I->S;
-  return at;
-}
-
 /* The segments of spans of region R: first span, last span and lower
  * edge of each; returns their count (at most 3). */
 static unsigned segments(const struct imp *I, const struct region *R,
@@ -532,7 +503,7 @@ static int one_region(struct imp *I, uint64_t top, uint64_t depth,
     return ARENA_ECANCELED; /* polled once a region, like once a window */
   struct region R;
   R.base = top - depth;
-  uint32_t c = fullest_span(I, R.base);
+  uint32_t c = improve__fullest_span(I, R.base);
   if (c == NONE)
     return ARENA_ENOMEM;
   R.a = c > width / 2 ? c - width / 2 : 0;

@@ -285,6 +285,20 @@ static int stop_now(void *ctx)
   return 1;
 }
 
+/* Points p at options o, a copy of p's with stop as the stop callback;
+ * returns the options p had. */
+static const struct planner_options *
+with_stop(struct planner__prob *p, struct planner_options *o,
+          planner_stop_cb stop, void *ctx)
+{
+  const struct planner_options *keep = p->o;
+  *o = *keep;
+  o->stop = stop;
+  o->stop_ctx = ctx;
+  p->o = o;
+  return keep;
+}
+
 /* Runs planner__squeeze() on a copy of plan offs (arena *arena) of the
  * problem p within limit units, with stop as the stop callback; returns
  * its code, the new plan in out and its arena in *arena. */
@@ -292,11 +306,8 @@ static int squeeze_copy(struct planner__prob *p, const uint64_t *offs,
                         uint64_t *out, uint64_t *arena, uint64_t limit,
                         planner_stop_cb stop, void *ctx)
 {
-  struct planner_options o = *p->o;
-  o.stop = stop;
-  o.stop_ctx = ctx;
-  const struct planner_options *keep = p->o;
-  p->o = &o;
+  struct planner_options o;
+  const struct planner_options *keep = with_stop(p, &o, stop, ctx);
   memcpy(out, offs, p->n * sizeof *out);
   uint64_t work = 0;
   int rc = planner__squeeze(p, out, arena, limit, &work);
@@ -422,11 +433,8 @@ static int region_once(struct planner__prob *p, const uint64_t *offs,
                        uint64_t *out, uint64_t top, int *better,
                        planner_stop_cb stop, void *ctx)
 {
-  struct planner_options o = *p->o;
-  o.stop = stop;
-  o.stop_ctx = ctx;
-  const struct planner_options *keep = p->o;
-  p->o = &o;
+  struct planner_options o;
+  const struct planner_options *keep = with_stop(p, &o, stop, ctx);
   uint64_t limit = 100ull * 400000;
   struct imp I;
   int rc = improve__start(&I, p, 0, limit);

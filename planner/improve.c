@@ -160,29 +160,33 @@ static int build_spans(struct imp *I)
   return 0;
 }
 
-/* The span of the highest load (the first of equals). Returns NONE when
- * out of memory. */
-static uint32_t peak_span(struct imp *I)
+uint32_t improve__fullest_span(struct imp *I, uint64_t base)
 {
-  uint64_t *d = calloc((size_t)I->S + 1, sizeof *d);
+  int64_t *d = calloc((size_t)I->S + 1, sizeof *d);
   if (!d)
     return NONE;
   for (uint32_t k = 0; k < I->m; k++) {
-    uint64_t s = I->p->t[I->gi[k]].size;
-    d[I->slo[k]] += s;
-    d[I->shi[k] + 1] -= s;
+    uint64_t part = I->p->t[I->gi[k]].size;
+    if (base) {
+      uint64_t e = I->off[k] + part;
+      if (e <= base)
+        continue;
+      part = e - (I->off[k] > base ? I->off[k] : base);
+    }
+    d[I->slo[k]] += (int64_t)part;
+    d[I->shi[k] + 1] -= (int64_t)part;
   }
-  uint64_t load = 0, best = 0;
+  int64_t l = 0, most = -1;
   uint32_t at = 0;
   for (uint32_t s = 0; s < I->S; s++) {
-    load += d[s];
-    if (load > best) {
-      best = load;
+    l += d[s];
+    if (l > most) {
+      most = l;
       at = s;
     }
   }
-  I->work += I->m + I->S;
   free(d);
+  I->work += I->m + I->S;
   return at;
 }
 
@@ -212,8 +216,18 @@ void improve__obstacles(struct imp *I, uint32_t a, uint32_t b, uint32_t *ns)
     o->off = I->off[k];
     o->top = o->off + I->p->t[I->gi[k]].size;
   }
+  I->work += I->nact;
+  improve__emit_obstacles(I, no, a, ns);
+}
+
+/* Appends the obstacles I->ob[0 .. no-1] (spans from a) to the window's
+ * graph as pinned tensors, merged where they touch in memory with the
+ * same cut lifetime; *ns is the window's tensor count. */
+void improve__emit_obstacles(struct imp *I, uint32_t no, uint32_t a,
+                             uint32_t *ns)
+{
   qsort(I->ob, no, sizeof *I->ob, cmp_obst);
-  I->work += I->nact + exact__sort_units(no);
+  I->work += exact__sort_units(no);
   for (uint32_t q = 0; q < no;) {
     uint32_t e = q + 1;
     uint64_t top = I->ob[q].top;
@@ -553,7 +567,7 @@ static int one_pass(const struct planner__prob *p, uint64_t *offsets,
     }
   }
   uint32_t c = NONE;
-  if (!rc && (c = peak_span(&I)) == NONE)
+  if (!rc && (c = improve__fullest_span(&I, 0)) == NONE)
     rc = ARENA_ENOMEM;
   if (!rc)
     rc = peak_window(&I, c);

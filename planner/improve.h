@@ -27,8 +27,9 @@ int planner__improve(const struct planner__prob *p, uint64_t *offsets,
                      uint64_t *arena, uint64_t work_limit, uint64_t *work);
 
 /* improve_squeeze.c. Lowers the top of the valid plan offsets (arena
- * *arena) by re-planning windows of time around the tensor that reaches
- * it (docs/exact.md, "Squeeze"); planner__improve() runs it after its
+ * *arena) by re-packing regions of memory below its top and re-planning
+ * windows of time around the tensor that reaches it (docs/exact.md,
+ * "Squeeze"); planner__improve() runs it after its
  * passes. offsets is only ever replaced by a whole valid plan with a
  * lower arena. Adds the units done to *work, never past work_limit.
  * Returns 0 (with *arena updated), ARENA_ENOMEM or ARENA_ECANCELED

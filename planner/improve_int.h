@@ -1,10 +1,11 @@
 /*
  * improve_int.h - the state and window planning shared by the windowed
- * re-planning (improve.c) and the squeeze of its result
- * (improve_squeeze.c).
+ * re-planning (improve.c), the squeeze of its result (improve_squeeze.c)
+ * and the squeeze's region step (improve_region.c).
  *
- * Included only by those two files. Everything counts in the exact
- * planner's work units (docs/exact.md, "Effort").
+ * Included only by those files and the test of the region step.
+ * Everything counts in the exact planner's work units (docs/exact.md,
+ * "Effort").
  */
 #ifndef ARENA_IMPROVE_INT_H
 #define ARENA_IMPROVE_INT_H
@@ -64,6 +65,18 @@ void improve__free(struct imp *I);
  * *ns is the window's tensor count. */
 void improve__obstacles(struct imp *I, uint32_t a, uint32_t b, uint32_t *ns);
 
+/* The span where the bytes of the sized tensors from offset base up are
+ * most (the first of equals), by their offsets in I->off; with base 0 it
+ * reads no offset and gives the span of the highest load. Returns NONE
+ * when out of memory. */
+uint32_t improve__fullest_span(struct imp *I, uint64_t base);
+
+/* Appends the obstacles I->ob[0 .. no-1], their spans counted from span
+ * a, to the window's graph as pinned tensors, merged where they touch in
+ * memory with the same cut lifetime; *ns is the window's tensor count. */
+void improve__emit_obstacles(struct imp *I, uint32_t no, uint32_t a,
+                             uint32_t *ns);
+
 /* Appends sized tensor k to the window's graph as a free tensor cut to
  * spans [a, b]. */
 void improve__add_free(struct imp *I, uint32_t k, uint32_t a, uint32_t b,
@@ -74,5 +87,13 @@ void improve__add_free(struct imp *I, uint32_t k, uint32_t a, uint32_t b,
  * found when it cannot. Returns 0; 1 when the effort would be passed or
  * when cap has reached I->given; ARENA_ENOMEM or ARENA_ECANCELED. */
 int improve__plan_window(struct imp *I, uint32_t ns);
+
+/* improve_region.c. The squeeze's region step on the plan of I->off,
+ * whose arena is top: re-packs regions of a band of memory below top and
+ * a deeper window of time (docs/exact.md, "Squeeze") until one ends
+ * below top, which is then kept (*better = 1). Returns 0, 1 (the effort
+ * is spent), ARENA_ENOMEM or ARENA_ECANCELED; I->off always holds a
+ * valid plan. */
+int improve__region_step(struct imp *I, uint64_t top, int *better);
 
 #endif /* ARENA_IMPROVE_INT_H */

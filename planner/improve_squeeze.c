@@ -10,7 +10,10 @@
  *
  * DESIGN
  *  Repeatedly: t is the sized tensor with the highest top (the first of
- *  equals); if it is pinned or its top is the load bound, stop. For
+ *  equals); if it is pinned or its top is the load bound, stop. First
+ *  the region step (improve_region.c): bands of memory below the top
+ *  along all of time, each joined to a deeper window of time, re-packed
+ *  with everything else fixed. When no region ends below the top, for
  *  each width W of 200, 400 and 800 spans in turn:
  *   - when t lives in fewer than W - 50 spans, the window is the W spans
  *     centred on t's lifetime; its free tensors are the unpinned ones
@@ -34,7 +37,8 @@
  *  The first step that ends below t's top is kept and the loop goes on;
  *  when none does, the squeeze stops.
  *
- *  Validity. A window's free tensors meet, inside it, only each other
+ *  Validity. A region's free tensors are placed among its fixed pieces
+ *  (improve_region.c). A window's free tensors meet, inside it, only each other
  *  and its obstacles, so its plan keeps the whole plan valid; a moved t
  *  misses every tensor it meets but the window's free ones, which are
  *  planned around it. An ejected t misses all but the evicted tensors,
@@ -42,9 +46,10 @@
  *  but the evicted ones not yet placed. Every kept step lowers the window's top below t's,
  *  so the plan never gets worse, and planner_run() verifies it as usual.
  *
- *  Effort. Everything counts in work units (a window as in improve.c,
- *  a scan of the tensors as one unit each), the stop callback is polled
- *  once a window and once an ejection trial, and a window that would
+ *  Effort. Everything counts in work units (a region as in
+ *  improve_region.c, a window as in improve.c, a scan of the tensors as
+ *  one unit each), the stop callback is polled once a region, once a
+ *  window and once an ejection trial, and a region or window that would
  *  pass the effort ends the squeeze with the plan as it is:
  *  deterministic, no clock.
  */
@@ -295,8 +300,7 @@ static int squeeze_step(struct imp *I, uint32_t kt, uint64_t top,
                         int *better)
 {
   uint32_t len = I->shi[kt] - I->slo[kt] + 1;
-  int rc = 0;
-  *better = 0;
+  int rc = improve__region_step(I, top, better);
   for (unsigned w = 0; w < N_SQ_WIDTHS && !rc && !*better; w++) {
     uint32_t W = sq_widths[w];
     if (len + SQ_MARGIN <= W) {

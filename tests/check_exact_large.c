@@ -3,7 +3,8 @@
  * streamed search of exact_stream.c above the pair cap and its memory,
  * the set-up's early stop when the effort cannot pay, generated traces
  * and the windowed re-planning of planner/improve.c, its squeeze
- * (planner/improve_squeeze.c) and the staircase plan
+ * (planner/improve_squeeze.c) and the squeeze's region step
+ * (planner/improve_region.c), and the staircase plan
  * (planner/improve_stair.c).
  */
 #include <check.h>
@@ -13,6 +14,7 @@
 
 #include "check_exact.h"
 #include "improve.h"
+#include "improve_int.h"
 #include "tracegen.h"
 
 /* TFLite Micro's Medium case (best heuristic 90, optimum 80) scaled by
@@ -283,6 +285,20 @@ static int stop_now(void *ctx)
   return 1;
 }
 
+/* Points p at options o, a copy of p's with stop as the stop callback;
+ * returns the options p had. */
+static const struct planner_options *
+with_stop(struct planner__prob *p, struct planner_options *o,
+          planner_stop_cb stop, void *ctx)
+{
+  const struct planner_options *keep = p->o;
+  *o = *keep;
+  o->stop = stop;
+  o->stop_ctx = ctx;
+  p->o = o;
+  return keep;
+}
+
 /* Runs planner__squeeze() on a copy of plan offs (arena *arena) of the
  * problem p within limit units, with stop as the stop callback; returns
  * its code, the new plan in out and its arena in *arena. */
@@ -290,11 +306,8 @@ static int squeeze_copy(struct planner__prob *p, const uint64_t *offs,
                         uint64_t *out, uint64_t *arena, uint64_t limit,
                         planner_stop_cb stop, void *ctx)
 {
-  struct planner_options o = *p->o;
-  o.stop = stop;
-  o.stop_ctx = ctx;
-  const struct planner_options *keep = p->o;
-  p->o = &o;
+  struct planner_options o;
+  const struct planner_options *keep = with_stop(p, &o, stop, ctx);
   memcpy(out, offs, p->n * sizeof *out);
   uint64_t work = 0;
   int rc = planner__squeeze(p, out, arena, limit, &work);
@@ -412,6 +425,85 @@ START_TEST(test_squeeze_ejects)
 }
 END_TEST
 
+/* Runs the squeeze's region step once on plan offs (arena top) of
+ * problem p within limit units, with stop as the stop callback; the plan
+ * it leaves goes to out, *better tells whether it ended below top.
+ * Returns its code. */
+static int region_once(struct planner__prob *p, const uint64_t *offs,
+                       uint64_t *out, uint64_t top, int *better,
+                       planner_stop_cb stop, void *ctx)
+{
+  struct planner_options o;
+  const struct planner_options *keep = with_stop(p, &o, stop, ctx);
+  uint64_t limit = 100ull * 400000;
+  struct imp I;
+  int rc = improve__start(&I, p, 0, limit);
+  memcpy(out, offs, p->n * sizeof *out);
+  for (uint32_t k = 0; !rc && k < I.m; k++)
+    I.off[k] = offs[I.gi[k]];
+  *better = 0;
+  if (!rc)
+    rc = improve__region_step(&I, top, better);
+  for (uint32_t k = 0; k < I.m; k++)
+    out[I.gi[k]] = I.off[k];
+  ck_assert_uint_le(I.work, limit);
+  improve__free(&I);
+  p->o = keep;
+  return rc;
+}
+
+START_TEST(test_region_step)
+{
+  /* The same trace's staircase plan, whose top is reached by small
+   * tensors that live thousands of operators. The region step re-packs
+   * a band of memory below the top, joined to a deeper window of time,
+   * with everything else fixed: it must end strictly below the
+   * staircase plan with a plan that verifies, the same when every poll
+   * sleeps; a stop callback that fires cancels it with the plan
+   * unchanged. The same with every offset aligned to 64 bytes. */
+  size_t n;
+  struct ce_built B;
+  uint64_t *offs, heur;
+  struct planner_tensor *t = squeeze_setup(&B, &n, &offs, &heur);
+  uint64_t stair = heur, *a = offs + n, *b = offs + 2 * n;
+  ck_assert_int_eq(planner__stair(&B.p, offs, &stair), 0);
+  ck_assert_uint_lt(stair, heur);
+  int better, polls = 0;
+  ck_assert_int_eq(region_once(&B.p, offs, a, stair, &better, NULL, NULL),
+                   0);
+  ck_assert_int_eq(better, 1);
+  uint64_t arena = planner__arena_of(&B.p, a);
+  ck_assert_uint_lt(arena, stair);
+  check_verifies(&B, a, arena);
+  ck_assert_int_eq(region_once(&B.p, offs, b, stair, &better, ce_slow_poll,
+                               &polls), 0);
+  ck_assert_int_eq(better, 1);
+  ck_assert_int_eq(memcmp(a, b, n * sizeof *a), 0);
+  ck_assert_int_gt(polls, 0);
+  ck_assert_int_eq(region_once(&B.p, offs, b, stair, &better, stop_now,
+                               NULL), ARENA_ECANCELED);
+  ck_assert_int_eq(memcmp(offs, b, n * sizeof *b), 0);
+  planner__prob_cleanup(&B.p);
+  /* With every offset aligned to 64 bytes: still strictly below, every
+   * placement aligned (the plan verifies). */
+  ce_opts(&B.o, 64, 0, 100);
+  ck_assert_int_eq(planner__prob_init(&B.p, &B.g, &B.o), 0);
+  ck_assert_int_eq(planner__heuristic(&B.p, PLANNER_ALGO_GREEDY_SIZE, offs),
+                   0);
+  stair = planner__arena_of(&B.p, offs);
+  ck_assert_int_eq(planner__stair(&B.p, offs, &stair), 0);
+  ck_assert_int_eq(region_once(&B.p, offs, a, stair, &better, NULL, NULL),
+                   0);
+  ck_assert_int_eq(better, 1);
+  arena = planner__arena_of(&B.p, a);
+  ck_assert_uint_lt(arena, stair);
+  check_verifies(&B, a, arena);
+  planner__prob_cleanup(&B.p);
+  free(t);
+  free(offs);
+}
+END_TEST
+
 START_TEST(test_staircase_plan)
 {
   /* An XLA-like trace of 10 000 tensors: the staircase plans (its
@@ -486,6 +578,7 @@ void ce_add_large_tests(Suite *s)
   tcase_add_loop_test(tl, test_windowed_replanning, 0, 2);
   tcase_add_test(tl, test_squeeze_lowers_top);
   tcase_add_test(tl, test_squeeze_ejects);
+  tcase_add_test(tl, test_region_step);
   tcase_add_test(tl, test_staircase_plan);
   suite_add_tcase(s, tl);
 }

@@ -145,7 +145,7 @@ static int make_after(struct tindex *x)
 
 /* Which tensors are near (see near_s1): those of at most TINDEX_NEAR
  * spans whose every span has at most TINDEX_NEAR_RANKS ranks between
- * near_lo() and the ranks that start after it. */
+ * near_lo() and the ranks that start after it; then leaf[].near. */
 static int make_near(struct tindex *x)
 {
   size_t S = x->n_spans;
@@ -165,6 +165,12 @@ static int make_near(struct tindex *x)
     x->near_s1[r] = s == s1 ? s1 : 0;
   }
   free(ok);
+  for (uint32_t s = 0; s < S; s++)
+    x->leaf[s].near = x->leaf[s].after;
+  for (size_t r = 0; r < x->m; r++) /* ranks ascend: the first one stays */
+    for (uint32_t s = x->item[r].s0; s < x->near_s1[r]; s++)
+      if (x->leaf[s].near > r)
+        x->leaf[s].near = (uint32_t)r;
   return 0;
 }
 
@@ -309,23 +315,21 @@ void tindex_prefetch(const struct tindex *x, const struct tindex_span *pos,
   const struct tindex_item *it = &x->item[r];
   if (stage == 0) {
     __builtin_prefetch(it);
+    __builtin_prefetch(&x->align_log2[r]);
     return;
   }
   if (stage == 1) {
     __builtin_prefetch(&x->leaf[it->s0]);
     __builtin_prefetch(&x->leaf[it->s1 - 1]);
-    if (it->s0 >= TINDEX_NEAR)
-      __builtin_prefetch(&x->leaf[it->s0 - TINDEX_NEAR]);
     return;
   }
   uint32_t bits = x->leaf[it->s0].mask;
   if (stage == 2) {
-    size_t near = tindex_near_lo(x, it->s0), lo = x->leaf[it->s0].after;
-    if (lo - near <= TINDEX_NEAR_RANKS) /* the near tensors' lines */
-      for (size_t q = near; q < lo; q += 64 / sizeof *pos) {
-        __builtin_prefetch(&pos[q]);
-        __builtin_prefetch(&x->near_s1[q]);
-      }
+    size_t lo = x->leaf[it->s0].after;
+    for (size_t q = x->leaf[it->s0].near; q < lo; q += 64 / sizeof *pos) {
+      __builtin_prefetch(&pos[q]); /* the near tensors' lines */
+      __builtin_prefetch(&x->near_s1[q]);
+    }
     __builtin_prefetch(&pos[lo]);
   }
   for (; bits; bits &= bits - 1) {

@@ -562,9 +562,7 @@ int tunion_collect(const struct tindex *x, const struct tindex_span *pos,
                                   tindex_path_node(x, it->s0, x->gshift), &k))
     return -1;
   size_t lo = x->leaf[it->s0].after, hi = x->leaf[it->s1 - 1].after;
-  size_t near = tindex_near_lo(x, it->s0);
-  if (lo - near <= TINDEX_NEAR_RANKS &&
-      take_near(out, pos, x->near_s1, it->s0, near, lo))
+  if (take_near(out, pos, x->near_s1, it->s0, x->leaf[it->s0].near, lo))
     return -1;
   if (hi - lo >= TUNION_LONG)
     return take_blocks(x, pos, u, lo, hi, &k);

@@ -167,10 +167,16 @@ static int make_near(struct tindex *x)
   free(ok);
   for (uint32_t s = 0; s < S; s++)
     x->leaf[s].near = x->leaf[s].after;
-  for (size_t r = 0; r < x->m; r++) /* ranks ascend: the first one stays */
-    for (uint32_t s = x->item[r].s0; s < x->near_s1[r]; s++)
-      if (x->leaf[s].near > r)
+  /* by rank, that is by s0: the spans below hi have their first near
+   * tensor, so each span is written once */
+  uint32_t hi = 0;
+  for (size_t r = 0; r < x->m; r++)
+    if (x->near_s1[r] > hi) {
+      for (uint32_t s = x->item[r].s0 > hi ? x->item[r].s0 : hi;
+           s < x->near_s1[r]; s++)
         x->leaf[s].near = (uint32_t)r;
+      hi = x->near_s1[r];
+    }
   return 0;
 }
 

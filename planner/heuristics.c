@@ -237,18 +237,26 @@ static void scan_init(struct scan *c, const struct placer *pl, uint32_t r)
 /* Takes the placed bytes s; returns 1 when the choice is made (the first
  * fit, or a best fit without slack): c->best then holds it. Branch-free
  * but for that exit, which is rare: whether a gap fits, and whether it
- * is the tightest so far, are coin tosses when pieces interleave. */
+ * is the tightest so far, are coin tosses when pieces interleave. The
+ * running values (highest end, least slack) each take one compare and
+ * one conditional move a gap, the chain that bounds the scan's speed. */
 static inline int scan_take(struct scan *c, const struct tindex_span *s,
                             enum fit_mode m)
 {
   uint64_t start = planner__align_up(c->cur, c->a);
   uint64_t fits = start + c->size <= s->off;
-  uint64_t slack = s->off - start - c->size; /* meaningful when it fits */
-  uint64_t better = fits & ((m == FIT_FIRST) | (slack < c->slack));
+  c->cur = s->end > c->cur ? s->end : c->cur;
+  if (m == FIT_FIRST) { /* the first fit ends the scan */
+    c->best = start;
+    return (int)fits;
+  }
+  /* the gap's slack, or UINT64_MAX when it does not fit (slacks are
+   * below 2^63): the running minimum is one compare a gap */
+  uint64_t slack = (s->off - start - c->size) | (fits - 1);
+  uint64_t better = slack < c->slack;
   c->best = pick64(better, start, c->best);
-  c->slack = pick64(better, slack, c->slack);
-  c->cur = pick64(s->end > c->cur, s->end, c->cur);
-  return m == FIT_FIRST ? (int)fits : (int)(better & (slack == 0));
+  c->slack = better ? slack : c->slack;
+  return c->slack == 0;
 }
 
 /* The chosen offset once every placed byte was taken. */

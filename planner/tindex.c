@@ -37,9 +37,8 @@ static unsigned log2_of(uint64_t a)
   return k;
 }
 
-/* Numbers the non-empty tensors by (first, row) into row_of and rank_of,
- * and fills item[].size and align_log2. key (m entries) is scratch and
- * returns the sorted firsts. */
+/* Numbers the non-empty tensors by (first, row) into row_of and rank_of.
+ * key (m entries) is scratch and returns the sorted firsts. */
 static int number_ranks(struct tindex *x, const struct planner__prob *p,
                         uint64_t *key, struct planner__radix *rs)
 {
@@ -53,13 +52,19 @@ static int number_ranks(struct tindex *x, const struct planner__prob *p,
   }
   if (planner__radix_sort(key, x->row_of, x->m, rs))
     return -1;
+  for (size_t r = 0; r < x->m; r++)
+    x->rank_of[x->row_of[r]] = (uint32_t)r;
+  return 0;
+}
+
+/* item[].size and align_log2 of every rank. */
+static void fill_items(struct tindex *x, const struct planner__prob *p)
+{
   for (size_t r = 0; r < x->m; r++) {
     uint32_t i = x->row_of[r];
-    x->rank_of[i] = (uint32_t)r;
     x->item[r].size = p->t[i].size;
     x->align_log2[r] = (uint8_t)log2_of(p->align[i]);
   }
-  return 0;
 }
 
 /* Merges the sorted firsts (by rank) and the sorted ends (last + 1, with
@@ -247,11 +252,14 @@ static void make_groups(struct tindex *x)
 }
 
 /* Ranks and spans: two sorts and a merge; their scratch is freed before
- * the tree is built, so that it never adds to the tree's memory. */
+ * the tree is built, so that it never adds to the tree's memory. The
+ * sorts run in the room of item[], which is filled only after them:
+ * memory a run touches anyway instead of fresh pages of its own. */
 static int number_and_span(struct tindex *x, const struct planner__prob *p)
 {
   size_t mm = x->m ? x->m : 1;
-  struct planner__radix rs = {0};
+  struct planner__radix rs =
+      planner__radix_borrow(x->item, mm * sizeof *x->item);
   uint64_t *first = malloc(mm * sizeof *first);
   uint64_t *end = malloc(mm * sizeof *end);
   uint32_t *end_rank = malloc(mm * sizeof *end_rank);
@@ -264,6 +272,7 @@ static int number_and_span(struct tindex *x, const struct planner__prob *p)
   }
   if (planner__radix_sort(end, end_rank, x->m, &rs))
     goto out;
+  fill_items(x, p);
   x->n_spans = make_spans(x, first, end, end_rank);
   rc = 0;
 out:

@@ -251,38 +251,43 @@ static void make_groups(struct tindex *x)
   x->n_groups = x->g_hi - x->g_lo + 1;
 }
 
-/* Ranks and spans: two sorts and a merge; their scratch is freed before
- * the tree is built, so that it never adds to the tree's memory. The
- * sorts run in the room of item[], which is filled only after them:
- * memory a run touches anyway instead of fresh pages of its own. */
-static int number_and_span(struct tindex *x, const struct planner__prob *p)
+/* The scratch of the index's build: sorted firsts, sorted ends and the
+ * ranks of the ends. */
+struct build_tmp {
+  uint64_t *first, *end;
+  uint32_t *end_rank;
+};
+
+/* Ranks and spans: two sorts and a merge. The sorts run in the room of
+ * item[], which is filled only after them: memory a run touches anyway
+ * instead of fresh pages of its own. */
+static int number_and_span(struct tindex *x, const struct planner__prob *p,
+                           const struct build_tmp *b)
 {
-  size_t mm = x->m ? x->m : 1;
-  struct planner__radix rs =
-      planner__radix_borrow(x->item, mm * sizeof *x->item);
-  uint64_t *first = malloc(mm * sizeof *first);
-  uint64_t *end = malloc(mm * sizeof *end);
-  uint32_t *end_rank = malloc(mm * sizeof *end_rank);
+  struct planner__radix rs = planner__radix_borrow(
+      x->item, (x->m ? x->m : 1) * sizeof *x->item);
   int rc = -1;
-  if (!first || !end || !end_rank || number_ranks(x, p, first, &rs))
+  if (number_ranks(x, p, b->first, &rs))
     goto out;
   for (size_t r = 0; r < x->m; r++) {
-    end[r] = (uint64_t)p->t[x->row_of[r]].last + 1;
-    end_rank[r] = (uint32_t)r;
+    b->end[r] = (uint64_t)p->t[x->row_of[r]].last + 1;
+    b->end_rank[r] = (uint32_t)r;
   }
-  if (planner__radix_sort(end, end_rank, x->m, &rs))
+  if (planner__radix_sort(b->end, b->end_rank, x->m, &rs))
     goto out;
   fill_items(x, p);
-  x->n_spans = make_spans(x, first, end, end_rank);
+  x->n_spans = make_spans(x, b->first, b->end, b->end_rank);
   rc = 0;
 out:
   planner__radix_cleanup(&rs);
-  free(first);
-  free(end);
-  free(end_rank);
   return rc;
 }
 
+/* The scratch is freed only once the index is built: below the index's
+ * own arrays, its room is reused by what a run allocates next (the load
+ * bound, a heuristic's state) instead of going back to the system and
+ * being faulted in again, and the index's build never holds more than a
+ * heuristic's run does after it. */
 static int build(struct tindex *x, const struct planner__prob *p)
 {
   size_t m = 0;
@@ -295,14 +300,21 @@ static int build(struct tindex *x, const struct planner__prob *p)
   x->row_of = malloc(mm * sizeof *x->row_of);
   x->item = malloc(mm * sizeof *x->item);
   x->align_log2 = malloc(mm);
-  if (!x->rank_of || !x->row_of || !x->item || !x->align_log2 ||
-      number_and_span(x, p))
-    return -1;
-  if (make_after(x) || make_near(x) || make_tree(x) || make_masks(x) ||
-      make_union_slots(x))
-    return -1;
-  make_groups(x);
-  return 0;
+  struct build_tmp b = {malloc(mm * sizeof *b.first),
+                        malloc(mm * sizeof *b.end),
+                        malloc(mm * sizeof *b.end_rank)};
+  int rc = -1;
+  if (x->rank_of && x->row_of && x->item && x->align_log2 && b.first &&
+      b.end && b.end_rank && !number_and_span(x, p, &b) && !make_after(x) &&
+      !make_near(x) && !make_tree(x) && !make_masks(x) &&
+      !make_union_slots(x)) {
+    make_groups(x);
+    rc = 0;
+  }
+  free(b.first);
+  free(b.end);
+  free(b.end_rank);
+  return rc;
 }
 
 uint32_t *tindex_take_row_of(struct tindex *x)

@@ -322,6 +322,20 @@ static int place_pins(struct placer *pl)
   return rc;
 }
 
+/* Swaps the longest of the runs to the end, where the scan reads it in
+ * place instead of copying it in a merge (their union is the same in
+ * any order). */
+static void longest_last(struct tunion_runs *rs)
+{
+  size_t l = rs->n - 1;
+  for (size_t i = 0; i + 1 < rs->n; i++)
+    if (rs->v[i].n > rs->v[l].n)
+      l = i;
+  struct tunion_run t = rs->v[l];
+  rs->v[l] = rs->v[rs->n - 1];
+  rs->v[rs->n - 1] = t;
+}
+
 /* How many placements ahead each prefetch stage runs (tindex_prefetch):
  * the order is known in advance, so the index's scattered reads for a
  * placement are in cache by the time it is made. Below PREFETCH_ALL
@@ -358,7 +372,8 @@ int planner__task_step(struct planner__task *t, size_t n)
       return ARENA_ENOMEM;
     const struct tindex_span *sp = pl->spans.v, *last = NULL;
     size_t n_sp = pl->spans.n, n_last = 0;
-    if (pl->runs.n) { /* the last run is scanned along, not merged */
+    if (pl->runs.n) { /* the longest run is scanned along, not merged */
+      longest_last(&pl->runs);
       const struct tunion_run *l = &pl->runs.v[pl->runs.n - 1];
       last = *l->base + l->at;
       n_last = l->n;

@@ -11,9 +11,9 @@
  * reading mostly contiguous memory, and reads unions of them where
  * there would be many; each placement then sorts what it got by offset
  * and scans the gaps, which depend only on the union: the sorted unions
- * but one are merged with the rest, and the scan walks the result and
- * the last union together, as if merged, stopping at the first fit (or
- * a best fit without slack). Pinned tensors are
+ * but the longest are merged with the rest, and the scan walks the
+ * result and the longest union together, as if merged, stopping at the
+ * first fit (or a best fit without slack). Pinned tensors are
  * placed first, at their offsets; zero-size tensors get offset 0. Orders
  * are built with radix sorts, and a heuristic allocates O(1) blocks
  * however many tensors it places (its scratch lists grow by doubling).

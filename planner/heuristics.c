@@ -11,9 +11,9 @@
  * reading mostly contiguous memory, and reads unions of them where
  * there would be many; each placement then sorts what it got by offset
  * and scans the gaps, which depend only on the union: the sorted unions
- * but one are merged with the rest, and the scan walks the result and
- * the last union together, as if merged, stopping at the first fit (or
- * a best fit without slack). Pinned tensors are
+ * but the longest are merged with the rest, and the scan walks the
+ * result and the longest union together, as if merged, stopping at the
+ * first fit (or a best fit without slack). Pinned tensors are
  * placed first, at their offsets; zero-size tensors get offset 0. Orders
  * are built with radix sorts, and a heuristic allocates O(1) blocks
  * however many tensors it places (its scratch lists grow by doubling).
@@ -237,18 +237,26 @@ static void scan_init(struct scan *c, const struct placer *pl, uint32_t r)
 /* Takes the placed bytes s; returns 1 when the choice is made (the first
  * fit, or a best fit without slack): c->best then holds it. Branch-free
  * but for that exit, which is rare: whether a gap fits, and whether it
- * is the tightest so far, are coin tosses when pieces interleave. */
+ * is the tightest so far, are coin tosses when pieces interleave. The
+ * running values (highest end, least slack) each take one compare and
+ * one conditional move a gap, the chain that bounds the scan's speed. */
 static inline int scan_take(struct scan *c, const struct tindex_span *s,
                             enum fit_mode m)
 {
   uint64_t start = planner__align_up(c->cur, c->a);
   uint64_t fits = start + c->size <= s->off;
-  uint64_t slack = s->off - start - c->size; /* meaningful when it fits */
-  uint64_t better = fits & ((m == FIT_FIRST) | (slack < c->slack));
+  c->cur = s->end > c->cur ? s->end : c->cur;
+  if (m == FIT_FIRST) { /* the first fit ends the scan */
+    c->best = start;
+    return (int)fits;
+  }
+  /* the gap's slack, or UINT64_MAX when it does not fit (slacks are
+   * below 2^63): the running minimum is one compare a gap */
+  uint64_t slack = (s->off - start - c->size) | (fits - 1);
+  uint64_t better = slack < c->slack;
   c->best = pick64(better, start, c->best);
-  c->slack = pick64(better, slack, c->slack);
-  c->cur = pick64(s->end > c->cur, s->end, c->cur);
-  return m == FIT_FIRST ? (int)fits : (int)(better & (slack == 0));
+  c->slack = better ? slack : c->slack;
+  return c->slack == 0;
 }
 
 /* The chosen offset once every placed byte was taken. */
@@ -314,6 +322,20 @@ static int place_pins(struct placer *pl)
   return rc;
 }
 
+/* Swaps the longest of the runs to the end, where the scan reads it in
+ * place instead of copying it in a merge (their union is the same in
+ * any order). */
+static void longest_last(struct tunion_runs *rs)
+{
+  size_t l = rs->n - 1;
+  for (size_t i = 0; i + 1 < rs->n; i++)
+    if (rs->v[i].n > rs->v[l].n)
+      l = i;
+  struct tunion_run t = rs->v[l];
+  rs->v[l] = rs->v[rs->n - 1];
+  rs->v[rs->n - 1] = t;
+}
+
 /* How many placements ahead each prefetch stage runs (tindex_prefetch):
  * the order is known in advance, so the index's scattered reads for a
  * placement are in cache by the time it is made. Below PREFETCH_ALL
@@ -350,7 +372,8 @@ int planner__task_step(struct planner__task *t, size_t n)
       return ARENA_ENOMEM;
     const struct tindex_span *sp = pl->spans.v, *last = NULL;
     size_t n_sp = pl->spans.n, n_last = 0;
-    if (pl->runs.n) { /* the last run is scanned along, not merged */
+    if (pl->runs.n) { /* the longest run is scanned along, not merged */
+      longest_last(&pl->runs);
       const struct tunion_run *l = &pl->runs.v[pl->runs.n - 1];
       last = *l->base + l->at;
       n_last = l->n;

@@ -37,9 +37,8 @@ static unsigned log2_of(uint64_t a)
   return k;
 }
 
-/* Numbers the non-empty tensors by (first, row) into row_of and rank_of,
- * and fills item[].size and align_log2. key (m entries) is scratch and
- * returns the sorted firsts. */
+/* Numbers the non-empty tensors by (first, row) into row_of and rank_of.
+ * key (m entries) is scratch and returns the sorted firsts. */
 static int number_ranks(struct tindex *x, const struct planner__prob *p,
                         uint64_t *key, struct planner__radix *rs)
 {
@@ -53,13 +52,19 @@ static int number_ranks(struct tindex *x, const struct planner__prob *p,
   }
   if (planner__radix_sort(key, x->row_of, x->m, rs))
     return -1;
+  for (size_t r = 0; r < x->m; r++)
+    x->rank_of[x->row_of[r]] = (uint32_t)r;
+  return 0;
+}
+
+/* item[].size and align_log2 of every rank. */
+static void fill_items(struct tindex *x, const struct planner__prob *p)
+{
   for (size_t r = 0; r < x->m; r++) {
     uint32_t i = x->row_of[r];
-    x->rank_of[i] = (uint32_t)r;
     x->item[r].size = p->t[i].size;
     x->align_log2[r] = (uint8_t)log2_of(p->align[i]);
   }
-  return 0;
 }
 
 /* Merges the sorted firsts (by rank) and the sorted ends (last + 1, with
@@ -145,7 +150,7 @@ static int make_after(struct tindex *x)
 
 /* Which tensors are near (see near_s1): those of at most TINDEX_NEAR
  * spans whose every span has at most TINDEX_NEAR_RANKS ranks between
- * near_lo() and the ranks that start after it. */
+ * near_lo() and the ranks that start after it; then leaf[].near. */
 static int make_near(struct tindex *x)
 {
   size_t S = x->n_spans;
@@ -165,6 +170,18 @@ static int make_near(struct tindex *x)
     x->near_s1[r] = s == s1 ? s1 : 0;
   }
   free(ok);
+  for (uint32_t s = 0; s < S; s++)
+    x->leaf[s].near = x->leaf[s].after;
+  /* by rank, that is by s0: the spans below hi have their first near
+   * tensor, so each span is written once */
+  uint32_t hi = 0;
+  for (size_t r = 0; r < x->m; r++)
+    if (x->near_s1[r] > hi) {
+      for (uint32_t s = x->item[r].s0 > hi ? x->item[r].s0 : hi;
+           s < x->near_s1[r]; s++)
+        x->leaf[s].near = (uint32_t)r;
+      hi = x->near_s1[r];
+    }
   return 0;
 }
 
@@ -234,34 +251,43 @@ static void make_groups(struct tindex *x)
   x->n_groups = x->g_hi - x->g_lo + 1;
 }
 
-/* Ranks and spans: two sorts and a merge; their scratch is freed before
- * the tree is built, so that it never adds to the tree's memory. */
-static int number_and_span(struct tindex *x, const struct planner__prob *p)
+/* The scratch of the index's build: sorted firsts, sorted ends and the
+ * ranks of the ends. */
+struct build_tmp {
+  uint64_t *first, *end;
+  uint32_t *end_rank;
+};
+
+/* Ranks and spans: two sorts and a merge. The sorts run in the room of
+ * item[], which is filled only after them: memory a run touches anyway
+ * instead of fresh pages of its own. */
+static int number_and_span(struct tindex *x, const struct planner__prob *p,
+                           const struct build_tmp *b)
 {
-  size_t mm = x->m ? x->m : 1;
-  struct planner__radix rs = {0};
-  uint64_t *first = malloc(mm * sizeof *first);
-  uint64_t *end = malloc(mm * sizeof *end);
-  uint32_t *end_rank = malloc(mm * sizeof *end_rank);
+  struct planner__radix rs = planner__radix_borrow(
+      x->item, (x->m ? x->m : 1) * sizeof *x->item);
   int rc = -1;
-  if (!first || !end || !end_rank || number_ranks(x, p, first, &rs))
+  if (number_ranks(x, p, b->first, &rs))
     goto out;
   for (size_t r = 0; r < x->m; r++) {
-    end[r] = (uint64_t)p->t[x->row_of[r]].last + 1;
-    end_rank[r] = (uint32_t)r;
+    b->end[r] = (uint64_t)p->t[x->row_of[r]].last + 1;
+    b->end_rank[r] = (uint32_t)r;
   }
-  if (planner__radix_sort(end, end_rank, x->m, &rs))
+  if (planner__radix_sort(b->end, b->end_rank, x->m, &rs))
     goto out;
-  x->n_spans = make_spans(x, first, end, end_rank);
+  fill_items(x, p);
+  x->n_spans = make_spans(x, b->first, b->end, b->end_rank);
   rc = 0;
 out:
   planner__radix_cleanup(&rs);
-  free(first);
-  free(end);
-  free(end_rank);
   return rc;
 }
 
+/* The scratch is freed only once the index is built: below the index's
+ * own arrays, its room is reused by what a run allocates next (the load
+ * bound, a heuristic's state) instead of going back to the system and
+ * being faulted in again, and the index's build never holds more than a
+ * heuristic's run does after it. */
 static int build(struct tindex *x, const struct planner__prob *p)
 {
   size_t m = 0;
@@ -274,14 +300,21 @@ static int build(struct tindex *x, const struct planner__prob *p)
   x->row_of = malloc(mm * sizeof *x->row_of);
   x->item = malloc(mm * sizeof *x->item);
   x->align_log2 = malloc(mm);
-  if (!x->rank_of || !x->row_of || !x->item || !x->align_log2 ||
-      number_and_span(x, p))
-    return -1;
-  if (make_after(x) || make_near(x) || make_tree(x) || make_masks(x) ||
-      make_union_slots(x))
-    return -1;
-  make_groups(x);
-  return 0;
+  struct build_tmp b = {malloc(mm * sizeof *b.first),
+                        malloc(mm * sizeof *b.end),
+                        malloc(mm * sizeof *b.end_rank)};
+  int rc = -1;
+  if (x->rank_of && x->row_of && x->item && x->align_log2 && b.first &&
+      b.end && b.end_rank && !number_and_span(x, p, &b) && !make_after(x) &&
+      !make_near(x) && !make_tree(x) && !make_masks(x) &&
+      !make_union_slots(x)) {
+    make_groups(x);
+    rc = 0;
+  }
+  free(b.first);
+  free(b.end);
+  free(b.end_rank);
+  return rc;
 }
 
 uint32_t *tindex_take_row_of(struct tindex *x)
@@ -309,23 +342,21 @@ void tindex_prefetch(const struct tindex *x, const struct tindex_span *pos,
   const struct tindex_item *it = &x->item[r];
   if (stage == 0) {
     __builtin_prefetch(it);
+    __builtin_prefetch(&x->align_log2[r]);
     return;
   }
   if (stage == 1) {
     __builtin_prefetch(&x->leaf[it->s0]);
     __builtin_prefetch(&x->leaf[it->s1 - 1]);
-    if (it->s0 >= TINDEX_NEAR)
-      __builtin_prefetch(&x->leaf[it->s0 - TINDEX_NEAR]);
     return;
   }
   uint32_t bits = x->leaf[it->s0].mask;
   if (stage == 2) {
-    size_t near = tindex_near_lo(x, it->s0), lo = x->leaf[it->s0].after;
-    if (lo - near <= TINDEX_NEAR_RANKS) /* the near tensors' lines */
-      for (size_t q = near; q < lo; q += 64 / sizeof *pos) {
-        __builtin_prefetch(&pos[q]);
-        __builtin_prefetch(&x->near_s1[q]);
-      }
+    size_t lo = x->leaf[it->s0].after;
+    for (size_t q = x->leaf[it->s0].near; q < lo; q += 64 / sizeof *pos) {
+      __builtin_prefetch(&pos[q]); /* the near tensors' lines */
+      __builtin_prefetch(&x->near_s1[q]);
+    }
     __builtin_prefetch(&pos[lo]);
   }
   for (; bits; bits &= bits - 1) {

@@ -34,9 +34,11 @@
  *  is near: it is in no node list, and near_s1[r] holds its s1 (0 for
  *  every other tensor). A near tensor that lives in span s starts in
  *  the last TINDEX_NEAR spans up to s, so it is among the ranks
- *  tindex_near_lo(s) .. leaf[s].after - 1, which a query reads in one
- *  run (when there are at most TINDEX_NEAR_RANKS of them; else no near
- *  tensor lives in s), keeping those with near_s1 above s.
+ *  tindex_near_lo(s) .. leaf[s].after - 1 (at most TINDEX_NEAR_RANKS of
+ *  them; else no near tensor lives in s). Of those, leaf[s].near is the
+ *  first that is near and lives in s, so a query reads the ranks
+ *  leaf[s].near .. leaf[s].after - 1 in one run (about half the window
+ *  on random graphs), keeping those with near_s1 above s.
  *
  *  Overlap query for a tensor [s0, s1): the tensors covering s0 (the path
  *  of leaf s0, and the near ones among the ranks before leaf[s0].after)
@@ -54,8 +56,8 @@
  *  TINDEX_GROUPS of them cover the timeline.
  *
  * Memory: 25 bytes per non-empty tensor, 4 per node list entry (none
- * for a near tensor, O(log S) for another), 16 per span (at most two
- * spans per tensor; 24 when some node keeps a union), and 4 per graph
+ * for a near tensor, O(log S) for another), 20 per span (at most two
+ * spans per tensor; 28 when some node keeps a union), and 4 per graph
  * row. A heuristic adds its placements (16 bytes a tensor), its
  * order (4) and its unions (tunion.h).
  */
@@ -80,6 +82,8 @@ struct tindex_item {
 struct tindex_leaf {
   uint32_t mask;  /* bit j: node (s + n_spans) >> j has a list */
   uint32_t after; /* first rank with s0 > s */
+  uint32_t near;  /* first rank of a near tensor live in s, or after
+                     when none is (see "Near tensors") */
 };
 
 struct tindex {
@@ -164,9 +168,10 @@ static inline size_t tindex_path_node(const struct tindex *x, uint32_t s,
 
 /* Prefetches, in stage order, what tunion_collect() of rank r will read,
  * so that a caller who knows its next queries can issue each stage a few
- * queries before the next: 0 the item; 1 its first and last leaves;
- * 2 the offsets of its path's node lists and its first range placement;
- * 3 the node lists; 4 the placements of their first entries. A stage
+ * queries before the next: 0 the item and alignment; 1 its first and
+ * last leaves; 2 the offsets of its path's node lists, its near
+ * tensors' placements and its first range placement; 3 the node lists;
+ * 4 the placements of their first entries. A stage
  * reads what the one before fetched. Touches only caches, never changes
  * a result. */
 #define TINDEX_PREFETCH_STAGES 5

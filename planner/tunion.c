@@ -27,19 +27,30 @@ void tunion_cleanup(struct tunion *u)
 static void union_add(struct tindex_span *v, uint64_t *n, uint64_t off,
                       uint64_t end)
 {
-  size_t i = 0, j, k = (size_t)*n, h = k;
-  while (i < h) { /* the first piece not wholly below, not touching */
-    size_t mid = i + (h - i) / 2;
-    if (v[mid].end < off)
-      i = mid + 1;
-    else
-      h = mid;
-  }
-  for (j = i; j < k && v[j].off <= end; j++) { /* pieces it meets */
-    if (v[j].off < off)
-      off = v[j].off;
-    if (v[j].end > end)
-      end = v[j].end;
+  size_t i = 0, j = 0, k = (size_t)*n, h = k;
+  if (k <= TUNION_BLOCK_PIECES) { /* short: count, without a branch */
+    for (size_t q = 0; q < k; q++) {
+      i += v[q].end < off; /* wholly below, not touching */
+      j += v[q].off <= end; /* below or meeting it */
+    }
+    if (j > i) { /* meets v[i..j): ends and offsets ascend */
+      off = v[i].off < off ? v[i].off : off;
+      end = v[j - 1].end > end ? v[j - 1].end : end;
+    }
+  } else {
+    while (i < h) { /* the first piece not wholly below, not touching */
+      size_t mid = i + (h - i) / 2;
+      if (v[mid].end < off)
+        i = mid + 1;
+      else
+        h = mid;
+    }
+    for (j = i; j < k && v[j].off <= end; j++) { /* pieces it meets */
+      if (v[j].off < off)
+        off = v[j].off;
+      if (v[j].end > end)
+        end = v[j].end;
+    }
   }
   if (j == i) { /* meets none: insert at i */
     memmove(v + i + 1, v + i, (k - i) * sizeof *v);
@@ -553,18 +564,18 @@ int tunion_collect(const struct tindex *x, const struct tindex_span *pos,
     below &= ((uint32_t)1 << x->gshift) - 1;
   out->n = 0;
   runs->n = 0;
+  /* the group's pieces first: they come sorted, so an insertion sort of
+   * out passes over them without a mispredicted branch */
+  if (below != mask && take_group(x, pos, u,
+                                  tindex_path_node(x, it->s0, x->gshift), &k))
+    return -1;
   for (uint32_t bits = below; bits; bits &= bits - 1)
     if (take_node(x, pos, u,
                   tindex_path_node(x, it->s0, (unsigned)__builtin_ctz(bits)),
                   &k))
       return -1;
-  if (below != mask && take_group(x, pos, u,
-                                  tindex_path_node(x, it->s0, x->gshift), &k))
-    return -1;
   size_t lo = x->leaf[it->s0].after, hi = x->leaf[it->s1 - 1].after;
-  size_t near = tindex_near_lo(x, it->s0);
-  if (lo - near <= TINDEX_NEAR_RANKS &&
-      take_near(out, pos, x->near_s1, it->s0, near, lo))
+  if (take_near(out, pos, x->near_s1, it->s0, x->leaf[it->s0].near, lo))
     return -1;
   if (hi - lo >= TUNION_LONG)
     return take_blocks(x, pos, u, lo, hi, &k);

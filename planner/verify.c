@@ -18,7 +18,10 @@
  * bit set, kept as a tree of 64-bit words (a word per 64 positions, then
  * a word per 64 words, ...): insert, remove and the neighbour queries
  * cost one word per level, four levels for a million tensors, in n/8
- * contiguous bytes. O(n) sorts plus O(n log_64 n) sweep.
+ * contiguous bytes. What the sweep reads of a member (its bytes and last
+ * operator) is copied into an array by position, so that a neighbour's
+ * is next to the tensor's own in memory instead of in a graph row
+ * anywhere. O(n) sorts plus O(n log_64 n) sweep.
  */
 #include "planner_int.h"
 #include "planner_sort.h"
@@ -102,12 +105,13 @@ static size_t bt_next(const struct bittree *b, size_t x)
   return SIZE_MAX;
 }
 
-static int collides(const struct planner_tensor *t, const uint64_t *off,
-                    uint32_t lo, uint32_t hi)
-{
-  /* lo sorts at or below hi in offset order */
-  return off[lo] + t[lo].size > off[hi];
-}
+/* What the sweep reads of a member of its set, by the member's position
+ * in the (offset, row) order: neighbours in offset order are next to
+ * each other in memory. */
+struct at_pos {
+  uint64_t off, end; /* its bytes */
+  int64_t last;      /* its last operator */
+};
 
 /* Key of a row for one of the sweep's orders. */
 enum sweep_key { BY_FIRST, BY_OFFSET };
@@ -127,39 +131,38 @@ static int sort_by(const struct planner_tensor *t, const uint64_t *offsets,
 }
 
 /* The nearest live member of the set below (dir < 0) or above x, as a
- * position of byo, or SIZE_MAX; members whose lifetime ended before now
- * are removed on the way (see DESIGN). */
-static size_t live_neighbour(const struct planner_tensor *t,
-                             const uint32_t *byo, struct bittree *set,
+ * position, or SIZE_MAX; members whose lifetime ended before now are
+ * removed on the way (see DESIGN). */
+static size_t live_neighbour(const struct at_pos *ap, struct bittree *set,
                              size_t x, int dir, int64_t now)
 {
   for (;;) {
     size_t y = dir < 0 ? bt_prev(set, x) : bt_next(set, x);
-    if (y == SIZE_MAX || t[byo[y]].last >= now)
+    if (y == SIZE_MAX || ap[y].last >= now)
       return y;
     bt_remove(set, y);
   }
 }
 
 /* The sweep over byf; the set holds positions in byo (posof maps a row
- * to its position). See DESIGN. */
-static int sweep(const struct planner_tensor *t, const uint64_t *offsets,
-                 size_t m, const uint32_t *byf, const uint32_t *byo,
-                 const uint32_t *posof, struct bittree *set, uint32_t *a,
-                 uint32_t *b)
+ * to its position, ap holds what the sweep reads of each). See DESIGN. */
+static int sweep(const struct planner_tensor *t, size_t m,
+                 const uint32_t *byf, const uint32_t *byo,
+                 const uint32_t *posof, const struct at_pos *ap,
+                 struct bittree *set, uint32_t *a, uint32_t *b)
 {
   for (size_t k = 0; k < m; k++) {
     uint32_t i = byf[k];
     size_t x = posof[i];
     bt_insert(set, x);
-    size_t pp = live_neighbour(t, byo, set, x, -1, t[i].first);
-    size_t qq = live_neighbour(t, byo, set, x, 1, t[i].first);
-    if (pp != SIZE_MAX && collides(t, offsets, byo[pp], i)) {
+    size_t pp = live_neighbour(ap, set, x, -1, t[i].first);
+    size_t qq = live_neighbour(ap, set, x, 1, t[i].first);
+    if (pp != SIZE_MAX && ap[pp].end > ap[x].off) {
       *a = byo[pp];
       *b = i;
       return 1;
     }
-    if (qq != SIZE_MAX && collides(t, offsets, i, byo[qq])) {
+    if (qq != SIZE_MAX && ap[x].end > ap[qq].off) {
       *a = i;
       *b = byo[qq];
       return 1;
@@ -191,10 +194,11 @@ int planner__find_overlap(const struct planner_tensor *t,
   uint32_t *byf = by_first ? NULL : malloc(mm * sizeof *byf);
   uint32_t *byo = malloc(mm * sizeof *byo);
   uint32_t *posof = malloc((n ? n : 1) * sizeof *posof);
+  struct at_pos *ap = malloc(mm * sizeof *ap);
   int rc = ARENA_ENOMEM;
   if (bt_init(&live, mm))
     goto out;
-  if (!key || (!by_first && !byf) || !byo || !posof)
+  if (!key || (!by_first && !byf) || !byo || !posof || !ap)
     goto out;
   /* (offset, row): rows ascending first (in byo, which the sort by
    * offset copies onto itself), then stably by offset */
@@ -213,9 +217,12 @@ int planner__find_overlap(const struct planner_tensor *t,
       goto out;
     by_first = byf;
   }
-  for (size_t k = 0; k < m; k++)
-    posof[byo[k]] = (uint32_t)k;
-  rc = sweep(t, offsets, m, by_first, byo, posof, &live, a, b);
+  for (size_t k = 0; k < m; k++) {
+    uint32_t i = byo[k];
+    posof[i] = (uint32_t)k;
+    ap[k] = (struct at_pos){offsets[i], offsets[i] + t[i].size, t[i].last};
+  }
+  rc = sweep(t, m, by_first, byo, posof, ap, &live, a, b);
 out:
   bt_cleanup(&live);
   planner__radix_cleanup(&rs);
@@ -223,6 +230,7 @@ out:
   free(byf);
   free(byo);
   free(posof);
+  free(ap);
   return rc;
 }
 

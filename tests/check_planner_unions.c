@@ -216,7 +216,8 @@ END_TEST
 /* Short tensors crowded into the first 64th of the timeline, sparse
  * ones after: the crowded ones have too many neighbours to be read as
  * near tensors and stay in the tree's lists, the sparse ones are near
- * (tindex.h, "Near tensors"); queries see both right. */
+ * (tindex.h, "Near tensors"), and each span knows the first near one
+ * live in it; queries see both right. */
 START_TEST(test_unions_crowded)
 {
   static struct planner_tensor t[N_UNIONS];
@@ -240,6 +241,13 @@ START_TEST(test_unions_crowded)
       near += p.x->near_s1[r] != 0;
       listed += p.x->near_s1[r] == 0;
     }
+  }
+  for (uint32_t s = 0; s < p.x->n_spans; s++) { /* leaf[s].near */
+    size_t first = p.x->leaf[s].after;
+    for (size_t r = 0; r < p.x->m && first == p.x->leaf[s].after; r++)
+      if (p.x->item[r].s0 <= s && p.x->near_s1[r] > s)
+        first = r;
+    ck_assert_uint_eq(p.x->leaf[s].near, first);
   }
   planner__prob_cleanup(&p);
   ck_assert_uint_gt(near, N_UNIONS / 4);

@@ -567,6 +567,83 @@ START_TEST(test_staircase_plan)
 }
 END_TEST
 
+/* The arena of tflm-greedy on t with the tensors live at t's first point
+ * of highest load stacked at the bottom, latest last use first (ties in
+ * graph order), as the plain stack of the peak would be. */
+static uint64_t peak_stack_arena(const struct planner_tensor *t, size_t n)
+{
+  int64_t end = 0;
+  for (size_t i = 0; i < n; i++)
+    end = t[i].last > end ? t[i].last : end;
+  int64_t *d = calloc((size_t)end + 2, sizeof *d);
+  struct planner_tensor *c = malloc(n * sizeof *c);
+  uint32_t *idx = malloc(n * sizeof *idx);
+  ck_assert(d && c && idx);
+  for (size_t i = 0; i < n; i++) {
+    d[t[i].first] += (int64_t)t[i].size;
+    d[t[i].last + 1] -= (int64_t)t[i].size;
+  }
+  int64_t load = 0, most = -1, peak = 0;
+  for (int64_t s = 0; s <= end; s++) {
+    load += d[s];
+    if (load > most) {
+      most = load;
+      peak = s;
+    }
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (t[i].size && t[i].first <= peak && t[i].last >= peak)
+      idx[k++] = (uint32_t)i;
+  for (size_t q = 1; q < k; q++) /* insertion sort, stable */
+    for (size_t r = q; r > 0 && t[idx[r - 1]].last < t[idx[r]].last; r--) {
+      uint32_t x = idx[r];
+      idx[r] = idx[r - 1];
+      idx[r - 1] = x;
+    }
+  memcpy(c, t, n * sizeof *c);
+  int64_t base = 0;
+  for (size_t q = 0; q < k; q++) {
+    c[idx[q]].pinned = base;
+    base += (int64_t)c[idx[q]].size;
+  }
+  struct planner_options o;
+  struct planner_plan pl;
+  ce_opts(&o, 1, 0, 1);
+  o.algo = PLANNER_ALGO_TFLM_GREEDY;
+  ce_run_ok(c, n, &o, &pl);
+  uint64_t arena = pl.arena_bytes;
+  planner_plan_cleanup(&pl);
+  free(d);
+  free(c);
+  free(idx);
+  return arena;
+}
+
+START_TEST(test_staircase_fit)
+{
+  /* An XLA-like trace of 20 000 tensors whose best staircase is the
+   * third (the tensors of its peak, latest last use first): its
+   * parameters that end before the peak, each at its lowest fit above
+   * that stack, take the plan strictly below the plain stack's (the best
+   * of the three without them), and the plan verifies. */
+  size_t n;
+  struct planner_tensor *t = tracegen_make(TRACEGEN_IOPDDL, 20000, 1, &n);
+  ck_assert_ptr_nonnull(t);
+  uint64_t plain = peak_stack_arena(t, n);
+  uint64_t *offs = malloc(n * sizeof *offs);
+  ck_assert_ptr_nonnull(offs);
+  struct ce_built B;
+  uint64_t arena = greedy_problem(&B, t, n, offs);
+  ck_assert_int_eq(planner__stair(&B.p, offs, &arena), 0);
+  ck_assert_uint_lt(arena, plain);
+  check_verifies(&B, offs, arena);
+  planner__prob_cleanup(&B.p);
+  free(t);
+  free(offs);
+}
+END_TEST
+
 void ce_add_large_tests(Suite *s)
 {
   TCase *tl = tcase_create("large");
@@ -580,5 +657,6 @@ void ce_add_large_tests(Suite *s)
   tcase_add_test(tl, test_squeeze_ejects);
   tcase_add_test(tl, test_region_step);
   tcase_add_test(tl, test_staircase_plan);
+  tcase_add_test(tl, test_staircase_fit);
   suite_add_tcase(s, tl);
 }

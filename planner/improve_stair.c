@@ -39,7 +39,11 @@
  *  given one only when its arena is lower, and the trials stop once the
  *  arena meets the load bound, or when the next would take the tensors
  *  planned by these runs past STAIR_MAX_PLANNED (time: each run is a
- *  whole tflm-greedy). Ties keep graph order throughout.
+ *  whole tflm-greedy). Ties keep graph order throughout. On request the
+ *  runner-up is kept too: the plan of lowest arena among those that were
+ *  tried or replaced but did not end in offsets (the given plan
+ *  included), for the squeeze, which may lower one plan much more than
+ *  another (planner__improve()).
  *
  *  Like the four heuristics of `best`, the staircase plans are not
  *  counted in the effort's work units; they run only on the graphs that
@@ -234,6 +238,23 @@ static int plan_stacked(const struct planner__prob *p, const uint32_t *idx,
 int planner__stair(const struct planner__prob *p, uint64_t *offsets,
                    uint64_t *arena)
 {
+  return planner__stair_keep(p, offsets, arena, NULL, NULL);
+}
+
+/* Keeps plan x of arena a in runner (arena *ra) when it is lower. */
+static void keep_runner(size_t n, const uint64_t *x, uint64_t a,
+                        uint64_t *runner, uint64_t *ra)
+{
+  if (runner && a < *ra) {
+    memcpy(runner, x, n * sizeof *runner);
+    *ra = a;
+  }
+}
+
+int planner__stair_keep(const struct planner__prob *p, uint64_t *offsets,
+                        uint64_t *arena, uint64_t *runner,
+                        uint64_t *runner_arena)
+{
   int64_t f = first_point(p);
   if (f < 0 || *arena <= p->lb)
     return 0;
@@ -255,8 +276,11 @@ int planner__stair(const struct planner__prob *p, uint64_t *offsets,
     uint64_t a = UINT64_MAX;
     rc = k ? plan_stacked(p, idx, k, ns, t, off, &a) : ARENA_ENOMEM;
     if (!rc && a < *arena) {
+      keep_runner(p->n, offsets, *arena, runner, runner_arena);
       memcpy(offsets, off, p->n * sizeof *offsets);
       *arena = a;
+    } else if (!rc) {
+      keep_runner(p->n, off, a, runner, runner_arena);
     }
   }
   free(t);

@@ -279,6 +279,19 @@ static void check_verifies(const struct ce_built *B, uint64_t *offs,
   ck_assert_msg(planner_verify(&B->g, &B->o, &q, err) == 0, "%s", err);
 }
 
+/* Asserts that plan p of B's graph, of arena arena, is valid and below
+ * above; then frees B's problem, the trace t and offs. */
+static void check_below_and_free(struct ce_built *B, uint64_t *p,
+                                 uint64_t arena, uint64_t above,
+                                 struct planner_tensor *t, uint64_t *offs)
+{
+  ck_assert_uint_lt(arena, above);
+  check_verifies(B, p, arena);
+  planner__prob_cleanup(&B->p);
+  free(t);
+  free(offs);
+}
+
 static int stop_now(void *ctx)
 {
   (void)ctx;
@@ -496,13 +509,22 @@ START_TEST(test_region_step)
                    0);
   ck_assert_int_eq(better, 1);
   arena = planner__arena_of(&B.p, a);
-  ck_assert_uint_lt(arena, stair);
-  check_verifies(&B, a, arena);
-  planner__prob_cleanup(&B.p);
-  free(t);
-  free(offs);
+  check_below_and_free(&B, a, arena, stair, t, offs);
 }
 END_TEST
+
+/* A generated XLA-like trace of size tensors (seed seed; *n of them) and
+ * room for copies plans of it in *offs; both owned by the caller. */
+static struct planner_tensor *xla_trace(size_t size, uint64_t seed,
+                                        size_t *n, uint64_t **offs,
+                                        size_t copies)
+{
+  struct planner_tensor *t = tracegen_make(TRACEGEN_IOPDDL, size, seed, n);
+  ck_assert_ptr_nonnull(t);
+  *offs = malloc(copies * *n * sizeof **offs);
+  ck_assert_ptr_nonnull(*offs);
+  return t;
+}
 
 START_TEST(test_staircase_plan)
 {
@@ -514,11 +536,9 @@ START_TEST(test_staircase_plan)
    * every poll sleeps. A stop callback that fires cancels them with the
    * plan unchanged, and with a pinned tensor they do nothing. */
   size_t n;
-  struct planner_tensor *t = tracegen_make(TRACEGEN_IOPDDL, 10000, 1, &n);
-  ck_assert_ptr_nonnull(t);
+  uint64_t *offs;
+  struct planner_tensor *t = xla_trace(10000, 1, &n, &offs, 3);
   uint64_t heur = best_heuristic(t, n, UINT64_MAX);
-  uint64_t *offs = malloc(3 * n * sizeof *offs);
-  ck_assert_ptr_nonnull(offs);
   uint64_t *a = offs + n, *b = offs + 2 * n;
   struct ce_built B;
   uint64_t given = greedy_problem(&B, t, n, offs), arena = given;
@@ -628,19 +648,13 @@ START_TEST(test_staircase_fit)
    * that stack, take the plan strictly below the plain stack's (the best
    * of the three without them), and the plan verifies. */
   size_t n;
-  struct planner_tensor *t = tracegen_make(TRACEGEN_IOPDDL, 20000, 1, &n);
-  ck_assert_ptr_nonnull(t);
+  uint64_t *offs;
+  struct planner_tensor *t = xla_trace(20000, 1, &n, &offs, 1);
   uint64_t plain = peak_stack_arena(t, n);
-  uint64_t *offs = malloc(n * sizeof *offs);
-  ck_assert_ptr_nonnull(offs);
   struct ce_built B;
   uint64_t arena = greedy_problem(&B, t, n, offs);
   ck_assert_int_eq(planner__stair(&B.p, offs, &arena), 0);
-  ck_assert_uint_lt(arena, plain);
-  check_verifies(&B, offs, arena);
-  planner__prob_cleanup(&B.p);
-  free(t);
-  free(offs);
+  check_below_and_free(&B, offs, arena, plain, t, offs);
 }
 END_TEST
 

@@ -59,7 +59,12 @@
  *  in work units) may lower the arena the passes have to beat. When one
  *  of them did, or at least one pass ran, and the arena is still above
  *  the load bound, the squeeze (improve_squeeze.c) repairs the plan where
- *  its top is reached, with what is left of the effort.
+ *  its top is reached, with what is left of the effort. If effort is
+ *  still left then (the squeeze stopped because no step lowered the
+ *  top), it squeezes the staircase trials' runner-up, the best plan among
+ *  the others they saw, with the rest, which replaces the plan when it
+ *  ends lower: how far the squeeze gets depends much on the plan it
+ *  starts from.
  *
  *  The new plan replaces the given one only when its arena is lower, so
  *  the pass never makes a plan worse. It is deterministic: it depends on
@@ -619,8 +624,11 @@ int planner__improve(const struct planner__prob *p, uint64_t *offsets,
   if (nfree < IMPROVE_MIN_TENSORS)
     return 0;
   /* The staircase plans first: they are not counted in work units. */
-  uint64_t given = *arena;
-  int rc = planner__stair(p, offsets, arena);
+  uint64_t given = *arena, alt_arena = UINT64_MAX;
+  uint64_t *alt = malloc(p->n * sizeof *alt);
+  if (!alt)
+    return ARENA_ENOMEM;
+  int rc = planner__stair_keep(p, offsets, arena, alt, &alt_arena);
   int ran = *arena < given;
   uint64_t need = (uint64_t)IMPROVE_UNITS_PER_TENSOR * m;
   for (unsigned q = 0; q < N_PASSES && !rc && *arena > p->lb; q++) {
@@ -633,5 +641,15 @@ int planner__improve(const struct planner__prob *p, uint64_t *offsets,
   }
   if (!rc && ran && *arena > p->lb)
     rc = planner__squeeze(p, offsets, arena, work_limit, work);
+  /* The runner-up, with what the squeeze left. */
+  if (!rc && ran && *arena > p->lb && alt_arena != UINT64_MAX &&
+      *work < work_limit) {
+    rc = planner__squeeze(p, alt, &alt_arena, work_limit, work);
+    if (!rc && alt_arena < *arena) {
+      memcpy(offsets, alt, p->n * sizeof *offsets);
+      *arena = alt_arena;
+    }
+  }
+  free(alt);
   return rc;
 }

@@ -48,6 +48,15 @@ int planner__squeeze(const struct planner__prob *p, uint64_t *offsets,
 int planner__stair(const struct planner__prob *p, uint64_t *offsets,
                    uint64_t *arena);
 
+/* planner__stair() that also keeps the runner-up, the plan of lowest
+ * arena among the given one and the staircase plans that did not end in
+ * offsets, in runner (room for p->n offsets, caller-owned) with its arena
+ * in *runner_arena, when that is below the *runner_arena given; runner
+ * may be NULL (planner__stair()). */
+int planner__stair_keep(const struct planner__prob *p, uint64_t *offsets,
+                        uint64_t *arena, uint64_t *runner,
+                        uint64_t *runner_arena);
+
 /* exact.c. planner__exact() with an explicit budget: the search may do
  * work_limit - *work more units and adds what it did to *work; it never
  * runs the windowed re-planning itself. Minimisation also stops once the

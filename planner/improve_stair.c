@@ -1,7 +1,8 @@
 /*
  * improve_stair.c - the staircase plans of a large graph: a set of tensors
  * that all meet at one point in time stacked at the bottom in a fixed
- * order, and tflm-greedy on everything else around them.
+ * order (for one stack, with more tensors each at its lowest fit above
+ * it), and tflm-greedy on everything else around them.
  *
  * Compiler traces of XLA programs load their parameters at the start and
  * drop each after its last use, spread over the program; the heuristics
@@ -23,7 +24,14 @@
  *      earliest first (ties: latest last use first): the stack is the
  *      peak's load exactly, the space of the activations not yet started
  *      lies on top of it before the peak;
- *   2. the same tensors, all latest last use first.
+ *   2. the same tensors, all latest last use first; then the tensors of
+ *      P not live at the peak, latest last use first, each at the lowest
+ *      offset its alignment allows where it misses every tensor placed
+ *      before it that it meets in time (valid by construction): the
+ *      parameters that end before the peak drop into the room of the
+ *      activations not yet started instead of being left to tflm-greedy
+ *      (skipped, the stack alone tried, when their count times the
+ *      count of all these tensors passes STAIR_MAX_FIT).
  *  The stacked tensors are pinned there and tflm-greedy, which of the
  *  four heuristics did best above such stacks on the generated traces
  *  (docs/exact.md, "Staircase plans"), plans the rest around them. Which
@@ -31,7 +39,11 @@
  *  given one only when its arena is lower, and the trials stop once the
  *  arena meets the load bound, or when the next would take the tensors
  *  planned by these runs past STAIR_MAX_PLANNED (time: each run is a
- *  whole tflm-greedy). Ties keep graph order throughout.
+ *  whole tflm-greedy). Ties keep graph order throughout. On request the
+ *  runner-up is kept too: the plan of lowest arena among those that were
+ *  tried or replaced but did not end in offsets (the given plan
+ *  included), for the squeeze, which may lower one plan much more than
+ *  another (planner__improve()).
  *
  *  Like the four heuristics of `best`, the staircase plans are not
  *  counted in the effort's work units; they run only on the graphs that
@@ -52,6 +64,9 @@ enum { STACK_FIRST, STACK_PEAK_BY_FIRST, STACK_PEAK_BY_LAST, N_STACKS };
  * plans stay a fraction of a second on graphs of 60 000 tensors (about
  * 3 us per tensor and run there, docs/exact.md). */
 #define STAIR_MAX_PLANNED (1u << 17)
+/* Stack 2's lowest fits may scan at most this many placed tensors in all
+ * (tensors fitted times tensors placed), a few ms here. */
+#define STAIR_MAX_FIT (1u << 24)
 
 /* The first point of highest load among the sized tensors, or -1 when out
  * of memory. */
@@ -92,22 +107,35 @@ static int64_t peak_point(const struct planner__prob *p)
 }
 
 /* The tensors of stack v in stacking order into idx (room for p->n);
- * returns their count (0 when out of memory). f is the earliest first
+ * returns their count (0 when out of memory), of which the first *nstack
+ * are stacked and the others fitted above them. f is the earliest first
  * use, peak the peak point, key scratch for p->n entries. */
 static size_t stack_order(const struct planner__prob *p, int v, int64_t f,
-                          int64_t peak, uint32_t *idx, uint64_t *key)
+                          int64_t peak, uint32_t *idx, uint64_t *key,
+                          size_t *nstack)
 {
-  size_t k = 0;
+  size_t k = 0, tail = 0;
   for (size_t i = 0; i < p->n; i++) {
     const struct planner_tensor *t = &p->t[i];
-    if (t->size && (v == STACK_FIRST ? t->first == f
-                                     : t->first <= peak && t->last >= peak))
+    int at_peak = t->first <= peak && t->last >= peak;
+    if (t->size && (v == STACK_FIRST ? t->first == f : at_peak))
       idx[k++] = (uint32_t)i;
+    else if (t->size && v == STACK_PEAK_BY_LAST && t->first == f)
+      tail++;
   }
+  *nstack = k;
+  if (tail && (uint64_t)tail * (k + tail) <= STAIR_MAX_FIT)
+    for (size_t i = 0; i < p->n; i++) {
+      const struct planner_tensor *t = &p->t[i];
+      if (t->size && t->first == f && (t->first > peak || t->last < peak))
+        idx[k++] = (uint32_t)i;
+    }
   struct planner__radix rs = {0};
   int rc = 0;
   /* Least significant key first (the sort is stable): last use
-   * descending; then, for STACK_PEAK_BY_FIRST, first use ascending with
+   * descending (for STACK_PEAK_BY_LAST this keeps the tensors of P that
+   * end before the peak after the stack, which all end at or after it);
+   * then, for STACK_PEAK_BY_FIRST, first use ascending with
    * the tensors of P (first use f) before all others. */
   for (size_t q = 0; q < k; q++)
     key[q] = (uint64_t)INT64_MAX - (uint64_t)p->t[idx[q]].last;
@@ -140,20 +168,58 @@ static int64_t first_point(const struct planner__prob *p)
   return f != INT64_MAX && 2 * bytes >= p->lb ? f : -1;
 }
 
-/* Plans with the k tensors idx pinned as a stack, tflm-greedy around
+static int cmp_iv(const void *a, const void *b)
+{
+  const uint64_t *x = a, *y = b;
+  return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* The lowest offset, aligned for tensor idx[q], at which it misses each
+ * of idx[0 .. q-1] (placed in t[].pinned) that it meets in time; iv is
+ * scratch for 2q entries. */
+static uint64_t lowest_fit(const struct planner__prob *p,
+                           const struct planner_tensor *t, const uint32_t *idx,
+                           size_t q, uint64_t *iv)
+{
+  const struct planner_tensor *x = &p->t[idx[q]];
+  size_t n = 0;
+  for (size_t r = 0; r < q; r++) {
+    const struct planner_tensor *y = &p->t[idx[r]];
+    if (y->first > x->last || y->last < x->first)
+      continue;
+    iv[2 * n] = (uint64_t)t[idx[r]].pinned;
+    iv[2 * n + 1] = iv[2 * n] + y->size;
+    n++;
+  }
+  qsort(iv, n, 2 * sizeof *iv, cmp_iv);
+  uint64_t al = p->align[idx[q]], y = 0;
+  for (size_t r = 0; r < n && iv[2 * r] < y + x->size; r++)
+    if (iv[2 * r + 1] > y)
+      y = planner__align_up(iv[2 * r + 1], al);
+  return y;
+}
+
+/* Plans with the k tensors idx pinned, the first ns as a stack and each
+ * other at its lowest fit above those before it, tflm-greedy around
  * them, into off; t is a scratch copy of the graph's tensors. Returns 0
  * with *arena_out, or an error. */
 static int plan_stacked(const struct planner__prob *p, const uint32_t *idx,
-                        size_t k, struct planner_tensor *t, uint64_t *off,
-                        uint64_t *arena_out)
+                        size_t k, size_t ns, struct planner_tensor *t,
+                        uint64_t *off, uint64_t *arena_out)
 {
   memcpy(t, p->t, p->n * sizeof *t);
   uint64_t base = 0;
-  for (size_t q = 0; q < k; q++) {
+  for (size_t q = 0; q < ns; q++) {
     base = planner__align_up(base, p->align[idx[q]]);
     t[idx[q]].pinned = (int64_t)base;
     base += t[idx[q]].size;
   }
+  uint64_t *iv = k > ns ? malloc(2 * k * sizeof *iv) : NULL;
+  if (k > ns && !iv)
+    return ARENA_ENOMEM;
+  for (size_t q = ns; q < k; q++)
+    t[idx[q]].pinned = (int64_t)lowest_fit(p, t, idx, q, iv);
+  free(iv);
   struct planner_options so = *p->o;
   so.capacity = 0;
   so.threads = 1;
@@ -172,6 +238,23 @@ static int plan_stacked(const struct planner__prob *p, const uint32_t *idx,
 int planner__stair(const struct planner__prob *p, uint64_t *offsets,
                    uint64_t *arena)
 {
+  return planner__stair_keep(p, offsets, arena, NULL, NULL);
+}
+
+/* Keeps plan x of arena a in runner (arena *ra) when it is lower. */
+static void keep_runner(size_t n, const uint64_t *x, uint64_t a,
+                        uint64_t *runner, uint64_t *ra)
+{
+  if (runner && a < *ra) {
+    memcpy(runner, x, n * sizeof *runner);
+    *ra = a;
+  }
+}
+
+int planner__stair_keep(const struct planner__prob *p, uint64_t *offsets,
+                        uint64_t *arena, uint64_t *runner,
+                        uint64_t *runner_arena)
+{
   int64_t f = first_point(p);
   if (f < 0 || *arena <= p->lb)
     return 0;
@@ -189,12 +272,15 @@ int planner__stair(const struct planner__prob *p, uint64_t *offsets,
       rc = ARENA_ECANCELED;
       break;
     }
-    size_t k = stack_order(p, v, f, peak, idx, key);
+    size_t ns = 0, k = stack_order(p, v, f, peak, idx, key, &ns);
     uint64_t a = UINT64_MAX;
-    rc = k ? plan_stacked(p, idx, k, t, off, &a) : ARENA_ENOMEM;
+    rc = k ? plan_stacked(p, idx, k, ns, t, off, &a) : ARENA_ENOMEM;
     if (!rc && a < *arena) {
+      keep_runner(p->n, offsets, *arena, runner, runner_arena);
       memcpy(offsets, off, p->n * sizeof *offsets);
       *arena = a;
+    } else if (!rc) {
+      keep_runner(p->n, off, a, runner, runner_arena);
     }
   }
   free(t);

@@ -179,6 +179,40 @@ static int ascending(const uint32_t *v, size_t m)
   return 1;
 }
 
+/* The check's arrays, carved from one block: one allocation of the
+ * whole at once (a plan's largest), so that an allocator which adapts
+ * its thresholds to the largest block freed (glibc's) keeps the room of
+ * a run for the next one instead of giving it back to the system and
+ * faulting it in again. 8-byte members first. */
+struct check_mem {
+  void *block;
+  uint64_t *key;        /* m: sort keys */
+  struct at_pos *ap;    /* m: what the sweep reads, by position */
+  void *radix;          /* m pairs: the radix sort's scratch */
+  uint32_t *byf, *byo;  /* m: rows by first use (if not given), by offset */
+  uint32_t *posof;      /* n: position of each row in byo */
+};
+
+static int check_mem_init(struct check_mem *c, size_t m, size_t n,
+                          int need_byf)
+{
+  size_t radix = m * (sizeof(uint64_t) + sizeof(uint32_t));
+  size_t bytes = m * (sizeof *c->key + sizeof *c->ap) + radix +
+                 (need_byf ? m : 0) * sizeof *c->byf + m * sizeof *c->byo +
+                 n * sizeof *c->posof;
+  char *b = malloc(bytes);
+  if (!b)
+    return -1;
+  c->block = b;
+  c->key = (uint64_t *)(void *)b;
+  c->ap = (struct at_pos *)(void *)(c->key + m);
+  c->radix = c->ap + m;
+  c->byo = (uint32_t *)(void *)((char *)c->radix + radix);
+  c->posof = c->byo + m;
+  c->byf = need_byf ? c->posof + n : NULL;
+  return 0;
+}
+
 int planner__find_overlap(const struct planner_tensor *t,
                           const uint64_t *offsets, const uint32_t *subset,
                           const uint32_t *by_first, size_t m, uint32_t *a,
@@ -188,17 +222,17 @@ int planner__find_overlap(const struct planner_tensor *t,
   for (size_t k = 0; k < m; k++)
     if (subset[k] + (size_t)1 > n)
       n = subset[k] + (size_t)1;
-  struct planner__radix rs = {0};
   struct bittree live;
-  uint64_t *key = malloc(mm * sizeof *key);
-  uint32_t *byf = by_first ? NULL : malloc(mm * sizeof *byf);
-  uint32_t *byo = malloc(mm * sizeof *byo);
-  uint32_t *posof = malloc((n ? n : 1) * sizeof *posof);
-  struct at_pos *ap = malloc(mm * sizeof *ap);
+  struct check_mem c;
+  if (check_mem_init(&c, mm, n ? n : 1, !by_first))
+    return ARENA_ENOMEM;
+  struct planner__radix rs = planner__radix_borrow(
+      c.radix, mm * (sizeof(uint64_t) + sizeof(uint32_t)));
+  uint64_t *key = c.key;
+  uint32_t *byf = c.byf, *byo = c.byo, *posof = c.posof;
+  struct at_pos *ap = c.ap;
   int rc = ARENA_ENOMEM;
   if (bt_init(&live, mm))
-    goto out;
-  if (!key || (!by_first && !byf) || !byo || !posof || !ap)
     goto out;
   /* (offset, row): rows ascending first (in byo, which the sort by
    * offset copies onto itself), then stably by offset */
@@ -226,11 +260,7 @@ int planner__find_overlap(const struct planner_tensor *t,
 out:
   bt_cleanup(&live);
   planner__radix_cleanup(&rs);
-  free(key);
-  free(byf);
-  free(byo);
-  free(posof);
-  free(ap);
+  free(c.block);
   return rc;
 }
 

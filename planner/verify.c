@@ -179,6 +179,59 @@ static int ascending(const uint32_t *v, size_t m)
   return 1;
 }
 
+/* The check's arrays, carved from one block up to CHECK_ONE_BLOCK bytes:
+ * one allocation of the whole at once (a plan's largest), so that an
+ * allocator which adapts its thresholds to the largest block freed
+ * (glibc's, up to 32 MiB) keeps the room of a run for the next one
+ * instead of giving it back to the system and faulting it in again.
+ * Beyond that size each array is a block of its own, which such an
+ * allocator can still keep in its heap. */
+#define CHECK_ONE_BLOCK ((size_t)32 << 20)
+#define CHECK_PIECES 6
+
+struct check_mem {
+  char *block;               /* the one block, or NULL */
+  size_t used;               /* of it */
+  void *piece[CHECK_PIECES]; /* else the arrays' own blocks */
+  size_t n_piece;
+};
+
+static size_t round8(size_t bytes)
+{
+  return (bytes + 7) & ~(size_t)7;
+}
+
+/* The next array of bytes (8-byte aligned), or NULL on OOM. */
+static void *check_take(struct check_mem *c, size_t bytes)
+{
+  if (c->block) {
+    void *p = c->block + c->used;
+    c->used += round8(bytes);
+    return p;
+  }
+  void *p = malloc(bytes);
+  if (p)
+    c->piece[c->n_piece++] = p;
+  return p;
+}
+
+static void check_mem_init(struct check_mem *c, const size_t *bytes,
+                           size_t n)
+{
+  size_t total = 0;
+  for (size_t k = 0; k < n; k++)
+    total += round8(bytes[k]);
+  memset(c, 0, sizeof *c);
+  c->block = total <= CHECK_ONE_BLOCK ? malloc(total) : NULL;
+}
+
+static void check_mem_cleanup(struct check_mem *c)
+{
+  free(c->block);
+  for (size_t k = 0; k < c->n_piece; k++)
+    free(c->piece[k]);
+}
+
 int planner__find_overlap(const struct planner_tensor *t,
                           const uint64_t *offsets, const uint32_t *subset,
                           const uint32_t *by_first, size_t m, uint32_t *a,
@@ -188,17 +241,27 @@ int planner__find_overlap(const struct planner_tensor *t,
   for (size_t k = 0; k < m; k++)
     if (subset[k] + (size_t)1 > n)
       n = subset[k] + (size_t)1;
-  struct planner__radix rs = {0};
   struct bittree live;
-  uint64_t *key = malloc(mm * sizeof *key);
-  uint32_t *byf = by_first ? NULL : malloc(mm * sizeof *byf);
-  uint32_t *byo = malloc(mm * sizeof *byo);
-  uint32_t *posof = malloc((n ? n : 1) * sizeof *posof);
-  struct at_pos *ap = malloc(mm * sizeof *ap);
+  size_t radix = mm * (sizeof(uint64_t) + sizeof(uint32_t));
+  const size_t bytes[CHECK_PIECES] = {
+      mm * sizeof(struct at_pos), mm * sizeof(uint64_t), radix,
+      mm * sizeof(uint32_t), (n ? n : 1) * sizeof(uint32_t),
+      by_first ? 0 : mm * sizeof(uint32_t)};
+  struct check_mem c;
+  check_mem_init(&c, bytes, CHECK_PIECES - (by_first != NULL));
+  struct at_pos *ap = check_take(&c, bytes[0]);
+  uint64_t *key = check_take(&c, bytes[1]);
+  void *scratch = check_take(&c, bytes[2]);
+  uint32_t *byo = check_take(&c, bytes[3]);
+  uint32_t *posof = check_take(&c, bytes[4]);
+  uint32_t *byf = by_first ? NULL : check_take(&c, bytes[5]);
+  if (!ap || !key || !scratch || !byo || !posof || (!by_first && !byf)) {
+    check_mem_cleanup(&c);
+    return ARENA_ENOMEM;
+  }
+  struct planner__radix rs = planner__radix_borrow(scratch, radix);
   int rc = ARENA_ENOMEM;
   if (bt_init(&live, mm))
-    goto out;
-  if (!key || (!by_first && !byf) || !byo || !posof || !ap)
     goto out;
   /* (offset, row): rows ascending first (in byo, which the sort by
    * offset copies onto itself), then stably by offset */
@@ -226,11 +289,7 @@ int planner__find_overlap(const struct planner_tensor *t,
 out:
   bt_cleanup(&live);
   planner__radix_cleanup(&rs);
-  free(key);
-  free(byf);
-  free(byo);
-  free(posof);
-  free(ap);
+  check_mem_cleanup(&c);
   return rc;
 }
 

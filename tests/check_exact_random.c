@@ -331,13 +331,27 @@ static void check_plan(const struct planner_tensor *t, size_t n,
 
 /* ---- tests -------------------------------------------------------------- */
 
+/* Seed k of block `block` of a test's seeds from base. */
+static uint64_t block_seed(uint64_t base, int block, int k)
+{
+  return base + (uint64_t)block * 1000003u + (uint64_t)k;
+}
+
+/* The tensor count in [lo, hi] for seed, drawn from its own stream
+ * (salt keeps the streams of different tests apart). */
+static size_t seeded_count(uint64_t seed, unsigned salt, uint64_t lo,
+                           uint64_t hi)
+{
+  uint64_t rs = seed * 7919u + salt;
+  return (size_t)tu_rand_range(&rs, lo, hi);
+}
+
 START_TEST(test_random_vs_brute)
 {
   /* _i selects a block of seeds; sizes grow with the block. */
   for (int k = 0; k < 250; k++) {
-    uint64_t seed = (uint64_t)_i * 1000003u + (uint64_t)k;
-    uint64_t rs = seed * 7919u + 1;
-    size_t n = (size_t)tu_rand_range(&rs, 1, _i < 6 ? 8 : 10);
+    uint64_t seed = block_seed(0, _i, k);
+    size_t n = seeded_count(seed, 1, 1, _i < 6 ? 8 : 10);
     check_instance(seed, n, 0, 0);
   }
 }
@@ -346,9 +360,8 @@ END_TEST
 START_TEST(test_random_aligned_pinned_vs_brute)
 {
   for (int k = 0; k < 250; k++) {
-    uint64_t seed = 0x5eed0000u + (uint64_t)_i * 1000003u + (uint64_t)k;
-    uint64_t rs = seed * 7919u + 3;
-    size_t n = (size_t)tu_rand_range(&rs, 1, 8);
+    uint64_t seed = block_seed(0x5eed0000u, _i, k);
+    size_t n = seeded_count(seed, 3, 1, 8);
     check_instance(seed, n, 1, (int)(k & 1));
   }
 }
@@ -359,9 +372,8 @@ START_TEST(test_random_sparse_vs_brute)
   /* Longer time spans: the unplaced tensors keep falling apart into
    * groups, nested several levels deep, during the search. */
   for (int k = 0; k < 250; k++) {
-    uint64_t seed = 0x5a000000u + (uint64_t)_i * 1000003u + (uint64_t)k;
-    uint64_t rs = seed * 7919u + 5;
-    size_t n = (size_t)tu_rand_range(&rs, 4, 10);
+    uint64_t seed = block_seed(0x5a000000u, _i, k);
+    size_t n = seeded_count(seed, 5, 4, 10);
     check_instance_h(seed, n, k % 4 == 0, k % 5 == 0, 20);
   }
 }
@@ -371,7 +383,7 @@ START_TEST(test_random_twelve_vs_brute)
 {
   /* Twelve tensors: the brute force is slower, so fewer instances. */
   for (int k = 0; k < 40; k++) {
-    uint64_t seed = 0x12000000u + (uint64_t)_i * 1000003u + (uint64_t)k;
+    uint64_t seed = block_seed(0x12000000u, _i, k);
     check_instance(seed, 11 + (size_t)(k & 1), k % 3 == 0, 0);
   }
 }

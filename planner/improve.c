@@ -195,6 +195,12 @@ uint32_t improve__fullest_span(struct imp *I, uint64_t base)
   return at;
 }
 
+int improve__cmp_u64(const void *a, const void *b)
+{
+  const uint64_t *x = a, *y = b;
+  return *x < *y ? -1 : *x > *y;
+}
+
 static int cmp_obst(const void *a, const void *b)
 {
   const struct obst *x = a, *y = b;

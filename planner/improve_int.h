@@ -65,6 +65,9 @@ void improve__free(struct imp *I);
  * *ns is the window's tensor count. */
 void improve__obstacles(struct imp *I, uint32_t a, uint32_t b, uint32_t *ns);
 
+/* qsort() and bsearch() order of uint64_t values, ascending. */
+int improve__cmp_u64(const void *a, const void *b);
+
 /* The span where the bytes of the sized tensors from offset base up are
  * most (the first of equals), by their offsets in I->off; with base 0 it
  * reads no offset and gives the span of the highest load. Returns NONE

@@ -91,12 +91,6 @@ static uint32_t top_tensor(struct imp *I, uint64_t *top)
   return at;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-  const uint64_t *x = a, *y = b;
-  return *x < *y ? -1 : *x > *y;
-}
-
 static int cmp_u64pair(const void *a, const void *b)
 {
   const uint64_t *x = a, *y = b;
@@ -266,7 +260,7 @@ static int eject_at(struct imp *I, uint32_t kt, uint64_t top, uint64_t *ymin,
   }
   for (uint32_t q = 0; q < ne; q++)
     ev[q] = (uint64_t)I->slo[I->order[q]] << 32 | I->order[q];
-  qsort(ev, ne, sizeof *ev, cmp_u64);
+  qsort(ev, ne, sizeof *ev, improve__cmp_u64);
   for (uint32_t q = 0; q < ne; q++)
     ev[q] = (uint32_t)ev[q];
   memcpy(keep, I->off, I->m * sizeof *keep);

@@ -32,6 +32,10 @@
 
 #define BT_LEVELS 6 /* 64^6 > 2^32 positions */
 
+/* How many tensors ahead the sweep and the copy into at_pos prefetch
+ * their scattered reads (only caches: never changes a result). */
+#define VERIFY_AHEAD 16
+
 /* A set of positions 0 .. n-1 as a tree of bit words. */
 struct bittree {
   uint64_t *w[BT_LEVELS]; /* level 0: one bit per position */
@@ -152,6 +156,13 @@ static int sweep(const struct planner_tensor *t, size_t m,
                  struct bittree *set, uint32_t *a, uint32_t *b)
 {
   for (size_t k = 0; k < m; k++) {
+    if (k + 2 * VERIFY_AHEAD < m)
+      __builtin_prefetch(&posof[byf[k + 2 * VERIFY_AHEAD]]);
+    if (k + VERIFY_AHEAD < m) { /* its member's bytes and set word */
+      size_t y = posof[byf[k + VERIFY_AHEAD]];
+      __builtin_prefetch(&ap[y]);
+      __builtin_prefetch(&set->w[0][y >> 6]);
+    }
     uint32_t i = byf[k];
     size_t x = posof[i];
     bt_insert(set, x);
@@ -281,6 +292,11 @@ int planner__find_overlap(const struct planner_tensor *t,
     by_first = byf;
   }
   for (size_t k = 0; k < m; k++) {
+    if (k + VERIFY_AHEAD < m) { /* rows in offset order: scattered */
+      __builtin_prefetch(&t[byo[k + VERIFY_AHEAD]]);
+      __builtin_prefetch(&offsets[byo[k + VERIFY_AHEAD]]);
+      __builtin_prefetch(&posof[byo[k + VERIFY_AHEAD]], 1);
+    }
     uint32_t i = byo[k];
     posof[i] = (uint32_t)k;
     ap[k] = (struct at_pos){offsets[i], offsets[i] + t[i].size, t[i].last};

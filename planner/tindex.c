@@ -154,22 +154,23 @@ static int make_after(struct tindex *x)
 static int make_near(struct tindex *x)
 {
   size_t S = x->n_spans;
-  uint8_t *ok = malloc(S ? S : 1);
+  uint32_t *bad = malloc((S + 1) * sizeof *bad);
   x->near_s1 = malloc((x->m ? x->m : 1) * sizeof *x->near_s1);
-  if (!ok || !x->near_s1) {
-    free(ok);
+  if (!bad || !x->near_s1) {
+    free(bad);
     return -1;
   }
+  /* bad[s]: the spans below s with too many ranks, so a lifetime
+   * [s0, s1) has none iff bad[s1] == bad[s0] */
+  bad[0] = 0;
   for (uint32_t s = 0; s < S; s++)
-    ok[s] = x->leaf[s].after - tindex_near_lo(x, s) <= TINDEX_NEAR_RANKS;
+    bad[s + 1] = bad[s] + (x->leaf[s].after - tindex_near_lo(x, s) >
+                           TINDEX_NEAR_RANKS);
   for (size_t r = 0; r < x->m; r++) {
-    uint32_t s0 = x->item[r].s0, s1 = x->item[r].s1, s = s0;
-    if (s1 - s0 <= TINDEX_NEAR)
-      while (s < s1 && ok[s])
-        s++;
-    x->near_s1[r] = s == s1 ? s1 : 0;
+    uint32_t s0 = x->item[r].s0, s1 = x->item[r].s1;
+    x->near_s1[r] = s1 - s0 <= TINDEX_NEAR && bad[s1] == bad[s0] ? s1 : 0;
   }
-  free(ok);
+  free(bad);
   for (uint32_t s = 0; s < S; s++)
     x->leaf[s].near = x->leaf[s].after;
   /* by rank, that is by s0: the spans below hi have their first near

@@ -2,9 +2,11 @@
  * tindex.c - the time index of a problem (see tindex.h): ranks, spans,
  * a static segment tree of lifetimes, and the overlap query.
  *
- * Building costs two radix sorts (by first and by last + 1), one merge of
- * the two sorted lists into spans, and two walks over each tensor's
- * canonical cover (count, then fill). No allocation depends on the shape
+ * Building costs two radix sorts (by first and by last + 1) and one merge
+ * of the two sorted lists into spans (or, on a timeline of at most twice
+ * as many operators as tensors, the sort by first and a table over the
+ * operator numbers), and two walks over each tensor's canonical cover
+ * (count, then fill). No allocation depends on the shape
  * of the graph beyond the entry count that the counting walk measures.
  */
 #include "tindex.h"

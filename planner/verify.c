@@ -297,15 +297,15 @@ int planner__find_overlap(const struct planner_tensor *t,
       goto out;
     by_first = byf;
   }
+  /* positions first (scattered writes of 4 bytes), then what the sweep
+   * reads of each row, the rows read in their order and written to
+   * their positions: writes wait for no one, scattered reads would */
+  for (size_t k = 0; k < m; k++)
+    posof[byo[k]] = (uint32_t)k;
   for (size_t k = 0; k < m; k++) {
-    if (k + VERIFY_AHEAD < m) { /* rows in offset order: scattered */
-      __builtin_prefetch(&t[byo[k + VERIFY_AHEAD]]);
-      __builtin_prefetch(&offsets[byo[k + VERIFY_AHEAD]]);
-      __builtin_prefetch(&posof[byo[k + VERIFY_AHEAD]], 1);
-    }
-    uint32_t i = byo[k];
-    posof[i] = (uint32_t)k;
-    ap[k] = (struct at_pos){offsets[i], offsets[i] + t[i].size, t[i].last};
+    uint32_t i = subset[k];
+    ap[posof[i]] =
+        (struct at_pos){offsets[i], offsets[i] + t[i].size, t[i].last};
   }
   rc = sweep(t, m, by_first, byo, posof, ap, &live, a, b);
 out:

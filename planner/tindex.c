@@ -2,9 +2,11 @@
  * tindex.c - the time index of a problem (see tindex.h): ranks, spans,
  * a static segment tree of lifetimes, and the overlap query.
  *
- * Building costs two radix sorts (by first and by last + 1), one merge of
- * the two sorted lists into spans, and two walks over each tensor's
- * canonical cover (count, then fill). No allocation depends on the shape
+ * Building costs two radix sorts (by first and by last + 1) and one merge
+ * of the two sorted lists into spans (or, on a timeline of at most twice
+ * as many operators as tensors, the sort by first and a table over the
+ * operator numbers), and two walks over each tensor's canonical cover
+ * (count, then fill). No allocation depends on the shape
  * of the graph beyond the entry count that the counting walk measures.
  */
 #include "tindex.h"
@@ -85,6 +87,44 @@ static size_t make_spans(struct tindex *x, const uint64_t *first,
   return u ? u - 1 : 0;
 }
 
+/* make_spans() without sorting the ends, for timelines no longer than
+ * the room of the sorted ends (2 m entries of 4 bytes, in end's place):
+ * a table over operator numbers marks every first and last + 1, a
+ * prefix count turns the marks into boundary numbers, and each rank
+ * reads its two. Returns 0 when the timeline is too long (nothing
+ * usable done), else 1 with s0, s1 and n_spans set as make_spans()
+ * sets them. */
+static int direct_spans(struct tindex *x, const struct planner__prob *p,
+                        const uint64_t *first, uint32_t *table, size_t room)
+{
+  size_t m = x->m;
+  uint64_t top = 0;
+  for (size_t r = 0; r < m; r++) { /* the ends, in s1 until numbered */
+    uint64_t e = (uint64_t)p->t[x->row_of[r]].last + 1;
+    top = e > top ? e : top;
+    x->item[r].s1 = (uint32_t)e;
+  }
+  if (m == 0 || top >= room)
+    return 0;
+  memset(table, 0, (top + 1) * sizeof *table);
+  for (size_t r = 0; r < m; r++) {
+    table[first[r]] = 1;
+    table[x->item[r].s1] = 1;
+  }
+  uint32_t u = 0;
+  for (size_t v = 0; v <= top; v++) {
+    uint32_t c = table[v];
+    table[v] = u;
+    u += c;
+  }
+  for (size_t r = 0; r < m; r++) {
+    x->item[r].s0 = table[first[r]];
+    x->item[r].s1 = table[x->item[r].s1];
+  }
+  x->n_spans = u - 1;
+  return 1;
+}
+
 /* Counts rank r in every node of its canonical cover of [s0, s1). */
 static void count_cover(struct tindex *x, size_t r)
 {
@@ -154,22 +194,23 @@ static int make_after(struct tindex *x)
 static int make_near(struct tindex *x)
 {
   size_t S = x->n_spans;
-  uint8_t *ok = malloc(S ? S : 1);
+  uint32_t *bad = malloc((S + 1) * sizeof *bad);
   x->near_s1 = malloc((x->m ? x->m : 1) * sizeof *x->near_s1);
-  if (!ok || !x->near_s1) {
-    free(ok);
+  if (!bad || !x->near_s1) {
+    free(bad);
     return -1;
   }
+  /* bad[s]: the spans below s with too many ranks, so a lifetime
+   * [s0, s1) has none iff bad[s1] == bad[s0] */
+  bad[0] = 0;
   for (uint32_t s = 0; s < S; s++)
-    ok[s] = x->leaf[s].after - tindex_near_lo(x, s) <= TINDEX_NEAR_RANKS;
+    bad[s + 1] = bad[s] + (x->leaf[s].after - tindex_near_lo(x, s) >
+                           TINDEX_NEAR_RANKS);
   for (size_t r = 0; r < x->m; r++) {
-    uint32_t s0 = x->item[r].s0, s1 = x->item[r].s1, s = s0;
-    if (s1 - s0 <= TINDEX_NEAR)
-      while (s < s1 && ok[s])
-        s++;
-    x->near_s1[r] = s == s1 ? s1 : 0;
+    uint32_t s0 = x->item[r].s0, s1 = x->item[r].s1;
+    x->near_s1[r] = s1 - s0 <= TINDEX_NEAR && bad[s1] == bad[s0] ? s1 : 0;
   }
-  free(ok);
+  free(bad);
   for (uint32_t s = 0; s < S; s++)
     x->leaf[s].near = x->leaf[s].after;
   /* by rank, that is by s0: the spans below hi have their first near
@@ -269,6 +310,12 @@ static int number_and_span(struct tindex *x, const struct planner__prob *p,
   int rc = -1;
   if (number_ranks(x, p, b->first, &rs))
     goto out;
+  if (direct_spans(x, p, b->first, (uint32_t *)(void *)b->end,
+                   2 * (x->m ? x->m : 1))) {
+    fill_items(x, p);
+    rc = 0;
+    goto out;
+  }
   for (size_t r = 0; r < x->m; r++) {
     b->end[r] = (uint64_t)p->t[x->row_of[r]].last + 1;
     b->end_rank[r] = (uint32_t)r;

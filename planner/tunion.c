@@ -437,13 +437,13 @@ struct sink {
 };
 
 /* Takes the n sorted pieces (*base)[at ..]: as a run when there are
- * TUNION_RUN or more, else copied among the loose ranges. */
+ * min_run or more, else copied among the loose ranges. */
 static int take_pieces(struct sink *k, struct tindex_span *const *base,
-                       size_t at, size_t n)
+                       size_t at, size_t n, size_t min_run)
 {
   if (n == 0) /* the storage may still be NULL */
     return 0;
-  if (n < TUNION_RUN) {
+  if (n < min_run) {
     if (tunion_reserve(k->out, n))
       return -1;
     memcpy(k->out->v + k->out->n, *base + at, n * sizeof **base);
@@ -471,7 +471,7 @@ static int take_leaf(const struct tindex_span *pos, const struct tunion *u,
              ? take_range(out->out, pos, k * TUNION_BLOCK,
                           (k + 1) * TUNION_BLOCK)
              : take_pieces(out, &u->block, k * TUNION_BLOCK_PIECES,
-                           (size_t)u->n_block[k]);
+                           (size_t)u->n_block[k], TUNION_RUN);
 }
 
 /* The whole blocks [k0, k1): by the tree's unions once it is kept, else
@@ -505,7 +505,7 @@ static int take_whole_blocks(const struct tindex *x,
     for (size_t i = 0; i < k; i++)
       if (v[i] >= nb ? take_leaf(pos, u, v[i] - nb, out)
                      : take_pieces(out, &u->pool.v, u->tree[v[i]].at,
-                                   u->tree[v[i]].n))
+                                   u->tree[v[i]].n, TUNION_RUN))
         return -1;
   }
   return 0;
@@ -534,7 +534,7 @@ static int take_node(const struct tindex *x, const struct tindex_span *pos,
     if (!u->node && nodes_build(x, pos, u))
       return -1;
     return take_pieces(out, &u->node, x->uoff[v] + 1,
-                       (size_t)u->node[x->uoff[v]].off);
+                       (size_t)u->node[x->uoff[v]].off, TUNION_RUN);
   }
   uint32_t lo = x->node_beg[v], hi = x->node_beg[v + 1];
   if (tunion_reserve(out->out, hi - lo))
@@ -543,14 +543,17 @@ static int take_node(const struct tindex *x, const struct tindex_span *pos,
   return 0;
 }
 
-/* Group g's union: every tensor listed in g or above it. */
+/* Group g's union: every tensor listed in g or above it, always as a
+ * run (read in place, and scanned along or merged, never sorted: most
+ * loose ranges would land among its pieces, which an insertion sort
+ * would shift each time). */
 static int take_group(const struct tindex *x, const struct tindex_span *pos,
                       struct tunion *u, size_t g, struct sink *out)
 {
   if (!u->group && groups_build(x, pos, u))
     return -1;
   const struct tunion_list *l = &u->group[g - x->g_lo];
-  return take_pieces(out, &u->pool.v, l->at, l->n);
+  return take_pieces(out, &u->pool.v, l->at, l->n, 1);
 }
 
 int tunion_collect(const struct tindex *x, const struct tindex_span *pos,
@@ -564,8 +567,6 @@ int tunion_collect(const struct tindex *x, const struct tindex_span *pos,
     below &= ((uint32_t)1 << x->gshift) - 1;
   out->n = 0;
   runs->n = 0;
-  /* the group's pieces first: they come sorted, so an insertion sort of
-   * out passes over them without a mispredicted branch */
   if (below != mask && take_group(x, pos, u,
                                   tindex_path_node(x, it->s0, x->gshift), &k))
     return -1;

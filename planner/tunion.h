@@ -126,10 +126,10 @@ int tunion_add(const struct tindex *x, struct tunion *u, uint32_t r,
 /* Finds byte ranges whose union is the union of the bytes of every
  * placed tensor (pos[q].end != 0) that overlaps rank r in time (r itself
  * included only if placed): each tensor's own bytes, or the pieces of a
- * union that covers it. Ranges come in out, in no particular order but
- * for a group union's pieces, which come first and sorted, and
- * in runs, each sorted by offset (the unions of TUNION_RUN pieces or
- * more, read in place: valid until u next changes). pos (m entries) is
+ * union that covers it. Ranges come in out, in no particular order, and
+ * in runs, each sorted by offset (a group union, and the other unions of
+ * TUNION_RUN pieces or more, read in place: valid until u next
+ * changes). pos (m entries) is
  * borrowed and must agree with u, whose unions are built from pos when
  * first needed. Returns 0, or -1 when out of memory (out and runs keep
  * their old room). */

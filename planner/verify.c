@@ -32,6 +32,10 @@
 
 #define BT_LEVELS 6 /* 64^6 > 2^32 positions */
 
+/* How many tensors ahead the sweep and the copy into at_pos prefetch
+ * their scattered reads (only caches: never changes a result). */
+#define VERIFY_AHEAD 16
+
 /* A set of positions 0 .. n-1 as a tree of bit words. */
 struct bittree {
   uint64_t *w[BT_LEVELS]; /* level 0: one bit per position */
@@ -60,10 +64,16 @@ static int bt_init(struct bittree *b, size_t n)
   return 0;
 }
 
+/* A word's bit in the level above is set iff the word is not 0, so the
+ * walk up ends at the first word that already had a member. */
 static void bt_insert(struct bittree *b, size_t x)
 {
-  for (unsigned l = 0; l < b->levels; l++, x >>= 6)
-    b->w[l][x >> 6] |= (uint64_t)1 << (x & 63);
+  for (unsigned l = 0; l < b->levels; l++, x >>= 6) {
+    uint64_t had = b->w[l][x >> 6];
+    b->w[l][x >> 6] = had | (uint64_t)1 << (x & 63);
+    if (had)
+      break;
+  }
 }
 
 static void bt_remove(struct bittree *b, size_t x)
@@ -152,6 +162,13 @@ static int sweep(const struct planner_tensor *t, size_t m,
                  struct bittree *set, uint32_t *a, uint32_t *b)
 {
   for (size_t k = 0; k < m; k++) {
+    if (k + 2 * VERIFY_AHEAD < m)
+      __builtin_prefetch(&posof[byf[k + 2 * VERIFY_AHEAD]]);
+    if (k + VERIFY_AHEAD < m) { /* its member's bytes and set word */
+      size_t y = posof[byf[k + VERIFY_AHEAD]];
+      __builtin_prefetch(&ap[y]);
+      __builtin_prefetch(&set->w[0][y >> 6]);
+    }
     uint32_t i = byf[k];
     size_t x = posof[i];
     bt_insert(set, x);
@@ -280,10 +297,15 @@ int planner__find_overlap(const struct planner_tensor *t,
       goto out;
     by_first = byf;
   }
+  /* positions first (scattered writes of 4 bytes), then what the sweep
+   * reads of each row, the rows read in their order and written to
+   * their positions: writes wait for no one, scattered reads would */
+  for (size_t k = 0; k < m; k++)
+    posof[byo[k]] = (uint32_t)k;
   for (size_t k = 0; k < m; k++) {
-    uint32_t i = byo[k];
-    posof[i] = (uint32_t)k;
-    ap[k] = (struct at_pos){offsets[i], offsets[i] + t[i].size, t[i].last};
+    uint32_t i = subset[k];
+    ap[posof[i]] =
+        (struct at_pos){offsets[i], offsets[i] + t[i].size, t[i].last};
   }
   rc = sweep(t, m, by_first, byo, posof, ap, &live, a, b);
 out:
@@ -311,11 +333,15 @@ static int rows_by_first(const struct planner_graph *g, const uint32_t *v,
   return 1;
 }
 
+/* Checks each tensor alone, sets *top to the highest end and lists the
+ * non-empty rows in sub (*m of them). */
 static int check_each(const struct planner_graph *g,
                       const struct planner_options *o,
-                      const struct planner_plan *p, uint64_t *top, char *err)
+                      const struct planner_plan *p, uint64_t *top,
+                      uint32_t *sub, size_t *m, char *err)
 {
   *top = 0;
+  *m = 0;
   for (size_t i = 0; i < g->n_tensors; i++) {
     const struct planner_tensor *t = &g->tensors[i];
     uint64_t off = p->offsets[i], al = planner__eff_align(t, o);
@@ -338,6 +364,7 @@ static int check_each(const struct planner_graph *g,
                            t->id, off);
     if (off + t->size > *top)
       *top = off + t->size;
+    sub[(*m)++] = (uint32_t)i;
   }
   return 0;
 }
@@ -361,20 +388,21 @@ int planner__verify_valid(const struct planner_graph *g,
                          "plan has %zu offsets for %zu tensors",
                          p && p->offsets ? p->n_offsets : 0, g->n_tensors);
   uint64_t top;
-  if ((rc = check_each(g, o, p, &top, err)))
+  size_t m = 0;
+  uint32_t *sub = malloc(g->n_tensors * sizeof *sub);
+  if (!sub)
+    return planner__errf(err, ARENA_ENOMEM, "out of memory");
+  if ((rc = check_each(g, o, p, &top, sub, &m, err))) {
+    free(sub);
     return rc;
-  if (top != p->arena_bytes)
+  }
+  if (top != p->arena_bytes) {
+    free(sub);
     return planner__errf(err, ARENA_EVERIFY,
                          "plan claims an arena of %" PRIu64
                          " bytes but its tensors end at %" PRIu64,
                          p->arena_bytes, top);
-  uint32_t *sub = malloc(g->n_tensors * sizeof *sub);
-  if (!sub)
-    return planner__errf(err, ARENA_ENOMEM, "out of memory");
-  size_t m = 0;
-  for (size_t i = 0; i < g->n_tensors; i++)
-    if (g->tensors[i].size)
-      sub[m++] = (uint32_t)i;
+  }
   uint32_t a = 0, b = 0;
   if (by_first && !rows_by_first(g, by_first, m))
     by_first = NULL; /* not the order it claims: sort our own */

@@ -118,6 +118,21 @@ static const enum planner_algo win_algos[] = {
 };
 #define N_WIN_ALGOS (sizeof win_algos / sizeof *win_algos)
 
+uint32_t improve__top_tensor(struct imp *I, uint64_t *top)
+{
+  uint32_t at = 0;
+  *top = 0;
+  for (uint32_t k = 0; k < I->m; k++) {
+    uint64_t e = I->off[k] + I->p->t[I->gi[k]].size;
+    if (e > *top) {
+      *top = e;
+      at = k;
+    }
+  }
+  I->work += I->m;
+  return at;
+}
+
 void improve__free(struct imp *I)
 {
   free(I->gi); free(I->slo); free(I->shi); free(I->off); free(I->done);
@@ -657,5 +672,8 @@ int planner__improve(const struct planner__prob *p, uint64_t *offsets,
     }
   }
   free(alt);
+  /* Ruin and recreate, with a budget of its own. */
+  if (!rc && ran && *arena > p->lb)
+    rc = planner__lns(p, offsets, arena);
   return rc;
 }

@@ -75,6 +75,9 @@
 #define LNS_COLUMN 64u
 /* Keys are capped so that a key plus its noise fits in 54 bits. */
 #define LNS_KEY_CAP ((uint64_t)1 << 52)
+/* A step whose placements could scan more than the budget over this
+ * is skipped. */
+#define LNS_STEP_SHARE 16u
 /* The seed of the random stream. */
 #define LNS_SEED 0x6c6e73u
 
@@ -87,6 +90,7 @@ struct lns {
   uint64_t rng;   /* SplitMix64 state */
   uint64_t top;   /* arena of I->off */
   uint64_t level; /* L, below top */
+  uint64_t budget; /* work units of the whole search */
 };
 
 /* SplitMix64: the next value of the stream. */
@@ -182,7 +186,13 @@ static void ruin(struct lns *S, uint32_t *nf, uint32_t *no)
   I->work += I->m;
   if (n == 0)
     return;
+  /* Half the time the tensor that reaches the top (the first of equals),
+   * which must move for the arena to drop. */
   uint32_t kt = I->order[below(S, n)];
+  if (below(S, 2)) {
+    uint64_t top;
+    kt = improve__top_tensor(I, &top);
+  }
   uint32_t c = I->slo[kt] + (uint32_t)below(S, I->shi[kt] - I->slo[kt] + 1);
   uint32_t w = 1u << (LNS_W_LOG + below(S, LNS_W_LOGS));
   w += (uint32_t)below(S, w);
@@ -296,6 +306,10 @@ static int step(struct lns *S)
     return 0;
   if (I->work + 2 * exact__sort_units(no) + no + (uint64_t)nf > I->limit)
     return 1;
+  /* A region whose placements could take more than a share of the
+   * budget is not planned: the search goes on with the next. */
+  if ((uint64_t)nf * (nf + no) > S->budget / LNS_STEP_SHARE)
+    return 0;
   improve__emit_obstacles(I, no, 0, &ns);
   return recreate(S, nf, ns);
 }
@@ -310,7 +324,7 @@ int planner__lns(const struct planner__prob *p, uint64_t *offsets,
   int rc = improve__start(&I, p, 0, LNS_UNITS_PER_TENSOR * m);
   for (uint32_t k = 0; !rc && k < I.m; k++)
     I.off[k] = offsets[I.gi[k]];
-  struct lns S = {&I, LNS_SEED ^ m, *arena, 0};
+  struct lns S = {&I, LNS_SEED ^ m, *arena, 0, I.limit};
   set_level(&S);
   while (!rc && S.top > p->lb)
     rc = step(&S);

@@ -531,5 +531,6 @@ Suite *exact_suite(void)
   suite_add_tcase(s, tc);
   ce_add_random_tests(s);
   ce_add_large_tests(s);
+  ce_add_lns_tests(s);
   return s;
 }

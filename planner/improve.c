@@ -64,7 +64,9 @@
  *  top), it squeezes the staircase trials' runner-up, the best plan among
  *  the others they saw, with the rest, which replaces the plan when it
  *  ends lower: how far the squeeze gets depends much on the plan it
- *  starts from.
+ *  starts from. Last, while the arena is still above the load bound,
+ *  ruin and recreate (improve_lns.c), with a fixed budget of its own,
+ *  takes the sideways moves that the squeeze's strict descent cannot.
  *
  *  The new plan replaces the given one only when its arena is lower, so
  *  the pass never makes a plan worse. It is deterministic: it depends on

@@ -1,7 +1,9 @@
 /*
  * improve_int.h - the state and window planning shared by the windowed
- * re-planning (improve.c), the squeeze of its result (improve_squeeze.c)
- * and the squeeze's region step (improve_region.c).
+ * re-planning (improve.c), the squeeze of its result (improve_squeeze.c),
+ * the squeeze's region step (improve_region.c) and ruin and recreate
+ * (improve_lns.c), which places its regions with the region step's
+ * placement.
  *
  * Included only by those files and the test of the region step.
  * Everything counts in the exact planner's work units (docs/exact.md,

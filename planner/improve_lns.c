@@ -18,8 +18,10 @@
  *  its tensors does not grow (equal is kept too, so the search can walk
  *  along a plateau); when the top then drops, L follows it.
  *
- *  Ruin. A tensor above L is drawn at random (a fixed-seed SplitMix64),
- *  and a span c of its life. Then one of two regions, evenly:
+ *  Ruin. Half the time the tensor that reaches the top (the first of
+ *  equals), else one of those above L, is drawn at random (a fixed-seed
+ *  SplitMix64), and a span c of its life. Then one of two regions,
+ *  evenly:
  *   - a region of the squeeze's region step (improve_region.c): W spans
  *     around c (W = 2^r, r in 5 .. 11, plus up to W more) from offset
  *     top - D up, D = E 2^r (r in 0 .. 5, E = top - LB), and either no
@@ -49,9 +51,12 @@
  *  the staircase plans, not a share of the effort, which the squeeze
  *  spends on the traces where this search helps). Each step counts its
  *  scans of the tensors, its sorts and every entry its placements scan
- *  or move, as the region step does, and the search stops before a step
- *  that could pass the budget. The stop callback is polled once a step.
- *  The random stream has a fixed seed: deterministic, no clock.
+ *  or move, as the region step does; a region whose placements could
+ *  scan more than a sixteenth of the budget (free tensors times
+ *  entries) is skipped, so that no single step takes the budget, and the
+ *  search stops before a step that could pass the budget. The stop
+ *  callback is polled once a step. The random stream has a fixed seed
+ *  (from the tensor count): deterministic, no clock.
  */
 #include "improve.h"
 #include "improve_int.h"

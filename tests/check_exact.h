@@ -67,9 +67,17 @@ uint64_t ce_brute(const struct planner_tensor *t, size_t n,
 uint64_t ce_greedy_problem(struct ce_built *B, const struct planner_tensor *t,
                            size_t n, uint64_t *offs);
 
-/* Asserts that offs is a valid plan of B's graph with arena arena. */
-void ce_check_verifies(const struct ce_built *B, uint64_t *offs,
-                       uint64_t arena);
+/* B's problem set up again (its graph kept) with the given alignment and
+ * effort 100, and greedy-size's plan of it in offs; returns that plan's
+ * arena. */
+uint64_t ce_greedy_aligned(struct ce_built *B, uint64_t alignment,
+                           uint64_t *offs);
+
+/* Asserts that plan p of B's graph, of arena arena, is valid and below
+ * above; then frees B's problem, the trace t and offs. */
+void ce_check_below_and_free(struct ce_built *B, uint64_t *p, uint64_t arena,
+                             uint64_t above, struct planner_tensor *t,
+                             uint64_t *offs);
 
 /* A stop callback that always stops. */
 int ce_stop_now(void *ctx);

@@ -264,9 +264,20 @@ uint64_t ce_greedy_problem(struct ce_built *B, const struct planner_tensor *t,
   return planner__arena_of(&B->p, offs);
 }
 
+uint64_t ce_greedy_aligned(struct ce_built *B, uint64_t alignment,
+                           uint64_t *offs)
+{
+  planner__prob_cleanup(&B->p);
+  ce_opts(&B->o, alignment, 0, 100);
+  ck_assert_int_eq(planner__prob_init(&B->p, &B->g, &B->o), 0);
+  ck_assert_int_eq(planner__heuristic(&B->p, PLANNER_ALGO_GREEDY_SIZE, offs),
+                   0);
+  return planner__arena_of(&B->p, offs);
+}
+
 /* Asserts that offs is a valid plan of B's graph with arena arena. */
-void ce_check_verifies(const struct ce_built *B, uint64_t *offs,
-                       uint64_t arena)
+static void check_verifies(const struct ce_built *B, uint64_t *offs,
+                           uint64_t arena)
 {
   ck_assert_uint_eq(arena, planner__arena_of(&B->p, offs));
   struct planner_plan q;
@@ -280,12 +291,12 @@ void ce_check_verifies(const struct ce_built *B, uint64_t *offs,
 
 /* Asserts that plan p of B's graph, of arena arena, is valid and below
  * above; then frees B's problem, the trace t and offs. */
-static void check_below_and_free(struct ce_built *B, uint64_t *p,
-                                 uint64_t arena, uint64_t above,
-                                 struct planner_tensor *t, uint64_t *offs)
+void ce_check_below_and_free(struct ce_built *B, uint64_t *p, uint64_t arena,
+                             uint64_t above, struct planner_tensor *t,
+                             uint64_t *offs)
 {
   ck_assert_uint_lt(arena, above);
-  ce_check_verifies(B, p, arena);
+  check_verifies(B, p, arena);
   planner__prob_cleanup(&B->p);
   free(t);
   free(offs);
@@ -356,7 +367,7 @@ static void check_squeezed(struct ce_built *B, uint64_t *offs,
                    0);
   ck_assert_uint_lt(arena, spoiled);
   ck_assert_uint_le(arena, heur);
-  ce_check_verifies(B, a, arena);
+  check_verifies(B, a, arena);
   int polls = 0;
   uint64_t again = spoiled;
   ck_assert_int_eq(squeeze_copy(&B->p, offs, b, &again, limit, ce_slow_poll,
@@ -486,7 +497,7 @@ START_TEST(test_region_step)
   ck_assert_int_eq(better, 1);
   uint64_t arena = planner__arena_of(&B.p, a);
   ck_assert_uint_lt(arena, stair);
-  ce_check_verifies(&B, a, arena);
+  check_verifies(&B, a, arena);
   ck_assert_int_eq(region_once(&B.p, offs, b, stair, &better, ce_slow_poll,
                                &polls), 0);
   ck_assert_int_eq(better, 1);
@@ -495,20 +506,15 @@ START_TEST(test_region_step)
   ck_assert_int_eq(region_once(&B.p, offs, b, stair, &better, ce_stop_now,
                                NULL), ARENA_ECANCELED);
   ck_assert_int_eq(memcmp(offs, b, n * sizeof *b), 0);
-  planner__prob_cleanup(&B.p);
   /* With every offset aligned to 64 bytes: still strictly below, every
    * placement aligned (the plan verifies). */
-  ce_opts(&B.o, 64, 0, 100);
-  ck_assert_int_eq(planner__prob_init(&B.p, &B.g, &B.o), 0);
-  ck_assert_int_eq(planner__heuristic(&B.p, PLANNER_ALGO_GREEDY_SIZE, offs),
-                   0);
-  stair = planner__arena_of(&B.p, offs);
+  stair = ce_greedy_aligned(&B, 64, offs);
   ck_assert_int_eq(planner__stair(&B.p, offs, &stair), 0);
   ck_assert_int_eq(region_once(&B.p, offs, a, stair, &better, NULL, NULL),
                    0);
   ck_assert_int_eq(better, 1);
   arena = planner__arena_of(&B.p, a);
-  check_below_and_free(&B, a, arena, stair, t, offs);
+  ce_check_below_and_free(&B, a, arena, stair, t, offs);
 }
 END_TEST
 
@@ -543,7 +549,7 @@ START_TEST(test_staircase_plan)
   memcpy(a, offs, n * sizeof *a);
   ck_assert_int_eq(planner__stair(&B.p, a, &arena), 0);
   ck_assert_uint_lt(arena, heur);
-  ce_check_verifies(&B, a, arena);
+  check_verifies(&B, a, arena);
   int bottom = 0;
   for (size_t i = 0; i < n; i++)
     bottom |= t[i].first == 0 && t[i].size && a[i] == 0;
@@ -652,7 +658,7 @@ START_TEST(test_staircase_fit)
   struct ce_built B;
   uint64_t arena = ce_greedy_problem(&B, t, n, offs);
   ck_assert_int_eq(planner__stair(&B.p, offs, &arena), 0);
-  check_below_and_free(&B, offs, arena, plain, t, offs);
+  ce_check_below_and_free(&B, offs, arena, plain, t, offs);
 }
 END_TEST
 

@@ -54,23 +54,20 @@ START_TEST(test_lns_lowers_spoiled)
   uint64_t *offs, heur;
   struct planner_tensor *t = ce_squeeze_setup(&B, &n, &offs, &heur);
   uint64_t spoiled = spoil(t, n, offs, heur), *a = offs + n, *b = offs + 2 * n;
+  /* Cancelled at its first poll: ARENA_ECANCELED, the plan unchanged. */
   uint64_t arena = spoiled, again = spoiled;
-  ck_assert_int_eq(lns_copy(&B.p, offs, a, &arena, NULL, NULL), 0);
-  ck_assert_uint_lt(arena, spoiled);
-  ce_check_verifies(&B, a, arena);
-  int polls = 0;
-  ck_assert_int_eq(lns_copy(&B.p, offs, b, &again, ce_slow_poll, &polls), 0);
-  ck_assert_uint_eq(again, arena);
-  ck_assert_int_eq(memcmp(a, b, n * sizeof *a), 0);
-  ck_assert_int_gt(polls, 0);
-  again = spoiled;
   ck_assert_int_eq(lns_copy(&B.p, offs, b, &again, ce_stop_now, NULL),
                    ARENA_ECANCELED);
   ck_assert_uint_eq(again, spoiled);
   ck_assert_int_eq(memcmp(offs, b, n * sizeof *b), 0);
-  planner__prob_cleanup(&B.p);
-  free(t);
-  free(offs);
+  ck_assert_int_eq(lns_copy(&B.p, offs, a, &arena, NULL, NULL), 0);
+  int polls = 0;
+  again = spoiled;
+  ck_assert_int_eq(lns_copy(&B.p, offs, b, &again, ce_slow_poll, &polls), 0);
+  ck_assert_uint_eq(again, arena);
+  ck_assert_int_eq(memcmp(a, b, n * sizeof *a), 0);
+  ck_assert_int_gt(polls, 0);
+  ce_check_below_and_free(&B, a, arena, spoiled, t, offs);
 }
 END_TEST
 
@@ -83,19 +80,10 @@ START_TEST(test_lns_aligned)
   struct ce_built B;
   uint64_t *offs, heur;
   struct planner_tensor *t = ce_squeeze_setup(&B, &n, &offs, &heur);
-  planner__prob_cleanup(&B.p);
-  ce_opts(&B.o, 64, 0, 100);
-  ck_assert_int_eq(planner__prob_init(&B.p, &B.g, &B.o), 0);
-  ck_assert_int_eq(planner__heuristic(&B.p, PLANNER_ALGO_GREEDY_SIZE, offs),
-                   0);
-  heur = planner__arena_of(&B.p, offs);
+  heur = ce_greedy_aligned(&B, 64, offs);
   uint64_t spoiled = spoil(t, n, offs, heur), arena = spoiled, *a = offs + n;
   ck_assert_int_eq(lns_copy(&B.p, offs, a, &arena, NULL, NULL), 0);
-  ck_assert_uint_lt(arena, spoiled);
-  ce_check_verifies(&B, a, arena);
-  planner__prob_cleanup(&B.p);
-  free(t);
-  free(offs);
+  ce_check_below_and_free(&B, a, arena, spoiled, t, offs);
 }
 END_TEST
 
@@ -116,11 +104,7 @@ START_TEST(test_lns_after_squeeze)
   uint64_t squeezed = arena;
   ck_assert_uint_gt(squeezed, B.p.lb);
   ck_assert_int_eq(planner__lns(&B.p, offs, &arena), 0);
-  ck_assert_uint_lt(arena, squeezed);
-  ce_check_verifies(&B, offs, arena);
-  planner__prob_cleanup(&B.p);
-  free(t);
-  free(offs);
+  ce_check_below_and_free(&B, offs, arena, squeezed, t, offs);
 }
 END_TEST
 

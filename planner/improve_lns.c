@@ -177,8 +177,10 @@ static void column(struct imp *I, uint32_t a, uint32_t b, uint64_t wb,
 }
 
 /* The ruin: a region or a column around a tensor above the level, its
- * free tensors in I->order (*nf) and its pieces in I->ob (*no). */
-static void ruin(struct lns *S, uint32_t *nf, uint32_t *no)
+ * free tensors in I->order (*nf) and its pieces in I->ob (*no). Returns
+ * 1 when every tensor above the level is pinned (nothing can lower the
+ * arena), else 0. */
+static int ruin(struct lns *S, uint32_t *nf, uint32_t *no)
 {
   struct imp *I = S->I;
   uint64_t e = S->top - I->p->lb;
@@ -190,7 +192,7 @@ static void ruin(struct lns *S, uint32_t *nf, uint32_t *no)
       I->order[n++] = k;
   I->work += I->m;
   if (n == 0)
-    return;
+    return 1;
   /* Half the time the tensor that reaches the top (the first of equals),
    * which must move for the arena to drop. */
   uint32_t kt = I->order[below(S, n)];
@@ -213,12 +215,13 @@ static void ruin(struct lns *S, uint32_t *nf, uint32_t *no)
     }
     if (improve__region_collect(I, &R, nf, no))
       *nf = 0;
-    return;
+    return 0;
   }
   uint32_t cw = 1 + (uint32_t)below(S, LNS_COLUMN);
   uint32_t a = c > cw / 2 ? c - cw / 2 : 0;
   uint32_t b = a + cw - 1 < I->S ? a + cw - 1 : I->S - 1;
   column(I, a, b, S->top - scaled(e, below(S, LNS_DEPTHS), S->top), nf, no);
+  return 0;
 }
 
 /* The key of free tensor k in order v, smaller first. */
@@ -295,8 +298,8 @@ static int recreate(struct lns *S, uint32_t nf, uint32_t ns)
   return rc;
 }
 
-/* One ruin and recreate. Returns 0, 1 (effort or no tensor above the
- * level), ARENA_ENOMEM or ARENA_ECANCELED. */
+/* One ruin and recreate. Returns 0, 1 (effort, or only pinned tensors
+ * above the level), ARENA_ENOMEM or ARENA_ECANCELED. */
 static int step(struct lns *S)
 {
   struct imp *I = S->I;
@@ -306,7 +309,8 @@ static int step(struct lns *S)
   if (o->stop && o->stop(o->stop_ctx))
     return ARENA_ECANCELED; /* polled once a step, like once a window */
   uint32_t nf, no, ns = 0;
-  ruin(S, &nf, &no);
+  if (ruin(S, &nf, &no))
+    return 1;
   if (nf == 0)
     return 0;
   if (I->work + 2 * exact__sort_units(no) + no + (uint64_t)nf > I->limit)

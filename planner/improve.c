@@ -66,7 +66,9 @@
  *  ends lower: how far the squeeze gets depends much on the plan it
  *  starts from. Last, while the arena is still above the load bound,
  *  ruin and recreate (improve_lns.c), with a fixed budget of its own,
- *  takes the sideways moves that the squeeze's strict descent cannot.
+ *  takes the sideways moves that the squeeze's strict descent cannot:
+ *  on the plan, then on the runner-up (as the squeeze left it), which
+ *  replaces the plan when it ends lower.
  *
  *  The new plan replaces the given one only when its arena is lower, so
  *  the pass never makes a plan worse. It is deterministic: it depends on
@@ -673,9 +675,17 @@ int planner__improve(const struct planner__prob *p, uint64_t *offsets,
       *arena = alt_arena;
     }
   }
-  free(alt);
-  /* Ruin and recreate, with a budget of its own. */
+  /* Ruin and recreate, with a budget of its own, on the plan and then
+   * on the runner-up, which replaces it when it ends lower. */
   if (!rc && ran && *arena > p->lb)
     rc = planner__lns(p, offsets, arena);
+  if (!rc && ran && *arena > p->lb && alt_arena != UINT64_MAX) {
+    rc = planner__lns(p, alt, &alt_arena);
+    if (!rc && alt_arena < *arena) {
+      memcpy(offsets, alt, p->n * sizeof *offsets);
+      *arena = alt_arena;
+    }
+  }
+  free(alt);
   return rc;
 }

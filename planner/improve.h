@@ -44,7 +44,8 @@ int planner__squeeze(const struct planner__prob *p, uint64_t *offsets,
  * the bytes above a level below it do not grow. offsets (graph order) is
  * borrowed and only ever replaced by a whole valid plan with a lower
  * arena. Does at most 500 work units per sized tensor, a fixed budget of
- * its own, not counted in the effort. planner__improve() runs it last.
+ * its own, not counted in the effort. planner__improve() runs it last,
+ * on its plan and then on the staircase trials' runner-up.
  * Returns 0 (with *arena updated), ARENA_ENOMEM or ARENA_ECANCELED (the
  * stop callback fired; offsets unchanged in both cases). */
 int planner__lns(const struct planner__prob *p, uint64_t *offsets,

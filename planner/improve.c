@@ -64,7 +64,11 @@
  *  top), it squeezes the staircase trials' runner-up, the best plan among
  *  the others they saw, with the rest, which replaces the plan when it
  *  ends lower: how far the squeeze gets depends much on the plan it
- *  starts from.
+ *  starts from. Last, while the arena is still above the load bound,
+ *  ruin and recreate (improve_lns.c), with a fixed budget of its own,
+ *  takes the sideways moves that the squeeze's strict descent cannot:
+ *  on the plan, then on the runner-up (as the squeeze left it), which
+ *  replaces the plan when it ends lower.
  *
  *  The new plan replaces the given one only when its arena is lower, so
  *  the pass never makes a plan worse. It is deterministic: it depends on
@@ -117,6 +121,21 @@ static const enum planner_algo win_algos[] = {
     PLANNER_ALGO_TFLM_GREEDY,
 };
 #define N_WIN_ALGOS (sizeof win_algos / sizeof *win_algos)
+
+uint32_t improve__top_tensor(struct imp *I, uint64_t *top)
+{
+  uint32_t at = 0;
+  *top = 0;
+  for (uint32_t k = 0; k < I->m; k++) {
+    uint64_t e = I->off[k] + I->p->t[I->gi[k]].size;
+    if (e > *top) {
+      *top = e;
+      at = k;
+    }
+  }
+  I->work += I->m;
+  return at;
+}
 
 void improve__free(struct imp *I)
 {
@@ -651,6 +670,17 @@ int planner__improve(const struct planner__prob *p, uint64_t *offsets,
   if (!rc && ran && *arena > p->lb && alt_arena != UINT64_MAX &&
       *work < work_limit) {
     rc = planner__squeeze(p, alt, &alt_arena, work_limit, work);
+    if (!rc && alt_arena < *arena) {
+      memcpy(offsets, alt, p->n * sizeof *offsets);
+      *arena = alt_arena;
+    }
+  }
+  /* Ruin and recreate, with a budget of its own, on the plan and then
+   * on the runner-up, which replaces it when it ends lower. */
+  if (!rc && ran && *arena > p->lb)
+    rc = planner__lns(p, offsets, arena);
+  if (!rc && ran && *arena > p->lb && alt_arena != UINT64_MAX) {
+    rc = planner__lns(p, alt, &alt_arena);
     if (!rc && alt_arena < *arena) {
       memcpy(offsets, alt, p->n * sizeof *offsets);
       *arena = alt_arena;

@@ -37,6 +37,20 @@ int planner__improve(const struct planner__prob *p, uint64_t *offsets,
 int planner__squeeze(const struct planner__prob *p, uint64_t *offsets,
                      uint64_t *arena, uint64_t work_limit, uint64_t *work);
 
+/* improve_lns.c. Ruin and recreate (docs/exact.md, "Ruin and
+ * recreate"): repeatedly frees a region of the valid plan offsets (arena
+ * *arena) around a tensor near its top and places its tensors anew in a
+ * perturbed order, keeping the result when no tensor passes the top and
+ * the bytes above a level below it do not grow. offsets (graph order) is
+ * borrowed and only ever replaced by a whole valid plan with a lower
+ * arena. Does at most 500 work units per sized tensor, a fixed budget of
+ * its own, not counted in the effort. planner__improve() runs it last,
+ * on its plan and then on the staircase trials' runner-up.
+ * Returns 0 (with *arena updated), ARENA_ENOMEM or ARENA_ECANCELED (the
+ * stop callback fired; offsets unchanged in both cases). */
+int planner__lns(const struct planner__prob *p, uint64_t *offsets,
+                 uint64_t *arena);
+
 /* improve_stair.c. The staircase plans (docs/exact.md, "Staircase
  * plans"): stacks of tensors that meet at one point in time at the
  * bottom, tflm-greedy around them; the best replaces offsets (arena

@@ -1,7 +1,9 @@
 /*
  * improve_int.h - the state and window planning shared by the windowed
- * re-planning (improve.c), the squeeze of its result (improve_squeeze.c)
- * and the squeeze's region step (improve_region.c).
+ * re-planning (improve.c), the squeeze of its result (improve_squeeze.c),
+ * the squeeze's region step (improve_region.c) and ruin and recreate
+ * (improve_lns.c), which places its regions with the region step's
+ * placement.
  *
  * Included only by those files and the test of the region step.
  * Everything counts in the exact planner's work units (docs/exact.md,
@@ -59,6 +61,10 @@ int improve__start(struct imp *I, const struct planner__prob *p,
 /* Frees what *I owns. */
 void improve__free(struct imp *I);
 
+/* The sized tensor with the highest top by I->off (the first of equals),
+ * its top in *top (0 with no sized tensor); a unit per tensor. */
+uint32_t improve__top_tensor(struct imp *I, uint64_t *top);
+
 /* Appends the tensors listed in I->act that are live in spans [a, b] to
  * the window's graph as pinned obstacles at their I->off, cut to the
  * window, merged where they touch in memory with the same cut lifetime;
@@ -67,6 +73,9 @@ void improve__obstacles(struct imp *I, uint32_t a, uint32_t b, uint32_t *ns);
 
 /* qsort() and bsearch() order of uint64_t values, ascending. */
 int improve__cmp_u64(const void *a, const void *b);
+
+/* qsort() order of keys of three uint64_t words, lexicographic. */
+int improve__cmp_key3(const void *a, const void *b);
 
 /* The span where the bytes of the sized tensors from offset base up are
  * most (the first of equals), by their offsets in I->off; with base 0 it
@@ -98,5 +107,63 @@ int improve__plan_window(struct imp *I, uint32_t ns);
  * is spent), ARENA_ENOMEM or ARENA_ECANCELED; I->off always holds a
  * valid plan. */
 int improve__region_step(struct imp *I, uint64_t top, int *better);
+
+/* A region of a plan (improve_region.c): spans [a, b] from offset wbase
+ * up, every other span from base up. */
+struct region {
+  uint32_t a, b;
+  uint64_t base, wbase;
+};
+
+/* An entry of a region: a fixed piece or a free tensor, its spans and
+ * bytes [off, top). */
+struct rent {
+  uint32_t lo, hi;
+  uint64_t off, top;
+};
+
+/* A region's working state: its entries (the nfix fixed ones first),
+ * the free tensors' numbers and alignments, and scratch. Owned by
+ * whoever improve__rstate_init()ed it, released with
+ * improve__rstate_free(). */
+struct rstate {
+  struct rent *e;
+  uint32_t nfix, nfree;
+  const uint32_t *fk;    /* nfree: the free tensors' numbers (I->order) */
+  uint64_t *al;          /* nfree: their alignments */
+  uint32_t *fixed;       /* nfix: fixed entries by offset */
+  uint32_t *list;        /* nfix + nfree: entries placed, by offset */
+  uint64_t *key;         /* 3 * max(nfix, nfree) + 3: sort keys */
+  uint32_t *ord;         /* nfree: an order, by free index */
+  uint64_t *best;        /* nfree: offsets of the best order */
+  uint64_t *bkey;        /* 2 * nfree: breadth keys, or NULL until made */
+};
+
+/* Lists region R's free tensors (the unpinned ones at or above its lower
+ * edge at every span of their lives) in I->order (*nf), and its fixed
+ * pieces (every other tensor's part inside it) and floors in I->ob
+ * (*no). Returns 0, or 1 when the pieces would not fit in I->ob (the
+ * region is then not to be planned). Counts a unit per tensor. */
+int improve__region_collect(struct imp *I, const struct region *R,
+                            uint32_t *nf, uint32_t *no);
+
+/* Builds X for the region whose fixed pieces and floors are the ns
+ * pinned tensors of the window's graph (I->wt) and whose free tensors
+ * are I->order[0 .. nf-1] (borrowed: X->fk points there). Returns 0 or
+ * ARENA_ENOMEM (release X with improve__rstate_free() either way). */
+int improve__rstate_init(struct rstate *X, struct imp *I, uint32_t ns,
+                         uint32_t nf);
+
+/* Frees what X owns. */
+void improve__rstate_free(struct rstate *X);
+
+/* Places the free entries of X, in the order X->ord, among the fixed
+ * ones by first fit (best = 0: the lowest offset where each misses every
+ * entry it meets in time) or best fit (best = 1: the smallest gap that
+ * holds it). Returns the arena of the region, UINT64_MAX when an entry
+ * reached given (the order is dropped), or 0 when the next placement
+ * could pass the effort. The entries' offsets are those of the run. */
+uint64_t improve__place_order(struct rstate *X, struct imp *I,
+                              uint64_t given, int best);
 
 #endif /* ARENA_IMPROVE_INT_H */

@@ -78,35 +78,6 @@ static const struct {
             {ORD_LIFE, 0},    {ORD_AREA, 0}, {ORD_OFFSET, 0}};
 #define N_RUNS (sizeof runs / sizeof *runs)
 
-/* A region: spans [a, b] from offset wbase up, every other span from
- * base up. */
-struct region {
-  uint32_t a, b;
-  uint64_t base, wbase;
-};
-
-/* An entry of a region: a fixed piece or a free tensor, its spans and
- * bytes [off, top). */
-struct rent {
-  uint32_t lo, hi;
-  uint64_t off, top;
-};
-
-/* A region's working state: its entries (the nfix fixed ones first),
- * the free tensors' numbers and alignments, and scratch. */
-struct rstate {
-  struct rent *e;
-  uint32_t nfix, nfree;
-  const uint32_t *fk;    /* nfree: the free tensors' numbers (I->order) */
-  uint64_t *al;          /* nfree: their alignments */
-  uint32_t *fixed;       /* nfix: fixed entries by offset */
-  uint32_t *list;        /* nfix + nfree: entries placed, by offset */
-  uint64_t *key;         /* 3 * nfree: sort keys of an order */
-  uint32_t *ord;         /* nfree: an order, by free index */
-  uint64_t *best;        /* nfree: offsets of the best order */
-  uint64_t *bkey;        /* 2 * nfree: breadth keys, or NULL until made */
-};
-
 /* The segments of spans of region R: first span, last span and lower
  * edge of each; returns their count (at most 3). */
 static unsigned segments(const struct imp *I, const struct region *R,
@@ -129,10 +100,7 @@ static unsigned segments(const struct imp *I, const struct region *R,
   return g;
 }
 
-/* Lists region R's free tensors in I->order (*nf) and its fixed pieces
- * and floors in I->ob (*no). Returns 0, or 1 when the pieces would not
- * fit in I->ob (the region is then not planned). */
-static int collect(struct imp *I, const struct region *R, uint32_t *nf,
+int improve__region_collect(struct imp *I, const struct region *R, uint32_t *nf,
                    uint32_t *no)
 {
   uint32_t lo[3], hi[3];
@@ -178,7 +146,7 @@ static int collect(struct imp *I, const struct region *R, uint32_t *nf,
   return 0;
 }
 
-static int cmp_key3(const void *x, const void *y)
+int improve__cmp_key3(const void *x, const void *y)
 {
   const uint64_t *a = x, *b = y;
   for (int q = 0; q < 3; q++)
@@ -306,7 +274,7 @@ static int make_order(struct rstate *X, struct imp *I, int v)
     return 1;
   for (uint32_t j = 0; j < X->nfree; j++)
     order_key(X, I, v, j, &X->key[3 * (size_t)j]);
-  qsort(X->key, X->nfree, 3 * sizeof *X->key, cmp_key3);
+  qsort(X->key, X->nfree, 3 * sizeof *X->key, improve__cmp_key3);
   for (uint32_t j = 0; j < X->nfree; j++)
     X->ord[j] = (uint32_t)X->key[3 * (size_t)j + 2];
   I->work += X->nfree + exact__sort_units(X->nfree);
@@ -366,10 +334,7 @@ static uint64_t place(struct rstate *X, struct imp *I, uint32_t x,
   return t->top;
 }
 
-/* Places the free entries in X->ord among the fixed ones. Returns the
- * arena of the region, UINT64_MAX when an entry reached given (the order
- * is dropped), or 0 when the next placement could pass the effort. */
-static uint64_t place_order(struct rstate *X, struct imp *I, uint64_t given,
+uint64_t improve__place_order(struct rstate *X, struct imp *I, uint64_t given,
                             int best)
 {
   uint32_t n = X->nfix;
@@ -392,8 +357,7 @@ static uint64_t place_order(struct rstate *X, struct imp *I, uint64_t given,
   return arena;
 }
 
-/* Frees what X owns. */
-static void rstate_free(struct rstate *X)
+void improve__rstate_free(struct rstate *X)
 {
   free(X->e);
   free(X->al);
@@ -405,11 +369,7 @@ static void rstate_free(struct rstate *X)
   free(X->bkey);
 }
 
-/* Builds X for the region whose fixed pieces and floors are the ns
- * pinned tensors of the window's graph (I->wt) and whose free tensors
- * are I->order[0 .. nf-1]. Returns 0 or ARENA_ENOMEM (release X with
- * rstate_free() either way). */
-static int rstate_init(struct rstate *X, struct imp *I, uint32_t ns,
+int improve__rstate_init(struct rstate *X, struct imp *I, uint32_t ns,
                        uint32_t nf)
 {
   memset(X, 0, sizeof *X);
@@ -437,7 +397,7 @@ static int rstate_init(struct rstate *X, struct imp *I, uint32_t ns,
     X->key[3 * (size_t)j + 1] = 0;
     X->key[3 * (size_t)j + 2] = j;
   }
-  qsort(X->key, ns, 3 * sizeof *X->key, cmp_key3);
+  qsort(X->key, ns, 3 * sizeof *X->key, improve__cmp_key3);
   for (uint32_t j = 0; j < ns; j++)
     X->fixed[j] = (uint32_t)X->key[3 * (size_t)j + 2];
   for (uint32_t j = 0; j < nf; j++) {
@@ -460,19 +420,19 @@ static int replan_region(struct imp *I, const struct region *R, uint64_t top,
 {
   uint32_t nf, no, ns = 0;
   *better = 0;
-  if (collect(I, R, &nf, &no) || nf == 0)
+  if (improve__region_collect(I, R, &nf, &no) || nf == 0)
     return 0;
   if (I->work + 2 * exact__sort_units(no) + no + 2 * (uint64_t)nf >
       I->limit)
     return 1;
   improve__emit_obstacles(I, no, 0, &ns);
   struct rstate X;
-  int rc = rstate_init(&X, I, ns, nf);
+  int rc = improve__rstate_init(&X, I, ns, nf);
   uint64_t lowest = top;
   for (unsigned v = 0; !rc && v < N_RUNS; v++) {
     if ((rc = make_order(&X, I, runs[v].order)) != 0)
       break;
-    uint64_t a = place_order(&X, I, lowest, runs[v].best);
+    uint64_t a = improve__place_order(&X, I, lowest, runs[v].best);
     if (a == 0)
       rc = 1;
     else if (a < lowest) {
@@ -487,7 +447,7 @@ static int replan_region(struct imp *I, const struct region *R, uint64_t top,
     I->work += nf;
     *better = 1;
   }
-  rstate_free(&X);
+  improve__rstate_free(&X);
   return rc;
 }
 

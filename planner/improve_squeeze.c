@@ -75,22 +75,6 @@ static const uint32_t sq_widths[] = {200, 400, 800};
 /* Offsets tried for the ejected tensor, lowest first. */
 #define EJ_TRIES 4u
 
-/* The sized tensor with the highest top (the first of equals). */
-static uint32_t top_tensor(struct imp *I, uint64_t *top)
-{
-  uint32_t at = 0;
-  *top = 0;
-  for (uint32_t k = 0; k < I->m; k++) {
-    uint64_t e = I->off[k] + I->p->t[I->gi[k]].size;
-    if (e > *top) {
-      *top = e;
-      at = k;
-    }
-  }
-  I->work += I->m;
-  return at;
-}
-
 static int cmp_u64pair(const void *a, const void *b)
 {
   const uint64_t *x = a, *y = b;
@@ -327,13 +311,13 @@ int planner__squeeze(const struct planner__prob *p, uint64_t *offsets,
   uint64_t top = *arena;
   int better = 1;
   while (!rc && better) {
-    uint32_t kt = top_tensor(&I, &top);
+    uint32_t kt = improve__top_tensor(&I, &top);
     if (top <= p->lb || p->t[I.gi[kt]].pinned != PLANNER_NOT_PINNED)
       break;
     rc = squeeze_step(&I, kt, top, &better);
   }
   if (rc >= 0) {
-    top_tensor(&I, &top);
+    improve__top_tensor(&I, &top);
     if (top < *arena) {
       for (uint32_t k = 0; k < I.m; k++)
         offsets[I.gi[k]] = I.off[k];

@@ -4,7 +4,8 @@
  * tensors and alignment, and best's use of the search (test case "core"),
  * plus the helpers the parts of the suite share (check_exact.h). The
  * brute-force comparison on random graphs is in check_exact_random.c, the
- * large components and traces in check_exact_large.c.
+ * large components and traces in check_exact_large.c, ruin and recreate
+ * in check_exact_lns.c.
  */
 #include <check.h>
 #include <inttypes.h>
@@ -531,5 +532,6 @@ Suite *exact_suite(void)
   suite_add_tcase(s, tc);
   ce_add_random_tests(s);
   ce_add_large_tests(s);
+  ce_add_lns_tests(s);
   return s;
 }

@@ -61,10 +61,53 @@ void ce_built_cleanup(struct ce_built *b);
 uint64_t ce_brute(const struct planner_tensor *t, size_t n,
                   uint64_t alignment);
 
+/* check_exact_large.c. B's problem for trace t of n tensors (alignment
+ * 1, effort 100) and greedy-size's plan of it in offs; returns that
+ * plan's arena. */
+uint64_t ce_greedy_problem(struct ce_built *B, const struct planner_tensor *t,
+                           size_t n, uint64_t *offs);
+
+/* B's problem set up again (its graph kept) with the given alignment and
+ * effort 100, and greedy-size's plan of it in offs; returns that plan's
+ * arena. */
+uint64_t ce_greedy_aligned(struct ce_built *B, uint64_t alignment,
+                           uint64_t *offs);
+
+/* Asserts that plan p of B's graph, of arena arena, is valid and below
+ * above; then frees B's problem, the trace t and offs. */
+void ce_check_below_and_free(struct ce_built *B, uint64_t *p, uint64_t arena,
+                             uint64_t above, struct planner_tensor *t,
+                             uint64_t *offs);
+
+/* A stop callback that always stops. */
+int ce_stop_now(void *ctx);
+
+/* Points p at options o, a copy of p's with stop as the stop callback;
+ * returns the options p had (to be put back by the caller). */
+const struct planner_options *ce_with_stop(struct planner__prob *p,
+                                           struct planner_options *o,
+                                           planner_stop_cb stop, void *ctx);
+
+/* The XLA-like trace of 10 000 tensors (seed 1) of the squeeze tests
+ * (*n of them, returned, free with free()), B's problem of it and
+ * greedy-size's plan in *offs (room for three plans, freed by the
+ * caller), its arena in *heur. */
+struct planner_tensor *ce_squeeze_setup(struct ce_built *B, size_t *n,
+                                        uint64_t **offs, uint64_t *heur);
+
+/* A generated XLA-like trace of size tensors (seed seed; *n of them) and
+ * room for copies plans of it in *offs; both owned by the caller (free
+ * with free()). */
+struct planner_tensor *ce_xla_trace(size_t size, uint64_t seed, size_t *n,
+                                    uint64_t **offs, size_t copies);
+
 /* Adds the test case "random" (check_exact_random.c). */
 void ce_add_random_tests(Suite *s);
 
 /* Adds the test case "large" (check_exact_large.c). */
 void ce_add_large_tests(Suite *s);
+
+/* Adds the test case "lns" (check_exact_lns.c). */
+void ce_add_lns_tests(Suite *s);
 
 #endif /* ARENA_CHECK_EXACT_H */

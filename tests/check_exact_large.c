@@ -252,13 +252,23 @@ END_TEST
 
 /* B's problem for trace t of n tensors (alignment 1, effort 100) and
  * greedy-size's plan of it in offs; returns that plan's arena. */
-static uint64_t greedy_problem(struct ce_built *B,
-                               const struct planner_tensor *t, size_t n,
-                               uint64_t *offs)
+uint64_t ce_greedy_problem(struct ce_built *B, const struct planner_tensor *t,
+                           size_t n, uint64_t *offs)
 {
   B->g.tensors = t;
   B->g.n_tensors = n;
   ce_opts(&B->o, 1, 0, 100);
+  ck_assert_int_eq(planner__prob_init(&B->p, &B->g, &B->o), 0);
+  ck_assert_int_eq(planner__heuristic(&B->p, PLANNER_ALGO_GREEDY_SIZE, offs),
+                   0);
+  return planner__arena_of(&B->p, offs);
+}
+
+uint64_t ce_greedy_aligned(struct ce_built *B, uint64_t alignment,
+                           uint64_t *offs)
+{
+  planner__prob_cleanup(&B->p);
+  ce_opts(&B->o, alignment, 0, 100);
   ck_assert_int_eq(planner__prob_init(&B->p, &B->g, &B->o), 0);
   ck_assert_int_eq(planner__heuristic(&B->p, PLANNER_ALGO_GREEDY_SIZE, offs),
                    0);
@@ -281,9 +291,9 @@ static void check_verifies(const struct ce_built *B, uint64_t *offs,
 
 /* Asserts that plan p of B's graph, of arena arena, is valid and below
  * above; then frees B's problem, the trace t and offs. */
-static void check_below_and_free(struct ce_built *B, uint64_t *p,
-                                 uint64_t arena, uint64_t above,
-                                 struct planner_tensor *t, uint64_t *offs)
+void ce_check_below_and_free(struct ce_built *B, uint64_t *p, uint64_t arena,
+                             uint64_t above, struct planner_tensor *t,
+                             uint64_t *offs)
 {
   ck_assert_uint_lt(arena, above);
   check_verifies(B, p, arena);
@@ -292,7 +302,7 @@ static void check_below_and_free(struct ce_built *B, uint64_t *p,
   free(offs);
 }
 
-static int stop_now(void *ctx)
+int ce_stop_now(void *ctx)
 {
   (void)ctx;
   return 1;
@@ -300,9 +310,9 @@ static int stop_now(void *ctx)
 
 /* Points p at options o, a copy of p's with stop as the stop callback;
  * returns the options p had. */
-static const struct planner_options *
-with_stop(struct planner__prob *p, struct planner_options *o,
-          planner_stop_cb stop, void *ctx)
+const struct planner_options *
+ce_with_stop(struct planner__prob *p, struct planner_options *o,
+             planner_stop_cb stop, void *ctx)
 {
   const struct planner_options *keep = p->o;
   *o = *keep;
@@ -320,7 +330,7 @@ static int squeeze_copy(struct planner__prob *p, const uint64_t *offs,
                         planner_stop_cb stop, void *ctx)
 {
   struct planner_options o;
-  const struct planner_options *keep = with_stop(p, &o, stop, ctx);
+  const struct planner_options *keep = ce_with_stop(p, &o, stop, ctx);
   memcpy(out, offs, p->n * sizeof *out);
   uint64_t work = 0;
   int rc = planner__squeeze(p, out, arena, limit, &work);
@@ -332,14 +342,14 @@ static int squeeze_copy(struct planner__prob *p, const uint64_t *offs,
 /* The XLA-like trace of 10 000 tensors of the squeeze tests (*n of
  * them, returned), B's problem of it and greedy-size's plan in *offs
  * (room for three plans, freed by the caller), its arena in *heur. */
-static struct planner_tensor *squeeze_setup(struct ce_built *B, size_t *n,
-                                            uint64_t **offs, uint64_t *heur)
+struct planner_tensor *ce_squeeze_setup(struct ce_built *B, size_t *n,
+                                        uint64_t **offs, uint64_t *heur)
 {
   struct planner_tensor *t = tracegen_make(TRACEGEN_IOPDDL, 10000, 1, n);
   ck_assert_ptr_nonnull(t);
   *offs = malloc(3 * *n * sizeof **offs);
   ck_assert_ptr_nonnull(*offs);
-  *heur = greedy_problem(B, t, *n, *offs);
+  *heur = ce_greedy_problem(B, t, *n, *offs);
   return t;
 }
 
@@ -379,7 +389,7 @@ START_TEST(test_squeeze_lowers_top)
   size_t n;
   struct ce_built B;
   uint64_t *offs, heur;
-  struct planner_tensor *t = squeeze_setup(&B, &n, &offs, &heur);
+  struct planner_tensor *t = ce_squeeze_setup(&B, &n, &offs, &heur);
   size_t j = n;
   for (size_t i = 0; i < n; i++)
     if (t[i].size > 1000 && t[i].last - t[i].first < 10 &&
@@ -394,7 +404,7 @@ START_TEST(test_squeeze_lowers_top)
   /* Cancelled at its first poll: ARENA_ECANCELED, the plan unchanged. */
   uint64_t again = spoiled, *b = offs + 2 * n;
   ck_assert_int_eq(squeeze_copy(&B.p, offs, b, &again, 100ull * 400000,
-                                stop_now, NULL), ARENA_ECANCELED);
+                                ce_stop_now, NULL), ARENA_ECANCELED);
   ck_assert_uint_eq(again, spoiled);
   ck_assert_int_eq(memcmp(offs, b, n * sizeof *b), 0);
   planner__prob_cleanup(&B.p);
@@ -416,7 +426,7 @@ START_TEST(test_squeeze_ejects)
   size_t n;
   struct ce_built B;
   uint64_t *offs, heur;
-  struct planner_tensor *t = squeeze_setup(&B, &n, &offs, &heur);
+  struct planner_tensor *t = ce_squeeze_setup(&B, &n, &offs, &heur);
   size_t j = n, s = n;
   for (size_t i = 0; i < n && j == n; i++)
     if (t[i].size > 1000 && t[i].last - t[i].first > 6000)
@@ -447,7 +457,7 @@ static int region_once(struct planner__prob *p, const uint64_t *offs,
                        planner_stop_cb stop, void *ctx)
 {
   struct planner_options o;
-  const struct planner_options *keep = with_stop(p, &o, stop, ctx);
+  const struct planner_options *keep = ce_with_stop(p, &o, stop, ctx);
   uint64_t limit = 100ull * 400000;
   struct imp I;
   int rc = improve__start(&I, p, 0, limit);
@@ -477,7 +487,7 @@ START_TEST(test_region_step)
   size_t n;
   struct ce_built B;
   uint64_t *offs, heur;
-  struct planner_tensor *t = squeeze_setup(&B, &n, &offs, &heur);
+  struct planner_tensor *t = ce_squeeze_setup(&B, &n, &offs, &heur);
   uint64_t stair = heur, *a = offs + n, *b = offs + 2 * n;
   ck_assert_int_eq(planner__stair(&B.p, offs, &stair), 0);
   ck_assert_uint_lt(stair, heur);
@@ -493,31 +503,25 @@ START_TEST(test_region_step)
   ck_assert_int_eq(better, 1);
   ck_assert_int_eq(memcmp(a, b, n * sizeof *a), 0);
   ck_assert_int_gt(polls, 0);
-  ck_assert_int_eq(region_once(&B.p, offs, b, stair, &better, stop_now,
+  ck_assert_int_eq(region_once(&B.p, offs, b, stair, &better, ce_stop_now,
                                NULL), ARENA_ECANCELED);
   ck_assert_int_eq(memcmp(offs, b, n * sizeof *b), 0);
-  planner__prob_cleanup(&B.p);
   /* With every offset aligned to 64 bytes: still strictly below, every
    * placement aligned (the plan verifies). */
-  ce_opts(&B.o, 64, 0, 100);
-  ck_assert_int_eq(planner__prob_init(&B.p, &B.g, &B.o), 0);
-  ck_assert_int_eq(planner__heuristic(&B.p, PLANNER_ALGO_GREEDY_SIZE, offs),
-                   0);
-  stair = planner__arena_of(&B.p, offs);
+  stair = ce_greedy_aligned(&B, 64, offs);
   ck_assert_int_eq(planner__stair(&B.p, offs, &stair), 0);
   ck_assert_int_eq(region_once(&B.p, offs, a, stair, &better, NULL, NULL),
                    0);
   ck_assert_int_eq(better, 1);
   arena = planner__arena_of(&B.p, a);
-  check_below_and_free(&B, a, arena, stair, t, offs);
+  ce_check_below_and_free(&B, a, arena, stair, t, offs);
 }
 END_TEST
 
 /* A generated XLA-like trace of size tensors (seed seed; *n of them) and
  * room for copies plans of it in *offs; both owned by the caller. */
-static struct planner_tensor *xla_trace(size_t size, uint64_t seed,
-                                        size_t *n, uint64_t **offs,
-                                        size_t copies)
+struct planner_tensor *ce_xla_trace(size_t size, uint64_t seed, size_t *n,
+                                    uint64_t **offs, size_t copies)
 {
   struct planner_tensor *t = tracegen_make(TRACEGEN_IOPDDL, size, seed, n);
   ck_assert_ptr_nonnull(t);
@@ -537,11 +541,11 @@ START_TEST(test_staircase_plan)
    * plan unchanged, and with a pinned tensor they do nothing. */
   size_t n;
   uint64_t *offs;
-  struct planner_tensor *t = xla_trace(10000, 1, &n, &offs, 3);
+  struct planner_tensor *t = ce_xla_trace(10000, 1, &n, &offs, 3);
   uint64_t heur = best_heuristic(t, n, UINT64_MAX);
   uint64_t *a = offs + n, *b = offs + 2 * n;
   struct ce_built B;
-  uint64_t given = greedy_problem(&B, t, n, offs), arena = given;
+  uint64_t given = ce_greedy_problem(&B, t, n, offs), arena = given;
   memcpy(a, offs, n * sizeof *a);
   ck_assert_int_eq(planner__stair(&B.p, a, &arena), 0);
   ck_assert_uint_lt(arena, heur);
@@ -563,7 +567,7 @@ START_TEST(test_staircase_plan)
   ck_assert_int_eq(memcmp(a, b, n * sizeof *a), 0);
   ck_assert_int_gt(polls, 0);
   /* Cancelled at the first poll: ARENA_ECANCELED, the plan unchanged. */
-  so.stop = stop_now;
+  so.stop = ce_stop_now;
   again = given;
   memcpy(b, offs, n * sizeof *b);
   ck_assert_int_eq(planner__stair(&B.p, b, &again), ARENA_ECANCELED);
@@ -649,12 +653,12 @@ START_TEST(test_staircase_fit)
    * of the three without them), and the plan verifies. */
   size_t n;
   uint64_t *offs;
-  struct planner_tensor *t = xla_trace(20000, 1, &n, &offs, 1);
+  struct planner_tensor *t = ce_xla_trace(20000, 1, &n, &offs, 1);
   uint64_t plain = peak_stack_arena(t, n);
   struct ce_built B;
-  uint64_t arena = greedy_problem(&B, t, n, offs);
+  uint64_t arena = ce_greedy_problem(&B, t, n, offs);
   ck_assert_int_eq(planner__stair(&B.p, offs, &arena), 0);
-  check_below_and_free(&B, offs, arena, plain, t, offs);
+  ce_check_below_and_free(&B, offs, arena, plain, t, offs);
 }
 END_TEST
 

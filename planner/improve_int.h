@@ -143,7 +143,13 @@ struct rstate {
  * edge at every span of their lives) in I->order (*nf), and its fixed
  * pieces (every other tensor's part inside it) and floors in I->ob
  * (*no). Returns 0, or 1 when the pieces would not fit in I->ob (the
- * region is then not to be planned). Counts a unit per tensor. */
+ * region is then not to be planned). Counts a unit per tensor.
+ * improve__region_collect_in() looks only at the nc tensors cand
+ * (ascending; borrowed), which must hold every tensor that ends above
+ * the region's lowest edge, with the same result and count. */
+int improve__region_collect_in(struct imp *I, const struct region *R,
+                               const uint32_t *cand, uint32_t nc,
+                               uint32_t *nf, uint32_t *no);
 int improve__region_collect(struct imp *I, const struct region *R,
                             uint32_t *nf, uint32_t *no);
 

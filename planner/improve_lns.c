@@ -57,6 +57,16 @@
  *  search stops before a step that could pass the budget. The stop
  *  callback is polled once a step. The random stream has a fixed seed
  *  (from the tensor count): deterministic, no clock.
+ *
+ *  Lists. Two lists of tensors (ascending) stand in for the scans of all
+ *  the tensors: those that end above L (the tensors drawn from, and the
+ *  top), and those that end above the lowest edge any ruin can have,
+ *  top - E 2^5 (where a region or a column finds all its tensors). A
+ *  kept step merges its moved tensors into them; they are built anew
+ *  only when L moves. A ruin and a kept step still count the units of
+ *  the scans they replace, so the steps, and the plan, are those of the
+ *  scans; on the XLA-like traces the second list holds a few hundred of
+ *  tens of thousands of tensors.
  */
 #include "improve.h"
 #include "improve_int.h"
@@ -89,6 +99,13 @@
 /* Orders of a recreate. */
 enum { LO_SIZE, LO_LIFE, LO_AREA, LO_OFFSET, LO_RANDOM, N_LORDERS };
 
+/* Tensors, ascending, that end above a height (kept up to date by each
+ * step instead of scans of all the tensors). */
+struct klist {
+  uint32_t *k; /* m */
+  uint32_t n;
+};
+
 /* The search's state beside the pass state. */
 struct lns {
   struct imp *I;
@@ -96,6 +113,11 @@ struct lns {
   uint64_t top;   /* arena of I->off */
   uint64_t level; /* L, below top */
   uint64_t budget; /* work units of the whole search */
+  struct klist up;   /* the tensors that end above level */
+  struct klist deep; /* those that end above floor_of(top), and maybe
+                        some below it while L has not moved */
+  uint32_t *tmp;     /* m: scratch for updating a list */
+  uint32_t kt;       /* the first tensor that reaches top, when up.n */
 };
 
 /* SplitMix64: the next value of the stream. */
@@ -119,6 +141,12 @@ static uint64_t scaled(uint64_t e, uint64_t r, uint64_t top)
   return r < 64 && e <= top >> r ? e << r : top;
 }
 
+/* Where sized tensor k ends at its offset. */
+static uint64_t end_of(const struct imp *I, uint32_t k)
+{
+  return I->off[k] + I->p->t[I->gi[k]].size;
+}
+
 /* Bytes of sized tensor k at offset off above the level, times the spans
  * it lives in. */
 static double overflow(const struct lns *S, uint32_t k, uint64_t off)
@@ -131,6 +159,30 @@ static double overflow(const struct lns *S, uint32_t k, uint64_t off)
   return (double)(e - b) * (double)(I->shi[k] - I->slo[k] + 1);
 }
 
+/* S->kt and S->top from the list S->up (every tensor that reaches the
+ * top is on it when it is not empty). */
+static void top_of_list(struct lns *S)
+{
+  uint64_t top = 0;
+  for (uint32_t j = 0; j < S->up.n; j++) {
+    uint64_t e = end_of(S->I, S->up.k[j]);
+    if (e > top) {
+      top = e;
+      S->kt = S->up.k[j];
+    }
+  }
+  S->top = top;
+}
+
+/* L anew from a scan of the tensors: those that end above h. */
+static void scan_list(const struct imp *I, struct klist *L, uint64_t h)
+{
+  L->n = 0;
+  for (uint32_t k = 0; k < I->m; k++)
+    if (end_of(I, k) > h)
+      L->k[L->n++] = k;
+}
+
 /* Sets S->level from S->top. */
 static void set_level(struct lns *S)
 {
@@ -138,14 +190,76 @@ static void set_level(struct lns *S)
   S->level = S->top - (d ? d : 1);
 }
 
+/* The lowest edge a ruin below top can have: top less its deepest
+ * depth. */
+static uint64_t floor_of(const struct lns *S)
+{
+  return S->top - scaled(S->top - S->I->p->lb, LNS_DEPTHS - 1, S->top);
+}
+
+/* L, of the tensors that end above h, after the free tensors
+ * I->order[0 .. nf-1] (ascending, marked in I->done) moved: those off
+ * it, merged with the moved ones that end above h. */
+static void list_moved(struct lns *S, struct klist *L, uint64_t h,
+                       uint32_t nf)
+{
+  struct imp *I = S->I;
+  uint32_t a = 0, n = 0, i = 0, f = 0;
+  for (uint32_t j = 0; j < L->n; j++)
+    if (!I->done[L->k[j]])
+      L->k[a++] = L->k[j];
+  while (i < a || f < nf) {
+    if (f < nf && end_of(I, I->order[f]) <= h) {
+      f++;
+      continue;
+    }
+    if (f == nf || (i < a && L->k[i] < I->order[f]))
+      S->tmp[n++] = L->k[i++];
+    else
+      S->tmp[n++] = I->order[f++];
+  }
+  memcpy(L->k, S->tmp, n * sizeof *L->k);
+  L->n = n;
+}
+
+/* After the free tensors I->order[0 .. nf-1] (ascending) moved: the
+ * lists, S->top and S->level as scans of the tensors would find them,
+ * counted as one scan (I->m units). The lists are merged with the moved
+ * tensors; the tensors are scanned again only when the level moves (the
+ * top drops) or no tensor ends above it. */
+static void moved(struct lns *S, uint32_t nf)
+{
+  struct imp *I = S->I;
+  for (uint32_t j = 0; j < nf; j++)
+    I->done[I->order[j]] = 1;
+  list_moved(S, &S->up, S->level, nf);
+  list_moved(S, &S->deep, floor_of(S), nf);
+  for (uint32_t j = 0; j < nf; j++)
+    I->done[I->order[j]] = 0;
+  uint64_t level = S->level;
+  if (S->up.n) {
+    top_of_list(S);
+    I->work += I->m; /* counted as the scan of the tensors it stands for */
+  } else {
+    S->kt = improve__top_tensor(I, &S->top);
+  }
+  set_level(S);
+  if (S->level != level) {
+    scan_list(I, &S->up, S->level);
+    scan_list(I, &S->deep, floor_of(S));
+    top_of_list(S);
+  }
+}
+
 /* The column of spans [a, b] from offset wb up: its free tensors into
  * I->order (*nf), the pieces and floor into I->ob (*no). */
-static void column(struct imp *I, uint32_t a, uint32_t b, uint64_t wb,
-                   uint32_t *nf, uint32_t *no)
+static void column(struct imp *I, const struct klist *C, uint32_t a,
+                   uint32_t b, uint64_t wb, uint32_t *nf, uint32_t *no)
 {
   uint32_t ha = UINT32_MAX, hb = 0;
   *nf = *no = 0;
-  for (uint32_t k = 0; k < I->m; k++) {
+  for (uint32_t j = 0; j < C->n; j++) {
+    uint32_t k = C->k[j];
     I->done[k] = I->slo[k] <= b && I->shi[k] >= a && I->off[k] >= wb &&
                  I->p->t[I->gi[k]].pinned == PLANNER_NOT_PINNED;
     if (!I->done[k])
@@ -155,9 +269,12 @@ static void column(struct imp *I, uint32_t a, uint32_t b, uint64_t wb,
     hb = I->shi[k] > hb ? I->shi[k] : hb;
   }
   I->work += I->m;
-  for (uint32_t k = 0; *nf && k < I->m; k++) {
-    uint64_t e = I->off[k] + I->p->t[I->gi[k]].size;
-    if (I->done[k] || I->slo[k] > hb || I->shi[k] < ha || e <= wb)
+  for (uint32_t j = 0; *nf && j < C->n; j++) {
+    uint32_t k = C->k[j];
+    if (I->done[k] || I->slo[k] > hb || I->shi[k] < ha)
+      continue;
+    uint64_t e = end_of(I, k);
+    if (e <= wb)
       continue;
     struct obst *o = &I->ob[(*no)++];
     o->lo = I->slo[k] > ha ? I->slo[k] : ha;
@@ -165,8 +282,9 @@ static void column(struct imp *I, uint32_t a, uint32_t b, uint64_t wb,
     o->off = I->off[k] > wb ? I->off[k] : wb;
     o->top = e;
   }
-  memset(I->done, 0, I->m);
-  I->work += 2 * (uint64_t)I->m;
+  for (uint32_t j = 0; j < *nf; j++)
+    I->done[I->order[j]] = 0;
+  I->work += 2 * (uint64_t)I->m; /* the scan and the clearing of done */
   if (*nf && wb) {
     struct obst *o = &I->ob[(*no)++];
     o->lo = ha;
@@ -186,19 +304,18 @@ static int ruin(struct lns *S, uint32_t *nf, uint32_t *no)
   uint64_t e = S->top - I->p->lb;
   uint32_t n = 0;
   *nf = *no = 0;
-  for (uint32_t k = 0; k < I->m; k++)
-    if (I->off[k] + I->p->t[I->gi[k]].size > S->level &&
-        I->p->t[I->gi[k]].pinned == PLANNER_NOT_PINNED)
-      I->order[n++] = k;
-  I->work += I->m;
+  for (uint32_t j = 0; j < S->up.n; j++)
+    if (I->p->t[I->gi[S->up.k[j]]].pinned == PLANNER_NOT_PINNED)
+      I->order[n++] = S->up.k[j];
+  I->work += I->m; /* counted as the scan of the tensors it stands for */
   if (n == 0)
     return 1;
   /* Half the time the tensor that reaches the top (the first of equals),
    * which must move for the arena to drop. */
   uint32_t kt = I->order[below(S, n)];
   if (below(S, 2)) {
-    uint64_t top;
-    kt = improve__top_tensor(I, &top);
+    kt = S->kt;
+    I->work += I->m; /* counted as a scan of the tensors */
   }
   uint32_t c = I->slo[kt] + (uint32_t)below(S, I->shi[kt] - I->slo[kt] + 1);
   uint32_t w = 1u << (LNS_W_LOG + below(S, LNS_W_LOGS));
@@ -213,14 +330,14 @@ static int ruin(struct lns *S, uint32_t *nf, uint32_t *no)
       R.base = S->top - scaled(e, below(S, LNS_BANDS), S->top);
       R.base = R.base > R.wbase ? R.base : R.wbase;
     }
-    if (improve__region_collect(I, &R, nf, no))
+    if (improve__region_collect_in(I, &R, S->deep.k, S->deep.n, nf, no))
       *nf = 0;
     return 0;
   }
   uint32_t cw = 1 + (uint32_t)below(S, LNS_COLUMN);
   uint32_t a = c > cw / 2 ? c - cw / 2 : 0;
   uint32_t b = a + cw - 1 < I->S ? a + cw - 1 : I->S - 1;
-  column(I, a, b, S->top - scaled(e, below(S, LNS_DEPTHS), S->top), nf, no);
+  column(I, &S->deep, a, b, S->top - scaled(e, below(S, LNS_DEPTHS), S->top), nf, no);
   return 0;
 }
 
@@ -289,8 +406,7 @@ static int recreate(struct lns *S, uint32_t nf, uint32_t ns)
       if (o1 <= o0) {
         for (uint32_t j = 0; j < nf; j++)
           I->off[I->order[j]] = X.e[ns + j].off;
-        improve__top_tensor(I, &S->top);
-        set_level(S);
+        moved(S, nf);
       }
     }
   }
@@ -333,10 +449,28 @@ int planner__lns(const struct planner__prob *p, uint64_t *offsets,
   int rc = improve__start(&I, p, 0, LNS_UNITS_PER_TENSOR * m);
   for (uint32_t k = 0; !rc && k < I.m; k++)
     I.off[k] = offsets[I.gi[k]];
-  struct lns S = {&I, LNS_SEED ^ m, *arena, 0, I.limit};
+  struct lns S = {&I, LNS_SEED ^ m, *arena, 0, I.limit,
+                  {NULL, 0}, {NULL, 0}, NULL, 0};
+  if (!rc) {
+    size_t sz = (I.m + (size_t)1) * sizeof *S.tmp;
+    S.up.k = malloc(sz);
+    S.deep.k = malloc(sz);
+    S.tmp = malloc(sz);
+    if (!S.up.k || !S.deep.k || !S.tmp)
+      rc = ARENA_ENOMEM;
+  }
   set_level(&S);
+  if (!rc) {
+    scan_list(&I, &S.up, S.level);
+    scan_list(&I, &S.deep, floor_of(&S));
+    top_of_list(&S);
+    S.top = *arena; /* the arena given, until a step moves a tensor */
+  }
   while (!rc && S.top > p->lb)
     rc = step(&S);
+  free(S.up.k);
+  free(S.deep.k);
+  free(S.tmp);
   if (rc >= 0 && S.top < *arena) {
     for (uint32_t k = 0; k < I.m; k++)
       offsets[I.gi[k]] = I.off[k];

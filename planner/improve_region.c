@@ -103,12 +103,20 @@ static unsigned segments(const struct imp *I, const struct region *R,
 int improve__region_collect(struct imp *I, const struct region *R, uint32_t *nf,
                    uint32_t *no)
 {
+  return improve__region_collect_in(I, R, NULL, I->m, nf, no);
+}
+
+int improve__region_collect_in(struct imp *I, const struct region *R,
+                               const uint32_t *cand, uint32_t nc,
+                               uint32_t *nf, uint32_t *no)
+{
   uint32_t lo[3], hi[3];
   uint64_t edge[3];
   unsigned ng = segments(I, R, lo, hi, edge);
   *nf = *no = 0;
   I->work += I->m;
-  for (uint32_t k = 0; k < I->m; k++) {
+  for (uint32_t j = 0; j < nc; j++) {
+    uint32_t k = cand ? cand[j] : j;
     uint64_t e = I->off[k] + I->p->t[I->gi[k]].size, emax = 0;
     uint64_t emin = UINT64_MAX;
     for (unsigned g = 0; g < ng; g++)

@@ -142,7 +142,8 @@ struct ctx {
 };
 
 /* A 64-bit mixer (the SplitMix64 finaliser): the state fingerprints of
- * exact_search.c and the deterministic jitter of exact_order.c. */
+ * exact_search.c, the deterministic jitter of exact_order.c and the
+ * random stream of ruin and recreate (improve_lns.c). */
 static inline uint64_t exact__mix64(uint64_t z)
 {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;

@@ -120,13 +120,11 @@ struct lns {
   uint32_t kt;       /* the first tensor that reaches top, when up.n */
 };
 
-/* SplitMix64: the next value of the stream. */
+/* SplitMix64: the next value of the stream (its finaliser is
+ * exact__mix64()). */
 static uint64_t next(struct lns *S)
 {
-  uint64_t z = (S->rng += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+  return exact__mix64(S->rng += 0x9e3779b97f4a7c15ull);
 }
 
 /* A uniform value in [0, n), 0 when n is 0. */
@@ -337,7 +335,8 @@ static int ruin(struct lns *S, uint32_t *nf, uint32_t *no)
   uint32_t cw = 1 + (uint32_t)below(S, LNS_COLUMN);
   uint32_t a = c > cw / 2 ? c - cw / 2 : 0;
   uint32_t b = a + cw - 1 < I->S ? a + cw - 1 : I->S - 1;
-  column(I, &S->deep, a, b, S->top - scaled(e, below(S, LNS_DEPTHS), S->top), nf, no);
+  uint64_t edge = S->top - scaled(e, below(S, LNS_DEPTHS), S->top);
+  column(I, &S->deep, a, b, edge, nf, no);
   return 0;
 }
 

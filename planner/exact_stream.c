@@ -69,8 +69,11 @@ struct slv {
   int how;        /* how to undo it (P_*) */
 };
 
-/* How a placement is undone: how far place() got. */
-enum { P_NONE, P_SECTIONS, P_TRAIL, P_RECOMPUTE };
+/* How a placement is undone: how far place() got, and for a pool
+ * member's placement that set every other unplaced tensor to one key
+ * (place_flat()), whether the old keys are on the trail. */
+enum { P_NONE, P_SECTIONS, P_TRAIL, P_RECOMPUTE, P_FLAT_TRAIL,
+       P_FLAT_RECOMPUTE };
 
 /* The state of one search; allocated for the largest stream component
  * and rebuilt at every call. Indexes are local to the component. */
@@ -122,6 +125,10 @@ struct exact_stream {
   uint64_t *bits_r, *sum_r, *bits_z, *sum_z;
   uint32_t np, pn, nw, ns;    /* members, unplaced, words, summary words */
   uint64_t palign;            /* their alignment */
+  uint64_t ualign;            /* the one alignment of the other tensors, or
+                                 0 (see place_flat()) */
+  uint32_t *by_rank;          /* rank -> tensor */
+  uint32_t *stk;              /* scratch: the treap's right spine */
 };
 
 static uint64_t umax(uint64_t a, uint64_t b)
@@ -505,6 +512,44 @@ static uint64_t pos_of(const struct exact_stream *T, uint32_t q)
   return T->X->npins ? exact__fixpin(T->X, T->a + q, y) : y;
 }
 
+/* Fills the treap, the minima and the pool's bits from pos and placed:
+ * every unplaced tensor is in the minima or the pool, every available
+ * one a candidate. Returns the work units. */
+static uint64_t cand_build(struct exact_stream *T)
+{
+  T->root = NONE;
+  for (uint32_t i = 0; i < 2 * T->Pm; i++)
+    T->tmin[i] = UINT64_MAX;
+  memset(T->bits_r, 0, T->nw * sizeof *T->bits_r);
+  memset(T->bits_z, 0, T->nw * sizeof *T->bits_z);
+  memset(T->sum_r, 0, T->ns * sizeof *T->sum_r);
+  memset(T->sum_z, 0, T->ns * sizeof *T->sum_z);
+  T->pn = 0;
+  for (uint32_t q = 0; q < T->m; q++) {
+    if (T->placed[q])
+      continue;
+    if (in_pool(T, q)) {
+      bit_set(T->bits_z, T->sum_z, T->slot_z[q]);
+      T->pn++;
+    } else {
+      tmin_set(T, q, T->pos[q] + T->size[q]);
+    }
+    if (avail(T, q))
+      cand_mark(T, q, 1);
+  }
+  return 2 * (uint64_t)T->Pm + (uint64_t)T->m * (4 + 2 * (uint64_t)T->lgm);
+}
+
+/* Sets the pos of every unplaced tensor outside the pool from the
+ * floors. Returns the work units. */
+static uint64_t recompute_all(struct exact_stream *T)
+{
+  for (uint32_t q = 0; q < T->m; q++)
+    if (!T->placed[q] && !in_pool(T, q))
+      T->pos[q] = pos_of(T, q);
+  return (uint64_t)T->m * (2 + 2 * (uint64_t)T->lgS);
+}
+
 static void unlink_q(struct exact_stream *T, uint32_t q)
 {
   T->placed[q] = 1;
@@ -561,6 +606,73 @@ static void relink_q(struct exact_stream *T, uint32_t q)
     }                                                                        \
   } while (0)
 
+/* Rebuilds the treap and the minima when every available tensor outside
+ * the pool has the same pos, so that rank order is key order: the treap
+ * as a Cartesian tree of that order (linear), the minima bottom up. */
+static void flat_rebuild(struct exact_stream *T, uint64_t *work)
+{
+  uint32_t sp = 0;
+  for (uint32_t r = 0; r < T->m; r++) {
+    uint32_t q = T->by_rank[r], last = NONE;
+    if (T->placed[q] || in_pool(T, q) || !avail(T, q))
+      continue;
+    while (sp && T->tp[T->stk[sp - 1]] < T->tp[q])
+      last = T->stk[--sp];
+    T->tl[q] = last;
+    T->tr[q] = NONE;
+    if (sp)
+      T->tr[T->stk[sp - 1]] = q;
+    T->stk[sp++] = q;
+  }
+  T->root = sp ? T->stk[0] : NONE;
+  for (uint32_t q = 0; q < T->Pm; q++)
+    T->tmin[T->Pm + q] = q < T->m && !T->placed[q] && !in_pool(T, q)
+                             ? T->pos[q] + T->size[q]
+                             : UINT64_MAX;
+  for (uint32_t i = T->Pm; i-- > 1;) {
+    uint64_t a = T->tmin[2 * i], b = T->tmin[2 * i + 1];
+    T->tmin[i] = a < b ? a : b;
+  }
+  *work += 3 * (uint64_t)T->m + 2 * (uint64_t)T->Pm;
+}
+
+/* The rest of place() for a pool member with top `top` when the tensors
+ * outside the pool share one alignment (no pins). It meets every
+ * unplaced tensor, and every one sat at most at the highest floor,
+ * below top: so each now sits at top aligned, one key for all. Instead
+ * of changing each key in the treap (a descent through a component of
+ * long-lived tensors would pay that for every pair), the fit is checked
+ * first, then the keys are set and the treap rebuilt in rank order. */
+static int place_flat(struct exact_stream *T, uint64_t top, int *how,
+                      uint32_t *mark_out, uint64_t *work)
+{
+  uint64_t np = planner__align_up(top, T->ualign), w = 0;
+  uint32_t m = T->m;
+  for (uint32_t b = T->nxt[m]; b != m; b = T->nxt[b], w++)
+    if (np + T->size[b] > T->cap) {
+      *work += w;
+      return 0;
+    }
+  *how = P_FLAT_TRAIL;
+  *mark_out = T->ptn;
+  for (uint32_t b = T->nxt[m]; b != m; b = T->nxt[b], w++) {
+    if (T->pos[b] == np)
+      continue;
+    if (T->ptn < T->ptcap) {
+      T->pti[T->ptn] = b;
+      T->ptv[T->ptn++] = T->pos[b];
+    } else {
+      *how = P_FLAT_RECOMPUTE;
+    }
+    T->pos[b] = np;
+  }
+  if (*how == P_FLAT_RECOMPUTE)
+    T->ptn = *mark_out;
+  *work += 2 * w;
+  flat_rebuild(T, work);
+  return 1;
+}
+
 /* Places c at pos[c]. Returns 1 when every check passed, 0 when one
  * failed. Either way the caller undoes it with unplace(c, *how). */
 static int place(struct exact_stream *T, uint32_t c, int *how,
@@ -587,6 +699,8 @@ static int place(struct exact_stream *T, uint32_t c, int *how,
   /* The fit of the pool's members, all neighbours of c, at once. */
   if (T->pn && pool_pos(T) + T->size[pool_largest(T, work)] > cap)
     return 0;
+  if (in_pool(T, c) && T->ualign)
+    return place_flat(T, top, how, mark_out, work);
   int ok = 1;
   uint32_t mark = T->ptn;
   *how = P_TRAIL;
@@ -635,6 +749,19 @@ static void unplace(struct exact_stream *T, uint32_t c, int how,
 {
   uint64_t w = 0;
   sec_unplace(T, T->slo[c], T->shi[c], T->size[c]);
+  if (how == P_FLAT_TRAIL || how == P_FLAT_RECOMPUTE) {
+    /* The old keys back, then the candidates anew (cand_build()). */
+    *work += 16 + 4 * (uint64_t)T->lgS + 2 * (uint64_t)(T->ptn - mark);
+    while (T->ptn > mark) {
+      T->ptn--;
+      T->pos[T->pti[T->ptn]] = T->ptv[T->ptn];
+    }
+    relink_q(T, c);
+    if (how == P_FLAT_RECOMPUTE)
+      *work += recompute_all(T);
+    *work += cand_build(T);
+    return;
+  }
   if (how == P_TRAIL) {
     while (T->ptn > mark) {
       T->ptn--;
@@ -667,6 +794,7 @@ void exact__stream_free(struct ctx *X)
   free(T->lv); free(T->pti); free(T->ptv);
   free(T->slot_r); free(T->slot_z); free(T->by_r); free(T->by_z);
   free(T->bits_r); free(T->sum_r); free(T->bits_z); free(T->sum_z);
+  free(T->by_rank); free(T->stk);
   free(T);
   X->stream = NULL;
 }
@@ -688,7 +816,7 @@ size_t exact__stream_bytes(const struct ctx *X)
          ((size_t)T->ecap + n2 + 1) * 3 * sizeof(uint32_t) + /* covers */
          2 * pm * sizeof(uint64_t) +                      /* tmin */
          (size_t)T->ptcap * (sizeof(uint32_t) + sizeof(uint64_t)) +
-         m1 * 4 * sizeof(uint32_t) +                      /* pool slots */
+         m1 * 6 * sizeof(uint32_t) +           /* pool slots, ranks, spine */
          2 * (bit_words(T->mcap) + bit_words(bit_words(T->mcap))) *
              sizeof(uint64_t);                            /* pool bits */
 }
@@ -748,8 +876,10 @@ static int stream_room(struct ctx *X, uint32_t m, uint32_t S, uint32_t E,
   T->bits_z = malloc(w * sizeof *T->bits_z);
   T->sum_r = malloc(ws * sizeof *T->sum_r);
   T->sum_z = malloc(ws * sizeof *T->sum_z);
+  T->by_rank = malloc(m1 * sizeof *T->by_rank);
+  T->stk = malloc(m1 * sizeof *T->stk);
   if (!T->slot_r || !T->slot_z || !T->by_r || !T->by_z || !T->bits_r ||
-      !T->bits_z || !T->sum_r || !T->sum_z) {
+      !T->bits_z || !T->sum_r || !T->sum_z || !T->by_rank || !T->stk) {
     exact__stream_free(X);
     return ARENA_ENOMEM;
   }
@@ -813,22 +943,23 @@ static void sort_by_size(uint32_t *v, uint32_t n, const uint64_t *size)
 }
 
 /* The pool of the component in T (alignment palign, 0: none): its slots
- * in rank and in size order (cand_build() sets the bits). Needs
- * T->rank. */
+ * in rank and in size order (cand_build() sets the bits), and ualign
+ * when every other tensor has the pool's alignment. Needs T->rank. */
 static void pool_init(struct exact_stream *T, uint64_t palign)
 {
   uint32_t m = T->m, np = 0;
   T->palign = palign;
-  for (uint32_t q = 0; q < m; q++)
+  T->ualign = palign;
+  for (uint32_t q = 0; q < m; q++) {
     T->slot_r[q] = T->slot_z[q] = NONE;
-  if (palign) {
-    for (uint32_t q = 0; q < m; q++)
-      T->by_z[T->rank[q]] = q; /* scratch: the tensor of each rank */
-    for (uint32_t r = 0; r < m; r++) {
-      uint32_t q = T->by_z[r];
-      if (pool_member(T->X, T->a + q, T->S, palign))
-        T->by_r[np++] = q;
-    }
+    T->by_rank[T->rank[q]] = q;
+  }
+  for (uint32_t r = 0; palign && r < m; r++) {
+    uint32_t q = T->by_rank[r];
+    if (pool_member(T->X, T->a + q, T->S, palign))
+      T->by_r[np++] = q;
+    else if (T->align[q] != palign)
+      T->ualign = 0;
   }
   for (uint32_t i = 0; i < np; i++) {
     T->slot_r[T->by_r[i]] = i;
@@ -840,33 +971,6 @@ static void pool_init(struct exact_stream *T, uint64_t palign)
   T->np = np;
   T->nw = (uint32_t)bit_words(np);
   T->ns = (uint32_t)bit_words(T->nw);
-}
-
-/* Fills the treap, the minima and the pool's bits from pos and placed:
- * every unplaced tensor is in the minima or the pool, every available
- * one a candidate. */
-static void cand_build(struct exact_stream *T)
-{
-  T->root = NONE;
-  for (uint32_t i = 0; i < 2 * T->Pm; i++)
-    T->tmin[i] = UINT64_MAX;
-  memset(T->bits_r, 0, T->nw * sizeof *T->bits_r);
-  memset(T->bits_z, 0, T->nw * sizeof *T->bits_z);
-  memset(T->sum_r, 0, T->ns * sizeof *T->sum_r);
-  memset(T->sum_z, 0, T->ns * sizeof *T->sum_z);
-  T->pn = 0;
-  for (uint32_t q = 0; q < T->m; q++) {
-    if (T->placed[q])
-      continue;
-    if (in_pool(T, q)) {
-      bit_set(T->bits_z, T->sum_z, T->slot_z[q]);
-      T->pn++;
-    } else {
-      tmin_set(T, q, T->pos[q] + T->size[q]);
-    }
-    if (avail(T, q))
-      cand_mark(T, q, 1);
-  }
 }
 
 /* Cover entries of the component's tensors outside the pool: sum of
@@ -996,10 +1100,8 @@ static int stream_init(struct ctx *X, uint32_t c, uint64_t cap)
       return R_INFEAS;
     T->tp[q] = (uint32_t)exact__mix64(((uint64_t)q << 1) ^ 0x5bd1e995u);
   }
-  cand_build(T);
-  X->work += 8 * (uint64_t)P + 4 * (uint64_t)E +
-             (uint64_t)m * (6 + 2 * (uint64_t)T->lgm) +
-             exact__sort_units(T->np);
+  X->work += 8 * (uint64_t)P + 4 * (uint64_t)E + 2 * (uint64_t)m +
+             exact__sort_units(T->np) + cand_build(T);
   return 0;
 }
 
@@ -1036,18 +1138,14 @@ static void complete(struct ctx *X, uint32_t c, struct exact_stream *T,
       X->offsets[X->gi[T->a + lv[q].c]] = lv[q].x;
     X->carena[c] = arena;
   }
-  X->work += (uint64_t)(k - d) * (16 + 4 * (uint64_t)T->lgS) +
-             (uint64_t)T->m * (6 + 2 * (uint64_t)T->lgS + 2 * T->lgm);
+  X->work += (uint64_t)(k - d) * (16 + 4 * (uint64_t)T->lgS);
   while (k > d) {
     uint32_t q = lv[--k].c;
     sec_unplace(T, T->slo[q], T->shi[q], T->size[q]);
     relink_q(T, q);
   }
   T->ptn = ptn;
-  for (uint32_t q = 0; q < T->m; q++)
-    if (!T->placed[q] && !in_pool(T, q))
-      T->pos[q] = pos_of(T, q);
-  cand_build(T);
+  X->work += recompute_all(T) + cand_build(T);
   T->cap = cap;
 }
 

@@ -133,9 +133,10 @@ struct exact_stream {
    * minima, the lists and the cover lists. Slots in rank order (by_r)
    * and in size order (by_z); bits: the available ones by rank slot, the
    * unplaced ones by size slot, each with a summary word per 64 words. */
-  uint32_t *slot_r, *slot_z;  /* per tensor, NONE when not in the pool */
+  uint32_t *slot_r, *slot_z;  /* per tensor, NONE when not in the pool;
+                                 slot_r owns the block of these six */
   uint32_t *by_r, *by_z;      /* slot -> tensor */
-  uint64_t *bits_r, *sum_r, *bits_z, *sum_z;
+  uint64_t *bits_r, *sum_r, *bits_z, *sum_z; /* bits_r owns the block */
   uint32_t np, pn, nw, ns;    /* members, unplaced, words, summary words */
   uint64_t palign;            /* their alignment */
   uint64_t ualign;            /* the one alignment of the other tensors, or
@@ -525,6 +526,20 @@ static uint64_t pos_of(const struct exact_stream *T, uint32_t q)
   return T->X->npins ? exact__fixpin(T->X, T->a + q, y) : y;
 }
 
+/* Unplaced tensor q (at pos[q]) joins the minima or the pool, and the
+ * candidates when available. */
+static void enter(struct exact_stream *T, uint32_t q)
+{
+  if (in_pool(T, q)) {
+    bit_set(T->bits_z, T->sum_z, T->slot_z[q]);
+    T->pn++;
+  } else {
+    tmin_set(T, q, T->pos[q] + T->size[q]);
+  }
+  if (avail(T, q))
+    cand_mark(T, q, 1);
+}
+
 /* Fills the treap, the minima and the pool's bits from pos and placed:
  * every unplaced tensor is in the minima or the pool, every available
  * one a candidate. Returns the work units. */
@@ -538,18 +553,9 @@ static uint64_t cand_build(struct exact_stream *T)
   memset(T->sum_r, 0, T->ns * sizeof *T->sum_r);
   memset(T->sum_z, 0, T->ns * sizeof *T->sum_z);
   T->pn = 0;
-  for (uint32_t q = 0; q < T->m; q++) {
-    if (T->placed[q])
-      continue;
-    if (in_pool(T, q)) {
-      bit_set(T->bits_z, T->sum_z, T->slot_z[q]);
-      T->pn++;
-    } else {
-      tmin_set(T, q, T->pos[q] + T->size[q]);
-    }
-    if (avail(T, q))
-      cand_mark(T, q, 1);
-  }
+  for (uint32_t q = 0; q < T->m; q++)
+    if (!T->placed[q])
+      enter(T, q);
   return 2 * (uint64_t)T->Pm + (uint64_t)T->m * (4 + 2 * (uint64_t)T->lgm);
 }
 
@@ -747,14 +753,7 @@ static void unplace_rest(struct exact_stream *T, uint32_t c)
   if (T->tnext[c] != NONE)
     cand_mark(T, T->tnext[c], 0);
   relink_q(T, c);
-  if (in_pool(T, c)) {
-    bit_set(T->bits_z, T->sum_z, T->slot_z[c]);
-    T->pn++;
-  } else {
-    tmin_set(T, c, T->pos[c] + T->size[c]);
-  }
-  if (avail(T, c))
-    cand_mark(T, c, 1);
+  enter(T, c);
 }
 
 static void unplace(struct exact_stream *T, uint32_t c, int how,
@@ -805,9 +804,7 @@ void exact__stream_free(struct ctx *X)
   free(T->bys); free(T->tnext); free(T->toff); free(T->et); free(T->enx);
   free(T->epv); free(T->tl); free(T->tr); free(T->tp); free(T->tmin);
   free(T->lv); free(T->pti); free(T->ptv);
-  free(T->slot_r); free(T->slot_z); free(T->by_r); free(T->by_z);
-  free(T->bits_r); free(T->sum_r); free(T->bits_z); free(T->sum_z);
-  free(T->by_rank); free(T->stk);
+  free(T->slot_r); free(T->bits_r); /* the pool's two blocks */
   free(T);
   X->stream = NULL;
 }
@@ -880,22 +877,22 @@ static int stream_room(struct ctx *X, uint32_t m, uint32_t S, uint32_t E,
   T->ptcap = (uint32_t)(4 * m1 + (1u << 12));
   T->pti = malloc((size_t)T->ptcap * sizeof *T->pti);
   T->ptv = malloc((size_t)T->ptcap * sizeof *T->ptv);
+  /* The pool's arrays in two blocks, owned by slot_r and bits_r. */
   size_t w = bit_words(m), ws = bit_words(w);
-  T->slot_r = malloc(m1 * sizeof *T->slot_r);
-  T->slot_z = malloc(m1 * sizeof *T->slot_z);
-  T->by_r = malloc(m1 * sizeof *T->by_r);
-  T->by_z = malloc(m1 * sizeof *T->by_z);
-  T->bits_r = malloc(w * sizeof *T->bits_r);
-  T->bits_z = malloc(w * sizeof *T->bits_z);
-  T->sum_r = malloc(ws * sizeof *T->sum_r);
-  T->sum_z = malloc(ws * sizeof *T->sum_z);
-  T->by_rank = malloc(m1 * sizeof *T->by_rank);
-  T->stk = malloc(m1 * sizeof *T->stk);
-  if (!T->slot_r || !T->slot_z || !T->by_r || !T->by_z || !T->bits_r ||
-      !T->bits_z || !T->sum_r || !T->sum_z || !T->by_rank || !T->stk) {
+  T->slot_r = malloc(6 * m1 * sizeof *T->slot_r);
+  T->bits_r = malloc(2 * (w + ws) * sizeof *T->bits_r);
+  if (!T->slot_r || !T->bits_r) {
     exact__stream_free(X);
     return ARENA_ENOMEM;
   }
+  T->slot_z = T->slot_r + m1;
+  T->by_r = T->slot_z + m1;
+  T->by_z = T->by_r + m1;
+  T->by_rank = T->by_z + m1;
+  T->stk = T->by_rank + m1;
+  T->bits_z = T->bits_r + w;
+  T->sum_r = T->bits_z + w;
+  T->sum_z = T->sum_r + ws;
   if (!T->tag || !T->sub || !T->add || !T->mr || !T->fr || !T->ttag ||
       !T->pos || !T->placed || !T->nxt || !T->prv || !T->bys || !T->tnext ||
       !T->toff || !T->et || !T->enx || !T->epv || !T->tl || !T->tr ||

@@ -505,8 +505,6 @@ static uint32_t next_cand(struct exact_stream *T, uint64_t kpos,
         hi = mid;
       (*work)++;
     }
-  } else {
-    lo = 0;
   }
   uint32_t sl = bit_next(T->bits_r, T->sum_r, T->nw, T->ns, lo, work);
   if (sl == NONE)

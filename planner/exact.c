@@ -144,8 +144,15 @@ static uint64_t arena_now(const struct ctx *X)
 /* Makes every component fit cap, searching those that do not yet fit.
  * Returns R_FOUND (all fit now), R_INFEAS (one provably cannot), R_LIMIT
  * (some search hit the node limit), R_SPENT, R_CANCEL, R_GIVEUP (a
- * component too large to search does not fit) or R_NOMEM. */
-static int feas_all(struct ctx *X, uint64_t cap, uint64_t limit, unsigned v)
+ * component too large to search does not fit) or R_NOMEM.
+ *
+ * `again`: order 0 already searched cap with this limit in this turn.
+ * exact_stream.c never splits the unplaced tensors into groups, so under
+ * the dynamic order (order 0's keys, re-ranked at splits) it would repeat
+ * that search node for node; its large components count as out of reach
+ * without a search. */
+static int feas_all(struct ctx *X, uint64_t cap, uint64_t limit, unsigned v,
+                    int again)
 {
   int pending = 0;
   for (uint32_t c = 0; c < X->nc; c++) {
@@ -153,6 +160,10 @@ static int feas_all(struct ctx *X, uint64_t cap, uint64_t limit, unsigned v)
       continue;
     if (!X->searchable[c])
       return R_GIVEUP;
+    if (again && (v & EXACT_DYN) && X->searchable[c] == 2) {
+      pending = 1;
+      continue;
+    }
     if (exact__make_rank(X, c, v))
       return R_NOMEM;
     int r = X->searchable[c] == 2 ? exact__stream_search(X, c, cap, limit)
@@ -243,7 +254,7 @@ static int descend(struct ctx *X, uint64_t *lb, uint64_t *ub, int *raised,
       break; /* only the bound itself is left below ub */
     uint64_t first = *lo + g;
     uint64_t cap = first + (last - first) / g / 2 * g;
-    r = feas_all(X, cap, limit, v);
+    r = feas_all(X, cap, limit, v, 0);
     if (r == R_FOUND) {
       *ub = arena_now(X);
     } else if (r == R_INFEAS) {
@@ -297,7 +308,7 @@ int planner__exact_within(const struct planner__prob *p, uint64_t *offsets,
     } else {
       res->fit = PLANNER_FIT_UNKNOWN;
       for (;;) {
-        r = feas_all(&X, cap, limit, v);
+        r = feas_all(&X, cap, limit, v, 1);
         if (r == R_FOUND) {
           res->fit = PLANNER_FIT_YES;
         } else if (r == R_INFEAS) {
@@ -316,9 +327,11 @@ int planner__exact_within(const struct planner__prob *p, uint64_t *offsets,
       }
     }
   } else {
-    uint64_t ub = arena_now(&X);
+    uint64_t ub = arena_now(&X), lb0 = lb; /* order 0's target this turn */
     while (ub > lb && ub > goal) {
-      r = feas_all(&X, lb, limit, v);
+      if (v == 0)
+        lb0 = lb;
+      r = feas_all(&X, lb, limit, v, lb == lb0);
       if (r == R_FOUND) {
         ub = arena_now(&X);
         break;

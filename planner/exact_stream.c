@@ -40,11 +40,24 @@
  *  the successor of the last key tried. A second tree over the tensors
  *  gives min pos + size for dominance.
  *
+ *  The pool. Tensors live in every section of the component (with one
+ *  alignment, and no pinned obstacles) meet every placement and all sit
+ *  at one pos, the highest floor aligned, read at the root. They stay
+ *  out of the treap, the minima and both lists; bit sets over their rank
+ *  order (the available ones) and their size order (the unplaced ones)
+ *  give the next candidate among them, their least end for dominance
+ *  and their largest size for their fit. A placement of one of them
+ *  raises every unplaced tensor to its top; when the others share the
+ *  pool's alignment they then all have one pos, so place_flat() sets
+ *  their pos and rebuilds the treap from rank order in linear time
+ *  instead of changing every key. The search explores exactly the nodes
+ *  it explored without the pool, at a fraction of the units.
+ *
  *  Cost: a placement or an undo costs O((k + 1) log n) for its k
- *  neighbours; memory is about 100 bytes per tensor plus 12 per cover
- *  entry (at most 2 log2 S a tensor, a few on average) plus 80 per
- *  section (docs/exact.md gives the figures). Every step is counted in
- *  work units, like exact_search.c's.
+ *  neighbours outside the pool, a flat one O(n); memory is about 100
+ *  bytes per tensor, 24 more for the pool's slots, the rank order and a
+ *  spine, plus 12 per cover entry (at most 2 log2 S a tensor, a few on
+ *  average) plus 80 per section (docs/exact.md gives the figures). Every step is counted in work units, like exact_search.c's.
  */
 #include "exact_int.h"
 
@@ -69,8 +82,11 @@ struct slv {
   int how;        /* how to undo it (P_*) */
 };
 
-/* How a placement is undone: how far place() got. */
-enum { P_NONE, P_SECTIONS, P_TRAIL, P_RECOMPUTE };
+/* How a placement is undone: how far place() got, and for a pool
+ * member's placement that set every other unplaced tensor to one key
+ * (place_flat()), whether the old keys are on the trail. */
+enum { P_NONE, P_SECTIONS, P_TRAIL, P_RECOMPUTE, P_FLAT_TRAIL,
+       P_FLAT_RECOMPUTE };
 
 /* The state of one search; allocated for the largest stream component
  * and rebuilt at every call. Indexes are local to the component. */
@@ -112,6 +128,21 @@ struct exact_stream {
   struct slv *lv;
   uint32_t unplaced;
   uint32_t lgS, lgm;          /* ceil log2 of P and Pm, for the work count */
+  /* The pool: tensors live in every section, with one alignment and no
+   * pinned obstacles, all at pos pool_pos(); kept out of the treap, the
+   * minima, the lists and the cover lists. Slots in rank order (by_r)
+   * and in size order (by_z); bits: the available ones by rank slot, the
+   * unplaced ones by size slot, each with a summary word per 64 words. */
+  uint32_t *slot_r, *slot_z;  /* per tensor, NONE when not in the pool;
+                                 slot_r owns the block of these six */
+  uint32_t *by_r, *by_z;      /* slot -> tensor */
+  uint64_t *bits_r, *sum_r, *bits_z, *sum_z; /* bits_r owns the block */
+  uint32_t np, pn, nw, ns;    /* members, unplaced, words, summary words */
+  uint64_t palign;            /* their alignment */
+  uint64_t ualign;            /* the one alignment of the other tensors, or
+                                 0 (see place_flat()) */
+  uint32_t *by_rank;          /* rank -> tensor */
+  uint32_t *stk;              /* scratch: the treap's right spine */
 };
 
 static uint64_t umax(uint64_t a, uint64_t b)
@@ -125,6 +156,70 @@ static uint32_t ilog2c(uint32_t v)
   while ((1u << k) < v)
     k++;
   return k;
+}
+
+/* ---- bit sets with a summary ------------------------------------------- */
+
+/* Words of a bit set of n bits. */
+static size_t bit_words(size_t n)
+{
+  return n / 64 + 1;
+}
+
+static void bit_set(uint64_t *w, uint64_t *sum, uint32_t i)
+{
+  w[i >> 6] |= 1ull << (i & 63);
+  sum[i >> 12] |= 1ull << ((i >> 6) & 63);
+}
+
+static void bit_clear(uint64_t *w, uint64_t *sum, uint32_t i)
+{
+  w[i >> 6] &= ~(1ull << (i & 63));
+  if (!w[i >> 6])
+    sum[i >> 12] &= ~(1ull << ((i >> 6) & 63));
+}
+
+/* The first set bit at or above i among nw words (ns summary words), or
+ * NONE; adds the words read to *work. */
+static uint32_t bit_next(const uint64_t *w, const uint64_t *sum,
+                         uint32_t nw, uint32_t ns, uint32_t i,
+                         uint64_t *work)
+{
+  uint32_t wi = i >> 6;
+  *work += 2;
+  if (wi >= nw)
+    return NONE;
+  uint64_t x = w[wi] & (~0ull << (i & 63));
+  if (x)
+    return wi * 64 + (uint32_t)__builtin_ctzll(x);
+  wi++;
+  uint32_t si = wi >> 6;
+  if (si >= ns)
+    return NONE;
+  uint64_t y = sum[si] & (~0ull << (wi & 63));
+  while (!y) {
+    (*work)++;
+    if (++si >= ns)
+      return NONE;
+    y = sum[si];
+  }
+  wi = si * 64 + (uint32_t)__builtin_ctzll(y);
+  return wi * 64 + (uint32_t)__builtin_ctzll(w[wi]);
+}
+
+/* The last set bit, or NONE; adds the words read to *work. */
+static uint32_t bit_last(const uint64_t *w, const uint64_t *sum,
+                         uint32_t ns, uint64_t *work)
+{
+  *work += 2;
+  for (uint32_t si = ns; si-- > 0;) {
+    if (sum[si]) {
+      uint32_t wi = si * 64 + 63 - (uint32_t)__builtin_clzll(sum[si]);
+      return wi * 64 + 63 - (uint32_t)__builtin_clzll(w[wi]);
+    }
+    (*work)++;
+  }
+  return NONE;
 }
 
 /* ---- the section tree --------------------------------------------------- */
@@ -285,7 +380,8 @@ static uint32_t tr_erase(struct exact_stream *T, uint32_t t, uint32_t q)
   return t;
 }
 
-/* The available tensor with the least key above (kpos, krank). */
+/* The available tensor of the treap with the least key above (kpos,
+ * krank). */
 static uint32_t tr_next(const struct exact_stream *T, uint64_t kpos,
                         int64_t krank)
 {
@@ -308,6 +404,41 @@ static uint32_t tr_next(const struct exact_stream *T, uint64_t kpos,
 static int avail(const struct exact_stream *T, uint32_t q)
 {
   return T->twin[q] == NONE || T->placed[T->twin[q]];
+}
+
+static int in_pool(const struct exact_stream *T, uint32_t q)
+{
+  return T->slot_r[q] != NONE;
+}
+
+/* The pos of every pool member: the highest floor, aligned. */
+static uint64_t pool_pos(const struct exact_stream *T)
+{
+  return planner__align_up(T->sub[1], T->palign);
+}
+
+/* The unplaced pool member of the least (first) or the largest size. */
+static uint32_t pool_smallest(const struct exact_stream *T, uint64_t *work)
+{
+  uint32_t z = bit_next(T->bits_z, T->sum_z, T->nw, T->ns, 0, work);
+  return T->by_z[z];
+}
+
+static uint32_t pool_largest(const struct exact_stream *T, uint64_t *work)
+{
+  return T->by_z[bit_last(T->bits_z, T->sum_z, T->ns, work)];
+}
+
+/* min pos + size over the unplaced tensors. */
+static uint64_t min_end(const struct exact_stream *T, uint64_t *work)
+{
+  uint64_t t1 = T->tmin[1];
+  if (T->pn) {
+    uint64_t e = pool_pos(T) + T->size[pool_smallest(T, work)];
+    if (e < t1)
+      t1 = e;
+  }
+  return t1;
 }
 
 static void tmin_set(struct exact_stream *T, uint32_t q, uint64_t v)
@@ -337,6 +468,54 @@ static uint64_t set_pos(struct exact_stream *T, uint32_t q, uint64_t v)
   return KEY_UNITS(T);
 }
 
+/* Tensor q becomes a candidate (on), or stops being one. */
+static void cand_mark(struct exact_stream *T, uint32_t q, int on)
+{
+  if (in_pool(T, q)) {
+    if (on)
+      bit_set(T->bits_r, T->sum_r, T->slot_r[q]);
+    else
+      bit_clear(T->bits_r, T->sum_r, T->slot_r[q]);
+  } else {
+    T->root = on ? tr_insert(T, T->root, q) : tr_erase(T, T->root, q);
+  }
+}
+
+/* The available tensor with the least key above (kpos, krank), from the
+ * treap or the pool (whose members all sit at pool_pos()); sets the pos
+ * of a pool member returned. */
+static uint32_t next_cand(struct exact_stream *T, uint64_t kpos,
+                          int64_t krank, uint64_t *work)
+{
+  uint32_t b = tr_next(T, kpos, krank);
+  *work += 4 + T->lgm;
+  if (!T->np)
+    return b;
+  uint64_t fp = pool_pos(T);
+  if (fp < kpos || (b != NONE && T->pos[b] < fp))
+    return b;
+  uint32_t lo = 0, hi = T->np;
+  if (fp == kpos) {
+    /* The first slot of a rank above krank. */
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if ((int64_t)T->rank[T->by_r[mid]] <= krank)
+        lo = mid + 1;
+      else
+        hi = mid;
+      (*work)++;
+    }
+  }
+  uint32_t sl = bit_next(T->bits_r, T->sum_r, T->nw, T->ns, lo, work);
+  if (sl == NONE)
+    return b;
+  uint32_t q = T->by_r[sl];
+  if (b != NONE && T->pos[b] == fp && T->rank[b] < T->rank[q])
+    return b;
+  T->pos[q] = fp;
+  return q;
+}
+
 /* The canonical offset of unplaced q under the current floors. */
 static uint64_t pos_of(const struct exact_stream *T, uint32_t q)
 {
@@ -345,32 +524,81 @@ static uint64_t pos_of(const struct exact_stream *T, uint32_t q)
   return T->X->npins ? exact__fixpin(T->X, T->a + q, y) : y;
 }
 
+/* Unplaced tensor q (at pos[q]) joins the minima or the pool, and the
+ * candidates when available. */
+static void enter(struct exact_stream *T, uint32_t q)
+{
+  if (in_pool(T, q)) {
+    bit_set(T->bits_z, T->sum_z, T->slot_z[q]);
+    T->pn++;
+  } else {
+    tmin_set(T, q, T->pos[q] + T->size[q]);
+  }
+  if (avail(T, q))
+    cand_mark(T, q, 1);
+}
+
+/* Fills the treap, the minima and the pool's bits from pos and placed:
+ * every unplaced tensor is in the minima or the pool, every available
+ * one a candidate. Returns the work units. */
+static uint64_t cand_build(struct exact_stream *T)
+{
+  T->root = NONE;
+  for (uint32_t i = 0; i < 2 * T->Pm; i++)
+    T->tmin[i] = UINT64_MAX;
+  memset(T->bits_r, 0, T->nw * sizeof *T->bits_r);
+  memset(T->bits_z, 0, T->nw * sizeof *T->bits_z);
+  memset(T->sum_r, 0, T->ns * sizeof *T->sum_r);
+  memset(T->sum_z, 0, T->ns * sizeof *T->sum_z);
+  T->pn = 0;
+  for (uint32_t q = 0; q < T->m; q++)
+    if (!T->placed[q])
+      enter(T, q);
+  return 2 * (uint64_t)T->Pm + (uint64_t)T->m * (4 + 2 * (uint64_t)T->lgm);
+}
+
+/* Sets the pos of every unplaced tensor outside the pool from the
+ * floors. Returns the work units. */
+static uint64_t recompute_all(struct exact_stream *T)
+{
+  for (uint32_t q = 0; q < T->m; q++)
+    if (!T->placed[q] && !in_pool(T, q))
+      T->pos[q] = pos_of(T, q);
+  return (uint64_t)T->m * (2 + 2 * (uint64_t)T->lgS);
+}
+
 static void unlink_q(struct exact_stream *T, uint32_t q)
 {
+  T->placed[q] = 1;
+  T->unplaced--;
+  if (in_pool(T, q))
+    return; /* never in the lists */
   T->nxt[T->prv[q]] = T->nxt[q];
   T->prv[T->nxt[q]] = T->prv[q];
   for (uint32_t e = T->toff[q]; e < T->toff[q + 1]; e++) {
     T->enx[T->epv[e]] = T->enx[e];
     T->epv[T->enx[e]] = T->epv[e];
   }
-  T->placed[q] = 1;
-  T->unplaced--;
 }
 
 static void relink_q(struct exact_stream *T, uint32_t q)
 {
+  T->placed[q] = 0;
+  T->unplaced++;
+  if (in_pool(T, q))
+    return;
   for (uint32_t e = T->toff[q + 1]; e-- > T->toff[q];) {
     T->enx[T->epv[e]] = e;
     T->epv[T->enx[e]] = e;
   }
   T->nxt[T->prv[q]] = q;
   T->prv[T->nxt[q]] = q;
-  T->placed[q] = 0;
-  T->unplaced++;
 }
 
-/* Calls the body for every unplaced tensor b that meets tensor c in time
- * (c itself is placed, so never among them), counting the steps in *w. */
+/* Calls the body for every unplaced tensor b outside the pool that meets
+ * tensor c in time (c itself is placed, so never among them), counting
+ * the steps in *w. The pool's members are in neither list; the run of
+ * those starting in range may begin at one (its nxt skips the pool). */
 #define FOR_NEIGHBOURS(T, c, b, w, body)                                     \
   do {                                                                       \
     uint32_t s0_ = (T)->slo[c], s1_ = (T)->shi[c];                           \
@@ -386,7 +614,7 @@ static void relink_q(struct exact_stream *T, uint32_t q)
       }                                                                      \
     }                                                                        \
     uint32_t b_ = (T)->bys[s0_], end_ = (T)->bys[s1_ + 1];                   \
-    while (b_ < (T)->m && (T)->placed[b_])                                   \
+    while (b_ < (T)->m && ((T)->placed[b_] || in_pool(T, b_)))               \
       b_ = (T)->nxt[b_];                                                     \
     for (; b_ < end_; b_ = (T)->nxt[b_]) {                                   \
       uint32_t b = b_;                                                       \
@@ -395,6 +623,73 @@ static void relink_q(struct exact_stream *T, uint32_t q)
     }                                                                        \
   } while (0)
 
+/* Rebuilds the treap and the minima when every available tensor outside
+ * the pool has the same pos, so that rank order is key order: the treap
+ * as a Cartesian tree of that order (linear), the minima bottom up. */
+static void flat_rebuild(struct exact_stream *T, uint64_t *work)
+{
+  uint32_t sp = 0;
+  for (uint32_t r = 0; r < T->m; r++) {
+    uint32_t q = T->by_rank[r], last = NONE;
+    if (T->placed[q] || in_pool(T, q) || !avail(T, q))
+      continue;
+    while (sp && T->tp[T->stk[sp - 1]] < T->tp[q])
+      last = T->stk[--sp];
+    T->tl[q] = last;
+    T->tr[q] = NONE;
+    if (sp)
+      T->tr[T->stk[sp - 1]] = q;
+    T->stk[sp++] = q;
+  }
+  T->root = sp ? T->stk[0] : NONE;
+  for (uint32_t q = 0; q < T->Pm; q++)
+    T->tmin[T->Pm + q] = q < T->m && !T->placed[q] && !in_pool(T, q)
+                             ? T->pos[q] + T->size[q]
+                             : UINT64_MAX;
+  for (uint32_t i = T->Pm; i-- > 1;) {
+    uint64_t a = T->tmin[2 * i], b = T->tmin[2 * i + 1];
+    T->tmin[i] = a < b ? a : b;
+  }
+  *work += 3 * (uint64_t)T->m + 2 * (uint64_t)T->Pm;
+}
+
+/* The rest of place() for a pool member with top `top` when the tensors
+ * outside the pool share one alignment (no pins). It meets every
+ * unplaced tensor, and every one sat at most at the highest floor,
+ * below top: so each now sits at top aligned, one key for all. Instead
+ * of changing each key in the treap (a descent through a component of
+ * long-lived tensors would pay that for every pair), the fit is checked
+ * first, then the keys are set and the treap rebuilt in rank order. */
+static int place_flat(struct exact_stream *T, uint64_t top, int *how,
+                      uint32_t *mark_out, uint64_t *work)
+{
+  uint64_t np = planner__align_up(top, T->ualign), w = 0;
+  uint32_t m = T->m;
+  for (uint32_t b = T->nxt[m]; b != m; b = T->nxt[b], w++)
+    if (np + T->size[b] > T->cap) {
+      *work += w;
+      return 0;
+    }
+  *how = P_FLAT_TRAIL;
+  *mark_out = T->ptn;
+  for (uint32_t b = T->nxt[m]; b != m; b = T->nxt[b], w++) {
+    if (T->pos[b] == np)
+      continue;
+    if (T->ptn < T->ptcap) {
+      T->pti[T->ptn] = b;
+      T->ptv[T->ptn++] = T->pos[b];
+    } else {
+      *how = P_FLAT_RECOMPUTE;
+    }
+    T->pos[b] = np;
+  }
+  if (*how == P_FLAT_RECOMPUTE)
+    T->ptn = *mark_out;
+  *work += 2 * w;
+  flat_rebuild(T, work);
+  return 1;
+}
+
 /* Places c at pos[c]. Returns 1 when every check passed, 0 when one
  * failed. Either way the caller undoes it with unplace(c, *how). */
 static int place(struct exact_stream *T, uint32_t c, int *how,
@@ -402,17 +697,27 @@ static int place(struct exact_stream *T, uint32_t c, int *how,
 {
   uint64_t x = T->pos[c], top = x + T->size[c], cap = T->cap, w = 0;
   if (avail(T, c))
-    T->root = tr_erase(T, T->root, c);
-  tmin_set(T, c, UINT64_MAX);
+    cand_mark(T, c, 0);
+  if (in_pool(T, c)) {
+    bit_clear(T->bits_z, T->sum_z, T->slot_z[c]);
+    T->pn--;
+  } else {
+    tmin_set(T, c, UINT64_MAX);
+  }
   unlink_q(T, c);
   if (T->tnext[c] != NONE)
-    T->root = tr_insert(T, T->root, T->tnext[c]);
+    cand_mark(T, T->tnext[c], 1);
   sec_place(T, T->slo[c], T->shi[c], top, T->size[c]);
   *work += 16 + 4 * (uint64_t)T->lgS;
   *how = P_SECTIONS;
   *mark_out = T->ptn;
   if (T->fr[1] > cap || x + T->mr[1] > cap)
     return 0;
+  /* The fit of the pool's members, all neighbours of c, at once. */
+  if (T->pn && pool_pos(T) + T->size[pool_largest(T, work)] > cap)
+    return 0;
+  if (in_pool(T, c) && T->ualign)
+    return place_flat(T, top, how, mark_out, work);
   int ok = 1;
   uint32_t mark = T->ptn;
   *how = P_TRAIL;
@@ -439,11 +744,34 @@ static int place(struct exact_stream *T, uint32_t c, int *how,
   return ok;
 }
 
+/* The end of an undo of c's placement: the candidates, the lists and
+ * the minima or the pool. */
+static void unplace_rest(struct exact_stream *T, uint32_t c)
+{
+  if (T->tnext[c] != NONE)
+    cand_mark(T, T->tnext[c], 0);
+  relink_q(T, c);
+  enter(T, c);
+}
+
 static void unplace(struct exact_stream *T, uint32_t c, int how,
                     uint32_t mark, uint64_t *work)
 {
   uint64_t w = 0;
   sec_unplace(T, T->slo[c], T->shi[c], T->size[c]);
+  if (how == P_FLAT_TRAIL || how == P_FLAT_RECOMPUTE) {
+    /* The old keys back, then the candidates anew (cand_build()). */
+    *work += 16 + 4 * (uint64_t)T->lgS + 2 * (uint64_t)(T->ptn - mark);
+    while (T->ptn > mark) {
+      T->ptn--;
+      T->pos[T->pti[T->ptn]] = T->ptv[T->ptn];
+    }
+    relink_q(T, c);
+    if (how == P_FLAT_RECOMPUTE)
+      *work += recompute_all(T);
+    *work += cand_build(T);
+    return;
+  }
   if (how == P_TRAIL) {
     while (T->ptn > mark) {
       T->ptn--;
@@ -458,12 +786,7 @@ static void unplace(struct exact_stream *T, uint32_t c, int how,
         *work += set_pos(T, b, np);
     });
   }
-  if (T->tnext[c] != NONE)
-    T->root = tr_erase(T, T->root, T->tnext[c]);
-  relink_q(T, c);
-  tmin_set(T, c, T->pos[c] + T->size[c]);
-  if (avail(T, c))
-    T->root = tr_insert(T, T->root, c);
+  unplace_rest(T, c);
   *work += 16 + 4 * (uint64_t)T->lgS + w * (1 + 2 * (uint64_t)T->lgS);
 }
 
@@ -479,6 +802,7 @@ void exact__stream_free(struct ctx *X)
   free(T->bys); free(T->tnext); free(T->toff); free(T->et); free(T->enx);
   free(T->epv); free(T->tl); free(T->tr); free(T->tp); free(T->tmin);
   free(T->lv); free(T->pti); free(T->ptv);
+  free(T->slot_r); free(T->bits_r); /* the pool's two blocks */
   free(T);
   X->stream = NULL;
 }
@@ -499,11 +823,16 @@ size_t exact__stream_bytes(const struct ctx *X)
          ((size_t)T->pcap + 2) * sizeof(uint32_t) +       /* bys */
          ((size_t)T->ecap + n2 + 1) * 3 * sizeof(uint32_t) + /* covers */
          2 * pm * sizeof(uint64_t) +                      /* tmin */
-         (size_t)T->ptcap * (sizeof(uint32_t) + sizeof(uint64_t));
+         (size_t)T->ptcap * (sizeof(uint32_t) + sizeof(uint64_t)) +
+         m1 * 6 * sizeof(uint32_t) +           /* pool slots, ranks, spine */
+         2 * (bit_words(T->mcap) + bit_words(bit_words(T->mcap))) *
+             sizeof(uint64_t);                            /* pool bits */
 }
 
-/* Makes room for m tensors, S sections and E cover entries. */
-static int stream_room(struct ctx *X, uint32_t m, uint32_t S, uint32_t E)
+/* Makes room for m tensors, S sections, E cover entries and a tag trail
+ * of tags entries. */
+static int stream_room(struct ctx *X, uint32_t m, uint32_t S, uint32_t E,
+                       uint32_t tags)
 {
   struct exact_stream *T = X->stream;
   uint32_t P = 1, Pm = 1;
@@ -511,7 +840,7 @@ static int stream_room(struct ctx *X, uint32_t m, uint32_t S, uint32_t E)
     P *= 2;
   while (Pm < m)
     Pm *= 2;
-  if (T && T->mcap >= m && T->pcap >= P && T->ecap >= E)
+  if (T && T->mcap >= m && T->pcap >= P && T->ecap >= E && T->ttcap > tags)
     return 0;
   exact__stream_free(X);
   T = X->stream = calloc(1, sizeof *T);
@@ -521,7 +850,7 @@ static int stream_room(struct ctx *X, uint32_t m, uint32_t S, uint32_t E)
   T->mcap = m;
   T->pcap = P;
   T->ecap = E;
-  T->ttcap = E + 1; /* a tensor's tags, once per tensor on the path */
+  T->ttcap = tags + 1; /* a tensor's tags, once per tensor on the path */
   T->tag = malloc(n2 * sizeof *T->tag);
   T->sub = malloc(n2 * sizeof *T->sub);
   T->add = malloc(n2 * sizeof *T->add);
@@ -546,6 +875,22 @@ static int stream_room(struct ctx *X, uint32_t m, uint32_t S, uint32_t E)
   T->ptcap = (uint32_t)(4 * m1 + (1u << 12));
   T->pti = malloc((size_t)T->ptcap * sizeof *T->pti);
   T->ptv = malloc((size_t)T->ptcap * sizeof *T->ptv);
+  /* The pool's arrays in two blocks, owned by slot_r and bits_r. */
+  size_t w = bit_words(m), ws = bit_words(w);
+  T->slot_r = malloc(6 * m1 * sizeof *T->slot_r);
+  T->bits_r = malloc(2 * (w + ws) * sizeof *T->bits_r);
+  if (!T->slot_r || !T->bits_r) {
+    exact__stream_free(X);
+    return ARENA_ENOMEM;
+  }
+  T->slot_z = T->slot_r + m1;
+  T->by_r = T->slot_z + m1;
+  T->by_z = T->by_r + m1;
+  T->by_rank = T->by_z + m1;
+  T->stk = T->by_rank + m1;
+  T->bits_z = T->bits_r + w;
+  T->sum_r = T->bits_z + w;
+  T->sum_z = T->sum_r + ws;
   if (!T->tag || !T->sub || !T->add || !T->mr || !T->fr || !T->ttag ||
       !T->pos || !T->placed || !T->nxt || !T->prv || !T->bys || !T->tnext ||
       !T->toff || !T->et || !T->enx || !T->epv || !T->tl || !T->tr ||
@@ -556,20 +901,106 @@ static int stream_room(struct ctx *X, uint32_t m, uint32_t S, uint32_t E)
   return 0;
 }
 
-/* Cover entries of the component's tensors: sum of their canonical node
- * counts. */
-static uint32_t cover_count(const struct ctx *X, uint32_t a, uint32_t m,
-                            uint32_t P)
+/* The pool's alignment in component c of S sections, m tensors from a:
+ * that of its first tensor live in every section; 0 for no pool (none
+ * such, or pinned obstacles, which give each tensor a pos of its own). */
+static uint64_t pool_align(const struct ctx *X, uint32_t a, uint32_t m,
+                           uint32_t S)
 {
-  uint64_t e = 0;
+  if (X->npins)
+    return 0;
+  for (uint32_t q = 0; q < m; q++)
+    if (X->slo[a + q] == 0 && X->shi[a + q] == S - 1)
+      return X->align[a + q];
+  return 0;
+}
+
+static int pool_member(const struct ctx *X, uint32_t k, uint32_t S,
+                       uint64_t palign)
+{
+  return palign && X->slo[k] == 0 && X->shi[k] == S - 1 &&
+         X->align[k] == palign;
+}
+
+/* Sorts the n tensors v by size, ties by index (a heap sort). */
+static void sort_by_size(uint32_t *v, uint32_t n, const uint64_t *size)
+{
+#define SZ_LT(p, q) (size[p] < size[q] || (size[p] == size[q] && (p) < (q)))
+  for (uint32_t end = n, start = n / 2;;) {
+    if (start > 0) {
+      start--;
+    } else if (end > 1) {
+      end--;
+      uint32_t t = v[end];
+      v[end] = v[0];
+      v[0] = t;
+    } else {
+      break;
+    }
+    for (uint32_t i = start, k; (k = 2 * i + 1) < end; i = k) {
+      if (k + 1 < end && SZ_LT(v[k], v[k + 1]))
+        k++;
+      if (!SZ_LT(v[i], v[k]))
+        break;
+      uint32_t t = v[i];
+      v[i] = v[k];
+      v[k] = t;
+    }
+  }
+#undef SZ_LT
+}
+
+/* The pool of the component in T (alignment palign, 0: none): its slots
+ * in rank and in size order (cand_build() sets the bits), and ualign
+ * when every other tensor has the pool's alignment. Needs T->rank. */
+static void pool_init(struct exact_stream *T, uint64_t palign)
+{
+  uint32_t m = T->m, np = 0;
+  T->palign = palign;
+  T->ualign = palign;
   for (uint32_t q = 0; q < m; q++) {
-    uint32_t l = X->slo[a + q] + P, r = X->shi[a + q] + P + 1;
+    T->slot_r[q] = T->slot_z[q] = NONE;
+    T->by_rank[T->rank[q]] = q;
+  }
+  for (uint32_t r = 0; palign && r < m; r++) {
+    uint32_t q = T->by_rank[r];
+    if (pool_member(T->X, T->a + q, T->S, palign))
+      T->by_r[np++] = q;
+    else if (T->align[q] != palign)
+      T->ualign = 0;
+  }
+  for (uint32_t i = 0; i < np; i++) {
+    T->slot_r[T->by_r[i]] = i;
+    T->by_z[i] = T->by_r[i];
+  }
+  sort_by_size(T->by_z, np, T->size);
+  for (uint32_t i = 0; i < np; i++)
+    T->slot_z[T->by_z[i]] = i;
+  T->np = np;
+  T->nw = (uint32_t)bit_words(np);
+  T->ns = (uint32_t)bit_words(T->nw);
+}
+
+/* Cover entries of the component's tensors outside the pool: sum of
+ * their canonical node counts; *tags gets the sum over every tensor (the
+ * tag trail's room). */
+static uint32_t cover_count(const struct ctx *X, uint32_t a, uint32_t m,
+                            uint32_t S, uint32_t P, uint64_t palign,
+                            uint32_t *tags)
+{
+  uint64_t e = 0, all = 0;
+  for (uint32_t q = 0; q < m; q++) {
+    uint32_t l = X->slo[a + q] + P, r = X->shi[a + q] + P + 1, n = 0;
     while (l < r) {
-      e += (l & 1) + (r & 1);
+      n += (l & 1) + (r & 1);
       l = (l + 1) >> 1;
       r >>= 1;
     }
+    all += n;
+    if (!pool_member(X, a + q, S, palign))
+      e += n;
   }
+  *tags = all > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)all;
   return e > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)e;
 }
 
@@ -583,8 +1014,9 @@ static int stream_init(struct ctx *X, uint32_t c, uint64_t cap)
     P *= 2;
   while (Pm < m)
     Pm *= 2;
-  uint32_t E = cover_count(X, a, m, P);
-  int rc = stream_room(X, m, S, E);
+  uint64_t palign = pool_align(X, a, m, S);
+  uint32_t tags, E = cover_count(X, a, m, S, P, palign, &tags);
+  int rc = stream_room(X, m, S, E, tags);
   if (rc)
     return rc;
   struct exact_stream *T = X->stream;
@@ -620,15 +1052,26 @@ static int stream_init(struct ctx *X, uint32_t c, uint64_t cap)
     sec_pull(T, v);
   for (uint32_t v = P; v-- > 1;)
     sec_pull(T, v);
-  /* Tensors: all unplaced, in one list; first index by section. */
-  for (uint32_t q = 0; q < m; q++) {
+  /* Tensors: all unplaced, those outside the pool in one list (a pool
+   * member's nxt is the next tensor outside it); first index by
+   * section. */
+  pool_init(T, palign);
+  uint32_t last = m;
+  for (uint32_t q = m; q-- > 0;) {
     T->placed[q] = 0;
-    T->nxt[q] = q + 1;
-    T->prv[q] = q ? q - 1 : m;
     T->tnext[q] = NONE;
+    T->nxt[q] = last;
+    if (!in_pool(T, q))
+      last = q;
   }
-  T->nxt[m] = m ? 0 : m;
-  T->prv[m] = m ? m - 1 : m;
+  T->nxt[m] = last;
+  last = m;
+  for (uint32_t q = 0; q < m; q++) {
+    T->prv[q] = last;
+    if (!in_pool(T, q))
+      last = q;
+  }
+  T->prv[m] = last;
   for (uint32_t q = 0; q < m; q++)
     if (T->twin[q] != NONE)
       T->tnext[T->twin[q]] = q;
@@ -645,6 +1088,8 @@ static int stream_init(struct ctx *X, uint32_t c, uint64_t cap)
   for (uint32_t q = 0; q < m; q++) {
     uint32_t nodes[64], n = sec_nodes(T, T->slo[q], T->shi[q], nodes);
     T->toff[q] = e;
+    if (in_pool(T, q))
+      continue;
     for (uint32_t k = 0; k < n; k++, e++) {
       uint32_t h = E + nodes[k];
       T->et[e] = q;
@@ -655,21 +1100,16 @@ static int stream_init(struct ctx *X, uint32_t c, uint64_t cap)
     }
   }
   T->toff[m] = e;
-  /* Candidates: every tensor at its pos above the pins, in the treap. */
-  T->root = NONE;
-  for (uint32_t i = 0; i < 2 * Pm; i++)
-    T->tmin[i] = UINT64_MAX;
+  /* Candidates: every tensor at its pos above the pins, in the treap or
+   * the pool. */
   for (uint32_t q = 0; q < m; q++) {
     T->pos[q] = X->npins ? exact__fixpin(X, a + q, 0) : 0;
     if (T->pos[q] + T->size[q] > cap)
       return R_INFEAS;
     T->tp[q] = (uint32_t)exact__mix64(((uint64_t)q << 1) ^ 0x5bd1e995u);
-    tmin_set(T, q, T->pos[q] + T->size[q]);
-    if (avail(T, q))
-      T->root = tr_insert(T, T->root, q);
   }
-  X->work += 8 * (uint64_t)P + 4 * (uint64_t)E +
-             (uint64_t)m * (4 + 2 * (uint64_t)T->lgm);
+  X->work += 8 * (uint64_t)P + 4 * (uint64_t)E + 2 * (uint64_t)m +
+             exact__sort_units(T->np) + cand_build(T);
   return 0;
 }
 
@@ -679,16 +1119,21 @@ static int stream_init(struct ctx *X, uint32_t c, uint64_t cap)
  * tensor at its canonical offset in key order, whatever the capacity,
  * and keeps the result as component c's plan when its arena is below the
  * current one; then undoes those placements. Canonical placements never
- * overlap, so the plan is valid. */
+ * overlap, so the plan is valid. The undo takes back the sections and
+ * the lists placement by placement but the keys in one go: every
+ * unplaced tensor's pos from the floors, then the candidates, the minima
+ * and the pool anew (cand_build()), which costs O(m log m) where undoing
+ * each placement would cost as much as the placements did. */
 static void complete(struct ctx *X, uint32_t c, struct exact_stream *T,
                      uint32_t d)
 {
   struct slv *lv = T->lv;
   uint64_t cap = T->cap, arena = 0;
+  uint32_t ptn = T->ptn;
   T->cap = UINT64_MAX;
   uint32_t k = d;
   while (T->unplaced > 0) {
-    uint32_t b = tr_next(T, 0, -1);
+    uint32_t b = next_cand(T, 0, -1, &X->work);
     lv[k].c = b;
     lv[k].x = T->pos[b];
     place(T, b, &lv[k].how, &lv[k].mark, &X->work);
@@ -701,10 +1146,14 @@ static void complete(struct ctx *X, uint32_t c, struct exact_stream *T,
       X->offsets[X->gi[T->a + lv[q].c]] = lv[q].x;
     X->carena[c] = arena;
   }
+  X->work += (uint64_t)(k - d) * (16 + 4 * (uint64_t)T->lgS);
   while (k > d) {
-    k--;
-    unplace(T, lv[k].c, lv[k].how, lv[k].mark, &X->work);
+    uint32_t q = lv[--k].c;
+    sec_unplace(T, T->slo[q], T->shi[q], T->size[q]);
+    relink_q(T, q);
   }
+  T->ptn = ptn;
+  X->work += recompute_all(T) + cand_build(T);
   T->cap = cap;
 }
 
@@ -741,10 +1190,9 @@ int exact__stream_search(struct ctx *X, uint32_t c, uint64_t cap,
       }
       L->kpos = L->ex;
       L->krank = L->er;
-      L->t1 = T->tmin[1];
+      L->t1 = min_end(T, &X->work);
     }
-    X->work += 4 + T->lgm;
-    uint32_t b = tr_next(T, L->kpos, L->krank);
+    uint32_t b = next_cand(T, L->kpos, L->krank, &X->work);
     if (b == NONE || T->pos[b] >= L->t1) {
       if (d == 0) {
         rc = R_INFEAS;

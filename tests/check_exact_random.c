@@ -425,34 +425,88 @@ END_TEST
 
 /* ---- the search of large components (exact_stream.c) -------------------- */
 
+/* exact_stream.c under order v on every component of t: a plan at the
+ * optimum opt, none one byte below. */
+static void stream_at_optimum(const struct planner_tensor *t, size_t n,
+                              uint64_t alignment, uint64_t opt, uint64_t seed,
+                              unsigned v, uint64_t *reranks)
+{
+  uint64_t off[MAXN];
+  ck_assert_msg(search_with(t, n, alignment, opt, v, 1, off, reranks),
+                "seed %" PRIu64 " order %u: no plan at the optimum %" PRIu64,
+                seed, v, opt);
+  check_plan(t, n, alignment, opt, off);
+  ck_assert_msg(!search_with(t, n, alignment, opt - 1, v, 1, off, reranks),
+                "seed %" PRIu64 " order %u: a plan below the optimum", seed,
+                v);
+}
+
+/* One to three tensors of t (n of them, from rs) made to live the whole
+ * time of the graph, and with twin set the second one identical to the
+ * first. */
+static void live_whole_time(uint64_t *rs, struct planner_tensor *t, size_t n,
+                            int twin)
+{
+  int64_t lo = INT64_MAX, hi = 0;
+  for (size_t i = 0; i < n; i++) {
+    lo = t[i].first < lo ? t[i].first : lo;
+    hi = t[i].last > hi ? t[i].last : hi;
+  }
+  size_t full = (size_t)tu_rand_range(rs, 1, 3);
+  for (size_t i = 0; i < full; i++) {
+    t[i].first = lo;
+    t[i].last = hi;
+    t[i].align = 0;
+    if (t[i].size == 0)
+      t[i].size = 1 + (uint64_t)i;
+  }
+  if (twin)
+    t[1] = (struct planner_tensor){t[1].id, t[0].size, t[0].first,
+                                   t[0].last, t[0].align, t[1].pinned};
+}
+
+/* 300 random graphs from seeds base + 1000 i + k, of nmin to 10
+ * tensors (alignment by i & 1, pins when pins, spans up to hmax; with
+ * whole, some tensors live the whole time, see live_whole_time()), each
+ * checked by stream_at_optimum() under order k % 9. */
+static void stream_vs_brute(uint64_t base, int i, size_t nmin, int pins,
+                            uint64_t hmax, int whole)
+{
+  uint64_t reranks = 0;
+  for (uint64_t k = 0; k < 300; k++) {
+    uint64_t seed = base + (uint64_t)i * 1000u + k, rs = seed;
+    size_t n = (size_t)tu_rand_range(&rs, nmin, 10);
+    struct planner_tensor t[MAXN];
+    uint64_t alignment = random_graph(&rs, t, n, i & 1, pins, hmax);
+    if (whole)
+      live_whole_time(&rs, t, n, (int)(k & 1));
+    uint64_t opt = ce_brute(t, n, alignment);
+    if (opt == 0)
+      continue;
+    stream_at_optimum(t, n, alignment, opt, seed, (unsigned)(k % 9),
+                      &reranks);
+  }
+  ck_assert_uint_eq(reranks, 0); /* no splits: nothing re-ranked */
+}
+
 START_TEST(test_stream_vs_brute)
 {
   /* exact_stream.c on random graphs (aligned, pinned, long spans), run on
    * every component whatever its size: it must find a plan at the brute
    * force's optimum and prove one byte less impossible. Every rule it
    * prunes with holds for the minimal canonical plan, so it is complete. */
-  uint64_t reranks = 0;
-  for (uint64_t k = 0; k < 300; k++) {
-    uint64_t seed = 0x57e0000u + (uint64_t)_i * 1000u + k, rs = seed;
-    size_t n = (size_t)tu_rand_range(&rs, 2, 10);
-    struct planner_tensor t[MAXN];
-    uint64_t alignment = random_graph(&rs, t, n, _i & 1, _i & 2,
-                                      _i & 4 ? 24 : 8);
-    uint64_t opt = ce_brute(t, n, alignment);
-    if (opt == 0)
-      continue;
-    uint64_t off[MAXN];
-    unsigned v = (unsigned)(k % 9);
-    ck_assert_msg(search_with(t, n, alignment, opt, v, 1, off, &reranks),
-                  "seed %" PRIu64 " order %u: no plan at the optimum %"
-                  PRIu64, seed, v, opt);
-    check_plan(t, n, alignment, opt, off);
-    ck_assert_msg(!search_with(t, n, alignment, opt - 1, v, 1, off,
-                               &reranks),
-                  "seed %" PRIu64 " order %u: a plan below the optimum",
-                  seed, v);
-  }
-  ck_assert_uint_eq(reranks, 0); /* no splits: nothing re-ranked */
+  stream_vs_brute(0x57e0000u, _i, 2, _i & 2, _i & 4 ? 24 : 8, 0);
+}
+END_TEST
+
+START_TEST(test_stream_pool_vs_brute)
+{
+  /* Random graphs under one to three tensors live the whole time (one of
+   * them twice, for twins): exact_stream.c keeps these in its pool at the
+   * highest floor, and when the others share their alignment (even _i) a
+   * placement of one sets every other key at once. It must still find a
+   * plan at the optimum and prove one byte less impossible. */
+  stream_vs_brute(0x9001000u, _i, 3, 0, _i & 2 ? 24 : 8, 1);
 }
 END_TEST
 
@@ -466,5 +520,6 @@ void ce_add_random_tests(Suite *s)
   tcase_add_loop_test(tr, test_random_sparse_vs_brute, 0, 4);
   tcase_add_loop_test(tr, test_dynamic_orders_vs_brute, 0, 4);
   tcase_add_loop_test(tr, test_stream_vs_brute, 0, 8);
+  tcase_add_loop_test(tr, test_stream_pool_vs_brute, 0, 4);
   suite_add_tcase(s, tr);
 }

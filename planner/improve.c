@@ -341,8 +341,13 @@ int improve__plan_window(struct imp *I, uint32_t ns)
     r.lower_bound_bytes = wp.lb;
     uint64_t left = I->limit - I->work;
     uint64_t lim = I->work + left / IMPROVE_EXACT_SHARE;
+    if (I->fit) {
+      lim = I->limit;
+      wo.capacity = I->cap; /* read by the search only */
+    }
     planner__prob_drop_index(&wp);
-    rc = planner__exact_within(&wp, I->wbest, &r, I->cap, lim, &I->work);
+    rc = planner__exact_within(&wp, I->wbest, &r, I->fit ? 0 : I->cap, lim,
+                               &I->work);
     if (!rc)
       best = r.arena_bytes;
   }
@@ -389,10 +394,7 @@ static void prune_active(struct imp *I, uint32_t a, uint32_t b)
   I->nact = w;
 }
 
-/* Stacks the free tensors live through all of [a, b] at the bottom,
- * latest last use first (ties: earlier start, then graph order), and
- * commits them there. Only for the first window, with no obstacle. */
-static int staircase(struct imp *I, uint32_t a, uint32_t b)
+int improve__staircase(struct imp *I, uint32_t a, uint32_t b)
 {
   uint32_t n = 0;
   for (uint32_t k = 0; k < I->m; k++)
@@ -442,7 +444,7 @@ static int peak_window(struct imp *I, uint32_t c)
     uint32_t k = I->act[q];
     pinned |= I->slo[k] <= b && I->shi[k] >= a;
   }
-  int rc = pinned ? 0 : staircase(I, a, b);
+  int rc = pinned ? 0 : improve__staircase(I, a, b);
   if (rc)
     return rc;
   uint32_t ns = 0;
@@ -573,6 +575,21 @@ int improve__start(struct imp *I, const struct planner__prob *p,
   return build_spans(I);
 }
 
+void improve__keep(struct imp *I, uint64_t *offsets, uint64_t *arena)
+{
+  uint64_t top = 0;
+  for (uint32_t k = 0; k < I->m; k++) {
+    uint64_t e = I->off[k] + I->p->t[I->gi[k]].size;
+    if (e > top)
+      top = e;
+  }
+  if (top < *arena) {
+    for (uint32_t k = 0; k < I->m; k++)
+      offsets[I->gi[k]] = I->off[k];
+    *arena = top;
+  }
+}
+
 /* One pass with window ahead and step: a whole new plan, kept in offsets
  * when its arena is below *arena. Same contract as planner__improve(),
  * for one pass, whose caller checked its conditions. */
@@ -619,19 +636,8 @@ static int one_pass(const struct planner__prob *p, uint64_t *offsets,
     rc = sweep(&I, clo, 1);
   }
   free(act0);
-  if (rc == 0) {
-    uint64_t top = 0;
-    for (uint32_t k = 0; k < I.m; k++) {
-      uint64_t e = I.off[k] + p->t[I.gi[k]].size;
-      if (e > top)
-        top = e;
-    }
-    if (top < *arena) {
-      for (uint32_t k = 0; k < I.m; k++)
-        offsets[I.gi[k]] = I.off[k];
-      *arena = top;
-    }
-  }
+  if (rc == 0)
+    improve__keep(&I, offsets, arena);
   *work = I.work > work_limit ? work_limit : I.work;
   improve__free(&I);
   return rc == 1 ? 0 : rc;
@@ -686,6 +692,10 @@ int planner__improve(const struct planner__prob *p, uint64_t *offsets,
       *arena = alt_arena;
     }
   }
+  /* The joint re-plan of the stretch, with a budget of its own, when the
+   * plan is still well above the bound. */
+  if (!rc && ran)
+    rc = planner__joint(p, offsets, arena);
   free(alt);
   return rc;
 }

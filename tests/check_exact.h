@@ -110,4 +110,7 @@ void ce_add_large_tests(Suite *s);
 /* Adds the test case "lns" (check_exact_lns.c). */
 void ce_add_lns_tests(Suite *s);
 
+/* Adds the test case "joint" (check_exact_joint.c). */
+void ce_add_joint_tests(Suite *s);
+
 #endif /* ARENA_CHECK_EXACT_H */

@@ -68,7 +68,10 @@
  *  ruin and recreate (improve_lns.c), with a fixed budget of its own,
  *  takes the sideways moves that the squeeze's strict descent cannot:
  *  on the plan, then on the runner-up (as the squeeze left it), which
- *  replaces the plan when it ends lower.
+ *  replaces the plan when it ends lower. Then, while the arena is still
+ *  above 1.001 times the load bound, the joint re-plan of the stretch of
+ *  high load (improve_joint.c, a budget of its own too) packs that
+ *  stretch as one window at that target and plans the rest around it.
  *
  *  The new plan replaces the given one only when its arena is lower, so
  *  the pass never makes a plan worse. It is deterministic: it depends on
@@ -692,8 +695,8 @@ int planner__improve(const struct planner__prob *p, uint64_t *offsets,
       *arena = alt_arena;
     }
   }
-  /* The joint re-plan of the stretch, with a budget of its own, when the
-   * plan is still well above the bound. */
+  /* The joint re-plan of the stretch, with a budget of its own; it runs
+   * only while the arena is above 1.001 x LB. */
   if (!rc && ran)
     rc = planner__joint(p, offsets, arena);
   free(alt);

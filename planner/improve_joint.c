@@ -27,7 +27,10 @@
  *  the XLA-like traces), and one block in their place, not hundreds of
  *  pinned obstacles, keeps each of its placements cheap; asked whether
  *  the window fits the target, the search finds plans that minimisation,
- *  which tries the bound first, does not reach. When the window does not
+ *  which tries the bound first, does not reach. When the staircase holds
+ *  less than LB - LB / JOINT_STAIR_DIV, what is left is more than the
+ *  search packs within the budget (on the SOMAS-like traces the
+ *  staircase holds about half the bound), and when the window does not
  *  fit, the pass stops and the plan stands.
  *  Every tensor live in the stretch is then committed, over its whole
  *  life, and the rest is planned in two windows: the tensors that start
@@ -68,6 +71,10 @@
 #define JOINT_LEVEL_DIV 200u
 /* The window of the stretch aims at LB + LB / JOINT_TARGET_DIV. */
 #define JOINT_TARGET_DIV 1000u
+/* The stretch is searched only when its staircase reaches at least
+ * LB - LB / JOINT_STAIR_DIV: else the search is left with more than it
+ * packs within the budget (docs/exact.md). */
+#define JOINT_STAIR_DIV 4u
 
 /* The first and last span whose load is at least level, into *a and *b
  * (both the span of the highest load when none reaches it). Returns 0 or
@@ -105,14 +112,23 @@ static int stretch(struct imp *I, uint64_t level, uint32_t *a, uint32_t *b)
 }
 
 /* Plans the stretch [a, b] of I at the target, into I->off, and commits
- * every tensor live in it. Returns 0, 1 (no fit, or the budget), or an
- * error. */
+ * every tensor live in it. Returns 0, 1 (a staircase too low, no fit, or
+ * the budget), or an error. */
 static int plan_stretch(struct imp *I, uint32_t a, uint32_t b,
                         uint64_t target)
 {
   int rc = improve__staircase(I, a, b);
   if (rc)
     return rc;
+  uint64_t stair = 0;
+  for (uint32_t q = 0; q < I->nact; q++) {
+    uint32_t k = I->act[q];
+    uint64_t e = I->off[k] + I->p->t[I->gi[k]].size;
+    stair = e > stair ? e : stair;
+  }
+  I->work += I->nact;
+  if (stair < I->p->lb - I->p->lb / JOINT_STAIR_DIV)
+    return 1; /* too much left for the search */
   uint32_t ns = 0;
   improve__obstacles(I, a, b, &ns);
   for (uint32_t k = 0; k < I->m; k++)

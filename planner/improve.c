@@ -295,6 +295,17 @@ void improve__add_free(struct imp *I, uint32_t k, uint32_t a, uint32_t b,
   I->wk[(*ns)++] = k;
 }
 
+uint32_t improve__window(struct imp *I, uint32_t a, uint32_t b)
+{
+  uint32_t ns = 0;
+  improve__obstacles(I, a, b, &ns);
+  for (uint32_t k = 0; k < I->m; k++)
+    if (!I->done[k] && I->slo[k] <= b && I->shi[k] >= a)
+      improve__add_free(I, k, a, b, &ns);
+  I->work += I->m;
+  return ns;
+}
+
 /* Units that planning a window of ns tensors may take before its exact
  * search: the index and every heuristic. */
 static uint64_t window_units(uint32_t ns)
@@ -450,12 +461,7 @@ static int peak_window(struct imp *I, uint32_t c)
   int rc = pinned ? 0 : improve__staircase(I, a, b);
   if (rc)
     return rc;
-  uint32_t ns = 0;
-  improve__obstacles(I, a, b, &ns);
-  for (uint32_t k = 0; k < I->m; k++)
-    if (!I->done[k] && I->slo[k] <= b && I->shi[k] >= a)
-      improve__add_free(I, k, a, b, &ns);
-  I->work += I->m;
+  uint32_t ns = improve__window(I, a, b);
   if ((rc = improve__plan_window(I, ns)) != 0)
     return rc;
   uint32_t clo = c > I->step ? c - I->step : 0;

@@ -98,6 +98,12 @@ void improve__emit_obstacles(struct imp *I, uint32_t no, uint32_t a,
 void improve__add_free(struct imp *I, uint32_t k, uint32_t a, uint32_t b,
                        uint32_t *ns);
 
+/* Fills the window's graph for spans [a, b]: the committed tensors of
+ * I->act live in it as obstacles (improve__obstacles()), then every
+ * uncommitted tensor live in it as a free one cut to it. Returns the
+ * window's tensor count. */
+uint32_t improve__window(struct imp *I, uint32_t a, uint32_t b);
+
 /* Plans the window's graph of ns tensors within I->cap if it can, into
  * I->wbest (starting from it when I->seeded); raises I->cap to the arena
  * found when it cannot. The exact search, when the heuristics miss cap,

@@ -129,12 +129,7 @@ static int plan_stretch(struct imp *I, uint32_t a, uint32_t b,
   I->work += I->nact;
   if (stair < I->p->lb - I->p->lb / JOINT_STAIR_DIV)
     return 1; /* too much left for the search */
-  uint32_t ns = 0;
-  improve__obstacles(I, a, b, &ns);
-  for (uint32_t k = 0; k < I->m; k++)
-    if (!I->done[k] && I->slo[k] <= b && I->shi[k] >= a)
-      improve__add_free(I, k, a, b, &ns);
-  I->work += I->m;
+  uint32_t ns = improve__window(I, a, b);
   I->cap = target;
   I->fit = 1;
   rc = improve__plan_window(I, ns);
@@ -170,16 +165,12 @@ static int plan_stretch(struct imp *I, uint32_t a, uint32_t b,
  * error. */
 static int plan_side(struct imp *I, uint32_t a, uint32_t b)
 {
-  uint32_t ns = 0;
   I->nact = 0;
   for (uint32_t k = 0; k < I->m; k++)
     if (I->done[k] && I->slo[k] <= b && I->shi[k] >= a)
       I->act[I->nact++] = k;
-  improve__obstacles(I, a, b, &ns);
-  for (uint32_t k = 0; k < I->m; k++)
-    if (!I->done[k] && I->slo[k] <= b && I->shi[k] >= a)
-      improve__add_free(I, k, a, b, &ns);
-  I->work += 2 * (uint64_t)I->m;
+  I->work += I->m;
+  uint32_t ns = improve__window(I, a, b);
   int rc = improve__plan_window(I, ns);
   if (rc)
     return rc;

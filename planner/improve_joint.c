@@ -15,7 +15,8 @@
  * DESIGN
  *  The stretch is the spans from the first to the last whose load is at
  *  least level = LB - LB / JOINT_LEVEL_DIV (the span of the highest load
- *  when no span reaches it). It is planned as one window, in the manner
+ *  when no span reaches it); one of fewer than JOINT_MIN_SPANS spans is
+ *  left alone. It is planned as one window, in the manner
  *  of the peak window of improve.c: the tensors live through all of it
  *  are stacked at the bottom in the staircase (latest last use first),
  *  which the window sees as one fixed block, and the other tensors live
@@ -71,6 +72,10 @@
 #define JOINT_LEVEL_DIV 200u
 /* The window of the stretch aims at LB + LB / JOINT_TARGET_DIV. */
 #define JOINT_TARGET_DIV 1000u
+/* A stretch of fewer spans is left alone: it fits in the passes' peak
+ * window (200 spans on either side of the most loaded one), which plans
+ * it as one window already. */
+#define JOINT_MIN_SPANS 200u
 /* The stretch is searched only when its staircase reaches at least
  * LB - LB / JOINT_STAIR_DIV: else the search is left with more than it
  * packs within the budget (docs/exact.md). */
@@ -200,6 +205,8 @@ int planner__joint(const struct planner__prob *p, uint64_t *offsets,
   uint32_t a = 0, b = 0;
   if (!rc)
     rc = stretch(&I, p->lb - p->lb / JOINT_LEVEL_DIV, &a, &b);
+  if (!rc && b - a + 1 < JOINT_MIN_SPANS)
+    rc = 1;
   if (!rc)
     rc = plan_stretch(&I, a, b, target);
   /* The tensors after the stretch, then those before it. */

@@ -9,7 +9,6 @@
  * tensors that the other passes leave at 1.00245.
  */
 #include <check.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "check_exact.h"

@@ -4,7 +4,10 @@
  * spoiled plan and a plan the squeeze leaves, every plan verifies, the
  * plan is the same when every poll sleeps, a stop callback cancels it
  * with the plan unchanged, offsets aligned to 64 bytes stay aligned, and
- * the runner-up's search takes `best` lower on a trace of 40 000 tensors.
+ * the runner-up's search takes `best` lower on a trace of 40 000 tensors;
+ * and the checks it shares with the joint re-plan's case
+ * (check_exact_joint.c): a pass cancelled, repeated and slowed down, and
+ * `best` on a generated trace.
  */
 #include <check.h>
 #include <stdlib.h>

@@ -125,6 +125,20 @@ static const enum planner_algo win_algos[] = {
 };
 #define N_WIN_ALGOS (sizeof win_algos / sizeof *win_algos)
 
+/* The a-th heuristic tried on a window: I->first when it is set, then
+ * the others in the order of win_algos. */
+static enum planner_algo win_algo(const struct imp *I, unsigned a)
+{
+  if (I->first == PLANNER_ALGO_BEST)
+    return win_algos[a];
+  if (a == 0)
+    return I->first;
+  for (unsigned q = 0, k = 0; q < N_WIN_ALGOS; q++)
+    if (win_algos[q] != I->first && ++k == a)
+      return win_algos[q];
+  return win_algos[a]; /* not reached while first is one of them */
+}
+
 uint32_t improve__top_tensor(struct imp *I, uint64_t *top)
 {
   uint32_t at = 0;
@@ -336,7 +350,7 @@ int improve__plan_window(struct imp *I, uint32_t ns)
   I->work += IMPROVE_HEUR_UNITS * exact__sort_units(ns);
   uint64_t best = I->seeded ? planner__arena_of(&wp, I->wbest) : UINT64_MAX;
   for (unsigned a = 0; a < N_WIN_ALGOS && best > I->cap; a++) {
-    rc = planner__heuristic(&wp, win_algos[a], I->woff);
+    rc = planner__heuristic(&wp, win_algo(I, a), I->woff);
     I->work += IMPROVE_HEUR_UNITS * exact__sort_units(ns);
     if (rc)
       break;

@@ -53,6 +53,10 @@ struct imp {
                             fits cap (capacity mode) with all that is
                             left of the effort; 0: it minimises with a
                             share of it */
+  enum planner_algo first; /* the window heuristic tried first, then the
+                            others in their order; PLANNER_ALGO_BEST (0):
+                            greedy-breadth, greedy-size, tflite-bestfit,
+                            tflm-greedy */
 };
 
 /* Fills *I for problem p with work units done and allowed: numbers the
@@ -106,7 +110,8 @@ uint32_t improve__window(struct imp *I, uint32_t a, uint32_t b);
 
 /* Plans the window's graph of ns tensors within I->cap if it can, into
  * I->wbest (starting from it when I->seeded); raises I->cap to the arena
- * found when it cannot. The exact search, when the heuristics miss cap,
+ * found when it cannot. The heuristics run in turn (from I->first) until
+ * one fits cap; the exact search, when they all miss it,
  * minimises down to cap with a share of what is left of the effort, or
  * with I->fit asks whether the window fits cap with all of it. Returns
  * 0; 1 when the effort would be passed or when cap has reached

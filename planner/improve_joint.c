@@ -176,7 +176,9 @@ static int plan_side(struct imp *I, uint32_t a, uint32_t b)
       I->act[I->nact++] = k;
   I->work += I->m;
   uint32_t ns = improve__window(I, a, b);
+  I->first = PLANNER_ALGO_TFLM_GREEDY;
   int rc = improve__plan_window(I, ns);
+  I->first = PLANNER_ALGO_BEST;
   if (rc)
     return rc;
   for (uint32_t j = 0; j < ns; j++) {

@@ -16,33 +16,32 @@
  *  The stretch is the spans from the first to the last whose load is at
  *  least level = LB - LB / JOINT_LEVEL_DIV (the span of the highest load
  *  when no span reaches it); one of fewer than JOINT_MIN_SPANS spans is
- *  left alone. It is planned as one window, in the manner
- *  of the peak window of improve.c: the tensors live through all of it
- *  are stacked at the bottom in the staircase (latest last use first),
- *  which the window sees as one fixed block, and the other tensors live
- *  in it, cut to it, are planned by the window's heuristics and then by
- *  the exact search in capacity mode (improve__plan_window() with
- *  I->fit) at the target LB + LB / JOINT_TARGET_DIV, with all of the
- *  budget. Stacked, the tensors that live through the stretch leave the
- *  search only the rest (a quarter to a half of the stretch's tensors on
- *  the XLA-like traces), and one block in their place, not hundreds of
- *  pinned obstacles, keeps each of its placements cheap; asked whether
- *  the window fits the target, the search finds plans that minimisation,
- *  which tries the bound first, does not reach. When the staircase holds
- *  less than LB - LB / JOINT_STAIR_DIV, what is left is more than the
- *  search packs within the budget (on the SOMAS-like traces the
- *  staircase holds about half the bound), and when the window does not
- *  fit, the pass stops and the plan stands.
+ *  left alone. It is planned as one window, in the manner of the peak
+ *  window of improve.c: the tensors live through all of it are stacked
+ *  at the bottom in the staircase (latest last use first), which the
+ *  window sees as one fixed block, and the other tensors live in it, cut
+ *  to it, are planned by the window's heuristics and then by the exact
+ *  search in capacity mode (improve__plan_window() with I->fit) at the
+ *  target LB + LB / JOINT_TARGET_DIV, with all of the budget. Stacked,
+ *  the tensors that live through the stretch leave the search only the
+ *  rest (a third to two thirds of the stretch's tensors on the XLA-like
+ *  traces), and one block in their place, not hundreds of pinned
+ *  obstacles, keeps each of its placements cheap; asked whether the
+ *  window fits the target, the search finds such a plan at a fraction of
+ *  what minimisation, which tries the bound first, spends. When the
+ *  staircase holds less than LB - LB / JOINT_STAIR_DIV, what is left is
+ *  more than the search packs within the budget (on the SOMAS-like
+ *  traces the staircase holds about half the bound), and when the window
+ *  does not fit, the pass stops and the plan stands.
  *  Every tensor live in the stretch is then committed, over its whole
  *  life, and the rest is planned in two windows: the tensors that start
  *  after the stretch, then those that end before it, each among the
  *  committed tensors it meets as obstacles cut to it, by the window's
- *  heuristics in turn until one fits the stretch's arena (then the exact
- *  search with a share of the budget, as in improve.c). A heuristic that
- *  sees all of one side at once (greedy-breadth places the most loaded
- *  operators first) fits it where windows of a few hundred spans,
- *  committed one after another, leave gaps next to the stretch that a
- *  large tensor just outside it does not fit.
+ *  heuristics in turn, tflm-greedy first, until one fits the target
+ *  (then the exact search with a share of the budget, as in improve.c).
+ *  A heuristic that sees all of one side at once fits it where windows
+ *  of a few hundred spans, committed one after another, leave no hole
+ *  next to the stretch for a large tensor just outside it.
  *
  *  Validity. The stretch's window holds every tensor live in it (the
  *  staircase as a fixed block below all the others). Every other tensor
@@ -158,7 +157,9 @@ static int plan_stretch(struct imp *I, uint32_t a, uint32_t b,
     top = e > top ? e : top;
   }
   I->work += ns;
-  I->cap = top; /* the sides aim no lower than what is committed */
+  /* The sides aim at the target: once there, the first heuristic that
+   * fits it ends the side's planning. */
+  I->cap = target > top ? target : top;
   return 0;
 }
 

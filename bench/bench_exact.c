@@ -10,9 +10,10 @@
  *            an effort of 60000 each instead of 5000);
  *   real     `best` with its default effort on real traces and models;
  *   traces   `best` at the default effort and at BENCH_EFFORT (default
- *            1000) on the bundled traces and on generated SOMAS- and
- *            IOPDDL-like traces of 20k, 40k and 60k tensors (tracegen.h,
- *            seed 1; BENCH_SIZES=20000,60000 picks sizes);
+ *            1000; 0 leaves that run out) on the bundled traces and on
+ *            generated SOMAS- and IOPDDL-like traces of 20k, 40k and 60k
+ *            tensors (tracegen.h, seed 1; BENCH_SIZES=20000,60000 picks
+ *            sizes, BENCH_SEEDS=1,2,3 seeds, BENCH_SHAPES=iopddl shapes);
  *   random   `best` on random graphs of 10^3 .. 10^5 tensors.
  * BENCH_ONLY=ADJ limits the suite sections to the instances named.
  * Every plan is checked with planner_verify(); the exit status is 1 only
@@ -316,12 +317,12 @@ static int bench_real(const char *dir)
 
 /* ---- traces: bundled and generated, at two efforts ---------------------- */
 
-/* Effort of the second `best` run of the traces section. */
+/* Effort of the second `best` run of the traces section, 0 for none. */
 static uint32_t trace_effort(void)
 {
   const char *v = getenv("BENCH_EFFORT");
   long e = v && *v ? strtol(v, NULL, 10) : 1000;
-  return e > 0 && e < 1000000 ? (uint32_t)e : 1000;
+  return e >= 0 && e < 1000000 ? (uint32_t)e : 1000;
 }
 
 /* One trace: greedy-size, then `best` at the default effort and at
@@ -343,13 +344,17 @@ static int bench_trace(const char *label, const struct planner_tensor *t,
   o.algo = PLANNER_ALGO_BEST;
   bad |= plan(&g, &o, &a, &sa) != 0;
   o.effort = trace_effort();
-  bad |= plan(&g, &o, &b, &sb) != 0;
+  if (o.effort)
+    bad |= plan(&g, &o, &b, &sb) != 0;
   if (!bad) {
     double lb = (double)a.lower_bound_bytes;
-    printf("  %-24s %7zu %14" PRIu64 " %8.5f %8.5f %8.3f %8.5f %8.3f %7s\n",
-           label, n, a.lower_bound_bytes, (double)h.arena_bytes / lb,
-           (double)a.arena_bytes / lb, sa, (double)b.arena_bytes / lb, sb,
-           b.proven_optimal ? "yes" : "no");
+    printf("  %-24s %7zu %14" PRIu64 " %8.5f %8.5f %8.3f", label, n,
+           a.lower_bound_bytes, (double)h.arena_bytes / lb,
+           (double)a.arena_bytes / lb, sa);
+    if (o.effort)
+      printf(" %8.5f %8.3f %7s", (double)b.arena_bytes / lb, sb,
+             b.proven_optimal ? "yes" : "no");
+    printf("\n");
   }
   fflush(stdout);
   planner_plan_cleanup(&h);
@@ -358,28 +363,37 @@ static int bench_trace(const char *label, const struct planner_tensor *t,
   return bad;
 }
 
-/* Sizes of the generated traces: BENCH_SIZES (comma separated) or 20000,
- * 40000, 60000. Returns the count (at most 8). */
-static int trace_sizes(size_t sizes[8])
+/* The comma-separated numbers of at least min in environment variable
+ * name into out (at most 8), or def[0 .. ndef-1] when it is unset or
+ * empty. Returns the count. */
+static int env_list(const char *name, size_t min, const size_t *def,
+                    int ndef, size_t out[8])
 {
-  const char *v = getenv("BENCH_SIZES");
+  const char *v = getenv(name);
   int n = 0;
   if (!v || !*v) {
-    sizes[0] = 20000;
-    sizes[1] = 40000;
-    sizes[2] = 60000;
-    return 3;
+    for (; n < ndef; n++)
+      out[n] = def[n];
+    return n;
   }
   while (*v && n < 8) {
     char *end;
     unsigned long x = strtoul(v, &end, 10);
     if (end == v)
       break;
-    if (x >= 100)
-      sizes[n++] = x;
+    if (x >= min)
+      out[n++] = x;
     v = *end == ',' ? end + 1 : end;
   }
   return n;
+}
+
+/* Whether shape is among BENCH_SHAPES (names, comma separated; all when
+ * unset or empty). */
+static int shape_wanted(enum tracegen_shape shape)
+{
+  const char *v = getenv("BENCH_SHAPES");
+  return !v || !*v || strstr(v, tracegen_shape_name(shape)) != NULL;
 }
 
 static int bench_traces(const char *dir)
@@ -403,25 +417,34 @@ static int bench_traces(const char *dir)
     bad += bench_trace(files[i], c.tensors, c.n_tensors);
     planner_csv_cleanup(&c);
   }
-  size_t sizes[8];
-  int ns = trace_sizes(sizes);
-  for (int k = 0; k < ns; k++) {
-    for (int shape = TRACEGEN_SOMAS; shape <= TRACEGEN_IOPDDL; shape++) {
-      size_t n;
-      struct planner_tensor *t = tracegen_make((enum tracegen_shape)shape,
-                                               sizes[k], 1, &n);
-      if (!t) {
-        printf("  tracegen: out of memory\n");
-        bad++;
-        continue;
+  static const size_t def_sizes[] = {20000, 40000, 60000}, def_seeds[] = {1};
+  size_t sizes[8], seeds[8];
+  int ns = env_list("BENCH_SIZES", 100, def_sizes, 3, sizes);
+  int nseed = env_list("BENCH_SEEDS", 1, def_seeds, 1, seeds);
+  for (int q = 0; q < nseed; q++)
+    for (int k = 0; k < ns; k++)
+      for (int shape = TRACEGEN_SOMAS; shape <= TRACEGEN_IOPDDL; shape++) {
+        if (!shape_wanted((enum tracegen_shape)shape))
+          continue;
+        size_t n;
+        struct planner_tensor *t = tracegen_make(
+            (enum tracegen_shape)shape, sizes[k], seeds[q], &n);
+        if (!t) {
+          printf("  tracegen: out of memory\n");
+          bad++;
+          continue;
+        }
+        char label[48];
+        if (seeds[q] == 1)
+          snprintf(label, sizeof label, "%s-%zu",
+                   tracegen_shape_name((enum tracegen_shape)shape), sizes[k]);
+        else
+          snprintf(label, sizeof label, "%s-%zu s%zu",
+                   tracegen_shape_name((enum tracegen_shape)shape), sizes[k],
+                   seeds[q]);
+        bad += bench_trace(label, t, n);
+        free(t);
       }
-      char label[48];
-      snprintf(label, sizeof label, "%s-%zu",
-               tracegen_shape_name((enum tracegen_shape)shape), sizes[k]);
-      bad += bench_trace(label, t, n);
-      free(t);
-    }
-  }
   return bad;
 }
 

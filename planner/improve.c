@@ -68,7 +68,10 @@
  *  ruin and recreate (improve_lns.c), with a fixed budget of its own,
  *  takes the sideways moves that the squeeze's strict descent cannot:
  *  on the plan, then on the runner-up (as the squeeze left it), which
- *  replaces the plan when it ends lower.
+ *  replaces the plan when it ends lower. Then, while the arena is still
+ *  above 1.001 times the load bound, the joint re-plan of the stretch of
+ *  high load (improve_joint.c, a budget of its own too) packs that
+ *  stretch as one window at that target and plans the rest around it.
  *
  *  The new plan replaces the given one only when its arena is lower, so
  *  the pass never makes a plan worse. It is deterministic: it depends on
@@ -121,6 +124,20 @@ static const enum planner_algo win_algos[] = {
     PLANNER_ALGO_TFLM_GREEDY,
 };
 #define N_WIN_ALGOS (sizeof win_algos / sizeof *win_algos)
+
+/* The a-th heuristic tried on a window: I->first when it is set, then
+ * the others in the order of win_algos. */
+static enum planner_algo win_algo(const struct imp *I, unsigned a)
+{
+  if (I->first == PLANNER_ALGO_BEST)
+    return win_algos[a];
+  if (a == 0)
+    return I->first;
+  for (unsigned q = 0, k = 0; q < N_WIN_ALGOS; q++)
+    if (win_algos[q] != I->first && ++k == a)
+      return win_algos[q];
+  return win_algos[a]; /* not reached while first is one of them */
+}
 
 uint32_t improve__top_tensor(struct imp *I, uint64_t *top)
 {
@@ -292,6 +309,17 @@ void improve__add_free(struct imp *I, uint32_t k, uint32_t a, uint32_t b,
   I->wk[(*ns)++] = k;
 }
 
+uint32_t improve__window(struct imp *I, uint32_t a, uint32_t b)
+{
+  uint32_t ns = 0;
+  improve__obstacles(I, a, b, &ns);
+  for (uint32_t k = 0; k < I->m; k++)
+    if (!I->done[k] && I->slo[k] <= b && I->shi[k] >= a)
+      improve__add_free(I, k, a, b, &ns);
+  I->work += I->m;
+  return ns;
+}
+
 /* Units that planning a window of ns tensors may take before its exact
  * search: the index and every heuristic. */
 static uint64_t window_units(uint32_t ns)
@@ -322,7 +350,7 @@ int improve__plan_window(struct imp *I, uint32_t ns)
   I->work += IMPROVE_HEUR_UNITS * exact__sort_units(ns);
   uint64_t best = I->seeded ? planner__arena_of(&wp, I->wbest) : UINT64_MAX;
   for (unsigned a = 0; a < N_WIN_ALGOS && best > I->cap; a++) {
-    rc = planner__heuristic(&wp, win_algos[a], I->woff);
+    rc = planner__heuristic(&wp, win_algo(I, a), I->woff);
     I->work += IMPROVE_HEUR_UNITS * exact__sort_units(ns);
     if (rc)
       break;
@@ -341,8 +369,13 @@ int improve__plan_window(struct imp *I, uint32_t ns)
     r.lower_bound_bytes = wp.lb;
     uint64_t left = I->limit - I->work;
     uint64_t lim = I->work + left / IMPROVE_EXACT_SHARE;
+    if (I->fit) {
+      lim = I->limit;
+      wo.capacity = I->cap; /* read by the search only */
+    }
     planner__prob_drop_index(&wp);
-    rc = planner__exact_within(&wp, I->wbest, &r, I->cap, lim, &I->work);
+    rc = planner__exact_within(&wp, I->wbest, &r, I->fit ? 0 : I->cap, lim,
+                               &I->work);
     if (!rc)
       best = r.arena_bytes;
   }
@@ -389,10 +422,7 @@ static void prune_active(struct imp *I, uint32_t a, uint32_t b)
   I->nact = w;
 }
 
-/* Stacks the free tensors live through all of [a, b] at the bottom,
- * latest last use first (ties: earlier start, then graph order), and
- * commits them there. Only for the first window, with no obstacle. */
-static int staircase(struct imp *I, uint32_t a, uint32_t b)
+int improve__staircase(struct imp *I, uint32_t a, uint32_t b)
 {
   uint32_t n = 0;
   for (uint32_t k = 0; k < I->m; k++)
@@ -442,15 +472,10 @@ static int peak_window(struct imp *I, uint32_t c)
     uint32_t k = I->act[q];
     pinned |= I->slo[k] <= b && I->shi[k] >= a;
   }
-  int rc = pinned ? 0 : staircase(I, a, b);
+  int rc = pinned ? 0 : improve__staircase(I, a, b);
   if (rc)
     return rc;
-  uint32_t ns = 0;
-  improve__obstacles(I, a, b, &ns);
-  for (uint32_t k = 0; k < I->m; k++)
-    if (!I->done[k] && I->slo[k] <= b && I->shi[k] >= a)
-      improve__add_free(I, k, a, b, &ns);
-  I->work += I->m;
+  uint32_t ns = improve__window(I, a, b);
   if ((rc = improve__plan_window(I, ns)) != 0)
     return rc;
   uint32_t clo = c > I->step ? c - I->step : 0;
@@ -573,6 +598,21 @@ int improve__start(struct imp *I, const struct planner__prob *p,
   return build_spans(I);
 }
 
+void improve__keep(struct imp *I, uint64_t *offsets, uint64_t *arena)
+{
+  uint64_t top = 0;
+  for (uint32_t k = 0; k < I->m; k++) {
+    uint64_t e = I->off[k] + I->p->t[I->gi[k]].size;
+    if (e > top)
+      top = e;
+  }
+  if (top < *arena) {
+    for (uint32_t k = 0; k < I->m; k++)
+      offsets[I->gi[k]] = I->off[k];
+    *arena = top;
+  }
+}
+
 /* One pass with window ahead and step: a whole new plan, kept in offsets
  * when its arena is below *arena. Same contract as planner__improve(),
  * for one pass, whose caller checked its conditions. */
@@ -619,19 +659,8 @@ static int one_pass(const struct planner__prob *p, uint64_t *offsets,
     rc = sweep(&I, clo, 1);
   }
   free(act0);
-  if (rc == 0) {
-    uint64_t top = 0;
-    for (uint32_t k = 0; k < I.m; k++) {
-      uint64_t e = I.off[k] + p->t[I.gi[k]].size;
-      if (e > top)
-        top = e;
-    }
-    if (top < *arena) {
-      for (uint32_t k = 0; k < I.m; k++)
-        offsets[I.gi[k]] = I.off[k];
-      *arena = top;
-    }
-  }
+  if (rc == 0)
+    improve__keep(&I, offsets, arena);
   *work = I.work > work_limit ? work_limit : I.work;
   improve__free(&I);
   return rc == 1 ? 0 : rc;
@@ -686,6 +715,10 @@ int planner__improve(const struct planner__prob *p, uint64_t *offsets,
       *arena = alt_arena;
     }
   }
+  /* The joint re-plan of the stretch, with a budget of its own; it runs
+   * only while the arena is above 1.001 x LB. */
+  if (!rc && ran)
+    rc = planner__joint(p, offsets, arena);
   free(alt);
   return rc;
 }

@@ -51,6 +51,21 @@ int planner__squeeze(const struct planner__prob *p, uint64_t *offsets,
 int planner__lns(const struct planner__prob *p, uint64_t *offsets,
                  uint64_t *arena);
 
+/* improve_joint.c. The joint re-plan of the high-load stretch
+ * (docs/exact.md, "Joint re-plan of the stretch"): the spans where the
+ * load is near the load bound packed as one window at a target just
+ * above it (1.001 x LB), by the exact search in capacity mode, and the
+ * rest planned around it in two windows, the tensors after the stretch
+ * and those before it. Runs only when *arena (the arena of the valid
+ * plan offsets, graph order, borrowed) is above that target and no
+ * tensor is pinned; planner__improve() runs it last. offsets is only ever
+ * replaced by a whole valid plan with a lower arena. Has a budget of its
+ * own (4000 work units per sized tensor), not counted in the effort.
+ * Returns 0 (with *arena updated), ARENA_ENOMEM or ARENA_ECANCELED
+ * (offsets unchanged in both cases). */
+int planner__joint(const struct planner__prob *p, uint64_t *offsets,
+                   uint64_t *arena);
+
 /* improve_stair.c. The staircase plans (docs/exact.md, "Staircase
  * plans"): stacks of tensors that meet at one point in time at the
  * bottom, tflm-greedy around them; the best replaces offsets (arena

@@ -1,9 +1,9 @@
 /*
  * improve_int.h - the state and window planning shared by the windowed
  * re-planning (improve.c), the squeeze of its result (improve_squeeze.c),
- * the squeeze's region step (improve_region.c) and ruin and recreate
+ * the squeeze's region step (improve_region.c), ruin and recreate
  * (improve_lns.c), which places its regions with the region step's
- * placement.
+ * placement, and the joint re-plan of the stretch (improve_joint.c).
  *
  * Included only by those files and the test of the region step.
  * Everything counts in the exact planner's work units (docs/exact.md,
@@ -49,6 +49,14 @@ struct imp {
   uint64_t work, limit;  /* work units done and allowed */
   int seeded;            /* 1: wbest holds a valid plan of the window,
                             the incumbent of its planning */
+  int fit;               /* 1: a window's exact search asks whether it
+                            fits cap (capacity mode) with all that is
+                            left of the effort; 0: it minimises with a
+                            share of it */
+  enum planner_algo first; /* the window heuristic tried first, then the
+                            others in their order; PLANNER_ALGO_BEST (0):
+                            greedy-breadth, greedy-size, tflite-bestfit,
+                            tflm-greedy */
 };
 
 /* Fills *I for problem p with work units done and allowed: numbers the
@@ -94,11 +102,32 @@ void improve__emit_obstacles(struct imp *I, uint32_t no, uint32_t a,
 void improve__add_free(struct imp *I, uint32_t k, uint32_t a, uint32_t b,
                        uint32_t *ns);
 
+/* Fills the window's graph for spans [a, b]: the committed tensors of
+ * I->act live in it as obstacles (improve__obstacles()), then every
+ * uncommitted tensor live in it as a free one cut to it. Returns the
+ * window's tensor count. */
+uint32_t improve__window(struct imp *I, uint32_t a, uint32_t b);
+
 /* Plans the window's graph of ns tensors within I->cap if it can, into
  * I->wbest (starting from it when I->seeded); raises I->cap to the arena
- * found when it cannot. Returns 0; 1 when the effort would be passed or
- * when cap has reached I->given; ARENA_ENOMEM or ARENA_ECANCELED. */
+ * found when it cannot. The heuristics run in turn (from I->first) until
+ * one fits cap; the exact search, when they all miss it,
+ * minimises down to cap with a share of what is left of the effort, or
+ * with I->fit asks whether the window fits cap with all of it. Returns
+ * 0; 1 when the effort would be passed or when cap has reached
+ * I->given; ARENA_ENOMEM or ARENA_ECANCELED. */
 int improve__plan_window(struct imp *I, uint32_t ns);
+
+/* Stacks the uncommitted tensors live through all of spans [a, b] at the
+ * bottom, from offset 0 up, latest last use first (ties: earlier start,
+ * then tensor order), and commits them there (a staircase: as they end,
+ * the space they leave is always on top of the stack). For a window that
+ * no committed tensor meets. Returns 0 or ARENA_ENOMEM. */
+int improve__staircase(struct imp *I, uint32_t a, uint32_t b);
+
+/* Copies the whole plan of I->off into offsets (graph order) when its
+ * arena is below *arena, which it then becomes. */
+void improve__keep(struct imp *I, uint64_t *offsets, uint64_t *arena);
 
 /* improve_region.c. The squeeze's region step on the plan of I->off,
  * whose arena is top: re-packs regions of a band of memory below top and

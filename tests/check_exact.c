@@ -5,7 +5,8 @@
  * plus the helpers the parts of the suite share (check_exact.h). The
  * brute-force comparison on random graphs is in check_exact_random.c, the
  * large components and traces in check_exact_large.c, ruin and recreate
- * in check_exact_lns.c.
+ * in check_exact_lns.c, the joint re-plan of the stretch in
+ * check_exact_joint.c.
  */
 #include <check.h>
 #include <inttypes.h>
@@ -533,5 +534,6 @@ Suite *exact_suite(void)
   ce_add_random_tests(s);
   ce_add_large_tests(s);
   ce_add_lns_tests(s);
+  ce_add_joint_tests(s);
   return s;
 }

@@ -107,7 +107,34 @@ void ce_add_random_tests(Suite *s);
 /* Adds the test case "large" (check_exact_large.c). */
 void ce_add_large_tests(Suite *s);
 
+/* check_exact_lns.c. Runs pass (planner__lns(), planner__joint(): a
+ * pass that improves a plan in place) on a copy of plan offs (arena
+ * *arena) of problem p with stop as the stop callback; returns its code,
+ * the plan it leaves in out and its arena in *arena. */
+int ce_pass_copy(int (*pass)(const struct planner__prob *, uint64_t *,
+                             uint64_t *),
+                 struct planner__prob *p, const uint64_t *offs,
+                 uint64_t *out, uint64_t *arena, planner_stop_cb stop,
+                 void *ctx);
+
+/* Asserts, for pass on plan offs (arena given) of p: cancelled at its
+ * first poll it fails with the plan unchanged; it succeeds, with its
+ * plan in a, and again the same plan in b when every poll sleeps (and
+ * it polls). Returns the arena of a. */
+uint64_t ce_check_pass_repeats(int (*pass)(const struct planner__prob *,
+                                           uint64_t *, uint64_t *),
+                               struct planner__prob *p, const uint64_t *offs,
+                               uint64_t given, uint64_t *a, uint64_t *b);
+
+/* check_exact_lns.c. Plans the XLA-like trace of size tensors (seed
+ * seed) with `best` at the default effort and alignment 1, asserts a
+ * verified plan, and returns its arena, with its lower bound in *lb. */
+uint64_t ce_best_on_trace(size_t size, uint64_t seed, uint64_t *lb);
+
 /* Adds the test case "lns" (check_exact_lns.c). */
 void ce_add_lns_tests(Suite *s);
+
+/* Adds the test case "joint" (check_exact_joint.c). */
+void ce_add_joint_tests(Suite *s);
 
 #endif /* ARENA_CHECK_EXACT_H */

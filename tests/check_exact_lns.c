@@ -4,7 +4,10 @@
  * spoiled plan and a plan the squeeze leaves, every plan verifies, the
  * plan is the same when every poll sleeps, a stop callback cancels it
  * with the plan unchanged, offsets aligned to 64 bytes stay aligned, and
- * the runner-up's search takes `best` lower on a trace of 40 000 tensors.
+ * the runner-up's search takes `best` lower on a trace of 40 000 tensors;
+ * and the checks it shares with the joint re-plan's case
+ * (check_exact_joint.c): a pass cancelled, repeated and slowed down, and
+ * `best` on a generated trace.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -13,19 +16,41 @@
 #include "check_exact.h"
 #include "improve.h"
 
-/* Runs planner__lns() on a copy of plan offs (arena *arena) of problem p
- * with stop as the stop callback; returns its code, the plan it leaves
- * in out and its arena in *arena. */
-static int lns_copy(struct planner__prob *p, const uint64_t *offs,
-                    uint64_t *out, uint64_t *arena, planner_stop_cb stop,
-                    void *ctx)
+int ce_pass_copy(int (*pass)(const struct planner__prob *, uint64_t *,
+                             uint64_t *),
+                 struct planner__prob *p, const uint64_t *offs,
+                 uint64_t *out, uint64_t *arena, planner_stop_cb stop,
+                 void *ctx)
 {
   struct planner_options o;
   const struct planner_options *keep = ce_with_stop(p, &o, stop, ctx);
   memcpy(out, offs, p->n * sizeof *out);
-  int rc = planner__lns(p, out, arena);
+  int rc = pass(p, out, arena);
   p->o = keep;
   return rc;
+}
+
+uint64_t ce_check_pass_repeats(int (*pass)(const struct planner__prob *,
+                                           uint64_t *, uint64_t *),
+                               struct planner__prob *p, const uint64_t *offs,
+                               uint64_t given, uint64_t *a, uint64_t *b)
+{
+  size_t n = p->n;
+  /* Cancelled at its first poll: ARENA_ECANCELED, the plan unchanged. */
+  uint64_t arena = given, again = given;
+  ck_assert_int_eq(ce_pass_copy(pass, p, offs, b, &again, ce_stop_now, NULL),
+                   ARENA_ECANCELED);
+  ck_assert_uint_eq(again, given);
+  ck_assert_int_eq(memcmp(offs, b, n * sizeof *b), 0);
+  ck_assert_int_eq(ce_pass_copy(pass, p, offs, a, &arena, NULL, NULL), 0);
+  int polls = 0;
+  again = given;
+  ck_assert_int_eq(
+      ce_pass_copy(pass, p, offs, b, &again, ce_slow_poll, &polls), 0);
+  ck_assert_uint_eq(again, arena);
+  ck_assert_int_eq(memcmp(a, b, n * sizeof *a), 0);
+  ck_assert_int_gt(polls, 0);
+  return arena;
 }
 
 /* Spoils greedy-size's plan offs (arena heur) of trace t: the first
@@ -54,20 +79,9 @@ START_TEST(test_lns_lowers_spoiled)
   struct ce_built B;
   uint64_t *offs, heur;
   struct planner_tensor *t = ce_squeeze_setup(&B, &n, &offs, &heur);
-  uint64_t spoiled = spoil(t, n, offs, heur), *a = offs + n, *b = offs + 2 * n;
-  /* Cancelled at its first poll: ARENA_ECANCELED, the plan unchanged. */
-  uint64_t arena = spoiled, again = spoiled;
-  ck_assert_int_eq(lns_copy(&B.p, offs, b, &again, ce_stop_now, NULL),
-                   ARENA_ECANCELED);
-  ck_assert_uint_eq(again, spoiled);
-  ck_assert_int_eq(memcmp(offs, b, n * sizeof *b), 0);
-  ck_assert_int_eq(lns_copy(&B.p, offs, a, &arena, NULL, NULL), 0);
-  int polls = 0;
-  again = spoiled;
-  ck_assert_int_eq(lns_copy(&B.p, offs, b, &again, ce_slow_poll, &polls), 0);
-  ck_assert_uint_eq(again, arena);
-  ck_assert_int_eq(memcmp(a, b, n * sizeof *a), 0);
-  ck_assert_int_gt(polls, 0);
+  uint64_t spoiled = spoil(t, n, offs, heur), *a = offs + n;
+  uint64_t arena =
+      ce_check_pass_repeats(planner__lns, &B.p, offs, spoiled, a, offs + 2 * n);
   ce_check_below_and_free(&B, a, arena, spoiled, t, offs);
 }
 END_TEST
@@ -83,7 +97,7 @@ START_TEST(test_lns_aligned)
   struct planner_tensor *t = ce_squeeze_setup(&B, &n, &offs, &heur);
   heur = ce_greedy_aligned(&B, 64, offs);
   uint64_t spoiled = spoil(t, n, offs, heur), arena = spoiled, *a = offs + n;
-  ck_assert_int_eq(lns_copy(&B.p, offs, a, &arena, NULL, NULL), 0);
+  ck_assert_int_eq(ce_pass_copy(planner__lns, &B.p, offs, a, &arena, NULL, NULL), 0);
   ce_check_below_and_free(&B, a, arena, spoiled, t, offs);
 }
 END_TEST
@@ -115,22 +129,29 @@ START_TEST(test_lns_runner_up)
    * 0.65% above the load bound after the squeeze and ruin and recreate:
    * ruin and recreate on the staircase trials' runner-up takes `best` at
    * the default effort below 1.005 x LB, with a plan that verifies. */
+  uint64_t lb, arena = ce_best_on_trace(40000, 5, &lb);
+  ck_assert_uint_lt(arena, lb + lb / 200);
+}
+END_TEST
+
+uint64_t ce_best_on_trace(size_t size, uint64_t seed, uint64_t *lb)
+{
   size_t n;
   uint64_t *offs;
-  struct planner_tensor *t = ce_xla_trace(40000, 5, &n, &offs, 1);
+  struct planner_tensor *t = ce_xla_trace(size, seed, &n, &offs, 1);
   struct planner_options o;
   struct planner_plan a;
   ce_opts(&o, 1, 0, PLANNER_DEFAULT_EFFORT);
   o.algo = PLANNER_ALGO_BEST;
   planner_plan_init(&a);
   ce_run_ok(t, n, &o, &a);
-  ck_assert_uint_lt(a.arena_bytes,
-                    a.lower_bound_bytes + a.lower_bound_bytes / 200);
+  uint64_t arena = a.arena_bytes;
+  *lb = a.lower_bound_bytes;
   planner_plan_cleanup(&a);
   free(t);
   free(offs);
+  return arena;
 }
-END_TEST
 
 void ce_add_lns_tests(Suite *s)
 {

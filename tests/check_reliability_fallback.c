@@ -25,6 +25,7 @@ struct fb_shared {
   int verified[FB_CLIENTS];    /* plan checked against the graph */
   double done_ms[FB_CLIENTS];  /* CLOCK_MONOTONIC when the call returned */
   double local_ms[FB_CLIENTS]; /* time spent planning locally */
+  int started[FB_CLIENTS];     /* set just before the plan call */
 };
 
 static void fb_client(const struct harness *h, struct fb_shared *sh,
@@ -49,6 +50,7 @@ static void fb_client(const struct harness *h, struct fb_shared *sh,
   struct planner_graph pg = {v.g.t, v.g.n};
   struct arenad_client_result r;
   arenad_client_result_init(&r);
+  __atomic_store_n(&sh->started[c], 1, __ATOMIC_SEQ_CST);
   sh->rc[c] = arenad_client_plan(cl, &pg, &v.o, &k, &r);
   sh->done_ms[c] = rel_now_ms();
   sh->local[c] = r.local;
@@ -58,6 +60,19 @@ static void fb_client(const struct harness *h, struct fb_shared *sh,
   arenad_client_result_cleanup(&r);
   arenad_client_close(cl);
   rel_vgraph_free(&v);
+}
+
+/* Waits (up to 5 s) until every client has started its plan call. */
+static void fb_wait_started(struct fb_shared *sh)
+{
+  for (unsigned tries = 0; tries < 500; tries++) {
+    unsigned n = 0;
+    for (unsigned c = 0; c < FB_CLIENTS; c++)
+      n += __atomic_load_n(&sh->started[c], __ATOMIC_SEQ_CST) != 0;
+    if (n == FB_CLIENTS)
+      return;
+    rel_sleep_ms(10);
+  }
 }
 
 START_TEST(test_fallback_on_kill)
@@ -80,7 +95,12 @@ START_TEST(test_fallback_on_kill)
       _exit(0);
     }
   }
-  rel_sleep_ms(400); /* every client has sent; one job runs, the rest queue */
+  /* Kill once every client is in its call and its request has had time
+   * to arrive: one job runs, the rest queue. A fixed delay from the forks
+   * instead let the worker finish the quick searches first on a fast
+   * machine, and left too few clients waiting to test anything. */
+  fb_wait_started(sh);
+  rel_sleep_ms(100);
   rel_rss_peak(&f, &h);
   double killed = rel_now_ms();
   rel_kill9(&h);

@@ -437,6 +437,8 @@ int planner__task_step(struct planner__task *t, size_t n)
     for (unsigned s = 0; s < stages; s++)
       if (k + ahead[s] < m)
         tindex_prefetch(x, pl->pos, order[k + ahead[s]], s);
+    if (k + ahead[0] < m) /* the unions the placement will update */
+      tunion_prefetch(&pl->unions, order[k + ahead[0]]);
     if (tunion_collect(x, pl->pos, &pl->unions, order[k], &pl->spans,
                        &pl->runs) ||
         sort_spans(pl))

@@ -300,7 +300,7 @@ struct scan {
 static void scan_init(struct scan *c, const struct placer *pl, uint32_t r)
 {
   c->size = pl->x->item[r].size;
-  c->a = (uint64_t)1 << pl->x->align_log2[r];
+  c->a = (uint64_t)1 << tindex_align_log2(pl->x, r);
   c->cur = c->best = 0;
   c->slack = UINT64_MAX;
 }
@@ -450,7 +450,7 @@ int planner__task_step(struct planner__task *t, size_t n)
       const struct tunion_run *l = &pl->runs.v[pl->runs.n - 1];
       last = *l->base + l->at;
       n_last = l->n;
-      if (merge_runs(pl, pl->runs.n - 1, &sp, &n_sp))
+      if (pl->runs.n > 1 && merge_runs(pl, pl->runs.n - 1, &sp, &n_sp))
         return ARENA_ENOMEM;
     }
     if (place(pl, order[k],

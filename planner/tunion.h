@@ -110,9 +110,15 @@ struct tunion_runs {
   size_t cap;           /* entries of room */
 };
 
+/* tunion_reserve() when v has to grow. */
+int tunion_grow(struct tindex_spans *v, size_t more);
+
 /* Makes room in v for `more` entries past v->n (growing by doubling).
  * Returns 0, or -1 when out of memory (v unchanged). */
-int tunion_reserve(struct tindex_spans *v, size_t more);
+static inline int tunion_reserve(struct tindex_spans *v, size_t more)
+{
+  return v->n + more <= v->cap ? 0 : tunion_grow(v, more);
+}
 
 /* Frees what u owns and leaves it unbuilt. */
 void tunion_cleanup(struct tunion *u);

@@ -369,13 +369,13 @@ static int overlap_oracle(const struct planner_tensor *t, const uint64_t *off,
  * sweep at all), and on bytes that collide, tie or touch. */
 START_TEST(test_overlap_oracle)
 {
-  enum { CAP = 600 };
-  struct planner_tensor t[CAP];
-  uint64_t off[CAP], rs = 0x0fe7;
-  uint32_t sub[CAP];
+  static struct planner_tensor t[600]; /* the oracle's room */
+  static uint64_t off[600];
+  static uint32_t sub[600];
+  uint64_t rs = 0x0fe7;
   int hits = 0, misses = 0;
   for (int round = 0; round < 600; round++) {
-    size_t n = tu_rand_range(&rs, 1, CAP);
+    size_t n = tu_rand_range(&rs, 1, 600);
     int crowd = round % 3; /* 0 few live, 1 many, 2 many late */
     uint64_t top = 0,
              spread = tu_rand_range(&rs, 1, crowd ? 1u << 22 : 1u << 14);

@@ -165,6 +165,7 @@ static int sort_spans(struct placer *pl)
       pl->spans = pl->tmp;
       pl->spans.n = n;
       pl->tmp = t;
+      pl->tmp.n = 0; /* scratch: its room only */
       return 0;
     }
   }

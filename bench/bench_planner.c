@@ -16,6 +16,10 @@
  *  (c) the generated traces of bench/tracegen.h (both shapes, seed 1, at
  *      the sizes of BENCH_SIZES, default 20000,40000,60000), alignment 1.
  *
+ * BENCH_SECTIONS (letters, default "abc") picks the tables to print, and
+ * BENCH_RANDOM (comma separated sizes, default 1000,10000,100000,1000000)
+ * the sizes of table (b).
+ *
  * Times are wall-clock (CLOCK_MONOTONIC) medians over repeated runs of
  * planner_run(), which includes validation and verification of the plan.
  * Each measurement repeats a plan until 50 ms have passed and at least
@@ -342,44 +346,9 @@ static double predict(double t, double t_before)
   return t * pow(10.0, e);
 }
 
-static void bench_random(void)
-{
-  static const size_t sizes[] = {1000, 10000, 100000, 1000000};
-  double prev[N_ALGOS] = {0};  /* time at the previous size */
-  double prev2[N_ALGOS] = {0}; /* and at the one before */
-  struct planner_tensor *t = malloc(1000000 * sizeof *t);
-  if (!t) {
-    fprintf(stderr, "bench_planner: out of memory\n");
-    return;
-  }
-  printf("\n(b) random inference-like graphs, alignment 64, seed 1\n");
-  print_head();
-  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
-    char name[32];
-    snprintf(name, sizeof name, "random-%zu", sizes[s]);
-    random_graph(t, sizes[s], 1);
-    struct planner_graph g = {t, sizes[s]};
-    for (size_t k = 0; k < N_ALGOS; k++) {
-      if (predict(prev[k], prev2[k]) > SLOW_S) {
-        printf("%-40s %9zu %12s  %-15s skipped: predicted over %.0f s\n",
-               k ? "" : name, sizes[s], "", row_name(k), SLOW_S);
-        continue;
-      }
-      struct result r = measure(&g, PLANNER_DEFAULT_ALIGNMENT, k);
-      print_result(k ? NULL : name, sizes[s], k, &r);
-      prev2[k] = prev[k];
-      prev[k] = r.ok ? r.median_s : 1e9;
-    }
-    fflush(stdout);
-  }
-  free(t);
-}
-
-/* ---- table (c): generated traces ----------------------------------------*/
-
-/* The next size of BENCH_SIZES (comma separated, sizes of 100 and more)
- * after *v; 0 at its end. */
-static size_t next_size(const char **v)
+/* The next size of a comma separated list (sizes of at least min) after
+ * *v; 0 at its end. */
+static size_t next_size(const char **v, size_t min)
 {
   while (**v) {
     char *end;
@@ -387,11 +356,48 @@ static size_t next_size(const char **v)
     if (end == *v)
       return 0;
     *v = *end == ',' ? end + 1 : end;
-    if (x >= 100)
+    if (x >= min)
       return (size_t)x;
   }
   return 0;
 }
+
+/* The random graphs at each size of BENCH_RANDOM (default 10^3 .. 10^6). */
+static void bench_random(void)
+{
+  const char *env = getenv("BENCH_RANDOM");
+  const char *v = env && *env ? env : "1000,10000,100000,1000000";
+  double prev[N_ALGOS] = {0};  /* time at the previous size */
+  double prev2[N_ALGOS] = {0}; /* and at the one before */
+  printf("\n(b) random inference-like graphs, alignment 64, seed 1\n");
+  print_head();
+  for (size_t n; (n = next_size(&v, 1)) != 0;) {
+    char name[32];
+    struct planner_tensor *t = malloc(n * sizeof *t);
+    if (!t) {
+      fprintf(stderr, "bench_planner: out of memory\n");
+      return;
+    }
+    snprintf(name, sizeof name, "random-%zu", n);
+    random_graph(t, n, 1);
+    struct planner_graph g = {t, n};
+    for (size_t k = 0; k < N_ALGOS; k++) {
+      if (predict(prev[k], prev2[k]) > SLOW_S) {
+        printf("%-40s %9zu %12s  %-15s skipped: predicted over %.0f s\n",
+               k ? "" : name, n, "", row_name(k), SLOW_S);
+        continue;
+      }
+      struct result r = measure(&g, PLANNER_DEFAULT_ALIGNMENT, k);
+      print_result(k ? NULL : name, n, k, &r);
+      prev2[k] = prev[k];
+      prev[k] = r.ok ? r.median_s : 1e9;
+    }
+    free(t);
+    fflush(stdout);
+  }
+}
+
+/* ---- table (c): generated traces ----------------------------------------*/
 
 /* Both shapes of bench/tracegen.h at each size (BENCH_SIZES, default
  * 20000,40000,60000), seed 1: the traces of the exact benchmark. */
@@ -401,7 +407,7 @@ static void bench_traces(void)
   const char *v = env && *env ? env : "20000,40000,60000";
   printf("\n(c) generated traces (bench/tracegen.h), alignment 1, seed 1\n");
   print_head();
-  for (size_t n; (n = next_size(&v)) != 0;) {
+  for (size_t n; (n = next_size(&v, 100)) != 0;) {
     for (int i = TRACEGEN_SOMAS; i <= TRACEGEN_IOPDDL; i++) {
       enum tracegen_shape sh = (enum tracegen_shape)i;
       size_t m = 0;
@@ -434,21 +440,29 @@ int main(int argc, char **argv)
   struct group gr[3] = {{"models", {0}, {0}},
                         {"minimalloc", {0}, {0}},
                         {"traces", {0}, {0}}};
+  const char *sections = getenv("BENCH_SECTIONS");
+  if (!sections || !*sections)
+    sections = "abc";
   double t0 = now_s();
-  printf("bench_planner: arena and wall-clock median time per plan\n\n");
-  printf("(a) reference models, MiniMalloc suite and traces, alignment 1\n");
-  print_head();
-  bench_dir("tests/data/models", &gr[0]);
-  fflush(stdout);
-  snprintf(dir, sizeof dir, "%s/minimalloc", argv[1]);
-  bench_dir(dir, &gr[1]);
-  fflush(stdout);
-  snprintf(dir, sizeof dir, "%s/traces", argv[1]);
-  bench_dir(dir, &gr[2]);
-  print_groups(gr, 3);
-  fflush(stdout);
-  bench_random();
-  bench_traces();
+  printf("bench_planner: arena and wall-clock median time per plan\n");
+  if (strchr(sections, 'a')) {
+    printf("\n(a) reference models, MiniMalloc suite and traces, "
+           "alignment 1\n");
+    print_head();
+    bench_dir("tests/data/models", &gr[0]);
+    fflush(stdout);
+    snprintf(dir, sizeof dir, "%s/minimalloc", argv[1]);
+    bench_dir(dir, &gr[1]);
+    fflush(stdout);
+    snprintf(dir, sizeof dir, "%s/traces", argv[1]);
+    bench_dir(dir, &gr[2]);
+    print_groups(gr, 3);
+    fflush(stdout);
+  }
+  if (strchr(sections, 'b'))
+    bench_random();
+  if (strchr(sections, 'c'))
+    bench_traces();
   printf("\nbench_planner: done in %.1f s\n", now_s() - t0);
   return 0;
 }

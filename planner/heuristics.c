@@ -89,14 +89,86 @@ static void radix_spans(struct tindex_span *s, struct tindex_span *tmp,
     memcpy(s, src, n * sizeof *s);
 }
 
+/* Orders two keys without a branch. */
+static inline void order2(uint64_t *a, uint64_t *b)
+{
+  uint64_t x = *a, y = *b;
+  *a = x < y ? x : y;
+  *b = x < y ? y : x;
+}
+
+#define FEW 16 /* spans sorted by a sorting network at most */
+#define FEW_BITS 4 /* bits of a span's index among FEW */
+
+/* Batcher's odd-even merge sort of 16 keys: its first 5 comparators sort
+ * keys 0 .. 3, its first 19 keys 0 .. 7. */
+static const unsigned char batcher16[63][2] = {
+    {0, 1},   {2, 3},   {0, 2},   {1, 3},   {1, 2},   {4, 5},   {6, 7},
+    {4, 6},   {5, 7},   {5, 6},   {0, 4},   {2, 6},   {2, 4},   {1, 5},
+    {3, 7},   {3, 5},   {1, 2},   {3, 4},   {5, 6},   {8, 9},   {10, 11},
+    {8, 10},  {9, 11},  {9, 10},  {12, 13}, {14, 15}, {12, 14}, {13, 15},
+    {13, 14}, {8, 12},  {10, 14}, {10, 12}, {9, 13},  {11, 15}, {11, 13},
+    {9, 10},  {11, 12}, {13, 14}, {0, 8},   {4, 12},  {4, 8},   {2, 10},
+    {6, 14},  {6, 10},  {2, 4},   {6, 8},   {10, 12}, {1, 9},   {5, 13},
+    {5, 9},   {3, 11},  {7, 15},  {7, 11},  {3, 5},   {7, 9},   {11, 13},
+    {1, 2},   {3, 4},   {5, 6},   {7, 8},   {9, 10},  {11, 12}, {13, 14}};
+
+/* The first c comparators of batcher16 on k, unrolled where c is a
+ * constant, so that the keys stay in registers. */
+static inline void network(uint64_t *k, size_t c)
+{
+#pragma GCC unroll 63
+  for (size_t i = 0; i < c; i++)
+    order2(&k[batcher16[i][0]], &k[batcher16[i][1]]);
+}
+
+/* Sorts s[0..n), 2 < n <= FEW, by off into out, by a sorting network of
+ * keys that pack each offset with the span's index: no branch on the
+ * data, where insertion sort's comparisons are coin tosses. Returns 0,
+ * or -1 (nothing done) when an offset is too large to pack. */
+static int sort_few(const struct tindex_span *s, size_t n,
+                    struct tindex_span *out)
+{
+  uint64_t k[FEW], any = 0;
+  for (size_t i = 0; i < FEW; i++)
+    k[i] = UINT64_MAX; /* past n: sorts last */
+  for (size_t i = 0; i < n; i++) {
+    any |= s[i].off;
+    k[i] = s[i].off << FEW_BITS | i;
+  }
+  if (any >> (64 - FEW_BITS))
+    return -1;
+  if (n <= 4)
+    network(k, 5);
+  else if (n <= 8)
+    network(k, 19);
+  else
+    network(k, 63);
+  for (size_t i = 0; i < n; i++)
+    out[i] = s[k[i] & (FEW - 1)];
+  return 0;
+}
+
 /* Sorts pl->spans by off (ties in any order: the gap scan only uses the
  * running maximum of the ends, so the chosen offset does not depend on
- * it): insertion sort for the short lists typical of real graphs, radix
- * sort beyond. Returns 0 or -1 on OOM. */
+ * it): a sorting network for a few, insertion sort for the short lists
+ * typical of real graphs, radix sort beyond. Returns 0 or -1 on OOM. */
 static int sort_spans(struct placer *pl)
 {
   struct tindex_span *s = pl->spans.v;
   size_t n = pl->spans.n;
+  if (n > 2 && n <= FEW) {
+    if (tunion_reserve(&pl->tmp, n))
+      return -1;
+    if (!sort_few(s, n, pl->tmp.v)) { /* the sorted list becomes spans */
+      struct tindex_spans t = pl->spans;
+      pl->spans = pl->tmp;
+      pl->spans.n = n;
+      pl->tmp = t;
+      pl->tmp.n = 0; /* scratch: its room only */
+      return 0;
+    }
+  }
   if (n > 64) {
     if (tunion_reserve(&pl->tmp, n))
       return -1;
@@ -229,7 +301,7 @@ struct scan {
 static void scan_init(struct scan *c, const struct placer *pl, uint32_t r)
 {
   c->size = pl->x->item[r].size;
-  c->a = (uint64_t)1 << pl->x->align_log2[r];
+  c->a = (uint64_t)1 << tindex_align_log2(pl->x, r);
   c->cur = c->best = 0;
   c->slack = UINT64_MAX;
 }
@@ -366,6 +438,8 @@ int planner__task_step(struct planner__task *t, size_t n)
     for (unsigned s = 0; s < stages; s++)
       if (k + ahead[s] < m)
         tindex_prefetch(x, pl->pos, order[k + ahead[s]], s);
+    if (k + ahead[0] < m) /* the unions the placement will update */
+      tunion_prefetch(&pl->unions, order[k + ahead[0]]);
     if (tunion_collect(x, pl->pos, &pl->unions, order[k], &pl->spans,
                        &pl->runs) ||
         sort_spans(pl))
@@ -377,7 +451,7 @@ int planner__task_step(struct planner__task *t, size_t n)
       const struct tunion_run *l = &pl->runs.v[pl->runs.n - 1];
       last = *l->base + l->at;
       n_last = l->n;
-      if (merge_runs(pl, pl->runs.n - 1, &sp, &n_sp))
+      if (pl->runs.n > 1 && merge_runs(pl, pl->runs.n - 1, &sp, &n_sp))
         return ARENA_ENOMEM;
     }
     if (place(pl, order[k],

@@ -148,35 +148,6 @@ static int check_dup_ids(const struct planner_graph *g, char *err)
   return dup ? name_dup_id(g, err) : 0;
 }
 
-/* The worst arena any heuristic can build: everything stacked above the
- * highest pinned tensor, each tensor padded by its alignment. */
-static int check_totals(const struct planner_graph *g,
-                        const struct planner_options *o, char *err)
-{
-  uint64_t total = 0, pin_top = 0;
-  for (size_t i = 0; i < g->n_tensors; i++) {
-    const struct planner_tensor *t = &g->tensors[i];
-    /* size <= ARENA_LIMIT and alignment <= 2^32: need cannot wrap, but
-     * it can exceed ARENA_LIMIT on its own, and ARENA_LIMIT - need must
-     * not be computed then. */
-    uint64_t need = t->size + planner__eff_align(t, o);
-    if (need > ARENA_LIMIT || total > ARENA_LIMIT - need)
-      return planner__errf(err, ARENA_EOVERFLOW,
-                           "tensor sizes plus alignment padding exceed "
-                           "2^63 - 1 bytes at tensor %" PRIu32,
-                           t->id);
-    total += need;
-    if (t->pinned != PLANNER_NOT_PINNED &&
-        (uint64_t)t->pinned + t->size > pin_top)
-      pin_top = (uint64_t)t->pinned + t->size;
-  }
-  if (pin_top > ARENA_LIMIT - total)
-    return planner__errf(err, ARENA_EOVERFLOW,
-                         "pinned offsets plus tensor sizes exceed 2^63 - 1 "
-                         "bytes");
-  return 0;
-}
-
 static int check_pins(const struct planner_graph *g, char *err)
 {
   size_t m = 0;
@@ -210,6 +181,66 @@ static int check_pins(const struct planner_graph *g, char *err)
   return rc;
 }
 
+/* Every check of the rows in one pass over them, where each used to take
+ * a pass of its own: each tensor alone (the first bad one is reported),
+ * then the totals, then duplicate ids (as check_dup_ids, with a bitmap of
+ * the ids below 64 n marked as the pass goes), then colliding pins
+ * (check_pins, which needs two pinned tensors). Reports exactly what
+ * those checks one after another report. */
+static int check_rows(const struct planner_graph *g,
+                      const struct planner_options *o, char *err)
+{
+  size_t n = g->n_tensors, over = n, pins = 0;
+  uint64_t total = 0, pin_top = 0;
+  uint64_t *seen = calloc(n, sizeof *seen); /* ids below 64 n */
+  int dup = 0, sparse = 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct planner_tensor *t = &g->tensors[i];
+    int rc = check_tensor(t, i, o, err);
+    if (rc) {
+      free(seen);
+      return rc;
+    }
+    /* the worst arena any heuristic can build: everything stacked above
+     * the highest pinned tensor, each tensor padded by its alignment.
+     * size <= ARENA_LIMIT and alignment <= 2^32: need cannot wrap, but it
+     * can exceed ARENA_LIMIT on its own, and ARENA_LIMIT - need must not
+     * be computed then. */
+    uint64_t need = t->size + planner__eff_align(t, o);
+    if (over == n && (need > ARENA_LIMIT || total > ARENA_LIMIT - need))
+      over = i;
+    total += over == n ? need : 0;
+    if (t->pinned != PLANNER_NOT_PINNED) {
+      uint64_t end = (uint64_t)t->pinned + t->size;
+      pin_top = end > pin_top ? end : pin_top;
+      pins += t->size != 0;
+    }
+    uint32_t id = t->id;
+    if (seen && id / 64 < n) {
+      uint64_t bit = (uint64_t)1 << (id & 63);
+      dup |= (seen[id / 64] & bit) != 0;
+      seen[id / 64] |= bit;
+    } else {
+      sparse = 1;
+    }
+  }
+  int had_map = seen != NULL;
+  free(seen);
+  if (over < n)
+    return planner__errf(err, ARENA_EOVERFLOW,
+                         "tensor sizes plus alignment padding exceed "
+                         "2^63 - 1 bytes at tensor %" PRIu32,
+                         g->tensors[over].id);
+  if (pin_top > ARENA_LIMIT - total)
+    return planner__errf(err, ARENA_EOVERFLOW,
+                         "pinned offsets plus tensor sizes exceed 2^63 - 1 "
+                         "bytes");
+  int rc = !had_map ? check_dup_ids(g, err) /* its own, smaller, bitmap */
+           : sparse || dup ? name_dup_id(g, err)
+                           : 0;
+  return rc ? rc : pins >= 2 ? check_pins(g, err) : 0;
+}
+
 int planner_validate(const struct planner_graph *g,
                      const struct planner_options *o, char err[ARENA_ERR_LEN])
 {
@@ -226,14 +257,7 @@ int planner_validate(const struct planner_graph *g,
                          g->n_tensors, PLANNER_MAX_TENSORS);
   if ((rc = check_options(o, err)))
     return rc;
-  for (size_t i = 0; i < g->n_tensors; i++)
-    if ((rc = check_tensor(&g->tensors[i], i, o, err)))
-      return rc;
-  if ((rc = check_totals(g, o, err)))
-    return rc;
-  if ((rc = check_dup_ids(g, err)))
-    return rc;
-  return check_pins(g, err);
+  return check_rows(g, o, err);
 }
 
 /* ---- the problem and its lower bound -------------------------------- */

@@ -29,14 +29,10 @@ void tindex_cleanup(struct tindex *x)
   memset(x, 0, sizeof *x);
 }
 
+/* log2 of a power of two. */
 static unsigned log2_of(uint64_t a)
 {
-  unsigned k = 0;
-  while (a > 1) {
-    a >>= 1;
-    k++;
-  }
-  return k;
+  return (unsigned)__builtin_ctzll(a);
 }
 
 /* Numbers the non-empty tensors by (first, row) into row_of and rank_of.
@@ -59,14 +55,19 @@ static int number_ranks(struct tindex *x, const struct planner__prob *p,
   return 0;
 }
 
-/* item[].size and align_log2 of every rank. */
+/* item[].size, align_log2 and one_align of every rank. */
 static void fill_items(struct tindex *x, const struct planner__prob *p)
 {
+  unsigned any = 0, all = TINDEX_MIXED;
   for (size_t r = 0; r < x->m; r++) {
     uint32_t i = x->row_of[r];
+    unsigned a = log2_of(p->align[i]);
     x->item[r].size = p->t[i].size;
-    x->align_log2[r] = (uint8_t)log2_of(p->align[i]);
+    x->align_log2[r] = (uint8_t)a;
+    any |= a;
+    all &= a;
   }
+  x->one_align = x->m && any == all ? any : TINDEX_MIXED;
 }
 
 /* Merges the sorted firsts (by rank) and the sorted ends (last + 1, with
@@ -389,7 +390,8 @@ void tindex_prefetch(const struct tindex *x, const struct tindex_span *pos,
   const struct tindex_item *it = &x->item[r];
   if (stage == 0) {
     __builtin_prefetch(it);
-    __builtin_prefetch(&x->align_log2[r]);
+    if (x->one_align == TINDEX_MIXED)
+      __builtin_prefetch(&x->align_log2[r]);
     return;
   }
   if (stage == 1) {

@@ -70,6 +70,7 @@
 #include "planner_int.h"
 
 #define TINDEX_NONE UINT32_MAX /* rank_of[] of an empty tensor */
+#define TINDEX_MIXED 255u      /* one_align when alignments differ */
 
 /* A non-empty tensor, by rank. */
 struct tindex_item {
@@ -94,6 +95,10 @@ struct tindex {
   uint32_t *row_of;          /* m: row of each rank */
   struct tindex_item *item;  /* m: by rank */
   uint8_t *align_log2;       /* m: log2 of the effective alignment */
+  unsigned one_align;        /* log2 of the effective alignment of every
+                                rank when they all have the same one (no
+                                read of align_log2 needed), else
+                                TINDEX_MIXED */
   struct tindex_leaf *leaf;  /* S: per span */
   uint32_t *node_beg;        /* 2 S + 1: node v's list is ent[node_beg[v]
                                 .. node_beg[v + 1]); v in [1, 2 S) */
@@ -147,6 +152,12 @@ void tindex_cleanup(struct tindex *x);
  * the caller, who frees it; x keeps everything else and its cleanup no
  * longer frees row_of. NULL for an empty x. */
 uint32_t *tindex_take_row_of(struct tindex *x);
+
+/* log2 of the effective alignment of rank r. */
+static inline unsigned tindex_align_log2(const struct tindex *x, uint32_t r)
+{
+  return x->one_align != TINDEX_MIXED ? x->one_align : x->align_log2[r];
+}
 
 /* The first rank that may be near (see near_s1) and live in span s: no
  * near tensor that starts before it lives in s. */

@@ -83,10 +83,8 @@ static size_t merge_pieces(const struct tindex_span *a, size_t na,
   return n;
 }
 
-int tunion_reserve(struct tindex_spans *v, size_t more)
+int tunion_grow(struct tindex_spans *v, size_t more)
 {
-  if (v->n + more <= v->cap)
-    return 0;
   size_t cap = v->cap ? v->cap : 256;
   while (cap < v->n + more)
     cap *= 2;

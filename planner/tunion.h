@@ -110,9 +110,15 @@ struct tunion_runs {
   size_t cap;           /* entries of room */
 };
 
+/* tunion_reserve() when v has to grow. */
+int tunion_grow(struct tindex_spans *v, size_t more);
+
 /* Makes room in v for `more` entries past v->n (growing by doubling).
  * Returns 0, or -1 when out of memory (v unchanged). */
-int tunion_reserve(struct tindex_spans *v, size_t more);
+static inline int tunion_reserve(struct tindex_spans *v, size_t more)
+{
+  return v->n + more <= v->cap ? 0 : tunion_grow(v, more);
+}
 
 /* Frees what u owns and leaves it unbuilt. */
 void tunion_cleanup(struct tunion *u);
@@ -122,6 +128,22 @@ void tunion_cleanup(struct tunion *u);
  * clean it up). */
 int tunion_add(const struct tindex *x, struct tunion *u, uint32_t r,
                uint64_t off, uint64_t end);
+
+/* Prefetches what recording rank r's placement (tunion_add) will read of
+ * u: its block's union. Touches only caches, never changes a result.
+ * Always inlined: GCC takes a function that only prefetches for one
+ * without side effects and drops its calls. */
+static inline __attribute__((always_inline)) void
+tunion_prefetch(const struct tunion *u, uint32_t r)
+{
+  if (!u->block)
+    return;
+  const char *v = (const char *)(u->block + (size_t)(r / TUNION_BLOCK) *
+                                                TUNION_BLOCK_PIECES);
+  __builtin_prefetch(&u->n_block[r / TUNION_BLOCK]);
+  for (size_t b = 0; b < TUNION_BLOCK_PIECES * sizeof *u->block; b += 64)
+    __builtin_prefetch(v + b);
+}
 
 /* Finds byte ranges whose union is the union of the bytes of every
  * placed tensor (pos[q].end != 0) that overlaps rank r in time (r itself

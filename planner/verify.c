@@ -22,6 +22,16 @@
  * operator) is copied into an array by position, so that a neighbour's
  * is next to the tensor's own in memory instead of in a graph row
  * anywhere. O(n) sorts plus O(n log_64 n) sweep.
+ *
+ * Most graphs have few tensors live at once, and then neither the sort
+ * by offset nor the tree is needed: the sweep keeps the live tensors
+ * themselves in a small array, in no order, and tests each new tensor
+ * against all of them, which in the cache costs less than finding two
+ * neighbours anywhere in the tree. By the argument above that finds a
+ * collision at the same tensor as the test against the neighbours, and
+ * the pair is then named as the neighbours would name it. Once more than
+ * SMALL_LIVE tensors would be live at once, the check starts over with
+ * the sort and the tree.
  */
 #include "planner_int.h"
 #include "planner_sort.h"
@@ -204,7 +214,7 @@ static int ascending(const uint32_t *v, size_t m)
  * Beyond that size each array is a block of its own, which such an
  * allocator can still keep in its heap. */
 #define CHECK_ONE_BLOCK ((size_t)32 << 20)
-#define CHECK_PIECES 6
+#define CHECK_PIECES 5
 
 struct check_mem {
   char *block;               /* the one block, or NULL */
@@ -249,10 +259,106 @@ static void check_mem_cleanup(struct check_mem *c)
     free(c->piece[k]);
 }
 
-int planner__find_overlap(const struct planner_tensor *t,
+/* ---- few tensors live at once ------------------------------------------ */
+
+/* Live tensors the small sweep holds at most. */
+#define SMALL_LIVE 64
+#define SMALL_FULL 2 /* sweep_small(): more were live, nothing decided */
+
+/* A live tensor of the small sweep. */
+struct live_one {
+  uint64_t off, end; /* its bytes */
+  int64_t last;      /* its last operator */
+  uint32_t row;
+};
+
+/* The pair the sweep of DESIGN reports for row i at [off, end) when it
+ * overlaps some member of live[0..n) (all live): its nearest neighbour
+ * below in (offset, row) order when they overlap, else the one above. */
+static void name_pair(const struct live_one *live, size_t n, uint64_t off,
+                      uint32_t i, uint32_t *a, uint32_t *b)
+{
+  const struct live_one *below = NULL, *above = NULL;
+  for (size_t q = 0; q < n; q++) {
+    const struct live_one *v = &live[q];
+    if (v->off < off || (v->off == off && v->row < i)) {
+      if (!below || v->off > below->off ||
+          (v->off == below->off && v->row > below->row))
+        below = v;
+    } else if (!above || v->off < above->off ||
+               (v->off == above->off && v->row < above->row)) {
+      above = v;
+    }
+  }
+  if (below && below->end > off) {
+    *a = below->row;
+    *b = i;
+  } else {
+    *a = i;
+    *b = above ? above->row : i; /* above is there: i overlaps one */
+  }
+}
+
+/* The sweep of DESIGN over by_first with the live tensors in a small
+ * array: each new tensor is tested against every one of them (those
+ * whose lifetime ended leave in the same pass, the last member taking
+ * their place), which finds a collision
+ * exactly when the test against the nearest neighbours would; then the
+ * pair is named as the sweep names it. Returns 1 with the pair, 0, or
+ * SMALL_FULL when more than SMALL_LIVE tensors are live at once. */
+static int sweep_small(const struct planner_tensor *t,
+                       const uint64_t *offsets, const uint32_t *by_first,
+                       size_t m, uint32_t *a, uint32_t *b)
+{
+  struct live_one live[SMALL_LIVE];
+  size_t n = 0;
+  for (size_t k = 0; k < m; k++) {
+    uint32_t i = by_first[k];
+    int64_t now = t[i].first;
+    uint64_t off = offsets[i], end = off + t[i].size;
+    unsigned hit = 0;
+    for (size_t q = n; q-- > 0;) {
+      if (live[q].last < now) { /* ended: the last one (seen) moves in */
+        live[q] = live[--n];
+        continue;
+      }
+      hit |= (live[q].off < end) & (off < live[q].end); /* rare: no branch */
+    }
+    if (hit) {
+      name_pair(live, n, off, i, a, b);
+      return 1;
+    }
+    if (n == SMALL_LIVE)
+      return SMALL_FULL;
+    live[n++] = (struct live_one){off, end, t[i].last, i};
+  }
+  return 0;
+}
+
+/* Whether the bytes of the rows subset[0..m) ascend in that order without
+ * overlapping (as a bump allocator's do): then no two overlap at all. */
+static int apart_in_order(const struct planner_tensor *t,
                           const uint64_t *offsets, const uint32_t *subset,
-                          const uint32_t *by_first, size_t m, uint32_t *a,
-                          uint32_t *b)
+                          size_t m)
+{
+  uint64_t top = 0;
+  for (size_t k = 0; k < m; k++) {
+    uint32_t i = subset[k];
+    if (offsets[i] < top)
+      return 0;
+    top = offsets[i] + t[i].size;
+  }
+  return 1;
+}
+
+/* ---- any number live at once ---------------------------------------------- */
+
+/* The check with the sort by offset and the tree (see DESIGN), in the
+ * order by_first. */
+static int find_overlap_wide(const struct planner_tensor *t,
+                             const uint64_t *offsets, const uint32_t *subset,
+                             const uint32_t *by_first, size_t m, uint32_t *a,
+                             uint32_t *b)
 {
   size_t n = 0, mm = m ? m : 1;
   for (size_t k = 0; k < m; k++)
@@ -262,17 +368,15 @@ int planner__find_overlap(const struct planner_tensor *t,
   size_t radix = mm * (sizeof(uint64_t) + sizeof(uint32_t));
   const size_t bytes[CHECK_PIECES] = {
       mm * sizeof(struct at_pos), mm * sizeof(uint64_t), radix,
-      mm * sizeof(uint32_t), (n ? n : 1) * sizeof(uint32_t),
-      by_first ? 0 : mm * sizeof(uint32_t)};
+      mm * sizeof(uint32_t), (n ? n : 1) * sizeof(uint32_t)};
   struct check_mem c;
-  check_mem_init(&c, bytes, CHECK_PIECES - (by_first != NULL));
+  check_mem_init(&c, bytes, CHECK_PIECES);
   struct at_pos *ap = check_take(&c, bytes[0]);
   uint64_t *key = check_take(&c, bytes[1]);
   void *scratch = check_take(&c, bytes[2]);
   uint32_t *byo = check_take(&c, bytes[3]);
   uint32_t *posof = check_take(&c, bytes[4]);
-  uint32_t *byf = by_first ? NULL : check_take(&c, bytes[5]);
-  if (!ap || !key || !scratch || !byo || !posof || (!by_first && !byf)) {
+  if (!ap || !key || !scratch || !byo || !posof) {
     check_mem_cleanup(&c);
     return ARENA_ENOMEM;
   }
@@ -292,11 +396,6 @@ int planner__find_overlap(const struct planner_tensor *t,
   }
   if (sort_by(t, offsets, BY_OFFSET, rows, m, byo, key, &rs))
     goto out;
-  if (!by_first) {
-    if (sort_by(t, offsets, BY_FIRST, subset, m, byf, key, &rs))
-      goto out;
-    by_first = byf;
-  }
   /* positions first (scattered writes of 4 bytes), then what the sweep
    * reads of each row, the rows read in their order and written to
    * their positions: writes wait for no one, scattered reads would */
@@ -311,6 +410,40 @@ int planner__find_overlap(const struct planner_tensor *t,
 out:
   bt_cleanup(&live);
   planner__radix_cleanup(&rs);
+  check_mem_cleanup(&c);
+  return rc;
+}
+
+int planner__find_overlap(const struct planner_tensor *t,
+                          const uint64_t *offsets, const uint32_t *subset,
+                          const uint32_t *by_first, size_t m, uint32_t *a,
+                          uint32_t *b)
+{
+  size_t mm = m ? m : 1, radix = mm * (sizeof(uint64_t) + sizeof(uint32_t));
+  const size_t bytes[3] = {mm * sizeof(uint32_t), mm * sizeof(uint64_t),
+                           radix};
+  struct check_mem c;
+  memset(&c, 0, sizeof c);
+  if (apart_in_order(t, offsets, subset, m))
+    return 0;
+  if (!by_first) { /* sorted here, in one block (see check_mem) */
+    check_mem_init(&c, bytes, 3);
+    uint32_t *byf = check_take(&c, bytes[0]);
+    uint64_t *key = check_take(&c, bytes[1]);
+    void *scratch = check_take(&c, bytes[2]);
+    struct planner__radix rs = planner__radix_borrow(scratch, radix);
+    int bad = !byf || !key || !scratch ||
+              sort_by(t, offsets, BY_FIRST, subset, m, byf, key, &rs);
+    planner__radix_cleanup(&rs);
+    if (bad) {
+      check_mem_cleanup(&c);
+      return ARENA_ENOMEM;
+    }
+    by_first = byf;
+  }
+  int rc = sweep_small(t, offsets, by_first, m, a, b);
+  if (rc == SMALL_FULL)
+    rc = find_overlap_wide(t, offsets, subset, by_first, m, a, b);
   check_mem_cleanup(&c);
   return rc;
 }
@@ -352,7 +485,7 @@ static int check_each(const struct planner_graph *g,
                            t->id, t->pinned, off);
     if (t->size == 0)
       continue;
-    if (off % al)
+    if (off & (al - 1)) /* a power of two, validated */
       return planner__errf(err, ARENA_EVERIFY,
                            "tensor %" PRIu32 " at offset %" PRIu64
                            " is not aligned to %" PRIu64,

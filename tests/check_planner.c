@@ -267,6 +267,39 @@ static int validate_one(struct planner_tensor *t, size_t n, uint64_t align,
   return planner_validate(&g, &o, err);
 }
 
+/* Validation reports the first bad tensor before anything else, even one
+ * after the row where the padded sizes pass the largest arena; the sizes
+ * before duplicate ids; duplicate ids (dense or sparse) before colliding
+ * pins. */
+START_TEST(test_validation_order)
+{
+  char err[ARENA_ERR_LEN];
+  struct planner_tensor t[4] = {
+      {1, UINT64_MAX / 4, 0, 1, 0, PLANNER_NOT_PINNED},
+      {2, UINT64_MAX / 4, 1, 2, 0, PLANNER_NOT_PINNED},
+      {1, 10, 0, 3, 0, 0},            /* id 1 again, pinned at 0 */
+      {4, 10, 3, 2, 0, PLANNER_NOT_PINNED}, /* ends before it starts */
+  };
+  ck_assert_int_eq(validate_one(t, 4, 64, err), ARENA_ELIFETIME);
+  ck_assert_ptr_nonnull(strstr(err, "tensor 4"));
+  t[3].last = 3;
+  ck_assert_int_eq(validate_one(t, 4, 64, err), ARENA_EOVERFLOW);
+  ck_assert_ptr_nonnull(strstr(err, "at tensor 2"));
+  t[0].size = t[1].size = 10;
+  t[3].pinned = 0; /* collides with the pinned tensor of id 1 */
+  ck_assert_int_eq(validate_one(t, 4, 64, err), ARENA_EDUPID);
+  ck_assert_ptr_nonnull(strstr(err, "id 1 "));
+  t[2].id = 4000000000u; /* sparse ids: found by the sort */
+  t[1].id = 4000000000u;
+  ck_assert_int_eq(validate_one(t, 4, 64, err), ARENA_EDUPID);
+  ck_assert_ptr_nonnull(strstr(err, "rows 1 and 2"));
+  t[1].id = 2;
+  ck_assert_int_eq(validate_one(t, 4, 64, err), ARENA_EPINNED);
+  t[3].pinned = 64;
+  ck_assert_int_eq(validate_one(t, 4, 64, err), 0);
+}
+END_TEST
+
 START_TEST(test_validation_errors)
 {
   char err[ARENA_ERR_LEN];
@@ -780,6 +813,7 @@ Suite *planner_suite(void)
 
   tc = tcase_create("validation");
   tcase_add_test(tc, test_validation_errors);
+  tcase_add_test(tc, test_validation_order);
   tcase_add_test(tc, test_overflow_is_bad_input);
   tcase_add_test(tc, test_run_reports_errors);
   tcase_add_test(tc, test_verify_catches_bad_plans);

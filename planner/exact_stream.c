@@ -1118,7 +1118,11 @@ static int stream_init(struct ctx *X, uint32_t c, uint64_t cap)
 /* A plan from a dead end: from the d levels placed, places every other
  * tensor at its canonical offset in key order, whatever the capacity,
  * and keeps the result as component c's plan when its arena is below the
- * current one; then undoes those placements. Canonical placements never
+ * current one; then undoes those placements. A completion costs about
+ * what a descent does, so the effort is checked at every placement: one
+ * that reaches it is abandoned, nothing kept, and the search's next poll
+ * ends the search (else one completion ran up to 108 M units past the
+ * limit; docs/exact.md, "Effort"). Canonical placements never
  * overlap, so the plan is valid. The undo takes back the sections and
  * the lists placement by placement but the keys in one go: every
  * unplaced tensor's pos from the floors, then the candidates, the minima
@@ -1132,7 +1136,7 @@ static void complete(struct ctx *X, uint32_t c, struct exact_stream *T,
   uint32_t ptn = T->ptn;
   T->cap = UINT64_MAX;
   uint32_t k = d;
-  while (T->unplaced > 0) {
+  while (T->unplaced > 0 && X->work < X->work_limit) {
     uint32_t b = next_cand(T, 0, -1, &X->work);
     lv[k].c = b;
     lv[k].x = T->pos[b];
@@ -1141,7 +1145,7 @@ static void complete(struct ctx *X, uint32_t c, struct exact_stream *T,
   }
   for (uint32_t q = 0; q < k; q++)
     arena = umax(arena, lv[q].x + T->size[lv[q].c]);
-  if (arena < X->carena[c]) {
+  if (T->unplaced == 0 && arena < X->carena[c]) {
     for (uint32_t q = 0; q < k; q++)
       X->offsets[X->gi[T->a + lv[q].c]] = lv[q].x;
     X->carena[c] = arena;
@@ -1203,6 +1207,8 @@ int exact__stream_search(struct ctx *X, uint32_t c, uint64_t cap,
       if (d >= done_at + T->m / 16 + 1) {
         complete(X, c, T, d);
         done_at = d;
+        if ((rc = exact__poll_stop(X)) != R_FOUND)
+          break;
       }
       d--;
       unplace(T, lv[d].c, lv[d].how, lv[d].mark, &X->work);

@@ -136,7 +136,9 @@ static int plan_stretch(struct imp *I, uint32_t a, uint32_t b,
   uint32_t ns = improve__window(I, a, b);
   I->cap = target;
   I->fit = 1;
+  I->first = PLANNER_ALGO_TFLM_GREEDY; /* the cheapest start */
   rc = improve__plan_window(I, ns);
+  I->first = PLANNER_ALGO_BEST;
   I->fit = 0;
   if (rc)
     return rc;

@@ -54,8 +54,9 @@
  *  it explored without the pool, at a fraction of the units.
  *
  *  Cost: a placement or an undo costs O((k + 1) log n) for its k
- *  neighbours outside the pool, a flat one O(n); memory is about 100
- *  bytes per tensor, 24 more for the pool's slots, the rank order and a
+ *  neighbours outside the pool, a flat one O(n); memory is about 104
+ *  bytes per tensor (a treap node holds its key's rank), 24 more for
+ *  the pool's slots, the rank order and a
  *  spine, plus 12 per cover entry (at most 2 log2 S a tensor, a few on
  *  average) plus 80 per section (docs/exact.md gives the figures). Every step is counted in work units, like exact_search.c's.
  */

@@ -54,8 +54,9 @@
  *  it explored without the pool, at a fraction of the units.
  *
  *  Cost: a placement or an undo costs O((k + 1) log n) for its k
- *  neighbours outside the pool, a flat one O(n); memory is about 100
- *  bytes per tensor, 24 more for the pool's slots, the rank order and a
+ *  neighbours outside the pool, a flat one O(n); memory is about 104
+ *  bytes per tensor (a treap node holds its key's rank), 24 more for
+ *  the pool's slots, the rank order and a
  *  spine, plus 12 per cover entry (at most 2 log2 S a tensor, a few on
  *  average) plus 80 per section (docs/exact.md gives the figures). Every step is counted in work units, like exact_search.c's.
  */
@@ -113,8 +114,11 @@ struct exact_stream {
    * sentinel is entry E + v; circular and doubly linked. */
   uint32_t *toff, *et, *enx, *epv;
   uint32_t E;
-  /* Treap of the available unplaced tensors. */
-  uint32_t *tl, *tr, *tp;
+  /* Treap of the available unplaced tensors: links, priority and the
+   * rank of its key, in one node a tensor (its pos is pos[]). */
+  struct trn {
+    uint32_t l, r, tp, rank;
+  } *tn;
   uint32_t root;
   /* min pos + size over the unplaced tensors, Pm leaves. */
   uint32_t Pm;
@@ -316,68 +320,66 @@ static uint64_t sec_floor(const struct exact_stream *T, uint32_t lo,
 
 /* ---- the treap of candidates -------------------------------------------- */
 
-static int key_lt(const struct exact_stream *T, uint32_t a, uint32_t b)
+/* Whether tensor t's key is below (pos, rank). */
+static int key_below(const struct exact_stream *T, uint32_t t, uint64_t pos,
+                     uint32_t rank)
 {
-  if (T->pos[a] != T->pos[b])
-    return T->pos[a] < T->pos[b];
-  return T->rank[a] < T->rank[b];
+  return T->pos[t] < pos || (T->pos[t] == pos && T->tn[t].rank < rank);
 }
 
-static uint32_t tr_merge(struct exact_stream *T, uint32_t a, uint32_t b)
+/* The treap's updates walk down from the root without recursion, each
+ * through the link it will rewrite: a placement changes the keys of
+ * hundreds of neighbours, and these walks are most of its time. They
+ * build the same trees as the recursive split and merge. */
+
+/* Inserts q (not in the treap) into the treap. */
+static void tr_insert(struct exact_stream *T, uint32_t q)
 {
-  if (a == NONE)
-    return b;
-  if (b == NONE)
-    return a;
-  if (T->tp[a] > T->tp[b]) {
-    T->tr[a] = tr_merge(T, T->tr[a], b);
-    return a;
+  struct trn *n = T->tn;
+  uint64_t qp = T->pos[q];
+  uint32_t qr = T->rank[q], qt = n[q].tp, *link = &T->root;
+  n[q].rank = qr;
+  while (*link != NONE && qt <= n[*link].tp)
+    link = key_below(T, *link, qp, qr) ? &n[*link].r : &n[*link].l;
+  /* Split the subtree at *link into the keys below q's and the others. */
+  uint32_t t = *link, *l = &n[q].l, *r = &n[q].r;
+  while (t != NONE) {
+    if (key_below(T, t, qp, qr)) {
+      *l = t;
+      l = &n[t].r;
+      t = n[t].r;
+    } else {
+      *r = t;
+      r = &n[t].l;
+      t = n[t].l;
+    }
   }
-  T->tl[b] = tr_merge(T, a, T->tl[b]);
-  return b;
+  *l = *r = NONE;
+  *link = q;
 }
 
-/* Splits t into the keys below q's and the others. */
-static void tr_split(struct exact_stream *T, uint32_t t, uint32_t q,
-                     uint32_t *l, uint32_t *r)
+/* Erases q (in the treap, at its current key) from the treap. */
+static void tr_erase(struct exact_stream *T, uint32_t q)
 {
-  if (t == NONE) {
-    *l = *r = NONE;
-  } else if (key_lt(T, t, q)) {
-    tr_split(T, T->tr[t], q, &T->tr[t], r);
-    *l = t;
-  } else {
-    tr_split(T, T->tl[t], q, l, &T->tl[t]);
-    *r = t;
+  struct trn *n = T->tn;
+  uint64_t qp = T->pos[q];
+  uint32_t qr = n[q].rank, *link = &T->root;
+  while (*link != q)
+    link = key_below(T, *link, qp, qr) ? &n[*link].r : &n[*link].l;
+  /* Merge its subtrees in its place. */
+  uint32_t a = n[q].l, b = n[q].r;
+  while (a != NONE && b != NONE) {
+    if (n[a].tp > n[b].tp) {
+      *link = a;
+      link = &n[a].r;
+      a = n[a].r;
+    } else {
+      *link = b;
+      link = &n[b].l;
+      b = n[b].l;
+    }
   }
-}
-
-static uint32_t tr_insert(struct exact_stream *T, uint32_t t, uint32_t q)
-{
-  if (t == NONE) {
-    T->tl[q] = T->tr[q] = NONE;
-    return q;
-  }
-  if (T->tp[q] > T->tp[t]) {
-    tr_split(T, t, q, &T->tl[q], &T->tr[q]);
-    return q;
-  }
-  if (key_lt(T, q, t))
-    T->tl[t] = tr_insert(T, T->tl[t], q);
-  else
-    T->tr[t] = tr_insert(T, T->tr[t], q);
-  return t;
-}
-
-static uint32_t tr_erase(struct exact_stream *T, uint32_t t, uint32_t q)
-{
-  if (t == q)
-    return tr_merge(T, T->tl[t], T->tr[t]);
-  if (key_lt(T, q, t))
-    T->tl[t] = tr_erase(T, T->tl[t], q);
-  else
-    T->tr[t] = tr_erase(T, T->tr[t], q);
-  return t;
+  *link = a != NONE ? a : b;
 }
 
 /* The available tensor of the treap with the least key above (kpos,
@@ -388,12 +390,12 @@ static uint32_t tr_next(const struct exact_stream *T, uint64_t kpos,
   uint32_t t = T->root, best = NONE;
   while (t != NONE) {
     int above = T->pos[t] > kpos ||
-                (T->pos[t] == kpos && (int64_t)T->rank[t] > krank);
+                (T->pos[t] == kpos && (int64_t)T->tn[t].rank > krank);
     if (above) {
       best = t;
-      t = T->tl[t];
+      t = T->tn[t].l;
     } else {
-      t = T->tr[t];
+      t = T->tn[t].r;
     }
   }
   return best;
@@ -460,10 +462,10 @@ static uint64_t set_pos(struct exact_stream *T, uint32_t q, uint64_t v)
 {
   int in = avail(T, q);
   if (in)
-    T->root = tr_erase(T, T->root, q);
+    tr_erase(T, q);
   T->pos[q] = v;
   if (in)
-    T->root = tr_insert(T, T->root, q);
+    tr_insert(T, q);
   tmin_set(T, q, v + T->size[q]);
   return KEY_UNITS(T);
 }
@@ -477,7 +479,10 @@ static void cand_mark(struct exact_stream *T, uint32_t q, int on)
     else
       bit_clear(T->bits_r, T->sum_r, T->slot_r[q]);
   } else {
-    T->root = on ? tr_insert(T, T->root, q) : tr_erase(T, T->root, q);
+    if (on)
+      tr_insert(T, q);
+    else
+      tr_erase(T, q);
   }
 }
 
@@ -633,12 +638,13 @@ static void flat_rebuild(struct exact_stream *T, uint64_t *work)
     uint32_t q = T->by_rank[r], last = NONE;
     if (T->placed[q] || in_pool(T, q) || !avail(T, q))
       continue;
-    while (sp && T->tp[T->stk[sp - 1]] < T->tp[q])
+    while (sp && T->tn[T->stk[sp - 1]].tp < T->tn[q].tp)
       last = T->stk[--sp];
-    T->tl[q] = last;
-    T->tr[q] = NONE;
+    T->tn[q].l = last;
+    T->tn[q].r = NONE;
+    T->tn[q].rank = T->rank[q];
     if (sp)
-      T->tr[T->stk[sp - 1]] = q;
+      T->tn[T->stk[sp - 1]].r = q;
     T->stk[sp++] = q;
   }
   T->root = sp ? T->stk[0] : NONE;
@@ -800,7 +806,7 @@ void exact__stream_free(struct ctx *X)
   free(T->tag); free(T->sub); free(T->add); free(T->mr); free(T->fr);
   free(T->ttag); free(T->pos); free(T->placed); free(T->nxt); free(T->prv);
   free(T->bys); free(T->tnext); free(T->toff); free(T->et); free(T->enx);
-  free(T->epv); free(T->tl); free(T->tr); free(T->tp); free(T->tmin);
+  free(T->epv); free(T->tn); free(T->tmin);
   free(T->lv); free(T->pti); free(T->ptv);
   free(T->slot_r); free(T->bits_r); /* the pool's two blocks */
   free(T);
@@ -817,8 +823,8 @@ size_t exact__stream_bytes(const struct ctx *X)
     pm *= 2;
   return sizeof *T + n2 * 5 * sizeof(uint64_t) +          /* section tree */
          (size_t)T->ttcap * sizeof(uint64_t) +            /* tag trail */
-         m1 * (sizeof(uint64_t) + 1 + 6 * sizeof(uint32_t) + /* per tensor */
-               sizeof(struct slv)) +
+         m1 * (sizeof(uint64_t) + 1 + 3 * sizeof(uint32_t) + /* per tensor */
+               sizeof(struct trn) + sizeof(struct slv)) +
          (m1 + 1) * sizeof(uint32_t) +                    /* toff */
          ((size_t)T->pcap + 2) * sizeof(uint32_t) +       /* bys */
          ((size_t)T->ecap + n2 + 1) * 3 * sizeof(uint32_t) + /* covers */
@@ -867,9 +873,7 @@ static int stream_room(struct ctx *X, uint32_t m, uint32_t S, uint32_t E,
   T->et = malloc(((size_t)E + n2 + 1) * sizeof *T->et);
   T->enx = malloc(((size_t)E + n2 + 1) * sizeof *T->enx);
   T->epv = malloc(((size_t)E + n2 + 1) * sizeof *T->epv);
-  T->tl = malloc(m1 * sizeof *T->tl);
-  T->tr = malloc(m1 * sizeof *T->tr);
-  T->tp = malloc(m1 * sizeof *T->tp);
+  T->tn = malloc(m1 * sizeof *T->tn);
   T->tmin = malloc(2 * (size_t)Pm * sizeof *T->tmin);
   T->lv = malloc((m1 + 1) * sizeof *T->lv);
   T->ptcap = (uint32_t)(4 * m1 + (1u << 12));
@@ -893,8 +897,8 @@ static int stream_room(struct ctx *X, uint32_t m, uint32_t S, uint32_t E,
   T->sum_z = T->sum_r + ws;
   if (!T->tag || !T->sub || !T->add || !T->mr || !T->fr || !T->ttag ||
       !T->pos || !T->placed || !T->nxt || !T->prv || !T->bys || !T->tnext ||
-      !T->toff || !T->et || !T->enx || !T->epv || !T->tl || !T->tr ||
-      !T->tp || !T->tmin || !T->lv || !T->pti || !T->ptv) {
+      !T->toff || !T->et || !T->enx || !T->epv || !T->tn || !T->tmin ||
+      !T->lv || !T->pti || !T->ptv) {
     exact__stream_free(X);
     return ARENA_ENOMEM;
   }
@@ -1106,7 +1110,7 @@ static int stream_init(struct ctx *X, uint32_t c, uint64_t cap)
     T->pos[q] = X->npins ? exact__fixpin(X, a + q, 0) : 0;
     if (T->pos[q] + T->size[q] > cap)
       return R_INFEAS;
-    T->tp[q] = (uint32_t)exact__mix64(((uint64_t)q << 1) ^ 0x5bd1e995u);
+    T->tn[q].tp = (uint32_t)exact__mix64(((uint64_t)q << 1) ^ 0x5bd1e995u);
   }
   X->work += 8 * (uint64_t)P + 4 * (uint64_t)E + 2 * (uint64_t)m +
              exact__sort_units(T->np) + cand_build(T);
@@ -1118,7 +1122,11 @@ static int stream_init(struct ctx *X, uint32_t c, uint64_t cap)
 /* A plan from a dead end: from the d levels placed, places every other
  * tensor at its canonical offset in key order, whatever the capacity,
  * and keeps the result as component c's plan when its arena is below the
- * current one; then undoes those placements. Canonical placements never
+ * current one; then undoes those placements. A completion costs about
+ * what a descent does, so the effort is checked at every placement: one
+ * that reaches it is abandoned, nothing kept, and the search's next poll
+ * ends the search (else one completion ran up to 108 M units past the
+ * limit; docs/exact.md, "Effort"). Canonical placements never
  * overlap, so the plan is valid. The undo takes back the sections and
  * the lists placement by placement but the keys in one go: every
  * unplaced tensor's pos from the floors, then the candidates, the minima
@@ -1132,7 +1140,7 @@ static void complete(struct ctx *X, uint32_t c, struct exact_stream *T,
   uint32_t ptn = T->ptn;
   T->cap = UINT64_MAX;
   uint32_t k = d;
-  while (T->unplaced > 0) {
+  while (T->unplaced > 0 && X->work < X->work_limit) {
     uint32_t b = next_cand(T, 0, -1, &X->work);
     lv[k].c = b;
     lv[k].x = T->pos[b];
@@ -1141,7 +1149,7 @@ static void complete(struct ctx *X, uint32_t c, struct exact_stream *T,
   }
   for (uint32_t q = 0; q < k; q++)
     arena = umax(arena, lv[q].x + T->size[lv[q].c]);
-  if (arena < X->carena[c]) {
+  if (T->unplaced == 0 && arena < X->carena[c]) {
     for (uint32_t q = 0; q < k; q++)
       X->offsets[X->gi[T->a + lv[q].c]] = lv[q].x;
     X->carena[c] = arena;
@@ -1203,6 +1211,8 @@ int exact__stream_search(struct ctx *X, uint32_t c, uint64_t cap,
       if (d >= done_at + T->m / 16 + 1) {
         complete(X, c, T, d);
         done_at = d;
+        if ((rc = exact__poll_stop(X)) != R_FOUND)
+          break;
       }
       d--;
       unplace(T, lv[d].c, lv[d].how, lv[d].mark, &X->work);

@@ -349,7 +349,11 @@ int improve__plan_window(struct imp *I, uint32_t ns)
     return rc;
   I->work += IMPROVE_HEUR_UNITS * exact__sort_units(ns);
   uint64_t best = I->seeded ? planner__arena_of(&wp, I->wbest) : UINT64_MAX;
-  for (unsigned a = 0; a < N_WIN_ALGOS && best > I->cap; a++) {
+  /* Asked whether the window fits cap, the search explores the same
+   * nodes from any plan that does not: one heuristic (I->first) is
+   * tried, for the chance that it fits. */
+  unsigned na = I->fit ? 1 : N_WIN_ALGOS;
+  for (unsigned a = 0; a < na && best > I->cap; a++) {
     rc = planner__heuristic(&wp, win_algo(I, a), I->woff);
     I->work += IMPROVE_HEUR_UNITS * exact__sort_units(ns);
     if (rc)

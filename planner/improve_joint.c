@@ -20,7 +20,9 @@
  *  window of improve.c: the tensors live through all of it are stacked
  *  at the bottom in the staircase (latest last use first), which the
  *  window sees as one fixed block, and the other tensors live in it, cut
- *  to it, are planned by the window's heuristics and then by the exact
+ *  to it, are planned by tflm-greedy (the search explores the same
+ *  nodes from any plan that does not fit, so one heuristic is tried, for
+ *  the chance that it fits) and then by the exact
  *  search in capacity mode (improve__plan_window() with I->fit) at the
  *  target LB + LB / JOINT_TARGET_DIV, with all of the budget. Stacked,
  *  the tensors that live through the stretch leave the search only the
@@ -136,7 +138,9 @@ static int plan_stretch(struct imp *I, uint32_t a, uint32_t b,
   uint32_t ns = improve__window(I, a, b);
   I->cap = target;
   I->fit = 1;
+  I->first = PLANNER_ALGO_TFLM_GREEDY; /* the cheapest start */
   rc = improve__plan_window(I, ns);
+  I->first = PLANNER_ALGO_BEST;
   I->fit = 0;
   if (rc)
     return rc;

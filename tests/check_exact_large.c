@@ -231,10 +231,17 @@ END_TEST
  * there, their lives cut to it, into t (room for n). Returns their count
  * and the trace's load bound in *lb. Half of them live the whole
  * stretch. */
-static size_t cut_stretch(struct planner_tensor *t, size_t room, uint64_t *lb)
+static size_t cut_stretch(struct planner_tensor *t, size_t room, uint64_t *lb);
+
+/* The stretch where the load is at least permille / 1000 of the load
+ * bound of the generated trace (shape, size, seed), cut as above. */
+static size_t cut_stretch_of(enum tracegen_shape shape, size_t size,
+                             uint64_t seed, unsigned permille,
+                             struct planner_tensor *t, size_t room,
+                             uint64_t *lb)
 {
   size_t n;
-  struct planner_tensor *g = tracegen_make(TRACEGEN_IOPDDL, 20000, 1, &n);
+  struct planner_tensor *g = tracegen_make(shape, size, seed, &n);
   ck_assert_ptr_nonnull(g);
   struct planner_graph gr = {g, n};
   struct planner_options o;
@@ -252,7 +259,7 @@ static size_t cut_stretch(struct planner_tensor *t, size_t room, uint64_t *lb)
   int64_t lo = -1, hi = -1, load = 0;
   for (int64_t k = 0; k <= end; k++) {
     load += d[k];
-    if ((double)load >= 0.99 * (double)*lb) {
+    if ((double)load >= permille / 1000.0 * (double)*lb) {
       lo = lo < 0 ? k : lo;
       hi = k;
     }
@@ -270,6 +277,11 @@ static size_t cut_stretch(struct planner_tensor *t, size_t room, uint64_t *lb)
   free(d);
   free(g);
   return m;
+}
+
+static size_t cut_stretch(struct planner_tensor *t, size_t room, uint64_t *lb)
+{
+  return cut_stretch_of(TRACEGEN_IOPDDL, 20000, 1, 990, t, room, lb);
 }
 
 /* exact at a capacity on t with the given effort, into p. */
@@ -317,6 +329,75 @@ START_TEST(test_stream_stretch_fits)
   ck_assert_mem_eq(b.offsets, a.offsets, n * sizeof *a.offsets);
   planner_plan_cleanup(&a);
   planner_plan_cleanup(&b);
+}
+END_TEST
+
+/* Work spent by planner__exact_within() at capacity cap on t from
+ * greedy-size's plan, with the work limit lim. */
+static uint64_t fit_work(const struct planner_tensor *t, size_t n,
+                         uint64_t cap, uint64_t lim)
+{
+  struct planner_graph g = {t, n};
+  struct planner_options o;
+  planner_options_init(&o);
+  o.capacity = cap;
+  struct planner__prob p;
+  ck_assert_int_eq(planner__prob_init(&p, &g, &o), 0);
+  uint64_t *offs = malloc(n * sizeof *offs);
+  ck_assert_ptr_nonnull(offs);
+  ck_assert_int_eq(planner__heuristic(&p, PLANNER_ALGO_GREEDY_SIZE, offs), 0);
+  struct planner_plan r;
+  planner_plan_init(&r);
+  r.arena_bytes = planner__arena_of(&p, offs);
+  r.lower_bound_bytes = p.lb;
+  uint64_t work = 0;
+  ck_assert_int_eq(planner__exact_within(&p, offs, &r, 0, lim, &work), 0);
+  ck_assert_uint_le(r.arena_bytes, planner__arena_of(&p, offs));
+  free(offs);
+  planner__prob_cleanup(&p);
+  return work;
+}
+
+START_TEST(test_work_limit_holds)
+{
+  /* The stretch of a SOMAS-like trace (20,000 tensors, seed 2) where the
+   * load is at least 99.5% of the bound, at 1.001 x the bound: the
+   * stream search's plans from its dead ends (complete()) each cost
+   * about a descent, and one of them ran past any limit from 60 M to
+   * 160 M units to 160 M. The limit holds within a small overshoot. */
+  size_t room = 16384;
+  struct planner_tensor *t = malloc(room * sizeof *t);
+  ck_assert_ptr_nonnull(t);
+  uint64_t lb;
+  size_t n = cut_stretch_of(TRACEGEN_SOMAS, 20000, 2, 995, t, room, &lb);
+  ck_assert_uint_gt(n, 1000);
+  /* As the joint re-plan sees it: the tensors live through all of the
+   * stretch as one block pinned at the bottom. */
+  int64_t lo = t[0].first, hi = t[0].last;
+  for (size_t i = 0; i < n; i++) {
+    lo = t[i].first < lo ? t[i].first : lo;
+    hi = t[i].last > hi ? t[i].last : hi;
+  }
+  uint64_t block = 0;
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (t[i].first == lo && t[i].last == hi)
+      block += t[i].size;
+    else
+      t[m++] = t[i];
+  }
+  ck_assert_uint_gt(block, 0);
+  ce_set(&t[m], (uint32_t)m, block, lo, hi);
+  t[m].pinned = 0;
+  n = m + 1;
+  for (size_t i = 0; i < n; i++)
+    t[i].id = (uint32_t)i;
+  static const uint64_t lims[] = {30000000u, 60000000u, 100000000u};
+  for (size_t k = 0; k < 3; k++) {
+    uint64_t w = fit_work(t, n, lb + lb / 1000, lims[k]);
+    ck_assert_uint_le(w, lims[k] + lims[k] / 50);
+  }
+  free(t);
 }
 END_TEST
 
@@ -785,6 +866,7 @@ void ce_add_large_tests(Suite *s)
   tcase_add_test(tl, test_stream_memory_bounded);
   tcase_add_test(tl, test_setup_skipped_when_unpaid);
   tcase_add_test(tl, test_stream_stretch_fits);
+  tcase_add_test(tl, test_work_limit_holds);
   tcase_add_loop_test(tl, test_generated_traces, 0, 4);
   tcase_add_loop_test(tl, test_windowed_replanning, 0, 2);
   tcase_add_test(tl, test_squeeze_lowers_top);

@@ -177,7 +177,8 @@ $(eval $(call check_prog,csv,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,cli,$(BUILD)/libarenaplanner.a,))
 # check_exact plans traces from the benchmarks' generator.
 $(eval $(call check_prog,exact,$(BUILD)/bench/tracegen.o $(BUILD)/libarenaplanner.a,))
-$(BUILD)/tests/check_exact.o $(BUILD)/tests/check_exact_large.o: EXTRA_CFLAGS_tests += -Ibench
+$(BUILD)/tests/check_exact.o $(BUILD)/tests/check_exact_large.o \
+$(BUILD)/tests/check_exact_lns.o $(BUILD)/tests/check_exact_joint.o: EXTRA_CFLAGS_tests += -Ibench
 $(eval $(call check_prog,digest,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,tflite,$(BUILD)/libarenaplanner.a,))
 $(eval $(call check_prog,models,$(BUILD)/libarenaplanner.a,))

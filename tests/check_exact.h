@@ -131,6 +131,10 @@ uint64_t ce_check_pass_repeats(int (*pass)(const struct planner__prob *,
  * verified plan, and returns its arena, with its lower bound in *lb. */
 uint64_t ce_best_on_trace(size_t size, uint64_t seed, uint64_t *lb);
 
+/* check_exact_lns.c. The same for the generated trace of shape shape
+ * (an enum tracegen_shape of tracegen.h). */
+uint64_t ce_best_on_shape(int shape, size_t size, uint64_t seed, uint64_t *lb);
+
 /* Adds the test case "lns" (check_exact_lns.c). */
 void ce_add_lns_tests(Suite *s);
 

@@ -15,6 +15,7 @@
 
 #include "check_exact.h"
 #include "improve.h"
+#include "tracegen.h"
 
 int ce_pass_copy(int (*pass)(const struct planner__prob *, uint64_t *,
                              uint64_t *),
@@ -136,9 +137,15 @@ END_TEST
 
 uint64_t ce_best_on_trace(size_t size, uint64_t seed, uint64_t *lb)
 {
+  return ce_best_on_shape(TRACEGEN_IOPDDL, size, seed, lb);
+}
+
+uint64_t ce_best_on_shape(int shape, size_t size, uint64_t seed, uint64_t *lb)
+{
   size_t n;
-  uint64_t *offs;
-  struct planner_tensor *t = ce_xla_trace(size, seed, &n, &offs, 1);
+  struct planner_tensor *t =
+      tracegen_make((enum tracegen_shape)shape, size, seed, &n);
+  ck_assert_ptr_nonnull(t);
   struct planner_options o;
   struct planner_plan a;
   ce_opts(&o, 1, 0, PLANNER_DEFAULT_EFFORT);
@@ -149,7 +156,6 @@ uint64_t ce_best_on_trace(size_t size, uint64_t seed, uint64_t *lb)
   *lb = a.lower_bound_bytes;
   planner_plan_cleanup(&a);
   free(t);
-  free(offs);
   return arena;
 }
 

@@ -58,117 +58,23 @@
  *  bytes per tensor (a treap node holds its key's rank), 24 more for
  *  the pool's slots, the rank order and a
  *  spine, plus 12 per cover entry (at most 2 log2 S a tensor, a few on
- *  average) plus 80 per section (docs/exact.md gives the figures). Every step is counted in work units, like exact_search.c's.
+ *  average) plus 80 per section (docs/exact.md gives the figures). Every
+ *  step is counted in work units, like exact_search.c's.
+ *
+ *  The state (exact_stream_int.h) is sized, freed and set up for a
+ *  component in exact_stream_setup.c; this file holds its structures,
+ *  the placements and their undo, and the search.
  */
-#include "exact_int.h"
+#include "exact_stream_int.h"
 
-#include <stdlib.h>
 #include <string.h>
-
-/* Work units of changing one candidate's key: a treap erase and insert,
- * each about 2 log2 m nodes with their splits and merges, and a walk up
- * the tree of minima. Measured against exact_search.c's units, so that an
- * effort unit stays within the nominal millisecond (docs/exact.md). */
-#define KEY_UNITS(T) (8 * (uint64_t)(T)->lgm)
-
-struct slv {
-  uint64_t ex;    /* entry key: offset ... */
-  int64_t er;     /* ... and rank, -1 at the root */
-  uint64_t kpos;  /* key of the last candidate tried: offset ... */
-  int64_t krank;  /* ... and rank */
-  uint64_t t1;    /* min pos + size over the unplaced, on entry */
-  uint64_t x;     /* offset of the tensor placed from this level */
-  uint32_t c;     /* that tensor */
-  uint32_t mark;  /* pos trail length before that placement */
-  int how;        /* how to undo it (P_*) */
-};
-
-/* How a placement is undone: how far place() got, and for a pool
- * member's placement that set every other unplaced tensor to one key
- * (place_flat()), whether the old keys are on the trail. */
-enum { P_NONE, P_SECTIONS, P_TRAIL, P_RECOMPUTE, P_FLAT_TRAIL,
-       P_FLAT_RECOMPUTE };
-
-/* The state of one search; allocated for the largest stream component
- * and rebuilt at every call. Indexes are local to the component. */
-struct exact_stream {
-  uint32_t mcap, pcap, ecap;  /* room: tensors, leaves, cover entries */
-  /* The component being searched. */
-  const struct ctx *X;
-  uint32_t a, m, S, P;        /* first global tensor, tensors, sections, leaves */
-  const uint64_t *size, *align;
-  const uint32_t *slo, *shi;
-  const uint32_t *rank, *twin;
-  uint64_t cap;
-  /* Section tree, 2P nodes, leaves at P + s. */
-  uint64_t *tag, *sub, *add, *mr, *fr;
-  uint64_t *ttag;             /* trail of old tags */
-  uint32_t ttn, ttcap;
-  /* Per tensor. */
-  uint64_t *pos;
-  unsigned char *placed;
-  uint32_t *nxt, *prv;        /* unplaced tensors in index order, sentinel m */
-  uint32_t *bys;              /* S + 1: first index with slo >= s */
-  uint32_t *tnext;            /* the tensor whose twin is this one, or NONE */
-  /* Cover lists: entries of tensor q at [toff[q], toff[q + 1]); node v's
-   * sentinel is entry E + v; circular and doubly linked. */
-  uint32_t *toff, *et, *enx, *epv;
-  uint32_t E;
-  /* Treap of the available unplaced tensors: links, priority and the
-   * rank of its key, in one node a tensor (its pos is pos[]). */
-  struct trn {
-    uint32_t l, r, tp, rank;
-  } *tn;
-  uint32_t root;
-  /* min pos + size over the unplaced tensors, Pm leaves. */
-  uint32_t Pm;
-  uint64_t *tmin;
-  /* Trail of the pos values a placement raised, to undo them without
-   * recomputing; a placement that finds it full is undone by
-   * recomputing its neighbours instead. */
-  uint32_t *pti;
-  uint64_t *ptv;
-  uint32_t ptn, ptcap;
-  struct slv *lv;
-  uint32_t unplaced;
-  uint32_t lgS, lgm;          /* ceil log2 of P and Pm, for the work count */
-  /* The pool: tensors live in every section, with one alignment and no
-   * pinned obstacles, all at pos pool_pos(); kept out of the treap, the
-   * minima, the lists and the cover lists. Slots in rank order (by_r)
-   * and in size order (by_z); bits: the available ones by rank slot, the
-   * unplaced ones by size slot, each with a summary word per 64 words. */
-  uint32_t *slot_r, *slot_z;  /* per tensor, NONE when not in the pool;
-                                 slot_r owns the block of these six */
-  uint32_t *by_r, *by_z;      /* slot -> tensor */
-  uint64_t *bits_r, *sum_r, *bits_z, *sum_z; /* bits_r owns the block */
-  uint32_t np, pn, nw, ns;    /* members, unplaced, words, summary words */
-  uint64_t palign;            /* their alignment */
-  uint64_t ualign;            /* the one alignment of the other tensors, or
-                                 0 (see place_flat()) */
-  uint32_t *by_rank;          /* rank -> tensor */
-  uint32_t *stk;              /* scratch: the treap's right spine */
-};
 
 static uint64_t umax(uint64_t a, uint64_t b)
 {
   return a > b ? a : b;
 }
 
-static uint32_t ilog2c(uint32_t v)
-{
-  uint32_t k = 0;
-  while ((1u << k) < v)
-    k++;
-  return k;
-}
-
 /* ---- bit sets with a summary ------------------------------------------- */
-
-/* Words of a bit set of n bits. */
-static size_t bit_words(size_t n)
-{
-  return n / 64 + 1;
-}
 
 static void bit_set(uint64_t *w, uint64_t *sum, uint32_t i)
 {
@@ -228,7 +134,7 @@ static uint32_t bit_last(const uint64_t *w, const uint64_t *sum,
 
 /* ---- the section tree --------------------------------------------------- */
 
-static void sec_pull(struct exact_stream *T, uint32_t v)
+void exact__sec_pull(struct exact_stream *T, uint32_t v)
 {
   if (v >= T->P) {
     /* A leaf: add holds its rem (rem0 less the bytes placed). */
@@ -246,7 +152,7 @@ static void sec_pull(struct exact_stream *T, uint32_t v)
 
 /* The canonical nodes of leaves [lo, hi], into nodes; returns the count
  * (at most 2 log2 P). */
-static uint32_t sec_nodes(const struct exact_stream *T, uint32_t lo,
+uint32_t exact__sec_nodes(const struct exact_stream *T, uint32_t lo,
                           uint32_t hi, uint32_t *nodes)
 {
   uint32_t l = lo + T->P, r = hi + T->P + 1, n = 0;
@@ -264,22 +170,22 @@ static uint32_t sec_nodes(const struct exact_stream *T, uint32_t lo,
 static void sec_fix_paths(struct exact_stream *T, uint32_t lo, uint32_t hi)
 {
   for (uint32_t v = (lo + T->P) >> 1; v; v >>= 1)
-    sec_pull(T, v);
+    exact__sec_pull(T, v);
   for (uint32_t v = (hi + T->P) >> 1; v; v >>= 1)
-    sec_pull(T, v);
+    exact__sec_pull(T, v);
 }
 
 /* Places a tensor of `size` bytes with top `top` on sections [lo, hi]. */
 static void sec_place(struct exact_stream *T, uint32_t lo, uint32_t hi,
                       uint64_t top, uint64_t size)
 {
-  uint32_t nodes[64], n = sec_nodes(T, lo, hi, nodes);
+  uint32_t nodes[64], n = exact__sec_nodes(T, lo, hi, nodes);
   for (uint32_t k = 0; k < n; k++) {
     uint32_t v = nodes[k];
     T->ttag[T->ttn++] = T->tag[v];
     T->tag[v] = top; /* above every floor there: pos was their maximum */
     T->add[v] -= size;
-    sec_pull(T, v);
+    exact__sec_pull(T, v);
   }
   sec_fix_paths(T, lo, hi);
 }
@@ -287,12 +193,12 @@ static void sec_place(struct exact_stream *T, uint32_t lo, uint32_t hi,
 static void sec_unplace(struct exact_stream *T, uint32_t lo, uint32_t hi,
                         uint64_t size)
 {
-  uint32_t nodes[64], n = sec_nodes(T, lo, hi, nodes);
+  uint32_t nodes[64], n = exact__sec_nodes(T, lo, hi, nodes);
   for (uint32_t k = n; k-- > 0;) {
     uint32_t v = nodes[k];
     T->tag[v] = T->ttag[--T->ttn];
     T->add[v] += size;
-    sec_pull(T, v);
+    exact__sec_pull(T, v);
   }
   sec_fix_paths(T, lo, hi);
 }
@@ -406,11 +312,6 @@ static uint32_t tr_next(const struct exact_stream *T, uint64_t kpos,
 static int avail(const struct exact_stream *T, uint32_t q)
 {
   return T->twin[q] == NONE || T->placed[T->twin[q]];
-}
-
-static int in_pool(const struct exact_stream *T, uint32_t q)
-{
-  return T->slot_r[q] != NONE;
 }
 
 /* The pos of every pool member: the highest floor, aligned. */
@@ -546,7 +447,7 @@ static void enter(struct exact_stream *T, uint32_t q)
 /* Fills the treap, the minima and the pool's bits from pos and placed:
  * every unplaced tensor is in the minima or the pool, every available
  * one a candidate. Returns the work units. */
-static uint64_t cand_build(struct exact_stream *T)
+uint64_t exact__cand_build(struct exact_stream *T)
 {
   T->root = NONE;
   for (uint32_t i = 0; i < 2 * T->Pm; i++)
@@ -766,7 +667,7 @@ static void unplace(struct exact_stream *T, uint32_t c, int how,
   uint64_t w = 0;
   sec_unplace(T, T->slo[c], T->shi[c], T->size[c]);
   if (how == P_FLAT_TRAIL || how == P_FLAT_RECOMPUTE) {
-    /* The old keys back, then the candidates anew (cand_build()). */
+    /* The old keys back, then the candidates anew (exact__cand_build()). */
     *work += 16 + 4 * (uint64_t)T->lgS + 2 * (uint64_t)(T->ptn - mark);
     while (T->ptn > mark) {
       T->ptn--;
@@ -775,7 +676,7 @@ static void unplace(struct exact_stream *T, uint32_t c, int how,
     relink_q(T, c);
     if (how == P_FLAT_RECOMPUTE)
       *work += recompute_all(T);
-    *work += cand_build(T);
+    *work += exact__cand_build(T);
     return;
   }
   if (how == P_TRAIL) {
@@ -796,327 +697,6 @@ static void unplace(struct exact_stream *T, uint32_t c, int how,
   *work += 16 + 4 * (uint64_t)T->lgS + w * (1 + 2 * (uint64_t)T->lgS);
 }
 
-/* ---- setup -------------------------------------------------------------- */
-
-void exact__stream_free(struct ctx *X)
-{
-  struct exact_stream *T = X->stream;
-  if (!T)
-    return;
-  free(T->tag); free(T->sub); free(T->add); free(T->mr); free(T->fr);
-  free(T->ttag); free(T->pos); free(T->placed); free(T->nxt); free(T->prv);
-  free(T->bys); free(T->tnext); free(T->toff); free(T->et); free(T->enx);
-  free(T->epv); free(T->tn); free(T->tmin);
-  free(T->lv); free(T->pti); free(T->ptv);
-  free(T->slot_r); free(T->bits_r); /* the pool's two blocks */
-  free(T);
-  X->stream = NULL;
-}
-
-size_t exact__stream_bytes(const struct ctx *X)
-{
-  const struct exact_stream *T = X->stream;
-  if (!T)
-    return 0;
-  size_t m1 = (size_t)T->mcap + 1, n2 = 2 * (size_t)T->pcap, pm = 1;
-  while (pm < T->mcap)
-    pm *= 2;
-  return sizeof *T + n2 * 5 * sizeof(uint64_t) +          /* section tree */
-         (size_t)T->ttcap * sizeof(uint64_t) +            /* tag trail */
-         m1 * (sizeof(uint64_t) + 1 + 3 * sizeof(uint32_t) + /* per tensor */
-               sizeof(struct trn) + sizeof(struct slv)) +
-         (m1 + 1) * sizeof(uint32_t) +                    /* toff */
-         ((size_t)T->pcap + 2) * sizeof(uint32_t) +       /* bys */
-         ((size_t)T->ecap + n2 + 1) * 3 * sizeof(uint32_t) + /* covers */
-         2 * pm * sizeof(uint64_t) +                      /* tmin */
-         (size_t)T->ptcap * (sizeof(uint32_t) + sizeof(uint64_t)) +
-         m1 * 6 * sizeof(uint32_t) +           /* pool slots, ranks, spine */
-         2 * (bit_words(T->mcap) + bit_words(bit_words(T->mcap))) *
-             sizeof(uint64_t);                            /* pool bits */
-}
-
-/* Makes room for m tensors, S sections, E cover entries and a tag trail
- * of tags entries. */
-static int stream_room(struct ctx *X, uint32_t m, uint32_t S, uint32_t E,
-                       uint32_t tags)
-{
-  struct exact_stream *T = X->stream;
-  uint32_t P = 1, Pm = 1;
-  while (P < S)
-    P *= 2;
-  while (Pm < m)
-    Pm *= 2;
-  if (T && T->mcap >= m && T->pcap >= P && T->ecap >= E && T->ttcap > tags)
-    return 0;
-  exact__stream_free(X);
-  T = X->stream = calloc(1, sizeof *T);
-  if (!T)
-    return ARENA_ENOMEM;
-  size_t n2 = 2 * (size_t)P, m1 = (size_t)m + 1;
-  T->mcap = m;
-  T->pcap = P;
-  T->ecap = E;
-  T->ttcap = tags + 1; /* a tensor's tags, once per tensor on the path */
-  T->tag = malloc(n2 * sizeof *T->tag);
-  T->sub = malloc(n2 * sizeof *T->sub);
-  T->add = malloc(n2 * sizeof *T->add);
-  T->mr = malloc(n2 * sizeof *T->mr);
-  T->fr = malloc(n2 * sizeof *T->fr);
-  T->ttag = malloc((size_t)T->ttcap * sizeof *T->ttag);
-  T->pos = malloc(m1 * sizeof *T->pos);
-  T->placed = malloc(m1);
-  T->nxt = malloc(m1 * sizeof *T->nxt);
-  T->prv = malloc(m1 * sizeof *T->prv);
-  T->bys = malloc(((size_t)P + 2) * sizeof *T->bys);
-  T->tnext = malloc(m1 * sizeof *T->tnext);
-  T->toff = malloc((m1 + 1) * sizeof *T->toff);
-  T->et = malloc(((size_t)E + n2 + 1) * sizeof *T->et);
-  T->enx = malloc(((size_t)E + n2 + 1) * sizeof *T->enx);
-  T->epv = malloc(((size_t)E + n2 + 1) * sizeof *T->epv);
-  T->tn = malloc(m1 * sizeof *T->tn);
-  T->tmin = malloc(2 * (size_t)Pm * sizeof *T->tmin);
-  T->lv = malloc((m1 + 1) * sizeof *T->lv);
-  T->ptcap = (uint32_t)(4 * m1 + (1u << 12));
-  T->pti = malloc((size_t)T->ptcap * sizeof *T->pti);
-  T->ptv = malloc((size_t)T->ptcap * sizeof *T->ptv);
-  /* The pool's arrays in two blocks, owned by slot_r and bits_r. */
-  size_t w = bit_words(m), ws = bit_words(w);
-  T->slot_r = malloc(6 * m1 * sizeof *T->slot_r);
-  T->bits_r = malloc(2 * (w + ws) * sizeof *T->bits_r);
-  if (!T->slot_r || !T->bits_r) {
-    exact__stream_free(X);
-    return ARENA_ENOMEM;
-  }
-  T->slot_z = T->slot_r + m1;
-  T->by_r = T->slot_z + m1;
-  T->by_z = T->by_r + m1;
-  T->by_rank = T->by_z + m1;
-  T->stk = T->by_rank + m1;
-  T->bits_z = T->bits_r + w;
-  T->sum_r = T->bits_z + w;
-  T->sum_z = T->sum_r + ws;
-  if (!T->tag || !T->sub || !T->add || !T->mr || !T->fr || !T->ttag ||
-      !T->pos || !T->placed || !T->nxt || !T->prv || !T->bys || !T->tnext ||
-      !T->toff || !T->et || !T->enx || !T->epv || !T->tn || !T->tmin ||
-      !T->lv || !T->pti || !T->ptv) {
-    exact__stream_free(X);
-    return ARENA_ENOMEM;
-  }
-  return 0;
-}
-
-/* The pool's alignment in component c of S sections, m tensors from a:
- * that of its first tensor live in every section; 0 for no pool (none
- * such, or pinned obstacles, which give each tensor a pos of its own). */
-static uint64_t pool_align(const struct ctx *X, uint32_t a, uint32_t m,
-                           uint32_t S)
-{
-  if (X->npins)
-    return 0;
-  for (uint32_t q = 0; q < m; q++)
-    if (X->slo[a + q] == 0 && X->shi[a + q] == S - 1)
-      return X->align[a + q];
-  return 0;
-}
-
-static int pool_member(const struct ctx *X, uint32_t k, uint32_t S,
-                       uint64_t palign)
-{
-  return palign && X->slo[k] == 0 && X->shi[k] == S - 1 &&
-         X->align[k] == palign;
-}
-
-/* Sorts the n tensors v by size, ties by index (a heap sort). */
-static void sort_by_size(uint32_t *v, uint32_t n, const uint64_t *size)
-{
-#define SZ_LT(p, q) (size[p] < size[q] || (size[p] == size[q] && (p) < (q)))
-  for (uint32_t end = n, start = n / 2;;) {
-    if (start > 0) {
-      start--;
-    } else if (end > 1) {
-      end--;
-      uint32_t t = v[end];
-      v[end] = v[0];
-      v[0] = t;
-    } else {
-      break;
-    }
-    for (uint32_t i = start, k; (k = 2 * i + 1) < end; i = k) {
-      if (k + 1 < end && SZ_LT(v[k], v[k + 1]))
-        k++;
-      if (!SZ_LT(v[i], v[k]))
-        break;
-      uint32_t t = v[i];
-      v[i] = v[k];
-      v[k] = t;
-    }
-  }
-#undef SZ_LT
-}
-
-/* The pool of the component in T (alignment palign, 0: none): its slots
- * in rank and in size order (cand_build() sets the bits), and ualign
- * when every other tensor has the pool's alignment. Needs T->rank. */
-static void pool_init(struct exact_stream *T, uint64_t palign)
-{
-  uint32_t m = T->m, np = 0;
-  T->palign = palign;
-  T->ualign = palign;
-  for (uint32_t q = 0; q < m; q++) {
-    T->slot_r[q] = T->slot_z[q] = NONE;
-    T->by_rank[T->rank[q]] = q;
-  }
-  for (uint32_t r = 0; palign && r < m; r++) {
-    uint32_t q = T->by_rank[r];
-    if (pool_member(T->X, T->a + q, T->S, palign))
-      T->by_r[np++] = q;
-    else if (T->align[q] != palign)
-      T->ualign = 0;
-  }
-  for (uint32_t i = 0; i < np; i++) {
-    T->slot_r[T->by_r[i]] = i;
-    T->by_z[i] = T->by_r[i];
-  }
-  sort_by_size(T->by_z, np, T->size);
-  for (uint32_t i = 0; i < np; i++)
-    T->slot_z[T->by_z[i]] = i;
-  T->np = np;
-  T->nw = (uint32_t)bit_words(np);
-  T->ns = (uint32_t)bit_words(T->nw);
-}
-
-/* Cover entries of the component's tensors outside the pool: sum of
- * their canonical node counts; *tags gets the sum over every tensor (the
- * tag trail's room). */
-static uint32_t cover_count(const struct ctx *X, uint32_t a, uint32_t m,
-                            uint32_t S, uint32_t P, uint64_t palign,
-                            uint32_t *tags)
-{
-  uint64_t e = 0, all = 0;
-  for (uint32_t q = 0; q < m; q++) {
-    uint32_t l = X->slo[a + q] + P, r = X->shi[a + q] + P + 1, n = 0;
-    while (l < r) {
-      n += (l & 1) + (r & 1);
-      l = (l + 1) >> 1;
-      r >>= 1;
-    }
-    all += n;
-    if (!pool_member(X, a + q, S, palign))
-      e += n;
-  }
-  *tags = all > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)all;
-  return e > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)e;
-}
-
-/* Builds the state for component c within cap. Returns 0, ARENA_ENOMEM,
- * or R_INFEAS when some tensor or section cannot fit at all. */
-static int stream_init(struct ctx *X, uint32_t c, uint64_t cap)
-{
-  uint32_t a = X->cb[c], m = X->cb[c + 1] - a, S = X->sb[c + 1] - X->sb[c];
-  uint32_t P = 1, Pm = 1;
-  while (P < S)
-    P *= 2;
-  while (Pm < m)
-    Pm *= 2;
-  uint64_t palign = pool_align(X, a, m, S);
-  uint32_t tags, E = cover_count(X, a, m, S, P, palign, &tags);
-  int rc = stream_room(X, m, S, E, tags);
-  if (rc)
-    return rc;
-  struct exact_stream *T = X->stream;
-  T->X = X;
-  T->a = a;
-  T->m = m;
-  T->S = S;
-  T->P = P;
-  T->Pm = Pm;
-  T->E = E;
-  T->lgS = ilog2c(P) + 1;
-  T->lgm = ilog2c(Pm) + 1;
-  T->size = X->size + a;
-  T->align = X->align + a;
-  T->slo = X->slo + a;
-  T->shi = X->shi + a;
-  T->rank = X->rank;
-  T->twin = X->twin;
-  T->cap = cap;
-  T->ttn = 0;
-  T->ptn = 0;
-  T->unplaced = m;
-  const uint64_t *rem0 = X->rem0 + X->sb[c];
-  /* Sections: nothing placed; rem0 at the leaves, as their add. */
-  memset(T->tag, 0, 2 * (size_t)P * sizeof *T->tag);
-  memset(T->add, 0, 2 * (size_t)P * sizeof *T->add);
-  for (uint32_t s = 0; s < S; s++) {
-    if (rem0[s] > cap)
-      return R_INFEAS;
-    T->add[P + s] = rem0[s];
-  }
-  for (uint32_t v = 2 * P; v-- > P;)
-    sec_pull(T, v);
-  for (uint32_t v = P; v-- > 1;)
-    sec_pull(T, v);
-  /* Tensors: all unplaced, those outside the pool in one list (a pool
-   * member's nxt is the next tensor outside it); first index by
-   * section. */
-  pool_init(T, palign);
-  uint32_t last = m;
-  for (uint32_t q = m; q-- > 0;) {
-    T->placed[q] = 0;
-    T->tnext[q] = NONE;
-    T->nxt[q] = last;
-    if (!in_pool(T, q))
-      last = q;
-  }
-  T->nxt[m] = last;
-  last = m;
-  for (uint32_t q = 0; q < m; q++) {
-    T->prv[q] = last;
-    if (!in_pool(T, q))
-      last = q;
-  }
-  T->prv[m] = last;
-  for (uint32_t q = 0; q < m; q++)
-    if (T->twin[q] != NONE)
-      T->tnext[T->twin[q]] = q;
-  for (uint32_t s = 0, q = 0; s <= S; s++) {
-    while (q < m && T->slo[q] < s)
-      q++;
-    T->bys[s] = q;
-  }
-  T->bys[S + 1] = m;
-  /* Cover lists: sentinels first, then each tensor's entries. */
-  for (uint32_t v = 0; v < 2 * P; v++)
-    T->enx[E + v] = T->epv[E + v] = E + v;
-  uint32_t e = 0;
-  for (uint32_t q = 0; q < m; q++) {
-    uint32_t nodes[64], n = sec_nodes(T, T->slo[q], T->shi[q], nodes);
-    T->toff[q] = e;
-    if (in_pool(T, q))
-      continue;
-    for (uint32_t k = 0; k < n; k++, e++) {
-      uint32_t h = E + nodes[k];
-      T->et[e] = q;
-      T->enx[e] = h;
-      T->epv[e] = T->epv[h];
-      T->enx[T->epv[h]] = e;
-      T->epv[h] = e;
-    }
-  }
-  T->toff[m] = e;
-  /* Candidates: every tensor at its pos above the pins, in the treap or
-   * the pool. */
-  for (uint32_t q = 0; q < m; q++) {
-    T->pos[q] = X->npins ? exact__fixpin(X, a + q, 0) : 0;
-    if (T->pos[q] + T->size[q] > cap)
-      return R_INFEAS;
-    T->tn[q].tp = (uint32_t)exact__mix64(((uint64_t)q << 1) ^ 0x5bd1e995u);
-  }
-  X->work += 8 * (uint64_t)P + 4 * (uint64_t)E + 2 * (uint64_t)m +
-             exact__sort_units(T->np) + cand_build(T);
-  return 0;
-}
-
 /* ---- the search --------------------------------------------------------- */
 
 /* A plan from a dead end: from the d levels placed, places every other
@@ -1130,7 +710,7 @@ static int stream_init(struct ctx *X, uint32_t c, uint64_t cap)
  * overlap, so the plan is valid. The undo takes back the sections and
  * the lists placement by placement but the keys in one go: every
  * unplaced tensor's pos from the floors, then the candidates, the minima
- * and the pool anew (cand_build()), which costs O(m log m) where undoing
+ * and the pool anew (exact__cand_build()), which costs O(m log m) where undoing
  * each placement would cost as much as the placements did. */
 static void complete(struct ctx *X, uint32_t c, struct exact_stream *T,
                      uint32_t d)
@@ -1161,7 +741,7 @@ static void complete(struct ctx *X, uint32_t c, struct exact_stream *T,
     relink_q(T, q);
   }
   T->ptn = ptn;
-  X->work += recompute_all(T) + cand_build(T);
+  X->work += recompute_all(T) + exact__cand_build(T);
   T->cap = cap;
 }
 
@@ -1171,7 +751,7 @@ int exact__stream_search(struct ctx *X, uint32_t c, uint64_t cap,
   int rc = exact__poll_stop(X);
   if (rc != R_FOUND)
     return rc;
-  if ((rc = stream_init(X, c, cap)) != 0)
+  if ((rc = exact__stream_init(X, c, cap)) != 0)
     return rc == ARENA_ENOMEM ? R_GIVEUP : rc; /* no room: heuristic plan */
   if ((rc = exact__poll_stop(X)) != R_FOUND)
     return rc;

@@ -504,6 +504,13 @@ static int bench_random(void)
 
 int main(int argc, char **argv)
 {
+  if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+    printf("usage: bench_exact [DATA_DIR [feas|min|real|traces|random]...]\n"
+           "  DATA_DIR defaults to bench/data; all sections by default.\n"
+           "  Environment: BENCH_ONLY, BENCH_LONG, BENCH_EFFORT, BENCH_SIZES,\n"
+           "  BENCH_SEEDS, BENCH_SHAPES (docs/exact.md, \"Figures\").\n");
+    return 0;
+  }
   const char *dir = argc > 1 ? argv[1] : "bench/data";
   static const char *const all_secs[] = {"feas", "min", "real", "traces",
                                          "random"};

@@ -431,10 +431,14 @@ static void bench_traces(void)
 
 int main(int argc, char **argv)
 {
-  if (argc != 2) {
-    fprintf(stderr, "usage: bench_planner DATADIR (from the repository "
-                    "root; models come from tests/data/models)\n");
-    return 64;
+  int help = argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"));
+  if (argc != 2 || help) {
+    fprintf(help ? stdout : stderr,
+            "usage: bench_planner DATADIR (from the repository "
+            "root; models come from tests/data/models)\n"
+            "  Environment: BENCH_SECTIONS, BENCH_RANDOM, BENCH_SIZES "
+            "(docs/planner.md)\n");
+    return help ? 0 : 64;
   }
   char dir[1024];
   struct group gr[3] = {{"models", {0}, {0}},

@@ -62,17 +62,20 @@ static void fb_client(const struct harness *h, struct fb_shared *sh,
   rel_vgraph_free(&v);
 }
 
-/* Waits (up to 5 s) until every client has started its plan call. */
-static void fb_wait_started(struct fb_shared *sh)
+/* Waits (up to 5 s) until every client has started its plan call;
+ * returns how many have. */
+static unsigned fb_wait_started(struct fb_shared *sh)
 {
+  unsigned n = 0;
   for (unsigned tries = 0; tries < 500; tries++) {
-    unsigned n = 0;
+    n = 0;
     for (unsigned c = 0; c < FB_CLIENTS; c++)
       n += __atomic_load_n(&sh->started[c], __ATOMIC_SEQ_CST) != 0;
     if (n == FB_CLIENTS)
-      return;
+      break;
     rel_sleep_ms(10);
   }
+  return n;
 }
 
 START_TEST(test_fallback_on_kill)
@@ -99,12 +102,13 @@ START_TEST(test_fallback_on_kill)
    * to arrive: one job runs, the rest queue. A fixed delay from the forks
    * instead let the worker finish the quick searches first on a fast
    * machine, and left too few clients waiting to test anything. */
-  fb_wait_started(sh);
+  unsigned started = fb_wait_started(sh);
   rel_sleep_ms(100);
   rel_rss_peak(&f, &h);
   double killed = rel_now_ms();
   rel_kill9(&h);
   f.crashes++;
+  ck_assert_uint_eq(started, FB_CLIENTS);
   double worst_wait = 0;
   unsigned mid = 0;  /* clients still waiting when the daemon died */
   unsigned n_unavail = 0, n_proto = 0, n_other = 0; /* fallback off */

@@ -51,7 +51,7 @@ struct imp {
                             the incumbent of its planning */
   int fit;               /* 1: a window's exact search asks whether it
                             fits cap (capacity mode) with all that is
-                            left of the effort; 0: it minimises with a
+                            left of limit; 0: it minimises with a
                             share of it */
   enum planner_algo first; /* the window heuristic tried first, then the
                             others in their order; PLANNER_ALGO_BEST (0):

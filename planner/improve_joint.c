@@ -129,7 +129,8 @@ static int stretch(struct imp *I, uint64_t level, uint32_t *a, uint32_t *b)
 }
 
 /* Plans the stretch [a, b] of I at the target, into I->off, and commits
- * every tensor live in it. Returns 0, 1 (a staircase too low, no fit, or
+ * every tensor live in it. Returns 0, JOINT_LOW (the staircase holds too
+ * little of the load bound for the search; it is undone), 1 (no fit, or
  * the budget), or an error. */
 static int plan_stretch(struct imp *I, uint32_t a, uint32_t b,
                         uint64_t target)

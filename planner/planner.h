@@ -49,7 +49,12 @@
  *  operator hold at least half the lower bound, `best` and `exact` also
  *  try up to three staircase plans first: heuristic runs, which like the
  *  four heuristics of `best` the effort does not bound (docs/exact.md,
- *  "Staircase plans").
+ *  "Staircase plans"). On large graphs `best` and `exact` also run two
+ *  passes with fixed budgets of their own in work units, not bounded by
+ *  the effort either: ruin and recreate (up to 500 units a tensor) and,
+ *  while the arena is above 1.001 x the lower bound, the joint re-plan of
+ *  the stretch of highest load (up to 4000 units a tensor; docs/exact.md,
+ *  "Ruin and recreate" and "Joint re-plan of the stretch").
  *
  * THREADS
  *  `best` (and `exact`, which starts from best's heuristics) may run its

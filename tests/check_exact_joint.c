@@ -3,8 +3,9 @@
  * planner/improve_joint.c, a part of the exact planner's suite (test
  * case "joint"): from greedy-size's plan of a generated trace it returns
  * a lower plan that verifies, the same offsets again when every poll
- * sleeps; a stop callback cancels it with the plan unchanged; a plan
- * with a pinned tensor, or already within the target, is left alone;
+ * sleeps, and left as it is with one tensor pinned; a stop callback
+ * cancels it with the plan unchanged; a plan with a pinned tensor, or
+ * already within the target, is left alone;
  * and it takes `best` within 1.001 x LB on the XLA-like trace of 20 000
  * tensors that the other passes leave at 1.00245, and on the SOMAS-like
  * trace of 60 000 tensors (seed 4) where no pass runs at the default
@@ -16,6 +17,10 @@
 #include "check_exact.h"
 #include "improve.h"
 #include "tracegen.h"
+
+static void check_left_alone(struct ce_built *B, struct planner_tensor *t,
+                             const uint64_t *offs, uint64_t heur, uint64_t *a,
+                             int pin, int within);
 
 START_TEST(test_joint_lowers_greedy)
 {
@@ -32,6 +37,12 @@ START_TEST(test_joint_lowers_greedy)
   ck_assert_uint_gt(heur, B.p.lb + B.p.lb / 1000);
   uint64_t arena = ce_check_pass_repeats(planner__joint, &B.p, offs, heur,
                                          a, offs + 2 * n);
+  /* The same plan, which the pass lowers, with one tensor pinned where
+   * greedy-size put it: left as it is. */
+  check_left_alone(&B, t, offs, heur, offs + 2 * n, 1, 0);
+  planner__prob_cleanup(&B.p);
+  t[0].pinned = PLANNER_NOT_PINNED;
+  ck_assert_int_eq(planner__prob_init(&B.p, &B.g, &B.o), 0);
   ce_check_below_and_free(&B, a, arena, heur, t, offs);
 }
 END_TEST

@@ -1,8 +1,16 @@
 # Makefile - builds, tests and benchmarks arenad.
 #
 # Layout (one-way dependencies, each module a static archive so that a
-# wrong include fails at link time):
-#   planner/  libarenaplanner.a  pure planning core, CSV parsing    (libc)
+# wrong include fails at link time; each folder of planner/ is compiled
+# with only the include folders it may use, so a wrong include fails at
+# compile time already):
+#   planner/core/        libarenacore.a        graph model, validation, lower bound,
+#                                              verifier, time index     (libc)
+#   planner/heuristics/  libarenaheuristics.a  the greedy planners      (core)
+#   planner/search/      libarenasearch.a      improvement passes and exact
+#                                              search, search.c on top  (core, heuristics)
+#   planner/run/         libarenarun.a         planner_run() and `best` (core, heuristics, search)
+#   planner/formats/     libarenaformats.a     CSV, .tflite, digests    (core)
 #   storage/  libarenastorage.a  sqlite plan cache                  (sqlite3, planner)
 #   proto/    libarenawire.a     protobuf-c messages and framing    (protobuf-c)
 #   daemon/   arenad             libuv service                      (all above)
@@ -43,14 +51,30 @@ PKGS_PROTO  := libprotobuf-c
 PKGS_DAEMON := libuv libsystemd inih
 
 CFLAGS_ALL  = $(CSTD) $(OPT) $(WARN) $(DEFS) $(SANFLAGS) -MMD -MP \
-              -Iplanner -Istorage -Iproto -Iclient -I$(BUILD)/gen $(CFLAGS)
+              -Istorage -Iproto -Iclient -I$(BUILD)/gen $(CFLAGS)
+
+# The include folders of planner/: a folder of it sees its own and those
+# below it; everything outside planner/ sees the public headers of core
+# (planner.h, arena_error.h) and formats (graph_csv.h, tflite.h,
+# digest.h); tests, fuzz targets and benchmarks see every folder, to
+# reach internals.
+PLANNER_DIRS         := core heuristics search run formats
+INC_planner_core       := -Iplanner/core
+INC_planner_heuristics := $(INC_planner_core) -Iplanner/heuristics
+INC_planner_search     := $(INC_planner_heuristics) -Iplanner/search
+INC_planner_run        := $(INC_planner_search) -Iplanner/run
+INC_planner_formats    := $(INC_planner_core) -Iplanner/formats
+INC_PUBLIC             := -Iplanner/core -Iplanner/formats
+INC_PLANNER_ALL        := $(addprefix -Iplanner/,$(PLANNER_DIRS))
+# $(call incs_of,SOURCE): the planner include folders SOURCE may use.
+incs_of = $(if $(filter planner,$(firstword $(subst /, ,$(1)))),$(INC_planner_$(word 2,$(subst /, ,$(1)))),$(if $(filter tests fuzz bench,$(firstword $(subst /, ,$(1)))),$(INC_PLANNER_ALL),$(INC_PUBLIC)))
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
 pc_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
 pc_libs   = $(shell pkg-config --libs $(1) 2>/dev/null)
 
 .PHONY: all deps test check run bench clean FORCE
-all: $(BUILD)/libarenaplanner.a $(BUILD)/arenactl $(BUILD)/arenad
+all: $(PLANNER_LIBS) $(BUILD)/arenactl $(BUILD)/arenad
 
 # Rebuild everything when the compiler flags change (e.g. SANITIZE=...).
 $(BUILD)/.flags: FORCE
@@ -60,13 +84,21 @@ $(BUILD)/.flags: FORCE
 
 $(BUILD)/%.o: %.c $(BUILD)/.flags | $(BUILD)/gen/arenad.pb-c.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(EXTRA_CFLAGS_$(firstword $(subst /, ,$<))) -c -o $@ $<
+	$(CC) $(CFLAGS_ALL) $(call incs_of,$<) $(EXTRA_CFLAGS_$(firstword $(subst /, ,$<))) -c -o $@ $<
 
 # ---- planner ---------------------------------------------------------------
-PLANNER_SRC := $(wildcard planner/*.c)
-PLANNER_OBJ := $(PLANNER_SRC:%.c=$(BUILD)/%.o)
-$(BUILD)/libarenaplanner.a: $(PLANNER_OBJ)
-	rm -f $@ && ar rcs $@ $^
+# One archive per folder; PLANNER_LIBS lists them in link order, top
+# first, so that a call from a lower folder into a higher one fails to
+# link.
+define planner_lib
+PLANNER_SRC_$(1) := $$(wildcard planner/$(1)/*.c)
+$$(BUILD)/libarena$(1).a: $$(PLANNER_SRC_$(1):%.c=$$(BUILD)/%.o)
+	rm -f $$@ && ar rcs $$@ $$^
+endef
+$(foreach d,$(PLANNER_DIRS),$(eval $(call planner_lib,$(d))))
+PLANNER_SRC  := $(foreach d,$(PLANNER_DIRS),$(PLANNER_SRC_$(d)))
+PLANNER_HDR  := $(wildcard $(addsuffix /*.h,$(addprefix planner/,$(PLANNER_DIRS))))
+PLANNER_LIBS := $(addprefix $(BUILD)/libarena,$(addsuffix .a,run search heuristics formats core))
 
 # ---- storage ---------------------------------------------------------------
 STORAGE_SRC := $(wildcard storage/*.c)
@@ -92,7 +124,7 @@ DAEMON_SRC := $(wildcard daemon/*.c)
 DAEMON_OBJ := $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 EXTRA_CFLAGS_daemon = $(call pc_cflags,$(PKGS_DAEMON) $(PKGS_PROTO) $(PKGS_SQLITE))
 DAEMON_LIBS = $(call pc_libs,$(PKGS_DAEMON) $(PKGS_PROTO) $(PKGS_SQLITE)) -lpthread
-$(BUILD)/arenad: $(DAEMON_OBJ) $(BUILD)/libarenastorage.a $(BUILD)/libarenawire.a $(BUILD)/libarenaplanner.a
+$(BUILD)/arenad: $(DAEMON_OBJ) $(BUILD)/libarenastorage.a $(BUILD)/libarenawire.a $(PLANNER_LIBS)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(DAEMON_LIBS)
 
 # ---- client library --------------------------------------------------------
@@ -112,7 +144,7 @@ CLIENT_PIC_OBJ   := $(CLIENT_LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/aren
 # The installed headers, as a program sees them: <arenad/arenad_client.h>
 # (deploy/install.sh puts them in PREFIX/include/arenad/). The example is
 # compiled against this copy alone, like a program outside the tree.
-CLIENT_HEADERS   := client/arenad_client.h planner/planner.h planner/arena_error.h
+CLIENT_HEADERS   := client/arenad_client.h planner/core/planner.h planner/core/arena_error.h
 CLIENT_INC       := $(addprefix $(BUILD)/include/arenad/,$(notdir $(CLIENT_HEADERS)))
 CLIENT_TARGETS   := $(BUILD)/libarenad-client.a $(BUILD)/$(CLIENT_SO) \
                     $(BUILD)/libarenad-client.so $(BUILD)/arenad-client.pc \
@@ -121,7 +153,7 @@ all: $(CLIENT_TARGETS)
 PIC_FLAGS := -fPIC -fvisibility=hidden
 $(BUILD)/pic/%.o: %.c $(BUILD)/.flags | $(BUILD)/gen/arenad.pb-c.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(PIC_FLAGS) $(call pc_cflags,$(PKGS_PROTO)) -c -o $@ $<
+	$(CC) $(CFLAGS_ALL) $(call incs_of,$<) $(PIC_FLAGS) $(call pc_cflags,$(PKGS_PROTO)) -c -o $@ $<
 $(BUILD)/pic/gen/arenad.pb-c.o: $(BUILD)/gen/arenad.pb-c.c $(BUILD)/.flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(PIC_FLAGS) $(call pc_cflags,$(PKGS_PROTO)) -c -o $@ $<
@@ -166,28 +198,28 @@ TEST_BINS :=
 define check_prog
 $(BUILD)/tests/check_main_$(1).o: tests/check_main.c $(BUILD)/.flags
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CFLAGS_ALL) $$(EXTRA_CFLAGS_tests) -DCHECK_SUITE=$(1)_suite -c -o $$@ $$<
+	$$(CC) $$(CFLAGS_ALL) $$(INC_PLANNER_ALL) $$(EXTRA_CFLAGS_tests) -DCHECK_SUITE=$(1)_suite -c -o $$@ $$<
 $(BUILD)/tests/check_$(1): $(BUILD)/tests/check_$(1).o $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/check_$(1)_*.c)) $(BUILD)/tests/check_main_$(1).o $(TESTUTIL_OBJ) $(2)
 	$$(CC) $$(LDFLAGS_ALL) -o $$@ $$^ $(3) $$(CHECK_LIBS)
 TEST_BINS += $(BUILD)/tests/check_$(1)
 endef
 
-$(eval $(call check_prog,planner,$(BUILD)/libarenaplanner.a,))
-$(eval $(call check_prog,csv,$(BUILD)/libarenaplanner.a,))
-$(eval $(call check_prog,cli,$(BUILD)/libarenaplanner.a,))
+$(eval $(call check_prog,planner,$(PLANNER_LIBS),))
+$(eval $(call check_prog,csv,$(PLANNER_LIBS),))
+$(eval $(call check_prog,cli,$(PLANNER_LIBS),))
 # check_exact plans traces from the benchmarks' generator.
-$(eval $(call check_prog,exact,$(BUILD)/bench/tracegen.o $(BUILD)/libarenaplanner.a,))
+$(eval $(call check_prog,exact,$(BUILD)/bench/tracegen.o $(PLANNER_LIBS),))
 $(BUILD)/tests/check_exact.o $(BUILD)/tests/check_exact_large.o \
 $(BUILD)/tests/check_exact_lns.o $(BUILD)/tests/check_exact_joint.o: EXTRA_CFLAGS_tests += -Ibench
-$(eval $(call check_prog,digest,$(BUILD)/libarenaplanner.a,))
-$(eval $(call check_prog,tflite,$(BUILD)/libarenaplanner.a,))
-$(eval $(call check_prog,models,$(BUILD)/libarenaplanner.a,))
-$(eval $(call check_prog,wire,$(BUILD)/libarenawire.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_PROTO))))
+$(eval $(call check_prog,digest,$(PLANNER_LIBS),))
+$(eval $(call check_prog,tflite,$(PLANNER_LIBS),))
+$(eval $(call check_prog,models,$(PLANNER_LIBS),))
+$(eval $(call check_prog,wire,$(BUILD)/libarenawire.a $(PLANNER_LIBS),$(call pc_libs,$(PKGS_PROTO))))
 $(eval $(call check_prog,client,$(BUILD)/libarenad-client.a,$(call pc_libs,$(PKGS_PROTO))))
 # check_daemon also unit-tests daemon/hotcache.c, and reads the daemon's
 # database through a storage handle of its own.
 $(BUILD)/tests/check_daemon: $(BUILD)/tests/daemon_harness.o
-$(eval $(call check_prog,daemon,$(BUILD)/tests/daemon_harness.o $(BUILD)/daemon/hotcache.o $(BUILD)/libarenastorage.a $(BUILD)/libarenawire.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_PROTO) $(PKGS_SQLITE))))
+$(eval $(call check_prog,daemon,$(BUILD)/tests/daemon_harness.o $(BUILD)/daemon/hotcache.o $(BUILD)/libarenastorage.a $(BUILD)/libarenawire.a $(PLANNER_LIBS),$(call pc_libs,$(PKGS_PROTO) $(PKGS_SQLITE))))
 $(BUILD)/tests/check_daemon_hotcache.o: EXTRA_CFLAGS_tests += -Idaemon
 # arenad-faults: arenad with conn.c built with -DARENAD_FAULT_INJECTION, so
 # that the tests can make allocations fail (see conn_faults_init in
@@ -196,20 +228,20 @@ $(BUILD)/tests/check_daemon_hotcache.o: EXTRA_CFLAGS_tests += -Idaemon
 FAULTS_OBJ := $(filter-out $(BUILD)/daemon/conn.o,$(DAEMON_OBJ)) $(BUILD)/tests/faults/conn.o
 $(BUILD)/tests/faults/conn.o: daemon/conn.c $(BUILD)/.flags | $(BUILD)/gen/arenad.pb-c.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(EXTRA_CFLAGS_daemon) -DARENAD_FAULT_INJECTION -c -o $@ $<
-$(BUILD)/tests/arenad-faults: $(FAULTS_OBJ) $(BUILD)/libarenastorage.a $(BUILD)/libarenawire.a $(BUILD)/libarenaplanner.a
+	$(CC) $(CFLAGS_ALL) $(INC_PUBLIC) $(EXTRA_CFLAGS_daemon) -DARENAD_FAULT_INJECTION -c -o $@ $<
+$(BUILD)/tests/arenad-faults: $(FAULTS_OBJ) $(BUILD)/libarenastorage.a $(BUILD)/libarenawire.a $(PLANNER_LIBS)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(DAEMON_LIBS)
 $(BUILD)/tests/check_daemon: | $(BUILD)/tests/arenad-faults
 $(BUILD)/tests/check_daemon: | $(BUILD)/arenad
 $(eval $(call check_prog,service,$(BUILD)/tests/daemon_harness.o $(BUILD)/libarenad-client.a,$(call pc_libs,$(PKGS_PROTO))))
 $(BUILD)/tests/check_service: | $(BUILD)/arenad
 ifneq ($(STORAGE_SRC),)
-$(eval $(call check_prog,storage,$(BUILD)/libarenastorage.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_SQLITE))))
+$(eval $(call check_prog,storage,$(BUILD)/libarenastorage.a $(PLANNER_LIBS),$(call pc_libs,$(PKGS_SQLITE))))
 endif
 
 # deploy suite (see the deploy section below): units, man pages, install,
 # .deb, sd_notify, socket activation and socket permissions.
-$(eval $(call check_prog,deploy,$(BUILD)/tests/daemon_harness.o $(BUILD)/libarenawire.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_PROTO))))
+$(eval $(call check_prog,deploy,$(BUILD)/tests/daemon_harness.o $(BUILD)/libarenawire.a $(PLANNER_LIBS),$(call pc_libs,$(PKGS_PROTO))))
 $(BUILD)/tests/check_deploy.o: EXTRA_CFLAGS_tests += -DDEPLOY_BUILD='"$(BUILD)"' -DDEPLOY_SANFLAGS='"$(SANFLAGS)"'
 $(BUILD)/tests/check_deploy: | $(BUILD)/arenad $(BUILD)/arenactl $(BUILD)/examples/plan_example
 
@@ -238,11 +270,11 @@ run: deps
 # ---- bench -----------------------------------------------------------------
 BENCH_SRC := $(wildcard bench/bench_*.c)
 BENCH_BINS := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
-$(BUILD)/bench/bench_planner: $(BUILD)/bench/bench_planner.o $(BUILD)/bench/tracegen.o $(BUILD)/libarenaplanner.a
+$(BUILD)/bench/bench_planner: $(BUILD)/bench/bench_planner.o $(BUILD)/bench/tracegen.o $(PLANNER_LIBS)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
-$(BUILD)/bench/bench_exact: $(BUILD)/bench/bench_exact.o $(BUILD)/bench/tracegen.o $(BUILD)/libarenaplanner.a
+$(BUILD)/bench/bench_exact: $(BUILD)/bench/bench_exact.o $(BUILD)/bench/tracegen.o $(PLANNER_LIBS)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
-$(BUILD)/bench/bench_storage: $(BUILD)/bench/bench_storage.o $(BUILD)/libarenastorage.a $(BUILD)/libarenaplanner.a
+$(BUILD)/bench/bench_storage: $(BUILD)/bench/bench_storage.o $(BUILD)/libarenastorage.a $(PLANNER_LIBS)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_SQLITE)) -lm
 $(BUILD)/bench/bench_service: $(BUILD)/bench/bench_service.o $(BUILD)/tests/daemon_harness.o $(BUILD)/tests/testutil.o $(BUILD)/libarenad-client.a | $(BUILD)/arenad
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_PROTO)) -lpthread -lm
@@ -264,9 +296,9 @@ FUZZ_SRC     := $(wildcard fuzz/fuzz_*.c)
 FUZZ_BINS    := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_FLAGS   := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 -fno-omit-frame-pointer -O1 -g
-$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c $(PLANNER_SRC) $(wildcard planner/*.h)
+$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c $(PLANNER_SRC) $(PLANNER_HDR)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CSTD) $(WARN) $(DEFS) -Iplanner $(FUZZ_FLAGS) -o $@ $< $(PLANNER_SRC) -lm
+	$(FUZZ_CC) $(CSTD) $(WARN) $(DEFS) $(INC_PLANNER_ALL) $(FUZZ_FLAGS) -o $@ $< $(PLANNER_SRC) -lm
 
 .PHONY: fuzz fuzz-build
 fuzz-build: $(FUZZ_BINS)
@@ -295,18 +327,18 @@ fuzz: fuzz-build
 FUZZ_WIRE_BINS := $(BUILD)/fuzz/fuzz_frame $(BUILD)/fuzz/fuzz_request
 FUZZ_SMOKE_SECONDS ?= 20
 $(FUZZ_WIRE_BINS): $(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c $(WIRE_SRC) $(PLANNER_SRC) \
-                   $(wildcard proto/*.h planner/*.h) $(BUILD)/gen/arenad.pb-c.c
+                   $(wildcard proto/*.h) $(PLANNER_HDR) $(BUILD)/gen/arenad.pb-c.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CSTD) $(WARN) $(DEFS) -Iplanner -Iproto -I$(BUILD)/gen \
+	$(FUZZ_CC) $(CSTD) $(WARN) $(DEFS) $(INC_PLANNER_ALL) -Iproto -I$(BUILD)/gen \
 	  $(call pc_cflags,$(PKGS_PROTO)) $(FUZZ_FLAGS) -o $@ $< $(WIRE_SRC) \
 	  $(BUILD)/gen/arenad.pb-c.c $(PLANNER_SRC) $(call pc_libs,$(PKGS_PROTO)) -lm
 
 FUZZ_REPLAY_OBJ := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/tests/fuzzone_%.o)
 $(BUILD)/tests/fuzzone_%.o: fuzz/%.c $(BUILD)/.flags | $(BUILD)/gen/arenad.pb-c.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(EXTRA_CFLAGS_tests) -Wno-unused-result \
+	$(CC) $(CFLAGS_ALL) $(INC_PLANNER_ALL) $(EXTRA_CFLAGS_tests) -Wno-unused-result \
 	  -DLLVMFuzzerTestOneInput=fuzz_one_$(subst fuzz_,,$*) -c -o $@ $<
-$(eval $(call check_prog,fuzz_replay,$(FUZZ_REPLAY_OBJ) $(BUILD)/libarenawire.a $(BUILD)/libarenaplanner.a,$(call pc_libs,$(PKGS_PROTO))))
+$(eval $(call check_prog,fuzz_replay,$(FUZZ_REPLAY_OBJ) $(BUILD)/libarenawire.a $(PLANNER_LIBS),$(call pc_libs,$(PKGS_PROTO))))
 build-tests: $(BUILD)/tests/check_fuzz_replay
 
 .PHONY: fuzz-smoke
@@ -482,7 +514,7 @@ $(TFLM_DIR)/libtflm.a: $(TFLM_OBJ)
 # client/tflm/) and the example build/examples/tflm_infer. `make tflm`
 # builds both; `make test` builds them with the tests.
 TFLM_OWN_FLAGS = $(CXXSTD) $(OPT) $(CXXWARN) $(TFLM_DEFS) $(SANFLAGS) -MMD -MP \
-                 -I$(BUILD)/include -Iplanner -Iclient -Iclient/tflm -Iclient/examples \
+                 -I$(BUILD)/include $(INC_PUBLIC) -Iclient -Iclient/tflm -Iclient/examples \
                  $(addprefix -isystem ,$(TFLM_INCS)) $(CXXFLAGS)
 $(BUILD)/%.o: %.cc $(BUILD)/.flags $(TFLM_DIR)/.flags | $(TFLM_STAMP) $(CLIENT_INC)
 	@mkdir -p $(dir $@)
@@ -514,7 +546,7 @@ $(BUILD)/tests/arenad_tflm_testing.o: client/tflm/arenad_tflm.cc $(BUILD)/.flags
 	$(CXX) $(TFLM_OWN_FLAGS) -DARENAD_TFLM_TESTING -c -o $@ $<
 $(BUILD)/tests/check_main_tflm.o: tests/check_main.c $(BUILD)/.flags
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(EXTRA_CFLAGS_tests) -DCHECK_SUITE=tflm_suite -c -o $@ $<
+	$(CC) $(CFLAGS_ALL) $(INC_PLANNER_ALL) $(EXTRA_CFLAGS_tests) -DCHECK_SUITE=tflm_suite -c -o $@ $<
 $(BUILD)/tests/check_tflm: $(BUILD)/tests/check_tflm.o $(BUILD)/tests/check_main_tflm.o \
                            $(TESTUTIL_OBJ) $(BUILD)/tests/daemon_harness.o \
                            $(BUILD)/tests/arenad_tflm_testing.o $(TFLM_RUN_OBJ) \

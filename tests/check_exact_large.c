@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "check_exact.h"
+#include "heuristics.h"
 #include "improve.h"
 #include "improve_int.h"
 #include "tracegen.h"

@@ -17,6 +17,7 @@
 
 #include "check_exact.h"
 #include "exact_int.h" /* internals: drive the search with a chosen order */
+#include "heuristics.h"
 #include "planner.h"
 #include "testutil.h"
 

@@ -12,6 +12,7 @@
 
 #include "check_planner.h"
 #include "planner.h"
+#include "heuristics.h"
 #include "planner_int.h"
 #include "testutil.h"
 

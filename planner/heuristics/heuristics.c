@@ -31,7 +31,7 @@
  *                    size descending, ties to the earlier row; tightest gap.
  *  - naive:          id order, bump allocation above any pinned tensor.
  */
-#include "planner_int.h"
+#include "heuristics.h"
 #include "planner_sort.h"
 #include "tindex.h"
 #include "tunion.h"

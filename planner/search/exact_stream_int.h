@@ -112,13 +112,47 @@ static inline int in_pool(const struct exact_stream *T, uint32_t q)
   return T->slot_r[q] != NONE;
 }
 
-/* exact_stream.c. Recomputes section tree node v from its children. */
-void exact__sec_pull(struct exact_stream *T, uint32_t v);
+/* The larger of a and b. */
+static inline uint64_t exact__umax(uint64_t a, uint64_t b)
+{
+  return a > b ? a : b;
+}
 
-/* exact_stream.c. The canonical nodes of sections [lo, hi] of the tree,
- * at most 2 log2 P of them, into nodes; returns how many. */
-uint32_t exact__sec_nodes(const struct exact_stream *T, uint32_t lo,
-                          uint32_t hi, uint32_t *nodes);
+/* Recomputes section tree node v from its children. */
+static inline void exact__sec_pull(struct exact_stream *T, uint32_t v)
+{
+  if (v >= T->P) {
+    /* A leaf: add holds its rem (rem0 less the bytes placed). */
+    T->sub[v] = T->tag[v];
+    T->mr[v] = T->add[v];
+    T->fr[v] = v - T->P < T->S ? T->tag[v] + T->add[v] : 0;
+    return;
+  }
+  uint32_t l = 2 * v, r = l + 1;
+  uint64_t m = exact__umax(T->mr[l], T->mr[r]);
+  T->sub[v] = exact__umax(T->tag[v], exact__umax(T->sub[l], T->sub[r]));
+  T->mr[v] = T->add[v] + m;
+  T->fr[v] = T->add[v] +
+             exact__umax(T->tag[v] + m, exact__umax(T->fr[l], T->fr[r]));
+}
+
+/* The canonical nodes of sections [lo, hi] of the tree, at most 2 log2 P
+ * of them, into nodes; returns how many. */
+static inline uint32_t exact__sec_nodes(const struct exact_stream *T,
+                                        uint32_t lo, uint32_t hi,
+                                        uint32_t *nodes)
+{
+  uint32_t l = lo + T->P, r = hi + T->P + 1, n = 0;
+  while (l < r) {
+    if (l & 1)
+      nodes[n++] = l++;
+    if (r & 1)
+      nodes[n++] = --r;
+    l >>= 1;
+    r >>= 1;
+  }
+  return n;
+}
 
 /* exact_stream.c. Fills the treap, the minima and the pool's bits from
  * pos and placed; returns the work units. */
@@ -126,7 +160,8 @@ uint64_t exact__cand_build(struct exact_stream *T);
 
 /* exact_stream_setup.c. Builds X->stream for component c within cap
  * (growing it when it is too small, adding the set-up's units to
- * X->work). Returns 0, ARENA_ENOMEM, or R_INFEAS when some tensor or
+ * X->work), all but its candidates, which the caller then builds with
+ * exact__cand_build(). Returns 0, ARENA_ENOMEM, or R_INFEAS when some tensor or
  * section cannot fit at all. */
 int exact__stream_init(struct ctx *X, uint32_t c, uint64_t cap);
 

@@ -43,11 +43,11 @@
  *  runner-up is kept too: the plan of lowest arena among those that were
  *  tried or replaced but did not end in offsets (the given plan
  *  included), for the squeeze, which may lower one plan much more than
- *  another (planner__improve()).
+ *  another (search.c, improve()).
  *
  *  Like the four heuristics of `best`, the staircase plans are not
  *  counted in the effort's work units; they run only on the graphs that
- *  the windowed re-planning would consider (planner__improve()) and read
+ *  the windowed re-planning would consider (search.c, improve()) and read
  *  no clock. The stop callback is polled before each.
  */
 #include "improve.h"
@@ -55,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heuristics.h"
 #include "planner_sort.h"
 
 /* Stacks tried, in order (see DESIGN). */

@@ -336,6 +336,6 @@ int exact__stream_init(struct ctx *X, uint32_t c, uint64_t cap)
     T->tn[q].tp = (uint32_t)exact__mix64(((uint64_t)q << 1) ^ 0x5bd1e995u);
   }
   X->work += 8 * (uint64_t)P + 4 * (uint64_t)E + 2 * (uint64_t)m +
-             exact__sort_units(T->np) + exact__cand_build(T);
+             exact__sort_units(T->np);
   return 0;
 }

@@ -16,7 +16,7 @@
  * when sizes are too wide), linear, reading and writing contiguous
  * arrays.
  */
-#include "planner_int.h"
+#include "heuristics.h"
 #include "planner_sort.h"
 #include "tindex.h"
 

@@ -1,16 +1,19 @@
 /*
  * exact.c - the exact planner: branch and bound over canonical placements.
  *
- * planner__exact() (contract in planner_int.h) either minimises the arena
- * of a plan, starting from the heuristic plan it is given, or answers a
- * capacity question. docs/exact.md explains the method at length; this
- * comment is the short version for readers of the code.
+ * planner__exact_within() (contract in improve.h) either minimises the
+ * arena of a plan, starting from the plan it is given, or answers a
+ * capacity question; search.c calls it last, and the improvement passes
+ * call it on their windows. docs/exact.md explains the method at length;
+ * this comment is the short version for readers of the code.
  *
  * FILES
- *  exact.c         this comment, the drivers and the effort budget
+ *  exact.c         this comment and the drivers
  *  exact_build.c   preprocessing: components, sections, overlap lists
  *  exact_order.c   static rank orders, twins, the restart schedule
  *  exact_search.c  the depth-first search over one component
+ *  exact_stream.c  the same search for large components, in linear
+ *                  memory (set up by exact_stream_setup.c)
  *  exact_int.h     struct ctx and the exact__ functions they share
  *
  * DESIGN
@@ -92,41 +95,9 @@
  *  a component keeps its heuristic placement).
  */
 #include "exact_int.h"
-#include "improve.h"
+#include "improve.h" /* planner__exact_within() */
 
 #include <string.h>
-#include <time.h>
-
-/* Work units per effort unit (EFFORT in planner.h). A unit is one step of
- * the setup's or the search's inner loops: a tensor scanned for the next
- * candidate, a section or neighbour updated by a placement, a tensor
- * collected or sorted by the stacking check, an entry of a setup sort or
- * sweep. On a 2-core x86-64 machine the setup and the search run at 410
- * to 960 units per microsecond, so an effort unit is nominally about a
- * millisecond (0.4 to 1 ms measured; docs/exact.md). The rate is one
- * constant for every build: a sanitizer build explores exactly the same
- * tree as a release build, only more slowly. */
-#define EXACT_UNITS_PER_EFFORT 400000u
-
-/* The stop callback is read only here (contract in exact_int.h). */
-int exact__poll_stop(struct ctx *X)
-{
-  const struct planner_options *o = X->p->o;
-  if (o->stop && o->stop(o->stop_ctx)) {
-    X->cancelled = 1;
-    return R_CANCEL;
-  }
-  return X->work >= X->work_limit ? R_SPENT : R_FOUND;
-}
-
-/* Microseconds since t0, for search_us only. */
-static uint64_t elapsed_us(const struct timespec *t0)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (uint64_t)(t.tv_sec - t0->tv_sec) * 1000000u +
-         (uint64_t)((t.tv_nsec - t0->tv_nsec) / 1000);
-}
 
 /* ---- drivers ------------------------------------------------------------ */
 
@@ -366,22 +337,4 @@ int planner__exact_within(const struct planner__prob *p, uint64_t *offsets,
   if (r == R_NOMEM)
     return ARENA_ENOMEM;
   return cancelled ? ARENA_ECANCELED : 0;
-}
-
-int planner__exact(const struct planner__prob *p, uint64_t *offsets,
-                   struct planner_plan *res)
-{
-  struct timespec t0;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  const struct planner_options *o = p->o;
-  uint64_t effort = o->effort ? o->effort : PLANNER_DEFAULT_EFFORT;
-  uint64_t limit = effort * EXACT_UNITS_PER_EFFORT, work = 0;
-  int rc = 0;
-  if (res->arena_bytes > res->lower_bound_bytes &&
-      (!o->capacity || res->arena_bytes > o->capacity))
-    rc = planner__improve(p, offsets, &res->arena_bytes, limit, &work);
-  if (!rc)
-    rc = planner__exact_within(p, offsets, res, 0, limit, &work);
-  res->search_us = elapsed_us(&t0);
-  return rc;
 }

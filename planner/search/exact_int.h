@@ -5,13 +5,14 @@
  * exact__ prefix. The method is described in the DESIGN comment at the
  * top of exact.c.
  *
- *   exact.c         drivers, the effort budget, planner__exact()
+ *   exact.c         drivers, planner__exact_within() (improve.h)
  *   exact_build.c   preprocessing: struct ctx from a problem
  *   exact_order.c   static rank orders, twins, restart schedule
  *   exact_search.c  the depth-first search over one component
  *   exact_stream.c  the same search for large components, in linear memory
+ *   exact_stream_setup.c  its memory and set-up (exact_stream_int.h)
  *
- * Ownership: planner__exact() keeps one struct ctx (zeroed first) for the
+ * Ownership: planner__exact_within() keeps one struct ctx (zeroed first) for the
  * whole call. p and offsets are borrowed from the caller; every other
  * pointer in the ctx is an array the ctx owns, allocated by exact__build()
  * and freed by exact__free(), which is also safe after a failed or partial
@@ -84,7 +85,7 @@ struct ttent {
   uint32_t gen;    /* search call that wrote it; others are empty */
 };
 
-/* Everything one planner__exact() call works with. Owns every array it
+/* Everything one planner__exact_within() call works with. Owns every array it
  * points to except p and offsets; exact__build() allocates them and
  * exact__free() frees them. */
 struct ctx {
@@ -136,7 +137,7 @@ struct ctx {
   uint32_t gen;                 /* current search call, for tt */
   uint64_t nodes;               /* total search nodes */
   uint64_t work;                /* work units done, setup included */
-  uint64_t work_limit;          /* the effort in work units, see exact.c */
+  uint64_t work_limit;          /* the effort in work units, see search.c */
   int cancelled;
   struct exact_stream *stream;  /* exact_stream.c's state, or NULL */
 };
@@ -241,8 +242,17 @@ size_t exact__stream_bytes(const struct ctx *X);
 /* exact_stream.c. Frees X->stream (safe when NULL). */
 void exact__stream_free(struct ctx *X);
 
-/* exact.c. Polls the stop callback and the work budget (never a clock).
- * Returns R_SPENT, R_CANCEL or R_FOUND (keep going). */
-int exact__poll_stop(struct ctx *X);
+/* Polls the stop callback and the work budget (never a clock); the stop
+ * callback is read only here. Returns R_SPENT, R_CANCEL or R_FOUND (keep
+ * going). */
+static inline int exact__poll_stop(struct ctx *X)
+{
+  const struct planner_options *o = X->p->o;
+  if (o->stop && o->stop(o->stop_ctx)) {
+    X->cancelled = 1;
+    return R_CANCEL;
+  }
+  return X->work >= X->work_limit ? R_SPENT : R_FOUND;
+}
 
 #endif /* ARENA_EXACT_INT_H */

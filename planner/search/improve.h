@@ -1,9 +1,10 @@
 /*
- * improve.h - internal interface between the exact planner (exact.c) and
- * the windowed re-planning of large graphs (improve.c).
+ * improve.h - the improvement passes of planner/search/, as the
+ * orchestrator (search.c) calls them, and the exact search with an
+ * explicit budget, as the passes call it.
  *
- * Included only by exact.c and improve*.c (and the tests of the squeeze
- * and the staircase). Both count their work in the
+ * Included only by search.c, exact.c and improve*.c (and the tests of
+ * the passes). The passes never call search.c. Both count their work in the
  * exact planner's work units (docs/exact.md, "Effort"), so that one
  * effort bounds them together and no clock is ever read.
  */
@@ -14,23 +15,25 @@
 
 #include "planner_int.h"
 
-/* improve.c. Re-plans p in windows of time, outward from its most loaded
- * point (docs/exact.md, "Windowed re-planning"), and keeps the new plan
- * when its arena is below *arena, the arena of offsets. offsets (graph
- * order) is borrowed and always holds a valid plan: it is only replaced
- * by a whole better plan. Runs only when p has at least IMPROVE_MIN_TENSORS
- * sized free tensors and the pass fits in what is left of work_limit;
- * adds the units done to *work and never goes past work_limit. Returns 0
- * (with *arena updated), ARENA_ENOMEM (offsets unchanged) or
- * ARENA_ECANCELED (the stop callback fired; offsets unchanged). */
-int planner__improve(const struct planner__prob *p, uint64_t *offsets,
-                     uint64_t *arena, uint64_t work_limit, uint64_t *work);
+/* improve.c. One windowed pass (docs/exact.md, "Windowed re-planning"):
+ * a whole new plan of p, built window by window outward from its most
+ * loaded point, with windows reaching `ahead` spans beyond the committed
+ * part and committing `step` spans each; kept in offsets (graph order,
+ * borrowed, always a valid plan) only when its arena is below *arena,
+ * the arena of offsets. The caller (search.c) checked that p has enough
+ * free tensors and the effort enough units. Adds the units done to
+ * *work, never past work_limit; a pass the effort stops half way is
+ * dropped. Returns 0 (with *arena updated), ARENA_ENOMEM or
+ * ARENA_ECANCELED (offsets unchanged in both cases). */
+int planner__windows(const struct planner__prob *p, uint64_t *offsets,
+                     uint64_t *arena, uint64_t work_limit, uint64_t *work,
+                     uint32_t ahead, uint32_t step);
 
 /* improve_squeeze.c. Lowers the top of the valid plan offsets (arena
  * *arena) by re-packing regions of memory below its top and re-planning
  * windows of time around the tensor that reaches it (docs/exact.md,
- * "Squeeze"); planner__improve() runs it after its
- * passes. offsets is only ever replaced by a whole valid plan with a
+ * "Squeeze"); search.c runs it after the
+ * windowed passes. offsets is only ever replaced by a whole valid plan with a
  * lower arena. Adds the units done to *work, never past work_limit.
  * Returns 0 (with *arena updated), ARENA_ENOMEM or ARENA_ECANCELED
  * (offsets unchanged in both cases). */
@@ -44,7 +47,7 @@ int planner__squeeze(const struct planner__prob *p, uint64_t *offsets,
  * the bytes above a level below it do not grow. offsets (graph order) is
  * borrowed and only ever replaced by a whole valid plan with a lower
  * arena. Does at most 500 work units per sized tensor, a fixed budget of
- * its own, not counted in the effort. planner__improve() runs it last,
+ * its own, not counted in the effort. search.c runs it last,
  * on its plan and then on the staircase trials' runner-up.
  * Returns 0 (with *arena updated), ARENA_ENOMEM or ARENA_ECANCELED (the
  * stop callback fired; offsets unchanged in both cases). */
@@ -58,7 +61,7 @@ int planner__lns(const struct planner__prob *p, uint64_t *offsets,
  * rest planned around it in two windows, the tensors after the stretch
  * and those before it. Runs only when *arena (the arena of the valid
  * plan offsets, graph order, borrowed) is above that target and no
- * tensor is pinned; planner__improve() runs it last. offsets is only ever
+ * tensor is pinned; search.c runs it last. offsets is only ever
  * replaced by a whole valid plan with a lower arena. Has a budget of its
  * own (4000 work units per sized tensor), not counted in the effort.
  * Returns 0 (with *arena updated), ARENA_ENOMEM or ARENA_ECANCELED

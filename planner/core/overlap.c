@@ -1,7 +1,8 @@
 /*
- * verify.c - the plan verifier. Every plan arenad stores or serves goes
- * through planner_verify() first: a wrong offset is silent memory
- * corruption in someone else's process.
+ * overlap.c - the search for two tensors that overlap in both time and
+ * memory, planner__find_overlap() (planner_int.h): the heart of the plan
+ * verifier (verify.c), and what validation uses to find colliding pins
+ * (problem.c). Part of planner/core/ (libc only); calls no other file.
  *
  * DESIGN: sweep the lifetimes in time order, keeping the live tensors in
  * an ordered set by offset. Live tensors never overlap each other (or the
@@ -446,113 +447,4 @@ int planner__find_overlap(const struct planner_tensor *t,
     rc = find_overlap_wide(t, offsets, subset, by_first, m, a, b);
   check_mem_cleanup(&c);
   return rc;
-}
-
-/* Whether v[0..m) are m non-empty rows of g in strictly ascending
- * (first, row) order: with m the count of non-empty rows, exactly those
- * rows by (first, row). Keeps the check independent of where v came
- * from. */
-static int rows_by_first(const struct planner_graph *g, const uint32_t *v,
-                         size_t m)
-{
-  const struct planner_tensor *t = g->tensors;
-  for (size_t k = 0; k < m; k++) {
-    if (v[k] >= g->n_tensors || !t[v[k]].size)
-      return 0;
-    if (k && (t[v[k - 1]].first > t[v[k]].first ||
-              (t[v[k - 1]].first == t[v[k]].first && v[k - 1] >= v[k])))
-      return 0;
-  }
-  return 1;
-}
-
-/* Checks each tensor alone, sets *top to the highest end and lists the
- * non-empty rows in sub (*m of them). */
-static int check_each(const struct planner_graph *g,
-                      const struct planner_options *o,
-                      const struct planner_plan *p, uint64_t *top,
-                      uint32_t *sub, size_t *m, char *err)
-{
-  *top = 0;
-  *m = 0;
-  for (size_t i = 0; i < g->n_tensors; i++) {
-    const struct planner_tensor *t = &g->tensors[i];
-    uint64_t off = p->offsets[i], al = planner__eff_align(t, o);
-    if (t->pinned != PLANNER_NOT_PINNED && off != (uint64_t)t->pinned)
-      return planner__errf(err, ARENA_EVERIFY,
-                           "tensor %" PRIu32 " is pinned at %" PRId64
-                           " but placed at %" PRIu64,
-                           t->id, t->pinned, off);
-    if (t->size == 0)
-      continue;
-    if (off & (al - 1)) /* a power of two, validated */
-      return planner__errf(err, ARENA_EVERIFY,
-                           "tensor %" PRIu32 " at offset %" PRIu64
-                           " is not aligned to %" PRIu64,
-                           t->id, off, al);
-    if (off > UINT64_MAX / 2 - t->size)
-      return planner__errf(err, ARENA_EVERIFY,
-                           "tensor %" PRIu32 " at offset %" PRIu64
-                           " ends beyond the addressable range",
-                           t->id, off);
-    if (off + t->size > *top)
-      *top = off + t->size;
-    sub[(*m)++] = (uint32_t)i;
-  }
-  return 0;
-}
-
-int planner_verify(const struct planner_graph *g,
-                   const struct planner_options *o,
-                   const struct planner_plan *p, char err[ARENA_ERR_LEN])
-{
-  int rc = planner_validate(g, o, err);
-  return rc ? rc : planner__verify_valid(g, o, p, NULL, err);
-}
-
-int planner__verify_valid(const struct planner_graph *g,
-                          const struct planner_options *o,
-                          const struct planner_plan *p,
-                          const uint32_t *by_first, char *err)
-{
-  int rc;
-  if (!p || !p->offsets || p->n_offsets != g->n_tensors)
-    return planner__errf(err, ARENA_EVERIFY,
-                         "plan has %zu offsets for %zu tensors",
-                         p && p->offsets ? p->n_offsets : 0, g->n_tensors);
-  uint64_t top;
-  size_t m = 0;
-  uint32_t *sub = malloc(g->n_tensors * sizeof *sub);
-  if (!sub)
-    return planner__errf(err, ARENA_ENOMEM, "out of memory");
-  if ((rc = check_each(g, o, p, &top, sub, &m, err))) {
-    free(sub);
-    return rc;
-  }
-  if (top != p->arena_bytes) {
-    free(sub);
-    return planner__errf(err, ARENA_EVERIFY,
-                         "plan claims an arena of %" PRIu64
-                         " bytes but its tensors end at %" PRIu64,
-                         p->arena_bytes, top);
-  }
-  uint32_t a = 0, b = 0;
-  if (by_first && !rows_by_first(g, by_first, m))
-    by_first = NULL; /* not the order it claims: sort our own */
-  rc = planner__find_overlap(g->tensors, p->offsets, sub, by_first, m, &a,
-                             &b);
-  free(sub);
-  if (rc == ARENA_ENOMEM)
-    return planner__errf(err, rc, "out of memory");
-  if (rc == 1) {
-    const struct planner_tensor *x = &g->tensors[a], *y = &g->tensors[b];
-    return planner__errf(
-        err, ARENA_EVERIFY,
-        "tensors %" PRIu32 " [%" PRId64 ",%" PRId64 "] at %" PRIu64
-        "+%" PRIu64 " and %" PRIu32 " [%" PRId64 ",%" PRId64 "] at %" PRIu64
-        "+%" PRIu64 " overlap in time and memory",
-        x->id, x->first, x->last, p->offsets[a], x->size, y->id, y->first,
-        y->last, p->offsets[b], y->size);
-  }
-  return 0;
 }

@@ -50,31 +50,6 @@
  *  its arena, so that later windows aim no lower than what is already
  *  committed.
  *
- *  Passes. Up to three passes run in turn, each with the whole of what
- *  is left of the effort, with (ahead, step) = (200, 100), (200, 50) and
- *  (400, 100) spans, until the arena meets the load bound or the effort
- *  cannot pay for another pass. Each builds its plan from scratch.
- *
- *  Before the passes, the staircase plans (improve_stair.c, not counted
- *  in work units) may lower the arena the passes have to beat. When one
- *  of them did, or at least one pass ran, and the arena is still above
- *  the load bound, the squeeze (improve_squeeze.c) repairs the plan where
- *  its top is reached, with what is left of the effort. If effort is
- *  still left then (the squeeze stopped because no step lowered the
- *  top), it squeezes the staircase trials' runner-up, the best plan among
- *  the others they saw, with the rest, which replaces the plan when it
- *  ends lower: how far the squeeze gets depends much on the plan it
- *  starts from. Last, while the arena is still above the load bound,
- *  ruin and recreate (improve_lns.c), with a fixed budget of its own,
- *  takes the sideways moves that the squeeze's strict descent cannot:
- *  on the plan, then on the runner-up (as the squeeze left it), which
- *  replaces the plan when it ends lower. Then, while the arena is still
- *  above 1.001 times the load bound, the joint re-plan of the stretch of
- *  high load (improve_joint.c, a budget of its own too) packs that
- *  stretch as one window at that target and plans the rest around it;
- *  it runs even when no pass ran and the staircase plans did not help,
- *  since it does not draw on the effort.
- *
  *  The new plan replaces the given one only when its arena is lower, so
  *  the pass never makes a plan worse. It is deterministic: it depends on
  *  the graph, the options and the effort only; the work of every window
@@ -89,25 +64,9 @@
 #include <string.h>
 
 #include "exact_int.h"
+#include "heuristics.h"
 #include "planner_sort.h"
 
-/* Graphs with fewer sized free tensors are left to the exact search,
- * which does better on them within the same effort. */
-#define IMPROVE_MIN_TENSORS 4096u
-/* The passes, in order: spans a window reaches ahead of the committed
- * part, and spans committed per window. Small windows are easier for the
- * exact search, larger ones leave fewer seams; which does better depends
- * on the trace (docs/exact.md, "Windowed re-planning"). */
-static const struct {
-  uint32_t ahead, step;
-} passes[] = {{200, 100}, {200, 50}, {400, 100}};
-#define N_PASSES (sizeof passes / sizeof *passes)
-/* Work units per sized tensor that the effort must leave for a pass to
- * start, so that the default effort affords a pass on graphs of up to
- * 20 000 tensors (docs/exact.md). A pass that the effort stops half way
- * is dropped, its work wasted, so one that cannot come near its end
- * should not start. */
-#define IMPROVE_UNITS_PER_TENSOR 800u
 /* Work units per tensor and log2 of the window for one heuristic run on
  * a window (index and placement), set so that the pass runs at about the
  * exact search's rate of units per second (docs/exact.md): with 4 it ran
@@ -619,12 +578,9 @@ void improve__keep(struct imp *I, uint64_t *offsets, uint64_t *arena)
   }
 }
 
-/* One pass with window ahead and step: a whole new plan, kept in offsets
- * when its arena is below *arena. Same contract as planner__improve(),
- * for one pass, whose caller checked its conditions. */
-static int one_pass(const struct planner__prob *p, uint64_t *offsets,
-                    uint64_t *arena, uint64_t work_limit, uint64_t *work,
-                    uint32_t ahead, uint32_t step)
+int planner__windows(const struct planner__prob *p, uint64_t *offsets,
+                     uint64_t *arena, uint64_t work_limit, uint64_t *work,
+                     uint32_t ahead, uint32_t step)
 {
   struct imp I;
   int rc = improve__start(&I, p, *work, work_limit);
@@ -670,63 +626,4 @@ static int one_pass(const struct planner__prob *p, uint64_t *offsets,
   *work = I.work > work_limit ? work_limit : I.work;
   improve__free(&I);
   return rc == 1 ? 0 : rc;
-}
-
-int planner__improve(const struct planner__prob *p, uint64_t *offsets,
-                     uint64_t *arena, uint64_t work_limit, uint64_t *work)
-{
-  uint64_t m = 0, nfree = 0;
-  for (size_t i = 0; i < p->n; i++)
-    if (p->t[i].size) {
-      m++;
-      nfree += p->t[i].pinned == PLANNER_NOT_PINNED;
-    }
-  if (nfree < IMPROVE_MIN_TENSORS)
-    return 0;
-  /* The staircase plans first: they are not counted in work units. */
-  uint64_t given = *arena, alt_arena = UINT64_MAX;
-  uint64_t *alt = malloc(p->n * sizeof *alt);
-  if (!alt)
-    return ARENA_ENOMEM;
-  int rc = planner__stair_keep(p, offsets, arena, alt, &alt_arena);
-  int ran = *arena < given;
-  uint64_t need = (uint64_t)IMPROVE_UNITS_PER_TENSOR * m;
-  for (unsigned q = 0; q < N_PASSES && !rc && *arena > p->lb; q++) {
-    uint64_t left = *work < work_limit ? work_limit - *work : 0;
-    if (left < need)
-      break;
-    ran = 1;
-    rc = one_pass(p, offsets, arena, work_limit, work, passes[q].ahead,
-                  passes[q].step);
-  }
-  if (!rc && ran && *arena > p->lb)
-    rc = planner__squeeze(p, offsets, arena, work_limit, work);
-  /* The runner-up, with what the squeeze left. */
-  if (!rc && ran && *arena > p->lb && alt_arena != UINT64_MAX &&
-      *work < work_limit) {
-    rc = planner__squeeze(p, alt, &alt_arena, work_limit, work);
-    if (!rc && alt_arena < *arena) {
-      memcpy(offsets, alt, p->n * sizeof *offsets);
-      *arena = alt_arena;
-    }
-  }
-  /* Ruin and recreate, with a budget of its own, on the plan and then
-   * on the runner-up, which replaces it when it ends lower. */
-  if (!rc && ran && *arena > p->lb)
-    rc = planner__lns(p, offsets, arena);
-  if (!rc && ran && *arena > p->lb && alt_arena != UINT64_MAX) {
-    rc = planner__lns(p, alt, &alt_arena);
-    if (!rc && alt_arena < *arena) {
-      memcpy(offsets, alt, p->n * sizeof *offsets);
-      *arena = alt_arena;
-    }
-  }
-  /* The joint re-plan of the stretch, with a budget of its own; it runs
-   * only while the arena is above 1.001 x LB, and also when the effort
-   * afforded no pass (graphs of 60 000 tensors at the default effort),
-   * as it does not draw on the effort. */
-  if (!rc)
-    rc = planner__joint(p, offsets, arena);
-  free(alt);
-  return rc;
 }

@@ -134,39 +134,6 @@ static uint32_t bit_last(const uint64_t *w, const uint64_t *sum,
 
 /* ---- the section tree --------------------------------------------------- */
 
-void exact__sec_pull(struct exact_stream *T, uint32_t v)
-{
-  if (v >= T->P) {
-    /* A leaf: add holds its rem (rem0 less the bytes placed). */
-    T->sub[v] = T->tag[v];
-    T->mr[v] = T->add[v];
-    T->fr[v] = v - T->P < T->S ? T->tag[v] + T->add[v] : 0;
-    return;
-  }
-  uint32_t l = 2 * v, r = l + 1;
-  uint64_t m = umax(T->mr[l], T->mr[r]);
-  T->sub[v] = umax(T->tag[v], umax(T->sub[l], T->sub[r]));
-  T->mr[v] = T->add[v] + m;
-  T->fr[v] = T->add[v] + umax(T->tag[v] + m, umax(T->fr[l], T->fr[r]));
-}
-
-/* The canonical nodes of leaves [lo, hi], into nodes; returns the count
- * (at most 2 log2 P). */
-uint32_t exact__sec_nodes(const struct exact_stream *T, uint32_t lo,
-                          uint32_t hi, uint32_t *nodes)
-{
-  uint32_t l = lo + T->P, r = hi + T->P + 1, n = 0;
-  while (l < r) {
-    if (l & 1)
-      nodes[n++] = l++;
-    if (r & 1)
-      nodes[n++] = --r;
-    l >>= 1;
-    r >>= 1;
-  }
-  return n;
-}
-
 static void sec_fix_paths(struct exact_stream *T, uint32_t lo, uint32_t hi)
 {
   for (uint32_t v = (lo + T->P) >> 1; v; v >>= 1)
@@ -753,6 +720,7 @@ int exact__stream_search(struct ctx *X, uint32_t c, uint64_t cap,
     return rc;
   if ((rc = exact__stream_init(X, c, cap)) != 0)
     return rc == ARENA_ENOMEM ? R_GIVEUP : rc; /* no room: heuristic plan */
+  X->work += exact__cand_build(X->stream); /* the candidates, all tensors */
   if ((rc = exact__poll_stop(X)) != R_FOUND)
     return rc;
   struct exact_stream *T = X->stream;

@@ -1,5 +1,5 @@
 /*
- * check_exact.c - tests of the exact planner (planner/exact.c): worked
+ * check_exact.c - tests of the exact planner (planner/search/exact.c): worked
  * cases, effort, cancellation, determinism, the MiniMalloc suite, pinned
  * tensors and alignment, and best's use of the search (test case "core"),
  * plus the helpers the parts of the suite share (check_exact.h). The

@@ -1,6 +1,6 @@
 /*
  * check_exact_joint.c - the joint re-plan of the high-load stretch of
- * planner/improve_joint.c, a part of the exact planner's suite (test
+ * planner/search/improve_joint.c, a part of the exact planner's suite (test
  * case "joint"): from greedy-size's plan of a generated trace it returns
  * a lower plan that verifies, the same offsets again when every poll
  * sleeps, and left as it is with one tensor pinned; a stop callback

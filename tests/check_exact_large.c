@@ -2,10 +2,10 @@
  * check_exact_large.c - the exact planner on large components: the
  * streamed search of exact_stream.c above the pair cap and its memory,
  * the set-up's early stop when the effort cannot pay, generated traces
- * and the windowed re-planning of planner/improve.c, its squeeze
- * (planner/improve_squeeze.c) and the squeeze's region step
- * (planner/improve_region.c), and the staircase plan
- * (planner/improve_stair.c).
+ * and the windowed re-planning of planner/search/improve.c, its squeeze
+ * (planner/search/improve_squeeze.c) and the squeeze's region step
+ * (planner/search/improve_region.c), and the staircase plan
+ * (planner/search/improve_stair.c).
  */
 #include <check.h>
 #include <inttypes.h>

@@ -1,6 +1,6 @@
 /*
  * check_planner_sort.c - the planner's stable radix sort
- * (planner/planner_sort.h) against a stable reference on keys in
+ * (planner/core/planner_sort.h) against a stable reference on keys in
  * order but for a few late ones (sorted apart and merged), in order,
  * and in no order, with many ties, with and without values.
  */

@@ -1,6 +1,6 @@
 /*
  * check_tflite.c - tests of the TFLite reader and offline-plan writer
- * (planner/tflite.h): every bundled real model against its reference
+ * (planner/formats/tflite.h): every bundled real model against its reference
  * CSV and figures, the lifetime rules on small synthetic models, damaged
  * and hostile files, and embed round trips.
  *

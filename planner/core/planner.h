@@ -2,6 +2,13 @@
  * planner.h - arenad's planning core: lifetime graphs in, verified arena
  * plans out.
  *
+ * The public API of planner/, kept in planner/core/, the folder at the
+ * bottom of it: the graph model, validation, the lower bound, the
+ * verifier and the time index, using libc only. planner_run() itself is
+ * defined in planner/run/, the top, which uses heuristics/ and search/;
+ * readers and writers of files live in formats/. docs/architecture.md
+ * draws the folders and their one-way dependencies; start there.
+ *
  * A graph is a flat array of tensors, each with a size in bytes and an
  * inclusive lifetime [first, last] in operator indexes. A plan gives every
  * tensor a byte offset in one arena so that two tensors whose lifetimes

@@ -1,6 +1,9 @@
 /*
  * digest.h - SHA-256 and the canonical digests of graphs and options.
  *
+ * Part of planner/formats/ (CSV, .tflite and digests), which uses only
+ * planner/core/ and libc; nothing else in planner/ uses it.
+ *
  * Plans are cached and shared by content, so arenad needs a stable name for
  * "this lifetime graph" and "these planning options" that does not depend
  * on the order in which a client listed its tensors, on the host's byte

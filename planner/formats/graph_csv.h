@@ -1,6 +1,9 @@
 /*
  * graph_csv.h - lifetime graphs as CSV text: a strict parser and a writer.
  *
+ * Part of planner/formats/ (CSV, .tflite and digests), which uses only
+ * planner/core/ and libc; nothing else in planner/ uses it.
+ *
  * Both work on memory only (no I/O): callers read files themselves and
  * hand the bytes over, or take the written text and store it.
  *

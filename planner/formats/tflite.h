@@ -2,6 +2,9 @@
  * tflite.h - TensorFlow Lite models (.tflite FlatBuffers) in, lifetime
  * graphs out; and offline plans written back into a model.
  *
+ * Part of planner/formats/ (CSV, .tflite and digests), which uses only
+ * planner/core/ and libc; nothing else in planner/ uses it.
+ *
  * The reader is hand-written for the TFLite schema and works on a memory
  * buffer only (no I/O, no globals, nothing beyond libc). It trusts nothing
  * in the file: every offset, vtable, table size and vector length is

@@ -1,7 +1,7 @@
 /*
  * tflite_int.h - the bounds-checked FlatBuffers primitives shared by the
  * TFLite reader (tflite.c) and the offline-plan writer (tflite_embed.c).
- * Private to planner/.
+ * Private to planner/formats/.
  *
  * Every primitive checks the bytes it is about to read against the buffer
  * (using 64-bit arithmetic, so no sum can wrap), writes a message naming

@@ -4,8 +4,8 @@
  *
  * DESIGN
  *  The file is read whole; "TFL3" at bytes 4..7 selects the TFLite reader
- *  (planner/formats/tflite.h), a first non-blank '{' selects the plan-JSON reader
- *  of cli_json.c, anything else goes to the CSV parser.
+ *  (planner/formats/tflite.h), a first non-blank '{' selects the plan-JSON
+ *  reader of cli_json.c, anything else goes to the CSV parser.
  */
 #include "cli_model.h"
 

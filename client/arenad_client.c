@@ -1,8 +1,13 @@
 /*
- * arenad_client.c - the client library: one Unix-socket connection to
- * arenad per handle, blocking requests with deadlines, verification of
- * every plan received, and local planning as a fallback (see
+ * arenad_client.c - the client library's handle and its connection: one
+ * Unix-socket connection to arenad per handle, blocking requests with
+ * deadlines (arenad_client__call), the handle's error text, and thin
+ * wrappers for programs that link only the shared library (see
  * arenad_client.h).
+ *
+ * The lowest layer of the library: it may use proto/wire and the planner
+ * and calls nothing else in client/. lib_message.c (keys, statuses) and
+ * lib_request.c (plan and lookup, with the local fallback) sit above it.
  *
  * DESIGN
  *  A handle holds at most one connection (fd >= 0) and a wire_reader for
@@ -24,7 +29,7 @@
  *  pass planner_verify() against the caller's graph, and its graph digest
  *  must be the digest of the caller's graph, before it is returned.
  */
-#include "client_int.h"
+#include "lib_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,21 +44,6 @@
 #include <unistd.h>
 
 #include "digest.h"
-#include "wire_plan.h"
-
-#define ERRMSG_LEN (2 * ARENA_ERR_LEN) /* room for ours plus the daemon's */
-
-struct arenad_client {
-  char *socket_path;           /* owned, NUL-terminated, fits sun_path */
-  uint32_t connect_timeout_ms; /* > 0 */
-  uint32_t request_timeout_ms; /* > 0 */
-  int fallback;                /* 1: plan locally when the daemon fails */
-  int fd;                      /* connected socket, or -1 */
-  int reused;                  /* 1: fd was opened by an earlier call */
-  struct wire_reader rd;       /* bytes from fd not yet taken as frames */
-  uint64_t next_id;            /* request id of the next request, >= 1 */
-  char errmsg[ERRMSG_LEN];     /* last error text, "" when none */
-};
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -73,13 +63,6 @@ static uint64_t now_ms(void)
   return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-static uint64_t now_us(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /* Milliseconds left until deadline, for poll(); 0 when it has passed. */
 static int left_ms(uint64_t deadline)
 {
@@ -88,18 +71,6 @@ static int left_ms(uint64_t deadline)
     return 0;
   uint64_t d = deadline - now;
   return d > 1000000u ? 1000000 : (int)d;
-}
-
-/* Copies a daemon-supplied message into out, replacing control bytes so
- * that a hostile daemon cannot drive the caller's terminal. */
-static void clean_text(const char *in, char *out, size_t cap)
-{
-  size_t k = 0;
-  for (; in && *in && k + 1 < cap; in++) {
-    unsigned char ch = (unsigned char)*in;
-    out[k++] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
-  }
-  out[k] = '\0';
 }
 
 /* ---- options and lifecycle ---------------------------------------------- */
@@ -181,20 +152,6 @@ const char *arenad_client_errmsg(const arenad_client_t *c)
 const char *arenad_client__socket_path(const arenad_client_t *c)
 {
   return c->socket_path;
-}
-
-void arenad_client_result_init(struct arenad_client_result *r)
-{
-  memset(r, 0, sizeof *r);
-  planner_plan_init(&r->plan);
-}
-
-void arenad_client_result_cleanup(struct arenad_client_result *r)
-{
-  if (!r)
-    return;
-  planner_plan_cleanup(&r->plan);
-  arenad_client_result_init(r);
 }
 
 /* ---- connecting --------------------------------------------------------- */
@@ -438,404 +395,6 @@ int arenad_client__call(arenad_client_t *c, Arenad__V1__Request *req,
   else
     c->reused = 1;
   return 0;
-}
-
-/* ---- statuses ----------------------------------------------------------- */
-
-int arenad_client__status_code(Arenad__V1__Status s)
-{
-  switch (s) {
-  case ARENAD__V1__STATUS__OK: return 0;
-  case ARENAD__V1__STATUS__NOT_FOUND: return ARENA_ENOENT;
-  case ARENAD__V1__STATUS__INVALID_ARGUMENT: return ARENA_EINVAL;
-  case ARENAD__V1__STATUS__BUSY: return ARENA_EBUSY;
-  case ARENAD__V1__STATUS__DENIED: return ARENA_EDENIED;
-  case ARENAD__V1__STATUS__TOO_LARGE: return ARENA_ETOOBIG;
-  case ARENAD__V1__STATUS__UNSUPPORTED_VERSION: return ARENA_EVERSION;
-  case ARENAD__V1__STATUS__INTERNAL: return ARENA_EINTERNAL;
-  default: return ARENA_EPROTO;
-  }
-}
-
-int arenad_client__check_status(arenad_client_t *c,
-                                const Arenad__V1__Response *resp,
-                                const char *what)
-{
-  int code = arenad_client__status_code(resp->status);
-  if (code == 0)
-    return 0;
-  char msg[ARENA_ERR_LEN];
-  clean_text(resp->error, msg, sizeof msg);
-  if (code == ARENA_EPROTO)
-    return arenad_client__fail(c, code, "%s: unknown status %d%s%s", what,
-                               (int)resp->status, msg[0] ? ": " : "", msg);
-  return arenad_client__fail(c, code, "%s: %s%s%s", what,
-                             wire_status_name(resp->status),
-                             msg[0] ? ": " : "", msg);
-}
-
-/* ---- keys --------------------------------------------------------------- */
-
-int arenad_client__check_key(const struct arenad_model_key *k,
-                             char err[ARENA_ERR_LEN])
-{
-  char tmp[ARENA_ERR_LEN];
-  if (!err)
-    err = tmp;
-  if (!k || !k->model_hash || k->model_hash_len == 0 ||
-      k->model_hash_len > ARENAD_CLIENT_MAX_MODEL_HASH) {
-    snprintf(err, ARENA_ERR_LEN, "model hash must be 1 to %u bytes",
-             ARENAD_CLIENT_MAX_MODEL_HASH);
-    return ARENA_EINVAL;
-  }
-  if (k->n_inputs > WIRE_MAX_INPUTS || (k->n_inputs && !k->inputs)) {
-    snprintf(err, ARENA_ERR_LEN, "input shape must have 0 to %u inputs",
-             WIRE_MAX_INPUTS);
-    return ARENA_EINVAL;
-  }
-  for (size_t i = 0; i < k->n_inputs; i++) {
-    const struct arenad_dims *d = &k->inputs[i];
-    if (d->n_dims > WIRE_MAX_RANK || (d->n_dims && !d->dims)) {
-      snprintf(err, ARENA_ERR_LEN, "input %zu: rank must be 0 to %u", i,
-               WIRE_MAX_RANK);
-      return ARENA_EINVAL;
-    }
-    for (size_t j = 0; j < d->n_dims; j++)
-      if (d->dims[j] < 0) {
-        snprintf(err, ARENA_ERR_LEN, "input %zu: dim %zu is negative", i, j);
-        return ARENA_EINVAL;
-      }
-  }
-  return 0;
-}
-
-int arenad_client__shape_init(struct arenad_client__shape *s,
-                              const struct arenad_model_key *k)
-{
-  memset(s, 0, sizeof *s);
-  if (k->n_inputs == 0)
-    return 0;
-  s->dims = calloc(k->n_inputs, sizeof *s->dims);
-  s->ptrs = calloc(k->n_inputs, sizeof *s->ptrs);
-  if (!s->dims || !s->ptrs) {
-    arenad_client__shape_cleanup(s);
-    return ARENA_ENOMEM;
-  }
-  for (size_t i = 0; i < k->n_inputs; i++) {
-    arenad__v1__dims__init(&s->dims[i]);
-    /* Packing only reads the array; the cast drops const for the
-     * generated struct's sake. */
-    s->dims[i].dims = (int64_t *)k->inputs[i].dims;
-    s->dims[i].n_dims = k->inputs[i].n_dims;
-    s->ptrs[i] = &s->dims[i];
-  }
-  s->n = k->n_inputs;
-  return 0;
-}
-
-void arenad_client__shape_cleanup(struct arenad_client__shape *s)
-{
-  free(s->dims);
-  free(s->ptrs);
-  memset(s, 0, sizeof *s);
-}
-
-/* ---- plan --------------------------------------------------------------- */
-
-/* Checks the digests a reply carries against ours. */
-static int check_digests(arenad_client_t *c, const Arenad__V1__PlanReply *r,
-                         const uint8_t *gd, const uint8_t *od)
-{
-  if (r->graph_digest.len != PLANNER_DIGEST_LEN)
-    return arenad_client__fail(c, ARENA_EPROTO,
-                               "daemon's plan has a %zu-byte graph digest",
-                               r->graph_digest.len);
-  if (memcmp(r->graph_digest.data, gd, PLANNER_DIGEST_LEN) != 0)
-    return arenad_client__fail(c, ARENA_EVERIFY,
-                               "daemon returned a plan for another graph "
-                               "(graph digest mismatch)");
-  if (r->options_digest.len != 0 &&
-      r->options_digest.len != PLANNER_DIGEST_LEN)
-    return arenad_client__fail(c, ARENA_EPROTO,
-                               "daemon's plan has a %zu-byte options digest",
-                               r->options_digest.len);
-  if (r->options_digest.len &&
-      memcmp(r->options_digest.data, od, PLANNER_DIGEST_LEN) != 0)
-    return arenad_client__fail(c, ARENA_EVERIFY,
-                               "daemon returned a plan for other options "
-                               "(options digest mismatch)");
-  return 0;
-}
-
-/* Verifies a plan built from a reply against the caller's graph. */
-static int verify(arenad_client_t *c, const struct planner_graph *g,
-                  const struct planner_options *o,
-                  const struct planner_plan *p)
-{
-  char err[ARENA_ERR_LEN] = "";
-  int rc = planner_verify(g, o, p, err);
-  if (rc == ARENA_ENOMEM)
-    return arenad_client__fail(c, rc, "verifying the daemon's plan: out of "
-                                      "memory");
-  if (rc)
-    return arenad_client__fail(c, ARENA_EVERIFY,
-                               "daemon's plan failed verification: %s",
-                               err[0] ? err : arena_strerror(rc));
-  if (o->capacity && p->fit == PLANNER_FIT_YES && p->arena_bytes > o->capacity)
-    return arenad_client__fail(c, ARENA_EVERIFY,
-                               "daemon's plan claims to fit %llu bytes but "
-                               "needs %llu",
-                               (unsigned long long)o->capacity,
-                               (unsigned long long)p->arena_bytes);
-  return 0;
-}
-
-/* Copies a reply into out->plan, checking the offset count first. */
-static int take_reply(arenad_client_t *c, const Arenad__V1__PlanReply *r,
-                      size_t n, struct arenad_client_result *out)
-{
-  if (r->n_offsets != n)
-    return arenad_client__fail(c, ARENA_EVERIFY,
-                               "daemon's plan has %zu offsets for %zu "
-                               "tensors",
-                               r->n_offsets, n);
-  int rc = wire_plan_from_reply(r, &out->plan);
-  if (rc == ARENA_EPROTO)
-    return arenad_client__fail(c, rc, "daemon's plan has an unknown "
-                                      "algorithm or fit value");
-  if (rc)
-    return arenad_client__fail(c, rc, "out of memory");
-  return 0;
-}
-
-/* The daemon path of arenad_client_plan. */
-static int plan_remote(arenad_client_t *c, const struct planner_graph *g,
-                       const struct planner_options *o,
-                       const struct arenad_model_key *k,
-                       struct arenad_client_result *out)
-{
-  Arenad__V1__Plan pm;
-  Arenad__V1__PlanOptions po;
-  Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
-  Arenad__V1__Response *resp = NULL;
-  struct arenad_client__shape sh;
-  int rc = arenad_client__shape_init(&sh, k);
-  if (rc)
-    return arenad_client__fail(c, rc, "out of memory");
-  rc = wire_plan_msg_init(&pm, &po, g, o, k->model_hash, k->model_hash_len,
-                          sh.ptrs, sh.n);
-  if (rc) {
-    arenad_client__shape_cleanup(&sh);
-    return arenad_client__fail(c, rc, "out of memory");
-  }
-  req.body_case = ARENAD__V1__REQUEST__BODY_PLAN;
-  req.plan = &pm;
-  rc = arenad_client__call(c, &req, &resp);
-  wire_plan_msg_cleanup(&pm);
-  arenad_client__shape_cleanup(&sh);
-  if (rc)
-    return rc;
-  rc = arenad_client__check_status(c, resp, "daemon");
-  if (!rc && (resp->body_case != ARENAD__V1__RESPONSE__BODY_PLAN ||
-              !resp->plan))
-    rc = arenad_client__fail(c, ARENA_EPROTO,
-                             "daemon answered a plan request without a "
-                             "plan");
-  if (!rc)
-    rc = check_digests(c, resp->plan, out->graph_digest,
-                       out->options_digest);
-  if (!rc)
-    rc = take_reply(c, resp->plan, g->n_tensors, out);
-  if (!rc)
-    rc = verify(c, g, o, &out->plan);
-  if (!rc) {
-    out->cached = resp->plan->cached;
-    out->planning_us = resp->plan->planning_us;
-  }
-  wire_free_response(resp);
-  return rc;
-}
-
-/* Validates the caller's inputs and computes both digests into out. */
-static int prepare(arenad_client_t *c, const struct planner_graph *g,
-                   const struct planner_options *o,
-                   const struct arenad_model_key *k,
-                   struct arenad_client_result *out)
-{
-  char err[ARENA_ERR_LEN] = "";
-  int rc = planner_validate(g, o, err);
-  if (rc)
-    return arenad_client__fail(c, rc, "invalid graph: %s",
-                               err[0] ? err : arena_strerror(rc));
-  if ((rc = arenad_client__check_key(k, err)) != 0)
-    return arenad_client__fail(c, rc, "invalid model key: %s", err);
-  if ((rc = planner_graph_digest(g, out->graph_digest)) != 0)
-    return arenad_client__fail(c, rc, "digest of the graph: %s",
-                               arena_strerror(rc));
-  planner_options_digest(o, out->options_digest);
-  return 0;
-}
-
-int arenad_client_plan(arenad_client_t *c, const struct planner_graph *g,
-                       const struct planner_options *o,
-                       const struct arenad_model_key *k,
-                       struct arenad_client_result *out)
-{
-  struct planner_options def;
-  arenad_client_result_cleanup(out);
-  c->errmsg[0] = '\0';
-  if (!o) {
-    planner_options_init(&def);
-    o = &def;
-  }
-  int rc = prepare(c, g, o, k, out);
-  if (rc)
-    goto fail;
-  rc = plan_remote(c, g, o, k, out);
-  if (rc == 0)
-    return 0;
-  if (!c->fallback)
-    goto fail;
-
-  /* Fallback: plan here. Keep the daemon's failure in errmsg. */
-  char why[ERRMSG_LEN];
-  memcpy(why, c->errmsg, sizeof why);
-  uint8_t gd[PLANNER_DIGEST_LEN], od[PLANNER_DIGEST_LEN];
-  memcpy(gd, out->graph_digest, sizeof gd);
-  memcpy(od, out->options_digest, sizeof od);
-  arenad_client_result_cleanup(out);
-  memcpy(out->graph_digest, gd, sizeof gd);
-  memcpy(out->options_digest, od, sizeof od);
-  out->local = 1;
-  out->fallback_reason = rc;
-  char err[ARENA_ERR_LEN] = "";
-  uint64_t t0 = now_us();
-  int lrc = planner_run(g, o, &out->plan, err);
-  out->planning_us = now_us() - t0;
-  if (lrc) {
-    rc = arenad_client__fail(c, lrc, "planning locally: %s (daemon: %s)",
-                             err[0] ? err : arena_strerror(lrc), why);
-    goto fail;
-  }
-  arenad_client__fail(c, 0, "planned locally: %.*s", ARENA_ERR_LEN, why);
-  return 0;
-fail:
-  arenad_client_result_cleanup(out);
-  return rc;
-}
-
-/* ---- lookup ------------------------------------------------------------- */
-
-/* A tensor's position in the caller's graph, for sorting by id. */
-struct by_id {
-  uint32_t id;  /* tensor id, unique in a validated graph */
-  size_t index; /* position in the caller's array */
-};
-
-static int cmp_by_id(const void *a, const void *b)
-{
-  const struct by_id *x = a, *y = b;
-  return (x->id > y->id) - (x->id < y->id);
-}
-
-/* Reorders offsets from ascending id order to g's order, in place. */
-static int to_caller_order(arenad_client_t *c, const struct planner_graph *g,
-                           struct planner_plan *p)
-{
-  size_t n = g->n_tensors;
-  struct by_id *ix = malloc(n * sizeof *ix);
-  uint64_t *off = malloc(n * sizeof *off);
-  if (!ix || !off) {
-    free(ix);
-    free(off);
-    return arenad_client__fail(c, ARENA_ENOMEM, "out of memory");
-  }
-  for (size_t i = 0; i < n; i++) {
-    ix[i].id = g->tensors[i].id;
-    ix[i].index = i;
-  }
-  qsort(ix, n, sizeof *ix, cmp_by_id);
-  for (size_t k = 0; k < n; k++)
-    off[ix[k].index] = p->offsets[k];
-  free(ix);
-  free(p->offsets);
-  p->offsets = off;
-  return 0;
-}
-
-static int bytes_eq(ProtobufCBinaryData b, const uint8_t *d)
-{
-  return b.len == PLANNER_DIGEST_LEN && memcmp(b.data, d, b.len) == 0;
-}
-
-int arenad_client_lookup(arenad_client_t *c, const struct arenad_model_key *k,
-                         const struct planner_graph *g,
-                         const struct planner_options *o,
-                         struct arenad_client_result *out)
-{
-  struct planner_options def;
-  Arenad__V1__Lookup lm = ARENAD__V1__LOOKUP__INIT;
-  Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
-  Arenad__V1__Response *resp = NULL;
-  struct arenad_client__shape sh;
-  arenad_client_result_cleanup(out);
-  c->errmsg[0] = '\0';
-  if (!o) {
-    planner_options_init(&def);
-    o = &def;
-  }
-  int rc = prepare(c, g, o, k, out);
-  if (rc)
-    goto out;
-  if ((rc = arenad_client__shape_init(&sh, k)) != 0) {
-    rc = arenad_client__fail(c, rc, "out of memory");
-    goto out;
-  }
-  lm.model_hash.data = (uint8_t *)k->model_hash;
-  lm.model_hash.len = k->model_hash_len;
-  lm.input_shape = sh.ptrs;
-  lm.n_input_shape = sh.n;
-  lm.graph_digest.data = out->graph_digest;
-  lm.graph_digest.len = PLANNER_DIGEST_LEN;
-  req.body_case = ARENAD__V1__REQUEST__BODY_LOOKUP;
-  req.lookup = &lm;
-  rc = arenad_client__call(c, &req, &resp);
-  arenad_client__shape_cleanup(&sh);
-  if (rc)
-    goto out;
-  if ((rc = arenad_client__check_status(c, resp, "lookup")) != 0)
-    goto out;
-  if (resp->body_case != ARENAD__V1__RESPONSE__BODY_LOOKUP || !resp->lookup) {
-    rc = arenad_client__fail(c, ARENA_EPROTO,
-                             "daemon answered a lookup without plans");
-    goto out;
-  }
-  const Arenad__V1__PlanReply *match = NULL;
-  for (size_t i = 0; i < resp->lookup->n_plans && !match; i++) {
-    const Arenad__V1__PlanReply *r = resp->lookup->plans[i];
-    if (r && bytes_eq(r->graph_digest, out->graph_digest) &&
-        bytes_eq(r->options_digest, out->options_digest))
-      match = r;
-  }
-  if (!match) {
-    rc = arenad_client__fail(c, ARENA_ENOENT,
-                             "lookup: %zu stored plan%s, none for this graph "
-                             "and these options",
-                             resp->lookup->n_plans,
-                             resp->lookup->n_plans == 1 ? "" : "s");
-    goto out;
-  }
-  if ((rc = take_reply(c, match, g->n_tensors, out)) != 0 ||
-      (rc = to_caller_order(c, g, &out->plan)) != 0 ||
-      (rc = verify(c, g, o, &out->plan)) != 0)
-    goto out;
-  out->cached = 1;
-  out->planning_us = match->planning_us;
-out:
-  wire_free_response(resp);
-  if (rc)
-    arenad_client_result_cleanup(out);
-  return rc;
 }
 
 /* ---- helpers for programs that link only the shared library ----------- */

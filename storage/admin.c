@@ -1,8 +1,9 @@
 /*
  * admin.c - the plan cache's inspection and maintenance calls: lookup by
  * model hash and shape, listing, eviction, statistics and vacuum
- * (storage.h). The handle, put and get live in storage.c; both files share
- * the handle's layout and helpers through storage_int.h.
+ * (storage.h). The handle lives in storage.c, put in write.c and get in
+ * get.c; all share the handle's layout and the helpers of stmt.c through
+ * storage_int.h.
  */
 #include "storage_int.h"
 

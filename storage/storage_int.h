@@ -10,7 +10,15 @@
  *             value checksum. Pure C, no sqlite.
  *   schema.c  opening a file safely: classification, moving bad files
  *             aside, sqlite settings and the numbered migrations.
- *   storage.c the handle and the public calls.
+ *   stmt.c    the helpers every call of the handle uses: error text,
+ *             statements, transactions, key binding, row reading.
+ *   storage.c the handle: prepared statements, open and close.
+ *   write.c   put, and the flushing of uses and of added uses.
+ *   get.c     get, and noting its hits and misses.
+ *   admin.c   lookup, listing, eviction, statistics and vacuum.
+ *
+ * Calls go one way: storage.c, get.c and admin.c use write.c; write.c,
+ * get.c and admin.c use stmt.c; all may use schema.c and codec.c.
  */
 #ifndef ARENA_STORAGE_INT_H
 #define ARENA_STORAGE_INT_H
@@ -137,7 +145,7 @@ int storage__err_of(int sqlite_rc);
 /* Current wall-clock time in Unix milliseconds. */
 int64_t storage__now_ms(void);
 
-/* ---- the handle (storage.c, admin.c) ------------------------------------ */
+/* ---- the handle (storage.c, stmt.c, write.c, get.c, admin.c) ------------ */
 
 /* Prepared statements; SQL in stmt_sql[], same order. */
 enum {
@@ -212,7 +220,7 @@ struct row_view {
   const uint8_t *checksum;   /* PLANNER_DIGEST_LEN bytes, or NULL */
 };
 
-/* Helpers shared by storage.c and admin.c (defined in storage.c). */
+/* Helpers shared by write.c, get.c and admin.c (defined in stmt.c). */
 
 /* Formats the handle's error text; returns code. */
 int storage__seterr(storage_t *st, int code, const char *fmt, ...)

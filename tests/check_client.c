@@ -1,7 +1,7 @@
 /*
  * check_client.c - tests of the client library (client/arenad_client.c,
- * lib_message.c, lib_request.c)
- * that need no daemon, and the client suite.
+ * lib_message.c, lib_request.c) that need no daemon, and the client
+ * suite.
  *
  * A fake daemon runs in a thread of the test process and serves each
  * connection in a scripted way (check_client_harness.c). The tests check

@@ -378,33 +378,6 @@ static int job_stop(void *ctx)
   return atomic_load(&j->cancel);
 }
 
-void jobs_storage_failed(struct server *s, const char *what, int rc)
-{
-  char msg[ARENA_ERR_LEN];
-  snprintf(msg, sizeof msg, "%s: %s (%s)", what, storage_errmsg(s->st),
-           arena_strerror(rc));
-  uv_mutex_lock(&s->status_lock);
-  int was_ok = s->storage_ok;
-  s->storage_ok = 0;
-  memcpy(s->storage_err, msg, sizeof msg);
-  uv_mutex_unlock(&s->status_lock);
-  /* Log the change, not every failure: a full disk fails every write. */
-  if (was_ok)
-    dlog(&s->log, DLOG_ERR,
-         "cache database failing, serving from memory and planning: %s",
-         msg);
-}
-
-void jobs_storage_ok(struct server *s)
-{
-  uv_mutex_lock(&s->status_lock);
-  int was_ok = s->storage_ok;
-  s->storage_ok = 1;
-  uv_mutex_unlock(&s->status_lock);
-  if (!was_ok)
-    dlog(&s->log, DLOG_NOTICE, "cache database writable again");
-}
-
 /* Takes the storage for this worker, and first writes the hot-cache uses
  * the loop queued (uses.c), so that the get, put (and the LRU eviction in
  * it), list or evict that follows counts them. */
@@ -440,7 +413,7 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
   int rc = s->st ? storage_get(s->st, k, &pg, &o, &j->plan, &info)
                  : ARENA_ENOENT;
   if (rc && rc != ARENA_ENOENT)
-    jobs_storage_failed(s, "read", rc);
+    dbhealth_failed(s, "read", rc);
   uv_mutex_unlock(&s->st_lock);
   if (rc == 0) {
     j->from_storage = 1;
@@ -462,9 +435,9 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
   if (s->st) {
     rc = storage_put(s->st, k, &pg, &g->opts, &j->plan, j->planning_us, NULL);
     if (rc)
-      jobs_storage_failed(s, "write", rc);
+      dbhealth_failed(s, "write", rc);
     else
-      jobs_storage_ok(s);
+      dbhealth_ok(s);
   }
   uv_mutex_unlock(&s->st_lock);
 }

@@ -42,7 +42,7 @@ static void work_lookup(struct job *j)
   jobs__st_enter(j->s);
   rc = storage_lookup(j->s->st, &k, &j->recs, &j->n_recs);
   if (rc)
-    jobs_storage_failed(j->s, "lookup", rc);
+    dbhealth_failed(j->s, "lookup", rc);
   uv_mutex_unlock(&j->s->st_lock);
   wire_shape_cleanup(&shape);
   if (rc) {
@@ -70,7 +70,7 @@ static void work_list(struct job *j)
   jobs__st_enter(j->s);
   int rc = storage_list(j->s->st, &q, &j->recs, &j->n_recs);
   if (rc)
-    jobs_storage_failed(j->s, "list", rc);
+    dbhealth_failed(j->s, "list", rc);
   uv_mutex_unlock(&j->s->st_lock);
   if (rc) {
     snprintf(j->err, sizeof j->err, "cache list failed: %s",

@@ -1,6 +1,6 @@
 /*
  * server_int.h - state shared by the files of daemon/ (server.c, conn.c,
- * jobs.c, jobs_storage.c, uses.c). Not for other modules.
+ * jobs.c, jobs_storage.c, uses.c, dbhealth.c). Not for other modules.
  *
  * THREADS
  *  Everything here belongs to the loop thread, except: the storage handle
@@ -144,12 +144,6 @@ void jobs_submit_plan(struct server *s, struct conn *c, uint64_t request_id,
  * takes req. */
 void jobs_submit_storage(struct server *s, struct conn *c,
                          uint64_t request_id, Arenad__V1__Request *req);
-/* Records a storage failure during `what` (rc an ARENA_E* code) for
- * Stats and logs the change to failing. Caller holds st_lock. */
-void jobs_storage_failed(struct server *s, const char *what, int rc);
-/* Records a successful write: storage is healthy again (logged when it
- * was not). Any thread. */
-void jobs_storage_ok(struct server *s);
 /* Forgets every waiter of connection c; cancels jobs nobody waits for. */
 void jobs_detach_conn(struct server *s, struct conn *c);
 void jobs_cancel_all(struct server *s);
@@ -169,6 +163,14 @@ void uses_stop(struct server *s);
 /* After the loop has run dry: collects and writes what is left, then
  * frees the queue. Call before storage_close. */
 void uses_cleanup(struct server *s);
+
+/* dbhealth.c: the cache database's health, for Stats and STATUS=. */
+/* Records a storage failure during `what` (rc an ARENA_E* code) for
+ * Stats and logs the change to failing. Caller holds st_lock. */
+void dbhealth_failed(struct server *s, const char *what, int rc);
+/* Records a successful write: storage is healthy again (logged when it
+ * was not). Any thread. */
+void dbhealth_ok(struct server *s);
 
 /* server.c */
 void server_maybe_finish_drain(struct server *s);

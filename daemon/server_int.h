@@ -20,8 +20,8 @@
  *
  *  cfg and limits are rewritten by SIGHUP on the loop thread while
  *  workers run, so no worker reads them: a job carries its own copy of
- *  every value its worker needs (struct job_config in jobs.c), taken on
- *  the loop thread when the job is created.
+ *  every value its worker needs (struct job_config in jobs_int.h),
+ *  taken on the loop thread when the job is created.
  */
 #ifndef ARENA_DAEMON_SERVER_INT_H
 #define ARENA_DAEMON_SERVER_INT_H

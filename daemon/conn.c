@@ -17,6 +17,13 @@
  * closed at once; the listener keeps draining its backlog. While the
  * spare is closing, the next such connection waits in the backlog and is
  * taken up again by the spare's close callback.
+ *
+ * LAYER: below server.c, above the jobs (report.h). Requests go down to
+ * jobs_submit_plan() and jobs_submit_storage(); the jobs come back
+ * through the entries that conn_report_init() puts in s->report (send,
+ * send_status, job_start, job_done, peer_desc), never by calling this
+ * file. A close or a finished write tells the draining server through
+ * s->report.drain_check.
  */
 #define _GNU_SOURCE 1 /* struct ucred for SO_PEERCRED */
 #include <errno.h>
@@ -61,7 +68,8 @@ struct wreq {
 
 static void pump(struct conn *c);
 
-const char *conn_peer_desc(const struct conn *c, char *buf, size_t len)
+static const char *conn_peer_desc(const struct conn *c, char *buf,
+                                  size_t len)
 {
   if (c->has_cred)
     snprintf(buf, len, "conn %" PRIu64 " (pid %ld uid %lu gid %lu)", c->id,
@@ -86,7 +94,7 @@ static void on_handle_closed(uv_handle_t *h)
   maybe_free(c);
 }
 
-void conn_close(struct conn *c)
+static void conn_close(struct conn *c)
 {
   if (c->closing)
     return;
@@ -104,7 +112,7 @@ void conn_close(struct conn *c)
   uv_close((uv_handle_t *)&c->pipe, on_handle_closed);
   uv_close((uv_handle_t *)&c->idle, on_handle_closed);
   if (s->draining)
-    server_maybe_finish_drain(s);
+    s->report.drain_check(s);
 }
 
 void conn_close_all(struct server *s)
@@ -134,7 +142,7 @@ static void on_write(uv_write_t *req, int status)
     }
   }
   if (c->s->draining)
-    server_maybe_finish_drain(c->s);
+    c->s->report.drain_check(c->s);
   maybe_free(c);
 }
 
@@ -145,7 +153,7 @@ static size_t reply_max(const struct server *s)
   return m > (256u << 20) ? m : (256u << 20);
 }
 
-void conn_send(struct conn *c, const Arenad__V1__Response *r)
+static void conn_send(struct conn *c, const Arenad__V1__Response *r)
 {
   if (c->closing)
     return;
@@ -173,8 +181,8 @@ void conn_send(struct conn *c, const Arenad__V1__Response *r)
   c->write_queued += w->len;
 }
 
-void conn_send_status(struct conn *c, uint64_t request_id,
-                      Arenad__V1__Status st, const char *msg)
+static void conn_send_status(struct conn *c, uint64_t request_id,
+                             Arenad__V1__Status st, const char *msg)
 {
   Arenad__V1__Response r = ARENAD__V1__RESPONSE__INIT;
   r.request_id = request_id;
@@ -353,12 +361,12 @@ static void on_idle(uv_timer_t *t)
   conn_close(c);
 }
 
-void conn_job_start(struct conn *c)
+static void conn_job_start(struct conn *c)
 {
   c->inflight++;
 }
 
-void conn_job_done(struct conn *c)
+static void conn_job_done(struct conn *c)
 {
   c->inflight--;
   uv_timer_again(&c->idle);
@@ -501,4 +509,13 @@ void conn_accept(struct server *s)
   uv_timer_start(&c->idle, on_idle, s->cfg.idle_timeout_ms,
                  s->cfg.idle_timeout_ms);
   pump(c);
+}
+
+void conn_report_init(struct daemon_report *r)
+{
+  r->send = conn_send;
+  r->send_status = conn_send_status;
+  r->job_start = conn_job_start;
+  r->job_done = conn_job_done;
+  r->peer_desc = conn_peer_desc;
 }

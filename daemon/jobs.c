@@ -30,6 +30,13 @@
  *  for storage requests and plans at or below the default effort: a
  *  cache miss of an ordinary request is served while maximal searches
  *  occupy every other worker.
+ *
+ *  LAYER
+ *  Below conn.c and jobs_storage.c, above uses.c and dbhealth.c. A job
+ *  answers its waiters, counts itself on their connections and tells the
+ *  draining server that it finished only through s->report (report.h),
+ *  so this file calls neither conn.c nor server.c. A waiter's
+ *  connection pointer is only passed back to those callbacks.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -141,7 +148,7 @@ static uint8_t *identity(const Arenad__V1__Plan *m, size_t *len)
 
 /* ---- replies ------------------------------------------------------------ */
 
-static void send_hot(struct conn *c, uint64_t request_id,
+static void send_hot(struct server *s, struct conn *c, uint64_t request_id,
                      const struct hot_plan *hp)
 {
   Arenad__V1__Response r = ARENAD__V1__RESPONSE__INIT;
@@ -164,7 +171,7 @@ static void send_hot(struct conn *c, uint64_t request_id,
   r.request_id = request_id;
   r.body_case = ARENAD__V1__RESPONSE__BODY_PLAN;
   r.plan = &pr;
-  conn_send(c, &r);
+  s->report.send(c, &r);
 }
 
 static void hot_from_job(const struct job *j, struct hot_plan *hp)
@@ -231,16 +238,17 @@ int jobs__add_waiter(struct job *j, struct conn *c, uint64_t request_id)
   w->next = j->waiters;
   j->waiters = w;
   j->live_waiters++;
-  conn_job_start(c);
+  j->s->report.job_start(c);
   return 0;
 }
 
 void jobs__reject_new(struct job *j, struct conn *c, uint64_t request_id,
                       const char *msg)
 {
+  const struct daemon_report *up = &j->s->report;
   if (j->waiters)
-    conn_job_done(c);
-  conn_send_status(c, request_id, ARENAD__V1__STATUS__INTERNAL, msg);
+    up->job_done(c);
+  up->send_status(c, request_id, ARENAD__V1__STATUS__INTERNAL, msg);
   jobs__free(j);
 }
 
@@ -365,8 +373,8 @@ int jobs__queue_full(struct server *s, struct conn *c, uint64_t request_id)
   if (s->n_jobs < s->cfg.max_queued_jobs)
     return 0;
   s->c.busy_rejections++;
-  conn_send_status(c, request_id, ARENAD__V1__STATUS__BUSY,
-                   "planning queue is full; retry later");
+  s->report.send_status(c, request_id, ARENAD__V1__STATUS__BUSY,
+                        "planning queue is full; retry later");
   return 1;
 }
 
@@ -376,33 +384,6 @@ static int job_stop(void *ctx)
 {
   struct job *j = ctx;
   return atomic_load(&j->cancel);
-}
-
-void jobs_storage_failed(struct server *s, const char *what, int rc)
-{
-  char msg[ARENA_ERR_LEN];
-  snprintf(msg, sizeof msg, "%s: %s (%s)", what, storage_errmsg(s->st),
-           arena_strerror(rc));
-  uv_mutex_lock(&s->status_lock);
-  int was_ok = s->storage_ok;
-  s->storage_ok = 0;
-  memcpy(s->storage_err, msg, sizeof msg);
-  uv_mutex_unlock(&s->status_lock);
-  /* Log the change, not every failure: a full disk fails every write. */
-  if (was_ok)
-    dlog(&s->log, DLOG_ERR,
-         "cache database failing, serving from memory and planning: %s",
-         msg);
-}
-
-void jobs_storage_ok(struct server *s)
-{
-  uv_mutex_lock(&s->status_lock);
-  int was_ok = s->storage_ok;
-  s->storage_ok = 1;
-  uv_mutex_unlock(&s->status_lock);
-  if (!was_ok)
-    dlog(&s->log, DLOG_NOTICE, "cache database writable again");
 }
 
 /* Takes the storage for this worker, and first writes the hot-cache uses
@@ -440,7 +421,7 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
   int rc = s->st ? storage_get(s->st, k, &pg, &o, &j->plan, &info)
                  : ARENA_ENOENT;
   if (rc && rc != ARENA_ENOENT)
-    jobs_storage_failed(s, "read", rc);
+    dbhealth_failed(s, "read", rc);
   uv_mutex_unlock(&s->st_lock);
   if (rc == 0) {
     j->from_storage = 1;
@@ -462,9 +443,9 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
   if (s->st) {
     rc = storage_put(s->st, k, &pg, &g->opts, &j->plan, j->planning_us, NULL);
     if (rc)
-      jobs_storage_failed(s, "write", rc);
+      dbhealth_failed(s, "write", rc);
     else
-      jobs_storage_ok(s);
+      dbhealth_ok(s);
   }
   uv_mutex_unlock(&s->st_lock);
 }
@@ -505,7 +486,8 @@ static void work_plan(uv_work_t *w)
 static void answer_plan(struct job *j, struct waiter *w)
 {
   if (j->status != ARENAD__V1__STATUS__OK) {
-    conn_send_status(w->conn, w->request_id, j->status, j->err);
+    j->s->report.send_status(w->conn, w->request_id, j->status,
+                             j->err);
     return;
   }
   Arenad__V1__Response r = ARENAD__V1__RESPONSE__INIT;
@@ -516,7 +498,7 @@ static void answer_plan(struct job *j, struct waiter *w)
   r.request_id = w->request_id;
   r.body_case = ARENAD__V1__RESPONSE__BODY_PLAN;
   r.plan = &pr;
-  conn_send(w->conn, &r);
+  j->s->report.send(w->conn, &r);
   j->s->c.plans_served++;
 }
 
@@ -548,15 +530,16 @@ static void after_plan(uv_work_t *w, int status)
     if (wt->conn) {
       struct conn *c = wt->conn;
       if (status == UV_ECANCELED)
-        conn_send_status(c, wt->request_id, ARENAD__V1__STATUS__INTERNAL,
-                         "planning was cancelled");
+        s->report.send_status(c, wt->request_id,
+                              ARENAD__V1__STATUS__INTERNAL,
+                              "planning was cancelled");
       else
         answer_plan(j, wt);
-      conn_job_done(c);
+      s->report.job_done(c);
     }
   jobs__free(j);
   if (s->draining)
-    server_maybe_finish_drain(s);
+    s->report.drain_check(s);
 }
 
 static struct job *find_flight(struct server *s, const uint8_t *ident,
@@ -588,7 +571,8 @@ static uint32_t effort_of(struct server *s, struct conn *c, uint64_t rid,
   dlog(&s->log, DLOG_DEBUG,
        "%s: request %" PRIu64 ": effort %" PRIu32
        " capped at max_effort %" PRIu32,
-       conn_peer_desc(c, who, sizeof who), rid, e, s->cfg.max_effort);
+       s->report.peer_desc(c, who, sizeof who), rid, e,
+       s->cfg.max_effort);
   return s->cfg.max_effort;
 }
 
@@ -598,15 +582,15 @@ void jobs_submit_plan(struct server *s, struct conn *c, uint64_t request_id,
   char msg[ARENA_ERR_LEN];
   Arenad__V1__Status st = precheck(s, req->plan, msg, sizeof msg);
   if (st != ARENAD__V1__STATUS__OK) {
-    conn_send_status(c, request_id, st, msg);
+    s->report.send_status(c, request_id, st, msg);
     wire_free_request(req);
     return;
   }
   size_t len;
   uint8_t *ident = identity(req->plan, &len);
   if (!ident) {
-    conn_send_status(c, request_id, ARENAD__V1__STATUS__INTERNAL,
-                     "out of memory");
+    s->report.send_status(c, request_id, ARENAD__V1__STATUS__INTERNAL,
+                          "out of memory");
     wire_free_request(req);
     return;
   }
@@ -615,7 +599,7 @@ void jobs_submit_plan(struct server *s, struct conn *c, uint64_t request_id,
   if (hp) {
     s->c.memory_hits++;
     s->c.plans_served++;
-    send_hot(c, request_id, hp);
+    send_hot(s, c, request_id, hp);
     free(ident);
     wire_free_request(req);
     return;
@@ -627,8 +611,8 @@ void jobs_submit_plan(struct server *s, struct conn *c, uint64_t request_id,
     if (jobs__add_waiter(j, c, request_id) == 0)
       s->c.single_flight_joined++;
     else
-      conn_send_status(c, request_id, ARENAD__V1__STATUS__INTERNAL,
-                       "out of memory");
+      s->report.send_status(c, request_id, ARENAD__V1__STATUS__INTERNAL,
+                            "out of memory");
     return;
   }
   if (jobs__queue_full(s, c, request_id) || !(j = jobs__new(s, JOB_PLAN, req))) {

@@ -8,6 +8,10 @@
  * queued, so that a request that names nothing is refused without
  * touching the database; after an eviction the loop also drops the
  * evicted plans from the hot LRU.
+ *
+ * LAYER: below conn.c, above jobs.c, uses.c and dbhealth.c. Replies,
+ * the server's counters for Stats and the end of a job reach the layers
+ * above only through s->report (report.h).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -42,7 +46,7 @@ static void work_lookup(struct job *j)
   jobs__st_enter(j->s);
   rc = storage_lookup(j->s->st, &k, &j->recs, &j->n_recs);
   if (rc)
-    jobs_storage_failed(j->s, "lookup", rc);
+    dbhealth_failed(j->s, "lookup", rc);
   uv_mutex_unlock(&j->s->st_lock);
   wire_shape_cleanup(&shape);
   if (rc) {
@@ -70,7 +74,7 @@ static void work_list(struct job *j)
   jobs__st_enter(j->s);
   int rc = storage_list(j->s->st, &q, &j->recs, &j->n_recs);
   if (rc)
-    jobs_storage_failed(j->s, "list", rc);
+    dbhealth_failed(j->s, "list", rc);
   uv_mutex_unlock(&j->s->st_lock);
   if (rc) {
     snprintf(j->err, sizeof j->err, "cache list failed: %s",
@@ -337,7 +341,7 @@ static void answer_storage(struct job *j, struct conn *c, uint64_t rid)
     r.list = &li;
     break;
   case ARENAD__V1__REQUEST__BODY_STATS:
-    server_fill_stats(j->s, &sr);
+    j->s->report.fill_stats(j->s, &sr);
     if (j->stats_ok) {
       sr.storage_entries = j->stats.entries;
       sr.storage_bytes = j->stats.bytes;
@@ -357,9 +361,10 @@ static void answer_storage(struct job *j, struct conn *c, uint64_t rid)
     break;
   }
   if (oom)
-    conn_send_status(c, rid, ARENAD__V1__STATUS__INTERNAL, "out of memory");
+    j->s->report.send_status(c, rid, ARENAD__V1__STATUS__INTERNAL,
+                             "out of memory");
   else
-    conn_send(c, &r);
+    j->s->report.send(c, &r);
   arena_free(&a);
 }
 
@@ -375,17 +380,18 @@ static void after_storage(uv_work_t *w, int status)
     if (wt->conn) {
       struct conn *c = wt->conn;
       if (status != 0)
-        conn_send_status(c, wt->request_id, ARENAD__V1__STATUS__INTERNAL,
-                         "request was cancelled");
+        s->report.send_status(c, wt->request_id,
+                              ARENAD__V1__STATUS__INTERNAL,
+                              "request was cancelled");
       else if (j->status != ARENAD__V1__STATUS__OK)
-        conn_send_status(c, wt->request_id, j->status, j->err);
+        s->report.send_status(c, wt->request_id, j->status, j->err);
       else
         answer_storage(j, c, wt->request_id);
-      conn_job_done(c);
+      s->report.job_done(c);
     }
   jobs__free(j);
   if (s->draining)
-    server_maybe_finish_drain(s);
+    s->report.drain_check(s);
 }
 
 void jobs_submit_storage(struct server *s, struct conn *c,
@@ -401,7 +407,7 @@ void jobs_submit_storage(struct server *s, struct conn *c,
   if (req->body_case == ARENAD__V1__REQUEST__BODY_EVICT) {
     Arenad__V1__Status st = evict_select(j, msg, sizeof msg);
     if (st != ARENAD__V1__STATUS__OK) {
-      conn_send_status(c, request_id, st, msg);
+      s->report.send_status(c, request_id, st, msg);
       jobs__free(j);
       return;
     }

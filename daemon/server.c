@@ -7,6 +7,11 @@
  * jobs finish and replies flush (up to drain_timeout_ms, then cancel),
  * close every handle, run the loop dry, write the hot cache's last use
  * counts (uses.c), then flush and close storage.
+ *
+ * The top of daemon/'s layers (report.h): it calls conn.c, jobs.c and
+ * uses.c, and none of them calls it. Before anything runs it fills
+ * s->report, through which connections and jobs report back: its own
+ * drain check and Stats counters, and conn.c's reply entries.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -177,7 +182,8 @@ static int start_listening(struct server *s)
   return rc;
 }
 
-void server_fill_stats(struct server *s, Arenad__V1__StatsReply *r)
+/* report.fill_stats: the server's part of a Stats reply. */
+static void fill_stats(struct server *s, Arenad__V1__StatsReply *r)
 {
   arenad__v1__stats_reply__init(r);
   r->version = (char *)ARENA_VERSION;
@@ -259,7 +265,8 @@ static void finish(struct server *s)
   uv_close((uv_handle_t *)&s->sig_hup, close_cb_noop);
 }
 
-void server_maybe_finish_drain(struct server *s)
+/* report.drain_check, also called here when the drain begins. */
+static void maybe_finish_drain(struct server *s)
 {
   if (!s->draining || s->draining == 2 || s->n_jobs > 0 ||
       conn_writes_pending(s))
@@ -293,7 +300,7 @@ static void begin_drain(struct server *s, const char *why)
   }
   conn_pause_all(s);
   uv_timer_start(&s->drain, on_drain_timeout, s->cfg.drain_timeout_ms, 0);
-  server_maybe_finish_drain(s);
+  maybe_finish_drain(s);
 }
 
 static void reload(struct server *s)
@@ -360,6 +367,15 @@ static void start_timers(struct server *s)
   uses_start(s);
 }
 
+/* Fills the table through which connections and jobs report back
+ * (report.h), before any of them exists. */
+static void init_report(struct server *s)
+{
+  conn_report_init(&s->report);
+  s->report.drain_check = maybe_finish_drain;
+  s->report.fill_stats = fill_stats;
+}
+
 /* Returns 0, -1 when the listener failed (handles need closing), or -2
  * when nothing was set up. */
 static int setup(struct server *s, const struct daemon_config *cfg)
@@ -390,6 +406,7 @@ static int setup(struct server *s, const struct daemon_config *cfg)
     return -2;
   }
   s->start_ms = uv_now(&s->loop);
+  init_report(s);
   conn_faults_init(s);
   start_signals(s);
   start_timers(s);

@@ -1,6 +1,12 @@
 /*
  * server_int.h - state shared by the files of daemon/ (server.c, conn.c,
- * jobs.c, jobs_storage.c, uses.c). Not for other modules.
+ * jobs.c, jobs_storage.c, uses.c, dbhealth.c). Not for other modules.
+ *
+ * LAYERS
+ *  The files call each other one way only, server.c -> conn.c ->
+ *  jobs_storage.c -> jobs.c -> uses.c -> dbhealth.c (report.h draws the
+ *  whole picture). The calls declared below all go down; what goes up
+ *  goes through s->report.
  *
  * THREADS
  *  Everything here belongs to the loop thread, except: the storage handle
@@ -14,8 +20,8 @@
  *
  *  cfg and limits are rewritten by SIGHUP on the loop thread while
  *  workers run, so no worker reads them: a job carries its own copy of
- *  every value its worker needs (struct job_config in jobs.c), taken on
- *  the loop thread when the job is created.
+ *  every value its worker needs (struct job_config in jobs_int.h),
+ *  taken on the loop thread when the job is created.
  */
 #ifndef ARENA_DAEMON_SERVER_INT_H
 #define ARENA_DAEMON_SERVER_INT_H
@@ -29,6 +35,7 @@
 #include "config.h"
 #include "hotcache.h"
 #include "log.h"
+#include "report.h"
 #include "server.h"
 #include "storage.h"
 #include "wire.h"
@@ -58,6 +65,9 @@ struct use_batch;
 struct server {
   uv_loop_t loop;
   struct daemon_config cfg;        /* effective configuration */
+  struct daemon_report report;     /* how connections and jobs report
+                                      upward (report.h); set in setup,
+                                      read-only after */
   const struct server_reload *reload; /* borrowed, for SIGHUP */
   struct dlog log;
   struct wire_limits limits;
@@ -118,22 +128,15 @@ void conn_accept(struct server *s);
  * ARENAD_FAULT_CONN_ALLOC=N makes the first N connection allocations
  * fail. Otherwise it sets no fault. */
 void conn_faults_init(struct server *s);
-void conn_close(struct conn *c);
+/* Sets the connection entries of r (send, send_status, job_start,
+ * job_done, peer_desc; see report.h), once at start. */
+void conn_report_init(struct daemon_report *r);
+/* Closes every connection (shutdown). */
 void conn_close_all(struct server *s);
-/* Sends a response (packed here); closes the connection on failure. */
-void conn_send(struct conn *c, const Arenad__V1__Response *r);
-void conn_send_status(struct conn *c, uint64_t request_id,
-                      Arenad__V1__Status st, const char *msg);
-/* A job this connection waits on started / finished: the per-connection
- * in-flight count that pauses reading. */
-void conn_job_start(struct conn *c);
-void conn_job_done(struct conn *c);
 /* Stops or resumes reading on every connection (drain). */
 void conn_pause_all(struct server *s);
 /* Whether any connection still has reply bytes queued. */
 int conn_writes_pending(const struct server *s);
-/* Writes "pid P uid U gid G" for logs into buf and returns buf. */
-const char *conn_peer_desc(const struct conn *c, char *buf, size_t len);
 
 /* jobs.c */
 /* Starts or joins the planning job for a Plan request, which it takes.
@@ -144,12 +147,6 @@ void jobs_submit_plan(struct server *s, struct conn *c, uint64_t request_id,
  * takes req. */
 void jobs_submit_storage(struct server *s, struct conn *c,
                          uint64_t request_id, Arenad__V1__Request *req);
-/* Records a storage failure during `what` (rc an ARENA_E* code) for
- * Stats and logs the change to failing. Caller holds st_lock. */
-void jobs_storage_failed(struct server *s, const char *what, int rc);
-/* Records a successful write: storage is healthy again (logged when it
- * was not). Any thread. */
-void jobs_storage_ok(struct server *s);
 /* Forgets every waiter of connection c; cancels jobs nobody waits for. */
 void jobs_detach_conn(struct server *s, struct conn *c);
 void jobs_cancel_all(struct server *s);
@@ -170,8 +167,12 @@ void uses_stop(struct server *s);
  * frees the queue. Call before storage_close. */
 void uses_cleanup(struct server *s);
 
-/* server.c */
-void server_maybe_finish_drain(struct server *s);
-void server_fill_stats(struct server *s, Arenad__V1__StatsReply *r);
+/* dbhealth.c: the cache database's health, for Stats and STATUS=. */
+/* Records a storage failure during `what` (rc an ARENA_E* code) for
+ * Stats and logs the change to failing. Caller holds st_lock. */
+void dbhealth_failed(struct server *s, const char *what, int rc);
+/* Records a successful write: storage is healthy again (logged when it
+ * was not). Any thread. */
+void dbhealth_ok(struct server *s);
 
 #endif

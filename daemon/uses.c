@@ -131,7 +131,7 @@ static void write_batches(struct server *s, const struct use_batch *b)
           n++;
     int rc = storage_add_uses(s->st, u, n, NULL);
     if (rc)
-      jobs_storage_failed(s, "write plan uses", rc);
+      dbhealth_failed(s, "write plan uses", rc);
   }
   for (size_t i = 0; k && i < n; i++)
     keycodec_cleanup(&k[i]);

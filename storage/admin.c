@@ -51,7 +51,7 @@ static int make_record(const struct row_view *v, struct storage_record *rec)
 
 /* Steps s (bound by the caller) and collects up to max records. Bad rows
  * are deleted after the statement is reset, and left out. */
-static int collect(storage_t *st, sqlite3_stmt *s, size_t max,
+static int collect_entries(storage_t *st, sqlite3_stmt *s, size_t max,
                    struct storage_record **out, size_t *n_out)
 {
   struct storage_record *recs = calloc(max ? max : 1, sizeof *recs);
@@ -121,7 +121,7 @@ int storage_lookup(storage_t *st, const struct storage_key *k,
                     SQLITE_STATIC);
   sqlite3_bind_blob(s, 2, bk.shape, (int)bk.shape_len, SQLITE_STATIC);
   sqlite3_bind_int64(s, 3, STORAGE_LOOKUP_MAX);
-  return collect(st, s, STORAGE_LOOKUP_MAX, out, n_out);
+  return collect_entries(st, s, STORAGE_LOOKUP_MAX, out, n_out);
 }
 
 int storage_list(storage_t *st, const struct storage_list_query *q,
@@ -149,7 +149,7 @@ int storage_list(storage_t *st, const struct storage_list_query *q,
                       SQLITE_STATIC);
   sqlite3_bind_int64(s, 2, (sqlite3_int64)q->limit);
   sqlite3_bind_int64(s, 3, (sqlite3_int64)q->offset);
-  return collect(st, s, q->limit, out, n_out);
+  return collect_entries(st, s, q->limit, out, n_out);
 }
 
 /* ---- evict -------------------------------------------------------------- */

@@ -52,7 +52,7 @@ static int make_record(const struct row_view *v, struct storage_record *rec)
 /* Steps s (bound by the caller) and collects up to max records. Bad rows
  * are deleted after the statement is reset, and left out. */
 static int collect_entries(storage_t *st, sqlite3_stmt *s, size_t max,
-                   struct storage_record **out, size_t *n_out)
+                           struct storage_record **out, size_t *n_out)
 {
   struct storage_record *recs = calloc(max ? max : 1, sizeof *recs);
   int64_t *bad_ids = calloc(max ? max : 1, sizeof *bad_ids);
@@ -107,7 +107,7 @@ static int collect_entries(storage_t *st, sqlite3_stmt *s, size_t max,
 }
 
 int storage_lookup(storage_t *st, const struct storage_key *k,
-                   struct storage_record **out, size_t *n_out)
+                           struct storage_record **out, size_t *n_out)
 {
   struct bound_key bk;
   *out = NULL;

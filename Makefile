@@ -243,7 +243,8 @@ endif
 # deploy suite (see the deploy section below): units, man pages, install,
 # .deb, sd_notify, socket activation and socket permissions.
 $(eval $(call check_prog,deploy,$(BUILD)/tests/daemon_harness.o $(BUILD)/libarenawire.a $(PLANNER_LIBS),$(call pc_libs,$(PKGS_PROTO))))
-$(BUILD)/tests/check_deploy.o: EXTRA_CFLAGS_tests += -DDEPLOY_BUILD='"$(BUILD)"' -DDEPLOY_SANFLAGS='"$(SANFLAGS)"'
+$(BUILD)/tests/check_deploy.o $(BUILD)/tests/check_deploy_static.o: \
+  EXTRA_CFLAGS_tests += -DDEPLOY_BUILD='"$(BUILD)"' -DDEPLOY_SANFLAGS='"$(SANFLAGS)"'
 $(BUILD)/tests/check_deploy: | $(BUILD)/arenad $(BUILD)/arenactl $(BUILD)/examples/plan_example
 
 # Sanitizers slow the suites down (ThreadSanitizer about tenfold on the

@@ -534,14 +534,16 @@ $(BUILD)/examples/tflm_infer: $(BUILD)/client/examples/tflm_infer.o $(TFLM_RUN_O
 tflm: $(TFLM_DIR)/libtflm.a $(BUILD)/libarenad-tflm.a $(BUILD)/examples/tflm_infer
 build-tests: tflm
 
-# build/tests/check_tflm (tests/check_tflm.cc, C++): TFLM runs arenad's
-# plans. It links a test build of the planner, compiled with
-# -DARENAD_TFLM_TESTING (the overlapping plan of the negative control),
-# and runs $(BUILD)/arenad, arenactl and examples/tflm_infer.
+# build/tests/check_tflm (tests/check_tflm.cc and its part
+# tests/check_tflm_infer.cc, C++): TFLM runs arenad's plans. It links a
+# test build of the planner, compiled with -DARENAD_TFLM_TESTING (the
+# overlapping plan of the negative control), and runs $(BUILD)/arenad,
+# arenactl and examples/tflm_infer.
 TFLM_TEST_FLAGS = -DARENAD_TFLM_TESTING -DTFLM_TEST_BUILD='"$(BUILD)"' -Itests \
                   -Iproto -I$(BUILD)/gen $(call pc_cflags,$(PKGS_CHECK) $(PKGS_PROTO))
-$(BUILD)/tests/check_tflm.o: TFLM_OWN_FLAGS += $(TFLM_TEST_FLAGS)
-$(BUILD)/tests/check_tflm.o: | $(BUILD)/gen/arenad.pb-c.h
+TFLM_TEST_OBJ := $(BUILD)/tests/check_tflm.o $(BUILD)/tests/check_tflm_infer.o
+$(TFLM_TEST_OBJ): TFLM_OWN_FLAGS += $(TFLM_TEST_FLAGS)
+$(TFLM_TEST_OBJ): | $(BUILD)/gen/arenad.pb-c.h
 $(BUILD)/tests/arenad_tflm_testing.o: client/tflm/arenad_tflm.cc $(BUILD)/.flags \
                                       $(TFLM_DIR)/.flags | $(TFLM_STAMP) $(CLIENT_INC)
 	@mkdir -p $(dir $@)
@@ -549,7 +551,7 @@ $(BUILD)/tests/arenad_tflm_testing.o: client/tflm/arenad_tflm.cc $(BUILD)/.flags
 $(BUILD)/tests/check_main_tflm.o: tests/check_main.c $(BUILD)/.flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(INC_PLANNER_ALL) $(EXTRA_CFLAGS_tests) -DCHECK_SUITE=tflm_suite -c -o $@ $<
-$(BUILD)/tests/check_tflm: $(BUILD)/tests/check_tflm.o $(BUILD)/tests/check_main_tflm.o \
+$(BUILD)/tests/check_tflm: $(TFLM_TEST_OBJ) $(BUILD)/tests/check_main_tflm.o \
                            $(TESTUTIL_OBJ) $(BUILD)/tests/daemon_harness.o \
                            $(BUILD)/tests/arenad_tflm_testing.o $(TFLM_RUN_OBJ) \
                            $(BUILD)/libarenad-client.a $(TFLM_DIR)/libtflm.a

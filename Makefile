@@ -211,7 +211,8 @@ $(eval $(call check_prog,cli,$(PLANNER_LIBS),))
 # check_exact plans traces from the benchmarks' generator.
 $(eval $(call check_prog,exact,$(BUILD)/bench/tracegen.o $(PLANNER_LIBS),))
 $(BUILD)/tests/check_exact.o $(BUILD)/tests/check_exact_large.o \
-$(BUILD)/tests/check_exact_lns.o $(BUILD)/tests/check_exact_joint.o: EXTRA_CFLAGS_tests += -Ibench
+$(BUILD)/tests/check_exact_squeeze.o $(BUILD)/tests/check_exact_lns.o \
+$(BUILD)/tests/check_exact_joint.o: EXTRA_CFLAGS_tests += -Ibench
 $(eval $(call check_prog,digest,$(PLANNER_LIBS),))
 $(eval $(call check_prog,tflite,$(PLANNER_LIBS),))
 $(eval $(call check_prog,models,$(PLANNER_LIBS),))
@@ -243,7 +244,8 @@ endif
 # deploy suite (see the deploy section below): units, man pages, install,
 # .deb, sd_notify, socket activation and socket permissions.
 $(eval $(call check_prog,deploy,$(BUILD)/tests/daemon_harness.o $(BUILD)/libarenawire.a $(PLANNER_LIBS),$(call pc_libs,$(PKGS_PROTO))))
-$(BUILD)/tests/check_deploy.o: EXTRA_CFLAGS_tests += -DDEPLOY_BUILD='"$(BUILD)"' -DDEPLOY_SANFLAGS='"$(SANFLAGS)"'
+$(BUILD)/tests/check_deploy.o $(BUILD)/tests/check_deploy_static.o: \
+  EXTRA_CFLAGS_tests += -DDEPLOY_BUILD='"$(BUILD)"' -DDEPLOY_SANFLAGS='"$(SANFLAGS)"'
 $(BUILD)/tests/check_deploy: | $(BUILD)/arenad $(BUILD)/arenactl $(BUILD)/examples/plan_example
 
 # Sanitizers slow the suites down (ThreadSanitizer about tenfold on the
@@ -533,14 +535,16 @@ $(BUILD)/examples/tflm_infer: $(BUILD)/client/examples/tflm_infer.o $(TFLM_RUN_O
 tflm: $(TFLM_DIR)/libtflm.a $(BUILD)/libarenad-tflm.a $(BUILD)/examples/tflm_infer
 build-tests: tflm
 
-# build/tests/check_tflm (tests/check_tflm.cc, C++): TFLM runs arenad's
-# plans. It links a test build of the planner, compiled with
-# -DARENAD_TFLM_TESTING (the overlapping plan of the negative control),
-# and runs $(BUILD)/arenad, arenactl and examples/tflm_infer.
+# build/tests/check_tflm (tests/check_tflm.cc and its part
+# tests/check_tflm_infer.cc, C++): TFLM runs arenad's plans. It links a
+# test build of the planner, compiled with -DARENAD_TFLM_TESTING (the
+# overlapping plan of the negative control), and runs $(BUILD)/arenad,
+# arenactl and examples/tflm_infer.
 TFLM_TEST_FLAGS = -DARENAD_TFLM_TESTING -DTFLM_TEST_BUILD='"$(BUILD)"' -Itests \
                   -Iproto -I$(BUILD)/gen $(call pc_cflags,$(PKGS_CHECK) $(PKGS_PROTO))
-$(BUILD)/tests/check_tflm.o: TFLM_OWN_FLAGS += $(TFLM_TEST_FLAGS)
-$(BUILD)/tests/check_tflm.o: | $(BUILD)/gen/arenad.pb-c.h
+TFLM_TEST_OBJ := $(BUILD)/tests/check_tflm.o $(BUILD)/tests/check_tflm_infer.o
+$(TFLM_TEST_OBJ): TFLM_OWN_FLAGS += $(TFLM_TEST_FLAGS)
+$(TFLM_TEST_OBJ): | $(BUILD)/gen/arenad.pb-c.h
 $(BUILD)/tests/arenad_tflm_testing.o: client/tflm/arenad_tflm.cc $(BUILD)/.flags \
                                       $(TFLM_DIR)/.flags | $(TFLM_STAMP) $(CLIENT_INC)
 	@mkdir -p $(dir $@)
@@ -548,7 +552,7 @@ $(BUILD)/tests/arenad_tflm_testing.o: client/tflm/arenad_tflm.cc $(BUILD)/.flags
 $(BUILD)/tests/check_main_tflm.o: tests/check_main.c $(BUILD)/.flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(INC_PLANNER_ALL) $(EXTRA_CFLAGS_tests) -DCHECK_SUITE=tflm_suite -c -o $@ $<
-$(BUILD)/tests/check_tflm: $(BUILD)/tests/check_tflm.o $(BUILD)/tests/check_main_tflm.o \
+$(BUILD)/tests/check_tflm: $(TFLM_TEST_OBJ) $(BUILD)/tests/check_main_tflm.o \
                            $(TESTUTIL_OBJ) $(BUILD)/tests/daemon_harness.o \
                            $(BUILD)/tests/arenad_tflm_testing.o $(TFLM_RUN_OBJ) \
                            $(BUILD)/libarenad-client.a $(TFLM_DIR)/libtflm.a

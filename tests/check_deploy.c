@@ -9,8 +9,9 @@
  *  install tree, the .deb, the maintainer scripts, the symbols the client
  *  library exports, the daemon's system calls and files traced against
  *  the unit's sandbox) are shell work;
- *  each is one step of tests/deploy.sh, run here and judged by its exit
- *  status and output. The runtime checks play systemd's part in C: a datagram socket
+ *  each is one step of tests/deploy.sh, run by check_deploy_static.c
+ *  and judged by its exit status and output. The runtime checks play
+ *  systemd's part in C: a datagram socket
  *  in NOTIFY_SOCKET that the test reads, a launcher that passes a
  *  listening socket as fd 3 with LISTEN_FDS/LISTEN_PID set in the child
  *  after fork (so LISTEN_PID is the daemon's own pid), and setpriv(1) to
@@ -36,16 +37,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check_deploy.h"
 #include "daemon_harness.h"
 #include "testutil.h"
 #include "wire.h"
-
-#ifndef DEPLOY_BUILD
-#define DEPLOY_BUILD "build"
-#endif
-#ifndef DEPLOY_SANFLAGS
-#define DEPLOY_SANFLAGS ""
-#endif
 
 #define DAEMON_UID 61234 /* the unprivileged user the daemon runs as */
 #define CLIENT_UID 65534 /* nobody */
@@ -69,7 +64,7 @@ static void sleep_ms(int ms)
 
 /* Runs argv with stdout and stderr captured into *out (owned, free()).
  * Returns the exit status, or -1 when it could not run or was killed. */
-static int run_capture(char *const argv[], char **out)
+int cdp_run_capture(char *const argv[], char **out)
 {
   int p[2];
   *out = NULL;
@@ -117,20 +112,6 @@ static int run_capture(char *const argv[], char **out)
   if (waitpid(pid, &st, 0) != pid)
     return -1;
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* Runs one step of tests/deploy.sh; returns its output (owned) after
- * asserting that it succeeded. */
-static char *deploy_step(const char *step)
-{
-  char *argv[] = {"sh", "tests/deploy.sh", (char *)step, DEPLOY_BUILD, NULL};
-  char *out;
-  setenv("SANFLAGS", DEPLOY_SANFLAGS, 1);
-  int rc = run_capture(argv, &out);
-  ck_assert_ptr_nonnull(out);
-  printf("-- deploy.sh %s\n%s", step, out);
-  ck_assert_msg(rc == 0, "deploy.sh %s failed (exit %d):\n%s", step, rc, out);
-  return out;
 }
 
 /* A datagram socket at dir/notify.sock that stands in for systemd's. */
@@ -315,7 +296,7 @@ static int plan_fd(int fd, const struct hn_graph *g, const char *hash,
 
 /* Sends SIGTERM and returns the exit status (asserting a clean exit is up
  * to the caller). */
-static int stop_daemon(struct harness *h)
+int cdp_stop_daemon(struct harness *h)
 {
   int rc = hn_stop(h);
   if (rc != 0) {
@@ -342,111 +323,6 @@ static int wait_exit(struct harness *h)
   }
   return -1;
 }
-
-/* ---- static checks (tests/deploy.sh) ------------------------------------ */
-
-START_TEST(test_units_verify)
-{
-  char *out = deploy_step("units");
-  ck_assert_ptr_nonnull(strstr(out, "verify: clean"));
-  ck_assert_ptr_nonnull(strstr(out, "verify: rejects a broken copy"));
-  ck_assert_ptr_nonnull(strstr(out, "snippets: user arenad"));
-  free(out);
-}
-END_TEST
-
-START_TEST(test_security_score)
-{
-  char *out = deploy_step("security");
-  const char *p = strstr(out, "Overall exposure level for arenad.service: ");
-  ck_assert_ptr_nonnull(p);
-  double score = -1;
-  ck_assert_int_eq(sscanf(p + strlen("Overall exposure level for "
-                                     "arenad.service: "),
-                          "%lf", &score),
-                   1);
-  printf("deploy: systemd-analyze security score %.1f\n", score);
-  ck_assert_msg(score >= 0.0 && score <= 2.0, "exposure %.1f is above 2.0",
-                score);
-  free(out);
-}
-END_TEST
-
-START_TEST(test_man_pages)
-{
-  char *out = deploy_step("man");
-  ck_assert_ptr_nonnull(strstr(out, "man: arenad.8 clean"));
-  ck_assert_ptr_nonnull(strstr(out, "man: arenad.conf.5 clean"));
-  ck_assert_ptr_nonnull(strstr(out, "man: arenactl.1 clean"));
-  free(out);
-}
-END_TEST
-
-START_TEST(test_install_and_pkgconfig_client)
-{
-  struct harness h;
-  ck_assert_int_eq(hn_init(&h, NULL), 0);
-  ck_assert_int_eq(hn_start(&h), 0);
-  setenv("ARENAD_SOCKET", h.sock, 1);
-  char *out = deploy_step("install");
-  ck_assert_ptr_nonnull(strstr(
-      out, "headers: <arenad/arenad_client.h>, nothing else on the include path"));
-  ck_assert_ptr_nonnull(strstr(out, "example: daemon, then daemon cache"));
-  ck_assert_ptr_nonnull(strstr(out, "uninstall: nothing left"));
-  ck_assert_ptr_nonnull(strstr(out, "an edited configuration is kept"));
-  ck_assert_ptr_nonnull(strstr(out, "a second DESTDIR install keeps an "
-                                    "edited configuration"));
-  free(out);
-  /* The daemon's side of the same story: one plan computed, one hit. */
-  Arenad__V1__Response *s = hn_stats(&h);
-  ck_assert_ptr_nonnull(s);
-  ck_assert_uint_eq(s->stats->plans_computed, 1);
-  ck_assert_uint_ge(s->stats->memory_hits + s->stats->storage_hits, 1);
-  wire_free_response(s);
-  ck_assert_int_eq(stop_daemon(&h), 0);
-  hn_cleanup(&h);
-}
-END_TEST
-
-/* libarenad-client.so exports its C API and nothing else (it was 242
- * symbols: the planner, the wire codec, protobuf-c messages). */
-START_TEST(test_library_exports_only_its_api)
-{
-  char *out = deploy_step("symbols");
-  ck_assert_ptr_nonnull(
-      strstr(out, "each an ARENAD_CLIENT_API function of arenad_client.h"));
-  free(out);
-}
-END_TEST
-
-START_TEST(test_deb_package)
-{
-  char *out = deploy_step("deb");
-  ck_assert_ptr_nonnull(strstr(out, "deb: metadata ok"));
-  ck_assert_ptr_nonnull(strstr(out, "deb: copyright in every package"));
-  ck_assert_ptr_nonnull(
-      strstr(out, "a client builds from the -dev package"));
-  free(out);
-}
-END_TEST
-
-START_TEST(test_maintainer_scripts)
-{
-  char *out = deploy_step("maint");
-  ck_assert_ptr_nonnull(strstr(out, "nothing enabled"));
-  ck_assert_ptr_nonnull(strstr(out, "purge deletes it"));
-  free(out);
-}
-END_TEST
-
-START_TEST(test_syscalls_within_filter)
-{
-  char *out = deploy_step("syscalls");
-  ck_assert_ptr_nonnull(strstr(out, "all allowed by the unit's filter"));
-  ck_assert_ptr_nonnull(strstr(out, "all in its own directories"));
-  free(out);
-}
-END_TEST
 
 /* ---- sd_notify ------------------------------------------------------------ */
 
@@ -575,7 +451,7 @@ START_TEST(test_watchdog_under_load)
   ck_assert_msg(max_gap < usec / 1e6, "a watchdog gap of %.3f s", max_gap);
   ck_assert_msg(mean > 0.3 && mean < 0.75, "mean interval %.3f s", mean);
   ck_assert_int_ge(statuses, N_PINGS - 1); /* STATUS= with each ping */
-  ck_assert_int_eq(stop_daemon(&h), 0);
+  ck_assert_int_eq(cdp_stop_daemon(&h), 0);
   close(nfd);
   hn_cleanup(&h);
 }
@@ -607,7 +483,7 @@ START_TEST(test_socket_activation_launcher)
   close(fd);
   /* It served the inherited socket and did not bind its configured one. */
   ck_assert_int_ne(lstat(h.sock, &st), 0);
-  ck_assert_int_eq(stop_daemon(&h), 0);
+  ck_assert_int_eq(cdp_stop_daemon(&h), 0);
   /* ...and left the activated socket file alone. */
   ck_assert_int_eq(lstat(act, &st), 0);
   ck_assert(S_ISSOCK(st.st_mode));
@@ -621,7 +497,7 @@ START_TEST(test_socket_activation_launcher)
   close(lfd);
   ck_assert_int_eq(wait_accepting(&h), 0);
   ck_assert_int_eq(lstat(h.sock, &st), 0);
-  ck_assert_int_eq(stop_daemon(&h), 0);
+  ck_assert_int_eq(cdp_stop_daemon(&h), 0);
   hn_graph_free(&g);
   hn_cleanup(&h);
 }
@@ -661,7 +537,7 @@ START_TEST(test_socket_activation_systemd)
   free(log);
   /* systemd-socket-activate execs arenad in its own process, so the
    * signal reaches the daemon itself. */
-  ck_assert_int_eq(stop_daemon(&h), 0);
+  ck_assert_int_eq(cdp_stop_daemon(&h), 0);
   hn_graph_free(&g);
   hn_cleanup(&h);
 }
@@ -740,7 +616,7 @@ static int run_as(const struct harness *h, int uid, const char *groups,
   char *ctl[] = {"setpriv", u, g, gr, "--", bin, "-s", (char *)h->sock,
                  (char *)cmd, NULL};
   char *ex[] = {"setpriv", u, g, gr, "--", bin, (char *)h->sock, NULL};
-  return run_capture(cmd ? ctl : ex, out);
+  return cdp_run_capture(cmd ? ctl : ex, out);
 }
 
 START_TEST(test_socket_mode_admits_group_only)
@@ -781,7 +657,7 @@ START_TEST(test_socket_mode_admits_group_only)
   ck_assert_msg(strstr(out, "source: daemon") != NULL, "%s", out);
   ck_assert_ptr_null(strstr(out, "planned locally"));
   free(out);
-  ck_assert_int_eq(stop_daemon(&h), 0);
+  ck_assert_int_eq(cdp_stop_daemon(&h), 0);
   hn_cleanup(&h);
 }
 END_TEST
@@ -808,7 +684,7 @@ START_TEST(test_allow_list_denies_group_member)
   ck_assert_ptr_nonnull(
       strstr(log, "uid 65534 gid 65534): not in the allow-lists, sent DENIED"));
   free(log);
-  ck_assert_int_eq(stop_daemon(&h), 0);
+  ck_assert_int_eq(cdp_stop_daemon(&h), 0);
   hn_cleanup(&h);
 }
 END_TEST
@@ -818,19 +694,9 @@ Suite *deploy_suite(void)
   Suite *s = suite_create("deploy");
   setenv("ARENAD", DEPLOY_BUILD "/arenad", 0);
 
-  TCase *tc = tcase_create("static");
-  tcase_set_timeout(tc, 120);
-  tcase_add_test(tc, test_units_verify);
-  tcase_add_test(tc, test_security_score);
-  tcase_add_test(tc, test_man_pages);
-  tcase_add_test(tc, test_install_and_pkgconfig_client);
-  tcase_add_test(tc, test_library_exports_only_its_api);
-  tcase_add_test(tc, test_deb_package);
-  tcase_add_test(tc, test_maintainer_scripts);
-  tcase_add_test(tc, test_syscalls_within_filter);
-  suite_add_tcase(s, tc);
+  cdp_add_static_tests(s);
 
-  tc = tcase_create("notify");
+  TCase *tc = tcase_create("notify");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_notify_ready_status_stopping);
   tcase_add_test(tc, test_watchdog_under_load);

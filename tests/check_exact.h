@@ -61,9 +61,9 @@ void ce_built_cleanup(struct ce_built *b);
 uint64_t ce_brute(const struct planner_tensor *t, size_t n,
                   uint64_t alignment);
 
-/* check_exact_large.c. B's problem for trace t of n tensors (alignment
- * 1, effort 100) and greedy-size's plan of it in offs; returns that
- * plan's arena. */
+/* check_exact_squeeze.c. B's problem for trace t of n tensors
+ * (alignment 1, effort 100) and greedy-size's plan of it in offs;
+ * returns that plan's arena. */
 uint64_t ce_greedy_problem(struct ce_built *B, const struct planner_tensor *t,
                            size_t n, uint64_t *offs);
 
@@ -72,6 +72,10 @@ uint64_t ce_greedy_problem(struct ce_built *B, const struct planner_tensor *t,
  * arena. */
 uint64_t ce_greedy_aligned(struct ce_built *B, uint64_t alignment,
                            uint64_t *offs);
+
+/* Asserts that offs is a valid plan of B's graph with arena arena. */
+void ce_check_verifies(const struct ce_built *B, uint64_t *offs,
+                       uint64_t arena);
 
 /* Asserts that plan p of B's graph, of arena arena, is valid and below
  * above; then frees B's problem, the trace t and offs. */
@@ -95,9 +99,9 @@ const struct planner_options *ce_with_stop(struct planner__prob *p,
 struct planner_tensor *ce_squeeze_setup(struct ce_built *B, size_t *n,
                                         uint64_t **offs, uint64_t *heur);
 
-/* A generated XLA-like trace of size tensors (seed seed; *n of them) and
- * room for copies plans of it in *offs; both owned by the caller (free
- * with free()). */
+/* check_exact_large.c. A generated XLA-like trace of size tensors (seed
+ * seed; *n of them) and room for copies plans of it in *offs; both owned
+ * by the caller (free with free()). */
 struct planner_tensor *ce_xla_trace(size_t size, uint64_t seed, size_t *n,
                                     uint64_t **offs, size_t copies);
 
@@ -106,6 +110,10 @@ void ce_add_random_tests(Suite *s);
 
 /* Adds the test case "large" (check_exact_large.c). */
 void ce_add_large_tests(Suite *s);
+
+/* Adds the squeeze's tests to tc, the test case "large"
+ * (check_exact_squeeze.c). */
+void ce_add_squeeze_tests(TCase *tc);
 
 /* check_exact_lns.c. Runs pass (planner__lns(), planner__joint(): a
  * pass that improves a plan in place) on a copy of plan offs (arena

@@ -26,6 +26,9 @@ enum cp_shape {
 size_t cp_random_graph(uint64_t *rs, enum cp_shape sh,
                        struct planner_tensor *t, size_t cap);
 
+/* Adds the test case "validation" (check_planner_validation.c). */
+void cp_add_validation_tests(Suite *s);
+
 /* Adds the test case "oracle" (check_planner_oracle.c). */
 void cp_add_oracle_tests(Suite *s);
 

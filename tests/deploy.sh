@@ -1,5 +1,5 @@
 #!/bin/sh
-# deploy.sh - the shell half of the deploy suite (tests/check_deploy.c
+# deploy.sh - the shell half of the deploy suite (tests/check_deploy_static.c
 # runs each step and checks its output).
 #
 # Usage: tests/deploy.sh STEP BUILD_DIR

@@ -1,0 +1,188 @@
+/*
+ * check_tflm_infer.cc - the tflm_infer example (test case "infer" of
+ * tflm_suite; C++): 8 processes at once against one arenad share one
+ * plan (exactly one computed, from the daemon's counters); its errors
+ * and exit statuses, and arenas around the smallest that works with
+ * either planner.
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "testutil.h"
+}
+#include "check_tflm.h"
+
+namespace {
+
+using namespace check_tflm;
+
+/* ---- infer -------------------------------------------------------------- */
+
+/* 8 tflm_infer processes at once against one arenad: one plan computed,
+ * the other 7 served from the hot cache or joined to the job in flight. */
+START_TEST(test_infer_eight_processes) {
+  constexpr int kProcs = 8;
+  Daemon d;
+  std::string model = ModelPath("person_detect");
+  pid_t pids[kProcs];
+  for (int i = 0; i < kProcs; i++) {
+    std::string out = std::string(d.h.dir) + "/out." + std::to_string(i);
+    pids[i] = fork();
+    ck_assert_int_ge(pids[i], 0);
+    if (pids[i] == 0) {
+      int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      dup2(fd, 1);
+      dup2(fd, 2);
+      execl(TFLM_TEST_BUILD "/examples/tflm_infer", "tflm_infer", "--socket",
+            d.h.sock, "--no-fallback", "--invokes", "2", "--values", "0",
+            model.c_str(), (char *)NULL);
+      _exit(127);
+    }
+  }
+  int from_daemon = 0, from_cache = 0;
+  std::string first_outputs;
+  for (int i = 0; i < kProcs; i++) {
+    int st;
+    ck_assert_int_eq(waitpid(pids[i], &st, 0), pids[i]);
+    std::string text =
+        Slurp(std::string(d.h.dir) + "/out." + std::to_string(i));
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "process %d: %s", i,
+                  text.c_str());
+    from_daemon += text.find("plan: from daemon,") != std::string::npos;
+    from_cache += text.find("plan: from cache,") != std::string::npos;
+    std::string outputs = text.substr(text.find("arena: "));
+    if (i == 0)
+      first_outputs = outputs;
+    ck_assert_msg(outputs == first_outputs, "process %d printed other outputs",
+                  i);
+  }
+  /* Exactly one planning job ran (plans_computed, with misses equal: a
+   * miss is what starts a job). Each other request was either answered
+   * from the hot LRU (memory_hits: it came after the job finished) or
+   * waited for that job (single_flight_joined: it came while the job
+   * ran); none could reach sqlite (storage_hits), since the finished job
+   * fills the hot LRU before it answers. Joiners get the job's reply, so
+   * they say "from daemon" like the first; hot hits say "from cache". */
+  Counters c = Stats(&d.h);
+  ck_assert_uint_eq(c.computed, 1);
+  ck_assert_uint_eq(c.misses, 1);
+  ck_assert_uint_eq(c.storage_hits, 0);
+  ck_assert_uint_eq(c.memory_hits + c.joined, kProcs - 1);
+  ck_assert_uint_eq(c.served, kProcs);
+  ck_assert_int_eq(from_daemon, 1 + (int)c.joined);
+  ck_assert_int_eq(from_cache, (int)c.memory_hits);
+  printf("tflm infer: %d processes, plans computed %llu, hot-cache hits "
+         "%llu, single-flight joins %llu\n",
+         kProcs, (unsigned long long)c.computed,
+         (unsigned long long)c.memory_hits, (unsigned long long)c.joined);
+  fflush(stdout);
+}
+END_TEST
+
+/* Runs tflm_infer on model with each planner and every arena from `from`
+ * to `to` bytes in steps of `step`; counts[status]++ per run (statuses
+ * above 127, a death by signal, fail the test), and a 70 must say that
+ * TFLM crashed. */
+void Sweep(const std::string &bin, const std::string &dir, const char *model,
+           int from, int to, int step, int counts[128]) {
+  std::string out, err;
+  for (int bytes = from; bytes <= to; bytes += step)
+    for (const char *p : {"tflm", "arenad"}) {
+      int st = Exec({bin, "--planner", p, "--socket", dir + "/none.sock",
+                     "--arena-bytes", std::to_string(bytes), ModelPath(model)},
+                    dir, &out, &err);
+      ck_assert_msg(st >= 0 && st < 128, "%s --planner %s --arena-bytes %d: "
+                    "exit %d", model, p, bytes, st);
+      ck_assert_msg(st != 70 || err.find("TFLite Micro crashed") !=
+                    std::string::npos, "%s", err.c_str());
+      counts[st]++;
+    }
+}
+
+START_TEST(test_infer_errors) {
+  char *dir = tu_mkdtemp();
+  std::string d = dir, out, err, bin = TFLM_TEST_BUILD "/examples/tflm_infer";
+  std::string junk = d + "/junk.tflite";
+  FILE *f = fopen(junk.c_str(), "w");
+  fputs("this is not a model, not even close to one", f);
+  fclose(f);
+  struct {
+    std::vector<std::string> args;
+    int status;
+    const char *says;
+  } cases[] = {
+      {{bin}, 64, "missing MODEL"},
+      {{bin, "--invokes", "0", "m"}, 64, "bad option or value"},
+      {{bin, "--planner", "other", "m"}, 64, "bad option or value"},
+      {{bin, "a", "b"}, 64, "only one MODEL"},
+      {{bin, d + "/missing.tflite"}, 66, "cannot open"},
+      {{bin, junk}, 65, "not a valid TFLite model"},
+      {{bin, ModelPath("audio_preprocessor_int8")}, 65,
+       "operator SignalWindow is not in this build"},
+      {{bin, "--arena-bytes", "4096", ModelPath("person_detect")}, 65,
+       "AllocateTensors failed"},
+      {{bin, "--no-fallback", "--socket", d + "/none.sock",
+        ModelPath("hello_world_float")},
+       65, "daemon unreachable"},
+  };
+  int st;
+  for (auto &c : cases) {
+    st = Exec(c.args, d, &out, &err);
+    ck_assert_msg(st == c.status, "%s: exit %d, want %d: %s",
+                  c.args.back().c_str(), st, c.status, err.c_str());
+    ck_assert_msg(err.find(c.says) != std::string::npos, "stderr: %s",
+                  err.c_str());
+  }
+  /* Arenas around the smallest that works: a clean 0 or 65, never a
+   * crash or a hang, with either planner. (TFLM's GreedyMemoryPlanner
+   * keeps its state in the arena's free space; asking it for the head
+   * after AllocateTensors() once read overwritten memory there.) */
+  int counts[128] = {0};
+  Sweep(bin, d, "hello_world_float", 1536, 2304, 16, counts);
+  ck_assert_int_gt(counts[0], 0);
+  ck_assert_int_eq(counts[0] + counts[65], 2 * 49);
+  /* On dtln_noise_suppression TFLM itself crashes on some arenas that are
+   * too small (it uses failed allocations unchecked); tflm_infer runs the
+   * model in a child and reports that as exit 70, never dying itself. */
+  memset(counts, 0, sizeof counts);
+  Sweep(bin, d, "dtln_noise_suppression", 4032, 6464, 64, counts);
+  ck_assert_int_eq(counts[0] + counts[65] + counts[70], 2 * 39);
+  int crashed = counts[70];
+  printf("tflm infer: dtln_noise_suppression, arenas of 4032 to 6464 bytes: "
+         "TFLM crashed on %d of 78 runs, each reported as exit 70\n",
+         crashed);
+  fflush(stdout);
+  /* With fallback (the default) a missing daemon only changes the source. */
+  st = Exec({bin, "--socket", d + "/none.sock", ModelPath("hello_world_float")},
+               d, &out, &err);
+  ck_assert_int_eq(st, 0);
+  ck_assert_msg(out.find("plan: from local (arenad: ") != std::string::npos,
+                "%s", out.c_str());
+  st = Exec({bin, "--planner", "tflm", ModelPath("hello_world_float")}, d, &out,
+           &err);
+  ck_assert_int_eq(st, 0);
+  ck_assert_msg(out.find("GreedyMemoryPlanner, head 128 bytes") !=
+                std::string::npos, "%s", out.c_str());
+  tu_rm_rf(dir);
+  free(dir);
+}
+END_TEST
+
+}  // namespace
+
+void check_tflm::AddInferTests(Suite *s) {
+  TCase *tc = tcase_create("infer");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_infer_eight_processes);
+  tcase_add_test(tc, test_infer_errors);
+  suite_add_tcase(s, tc);
+}

@@ -605,14 +605,16 @@ static inline void level_tt(const struct srch *S, const struct walk *W,
 }
 
 /* Next candidate of level L, or NONE; its key in *bp, *bs. Allowed: key
- * (pos, rank) above the entry key and pos below t1; tried in key order. */
+ * (pos, rank) above the entry key and pos below t1; tried in key order.
+ * The best key starts above every allowed one (pos < t1 <= UINT64_MAX),
+ * so the first allowed candidate always replaces it. */
 static inline uint32_t next_cand(const struct srch *S, const struct lvl *L,
                                  uint64_t *bp, uint64_t *bs)
 {
   const struct ctx *X = S->X;
   const uint32_t *rank = X->rank;
   uint32_t best = NONE;
-  uint64_t bpos = 0, bsec = 0;
+  uint64_t bpos = UINT64_MAX, bsec = UINT64_MAX;
   for (uint32_t k = 0; k < S->u; k++) {
     uint32_t i = X->ul[k];
     uint64_t p = X->pos[i];
@@ -630,7 +632,7 @@ static inline uint32_t next_cand(const struct srch *S, const struct lvl *L,
     uint64_t sec = r;
     if (p == L->kpos && (int64_t)sec <= L->krank)
       continue;
-    if (best == NONE || p < bpos || (p == bpos && sec < bsec)) {
+    if (p < bpos || (p == bpos && sec < bsec)) {
       best = i;
       bpos = p;
       bsec = sec;

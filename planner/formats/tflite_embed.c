@@ -100,21 +100,22 @@ static int set_fail(char *err, int code, const char *msg)
   return tfl__fail(&f, code, "%s", msg);
 }
 
-int planner_tflite_embed(const void *buf, size_t len, const int32_t *offsets,
-                         size_t n, uint8_t **out, size_t *out_len,
-                         char err[ARENA_ERR_LEN])
+/* What the writer takes from the original model, all checked. */
+struct src {
+  struct tfl__buf f;                /* the original bytes */
+  struct tfl__table model;          /* its Model table */
+  struct tfl__vec bufs, md;         /* model.buffers and model.metadata */
+  size_t refs[TFL_MODEL__FIELDS];   /* target of each reference field, 0:
+                                       absent (index 0, version, unused) */
+  uint32_t version;                 /* model.version */
+  int replace;                      /* metadata entry to replace, or -1 */
+};
+
+/* Checks that the input is a readable model with exactly n tensors. */
+static int check_count(const void *buf, size_t len, size_t n, char *err)
 {
   struct planner_tflite_model m;
-  struct tfl__buf f;
-  struct tfl__table model;
-  struct tfl__vec bufs, md;
-  size_t refs[TFL_MODEL__FIELDS];
-  uint32_t version = 0, dummy;
   int rc;
-  *out = NULL;
-  *out_len = 0;
-  if (!offsets && n > 0)
-    return set_fail(err, ARENA_EINVAL, "no offsets given");
   planner_tflite_init(&m);
   if ((rc = planner_tflite_read(buf, len, NULL, &m, err)) != 0)
     return rc;
@@ -127,63 +128,199 @@ int planner_tflite_embed(const void *buf, size_t len, const int32_t *offsets,
                n, (unsigned long long)n_all);
     return ARENA_EINVAL;
   }
+  return 0;
+}
 
-  memset(&f, 0, sizeof f);
-  f.b = buf;
-  f.len = len;
-  f.err = err;
-  f.work_cap = (uint64_t)PLANNER_TFLITE_WORK_PER_BYTE * len + 4096;
-  if ((rc = tfl__root(&f, &model)) != 0)
-    return rc;
-  /* Every field of the Model table must be one this writer can copy. */
-  for (unsigned id = 0; 4 + 2 * (size_t)id + 2 <= model.vt_len; id++) {
-    size_t s;
-    if ((rc = tfl__slot(&f, &model, id, 4, "model", &s)) != 0)
+/* Checks that every field of the Model table is one this writer can copy. */
+static int check_fields(struct src *s)
+{
+  int rc;
+  for (unsigned id = 0; 4 + 2 * (size_t)id + 2 <= s->model.vt_len; id++) {
+    size_t at;
+    if ((rc = tfl__slot(&s->f, &s->model, id, 4, "model", &at)) != 0)
       return rc;
-    if (s && id >= TFL_MODEL__FIELDS)
-      return set_fail(err, ARENA_EUNSUPPORTED,
+    if (at && id >= TFL_MODEL__FIELDS)
+      return set_fail(s->f.err, ARENA_EUNSUPPORTED,
                       "the model table has fields newer than this writer "
                       "knows; it cannot copy them safely");
-    if (s && id == 9)
-      return set_fail(err, ARENA_EUNSUPPORTED,
+    if (at && id == 9)
+      return set_fail(s->f.err, ARENA_EUNSUPPORTED,
                       "the model uses external buffers, whose file offsets "
                       "would move");
   }
-  if ((rc = tfl__u32(&f, &model, TFL_MODEL_VERSION, 0, "model", &version)) != 0)
-    return rc;
-  for (unsigned id = 1; id < TFL_MODEL__FIELDS; id++)
-    if ((rc = tfl__ref(&f, &model, id, "model", &refs[id])) != 0)
-      return rc;
-  if ((rc = tfl__vector(&f, &model, TFL_MODEL_BUFFERS, 4, "model.buffers",
-                        &bufs)) != 0 ||
-      (rc = tfl__vector(&f, &model, TFL_MODEL_METADATA, 4, "model.metadata",
-                        &md)) != 0)
-    return rc;
-  for (uint32_t j = 0; j < bufs.n; j++) {
+  return 0;
+}
+
+/* Checks that no buffer lives outside the FlatBuffer at a file offset. */
+static int check_buffers(struct src *s)
+{
+  int rc;
+  for (uint32_t j = 0; j < s->bufs.n; j++) {
     struct tfl__table b;
     uint64_t off;
-    if ((rc = tfl__vec_table(&f, &bufs, j, "buffer", &b)) != 0 ||
-        (rc = tfl__u64(&f, &b, TFL_BUF_OFFSET, 0, "buffer", &off)) != 0)
+    if ((rc = tfl__vec_table(&s->f, &s->bufs, j, "buffer", &b)) != 0 ||
+        (rc = tfl__u64(&s->f, &b, TFL_BUF_OFFSET, 0, "buffer", &off)) != 0)
       return rc;
     if (off > 1)
-      return set_fail(err, ARENA_EUNSUPPORTED,
+      return set_fail(s->f.err, ARENA_EUNSUPPORTED,
                       "the model keeps buffers outside the FlatBuffer at "
                       "absolute file offsets, which the new block would move");
   }
-  int replace = find_entry(&f, &md, &dummy, &rc);
-  if (rc)
-    return rc;
-  uint32_t n_md = md.n + (replace < 0 ? 1 : 0);
-  uint32_t n_buf = bufs.n + 1;
-  static const char name[] = PLANNER_TFLITE_OFFLINE_NAME;
-  size_t words = 3 + n;
+  return 0;
+}
 
-  /* Size of the block: the parts below, generously rounded. */
+/* Opens the original model and reads what the writer copies from it. */
+static int read_src(const void *buf, size_t len, char *err, struct src *s)
+{
+  uint32_t dummy;
+  int rc;
+  memset(s, 0, sizeof *s);
+  s->f.b = buf;
+  s->f.len = len;
+  s->f.err = err;
+  s->f.work_cap = (uint64_t)PLANNER_TFLITE_WORK_PER_BYTE * len + 4096;
+  if ((rc = tfl__root(&s->f, &s->model)) != 0 ||
+      (rc = check_fields(s)) != 0)
+    return rc;
+  if ((rc = tfl__u32(&s->f, &s->model, TFL_MODEL_VERSION, 0, "model",
+                     &s->version)) != 0)
+    return rc;
+  for (unsigned id = 1; id < TFL_MODEL__FIELDS; id++)
+    if ((rc = tfl__ref(&s->f, &s->model, id, "model", &s->refs[id])) != 0)
+      return rc;
+  if ((rc = tfl__vector(&s->f, &s->model, TFL_MODEL_BUFFERS, 4,
+                        "model.buffers", &s->bufs)) != 0 ||
+      (rc = tfl__vector(&s->f, &s->model, TFL_MODEL_METADATA, 4,
+                        "model.metadata", &s->md)) != 0)
+    return rc;
+  if ((rc = check_buffers(s)) != 0)
+    return rc;
+  s->replace = find_entry(&s->f, &s->md, &dummy, &rc);
+  return rc;
+}
+
+static const char offline_name[] = PLANNER_TFLITE_OFFLINE_NAME;
+
+/* Bytes of the new block for a plan of n offsets: the parts written
+ * below, generously rounded up to a multiple of EMBED_BLOCK_ALIGN. */
+static uint64_t block_len(const struct src *s, size_t n)
+{
+  uint32_t n_md = s->md.n + (s->replace < 0 ? 1 : 0);
+  uint32_t n_buf = s->bufs.n + 1;
+  size_t words = 3 + n;
   uint64_t need = 8 + 24 + 4 + 4 * TFL_MODEL__FIELDS + 8 + 4 +
                   4ull * n_buf + 4 + 4ull * n_md + 8 + 8 + 8 + 12 + 4 +
-                  sizeof name + 4 + 16 + 4ull * words + 64;
-  uint64_t k = (need + EMBED_BLOCK_ALIGN - 1) / EMBED_BLOCK_ALIGN *
-               EMBED_BLOCK_ALIGN;
+                  sizeof offline_name + 4 + 16 + 4ull * words + 64;
+  return (need + EMBED_BLOCK_ALIGN - 1) / EMBED_BLOCK_ALIGN *
+         EMBED_BLOCK_ALIGN;
+}
+
+/* Writes the new Model table: version, then one reference per field into
+ * the moved original, except buffers and metadata, whose slots (in
+ * slots) the caller fills. Returns the table's position. */
+static size_t write_model(struct out *o, const struct src *s, size_t K,
+                          uint16_t slots[TFL_MODEL__FIELDS])
+{
+  size_t mtab_len = 4 + 4 * TFL_MODEL__FIELDS;
+  for (unsigned id = 0; id < TFL_MODEL__FIELDS; id++)
+    slots[id] = (uint16_t)(4 + 4 * id);
+  for (unsigned id = 1; id < TFL_MODEL__FIELDS; id++)
+    if (!s->refs[id] && id != TFL_MODEL_BUFFERS && id != TFL_MODEL_METADATA)
+      slots[id] = 0;
+  size_t mvt = vtable(o, slots, TFL_MODEL__FIELDS, (uint16_t)mtab_len);
+  size_t mt = table(o, mvt, mtab_len);
+  tfl__wr32(o->b, (uint32_t)mt);
+  tfl__wr32(o->b + mt + 4, s->version);
+  for (unsigned id = 1; id < TFL_MODEL__FIELDS; id++)
+    if (slots[id] && id != TFL_MODEL_BUFFERS && id != TFL_MODEL_METADATA)
+      ref(o, mt + slots[id], s->refs[id] + K);
+  return mt;
+}
+
+/* Writes the buffers vector (the old ones, a slot for the plan's last)
+ * and referenced from slot; returns its position. */
+static size_t write_buffers(struct out *o, const struct src *s, size_t K,
+                            size_t slot)
+{
+  uint32_t n_buf = s->bufs.n + 1;
+  size_t bv = take(o, 4 + 4 * (size_t)n_buf, 4);
+  tfl__wr32(o->b + bv, n_buf);
+  ref(o, slot, bv);
+  for (uint32_t j = 0; j < s->bufs.n; j++)
+    ref(o, bv + 4 + 4 * (size_t)j, elem_target(&s->f, &s->bufs, j) + K);
+  return bv;
+}
+
+/* Writes the metadata vector (the old entries, a slot for the plan's
+ * replacing one or after them) referenced from slot; returns its
+ * position. */
+static size_t write_metadata(struct out *o, const struct src *s, size_t K,
+                             size_t slot)
+{
+  uint32_t n_md = s->md.n + (s->replace < 0 ? 1 : 0);
+  size_t mv = take(o, 4 + 4 * (size_t)n_md, 4);
+  tfl__wr32(o->b + mv, n_md);
+  ref(o, slot, mv);
+  for (uint32_t j = 0; j < s->md.n; j++)
+    if ((int)j != s->replace)
+      ref(o, mv + 4 + 4 * (size_t)j, elem_target(&s->f, &s->md, j) + K);
+  return mv;
+}
+
+/* Writes the plan's Buffer and Metadata tables, the name string and the
+ * plan words, into the slots at bv and mv left for them. */
+static void write_plan(struct out *o, const struct src *s, size_t bv,
+                       size_t mv, const int32_t *offsets, size_t n)
+{
+  size_t words = 3 + n;
+  /* The new Buffer table: data only. */
+  uint16_t bslots[1] = {4};
+  size_t bvt = vtable(o, bslots, 1, 8);
+  size_t bt = table(o, bvt, 8);
+  ref(o, bv + 4 + 4 * (size_t)s->bufs.n, bt);
+
+  /* The new Metadata table: name, buffer. */
+  uint16_t mdslots[2] = {4, 8};
+  size_t mdvt = vtable(o, mdslots, 2, 12);
+  size_t mdt = table(o, mdvt, 12);
+  tfl__wr32(o->b + mdt + 8, s->bufs.n);
+  ref(o, mv + 4 + 4 * (size_t)(s->replace < 0 ? s->md.n
+                                              : (uint32_t)s->replace),
+      mdt);
+
+  /* The name string, NUL-terminated. */
+  size_t sv = take(o, 4 + sizeof offline_name, 4);
+  tfl__wr32(o->b + sv, (uint32_t)(sizeof offline_name - 1));
+  memcpy(o->b + sv + 4, offline_name, sizeof offline_name);
+  ref(o, mdt + 4, sv);
+
+  /* The plan words, their data 16-byte aligned (force_align: 16). */
+  o->pos = (o->pos + 4 + 15) / 16 * 16 - 4;
+  size_t dv = take(o, 4 + 4 * words, 4);
+  tfl__wr32(o->b + dv, (uint32_t)(4 * words));
+  tfl__wr32(o->b + dv + 4, EMBED_VERSION);
+  tfl__wr32(o->b + dv + 8, 0);
+  tfl__wr32(o->b + dv + 12, (uint32_t)n);
+  for (size_t i = 0; i < n; i++)
+    tfl__wr32(o->b + dv + 16 + 4 * i, (uint32_t)offsets[i]);
+  ref(o, bt + 4, dv);
+}
+
+int planner_tflite_embed(const void *buf, size_t len, const int32_t *offsets,
+                         size_t n, uint8_t **out, size_t *out_len,
+                         char err[ARENA_ERR_LEN])
+{
+  struct src s;
+  int rc;
+  *out = NULL;
+  *out_len = 0;
+  if (!offsets && n > 0)
+    return set_fail(err, ARENA_EINVAL, "no offsets given");
+  if ((rc = check_count(buf, len, n, err)) != 0 ||
+      (rc = read_src(buf, len, err, &s)) != 0)
+    return rc;
+
+  uint64_t k = block_len(&s, n);
   if ((uint64_t)len + k > PLANNER_TFLITE_MAX_LEN)
     return set_fail(err, ARENA_ETOOBIG,
                     "the model with its plan would pass 2 GiB");
@@ -196,66 +333,11 @@ int planner_tflite_embed(const void *buf, size_t len, const int32_t *offsets,
   memcpy(o.b + 8 + K, (const uint8_t *)buf + 8, len - 8);
   memcpy(o.b + 4, "TFL3", 4);
 
-  /* The new Model table: version, then one reference per field. */
   uint16_t slots[TFL_MODEL__FIELDS];
-  size_t mtab_len = 4 + 4 * TFL_MODEL__FIELDS;
-  for (unsigned id = 0; id < TFL_MODEL__FIELDS; id++)
-    slots[id] = (uint16_t)(4 + 4 * id);
-  for (unsigned id = 1; id < TFL_MODEL__FIELDS; id++)
-    if (!refs[id] && id != TFL_MODEL_BUFFERS && id != TFL_MODEL_METADATA)
-      slots[id] = 0;
-  size_t mvt = vtable(&o, slots, TFL_MODEL__FIELDS, (uint16_t)mtab_len);
-  size_t mt = table(&o, mvt, mtab_len);
-  tfl__wr32(o.b, (uint32_t)mt);
-  tfl__wr32(o.b + mt + 4, version);
-  for (unsigned id = 1; id < TFL_MODEL__FIELDS; id++)
-    if (slots[id] && id != TFL_MODEL_BUFFERS && id != TFL_MODEL_METADATA)
-      ref(&o, mt + slots[id], refs[id] + K);
-
-  /* buffers: the old ones, then the plan's. */
-  size_t bv = take(&o, 4 + 4 * (size_t)n_buf, 4);
-  tfl__wr32(o.b + bv, n_buf);
-  ref(&o, mt + slots[TFL_MODEL_BUFFERS], bv);
-  for (uint32_t j = 0; j < bufs.n; j++)
-    ref(&o, bv + 4 + 4 * (size_t)j, elem_target(&f, &bufs, j) + K);
-
-  /* metadata: the old entries, the plan's replacing or after them. */
-  size_t mv = take(&o, 4 + 4 * (size_t)n_md, 4);
-  tfl__wr32(o.b + mv, n_md);
-  ref(&o, mt + slots[TFL_MODEL_METADATA], mv);
-  for (uint32_t j = 0; j < md.n; j++)
-    if ((int)j != replace)
-      ref(&o, mv + 4 + 4 * (size_t)j, elem_target(&f, &md, j) + K);
-
-  /* The new Buffer table: data only. */
-  uint16_t bslots[1] = {4};
-  size_t bvt = vtable(&o, bslots, 1, 8);
-  size_t bt = table(&o, bvt, 8);
-  ref(&o, bv + 4 + 4 * (size_t)bufs.n, bt);
-
-  /* The new Metadata table: name, buffer. */
-  uint16_t mdslots[2] = {4, 8};
-  size_t mdvt = vtable(&o, mdslots, 2, 12);
-  size_t mdt = table(&o, mdvt, 12);
-  tfl__wr32(o.b + mdt + 8, bufs.n);
-  ref(&o, mv + 4 + 4 * (size_t)(replace < 0 ? md.n : (uint32_t)replace), mdt);
-
-  /* The name string, NUL-terminated. */
-  size_t sv = take(&o, 4 + sizeof name, 4);
-  tfl__wr32(o.b + sv, (uint32_t)(sizeof name - 1));
-  memcpy(o.b + sv + 4, name, sizeof name);
-  ref(&o, mdt + 4, sv);
-
-  /* The plan words, their data 16-byte aligned (force_align: 16). */
-  o.pos = (o.pos + 4 + 15) / 16 * 16 - 4;
-  size_t dv = take(&o, 4 + 4 * words, 4);
-  tfl__wr32(o.b + dv, (uint32_t)(4 * words));
-  tfl__wr32(o.b + dv + 4, EMBED_VERSION);
-  tfl__wr32(o.b + dv + 8, 0);
-  tfl__wr32(o.b + dv + 12, (uint32_t)n);
-  for (size_t i = 0; i < n; i++)
-    tfl__wr32(o.b + dv + 16 + 4 * i, (uint32_t)offsets[i]);
-  ref(&o, bt + 4, dv);
+  size_t mt = write_model(&o, &s, K, slots);
+  size_t bv = write_buffers(&o, &s, K, mt + slots[TFL_MODEL_BUFFERS]);
+  size_t mv = write_metadata(&o, &s, K, mt + slots[TFL_MODEL_METADATA]);
+  write_plan(&o, &s, bv, mv, offsets, n);
 
   if (o.pos > 8 + K) { /* the size estimate above is an upper bound */
     free(o.b);

@@ -209,8 +209,42 @@ static int cannot_pay(const struct ctx *X, uint32_t ne)
   return need != UINT64_MAX && X->work + rest + need >= X->work_limit;
 }
 
-/* Builds everything the search needs (contract in exact_int.h). */
-int exact__build(struct ctx *X)
+/* The setup's temporaries, freed by bld_free() (X->ul doubles as the
+ * component of each free tensor until the work arrays replace it). */
+struct bld {
+  struct ent *e;        /* non-empty tensors by first use, ne of them */
+  uint32_t ne;
+  uint32_t P;           /* pinned tensors */
+  uint64_t g;           /* granule so far: gcd of sizes and pin offsets */
+  uint32_t *fidx;       /* entry -> free tensor index, NONE if pinned */
+  int64_t *pt;          /* section points of one component, scratch */
+  uint32_t *comp;       /* component of each free tensor (= X->ul) */
+  uint32_t *pidx;       /* entries of the pinned tensors, npx of them */
+  uint32_t npx;
+  uint64_t budget;      /* overlap pairs and incidences still allowed */
+  uint64_t pairs, pinpairs; /* overlap and obstacle list entries */
+  uint64_t steps;       /* steps of the overlap sweep's counting pass */
+  /* The largest small component (tensors, sections, incidences,
+   * overlap entries) and the largest stream component (tensors). */
+  uint32_t maxm, maxs;
+  uint64_t maxinc, maxadj, maxstream;
+};
+
+static void bld_free(struct bld *B)
+{
+  free(B->e);
+  free(B->fidx);
+  free(B->pt);
+  free(B->pidx);
+  B->e = NULL;
+  B->fidx = NULL;
+  B->pt = NULL;
+  B->pidx = NULL;
+}
+
+/* Counts the free (X->K) and pinned tensors and allocates the entries
+ * and the obstacles. */
+static int count_tensors(struct ctx *X, struct bld *B)
 {
   const struct planner__prob *p = X->p;
   size_t n = p->n;
@@ -225,18 +259,22 @@ int exact__build(struct ctx *X)
   }
   X->K = K;
   X->npins = P;
+  B->P = P;
   X->work += 3 * (uint64_t)n + exact__sort_units(P) +
              exact__sort_units(K + P);
-  struct ent *e = malloc((K + P + 1) * sizeof *e);
+  B->e = malloc((K + P + 1) * sizeof *B->e);
   X->pins = malloc((P + 1) * sizeof *X->pins);
-  if (!e || !X->pins) {
-    free(e);
+  if (!B->e || !X->pins)
     return ARENA_ENOMEM;
-  }
-  /* Pinned obstacles sorted by offset. */
+  return 0;
+}
+
+/* Pinned obstacles sorted by offset, and their share of the granule. */
+static void collect_pins(struct ctx *X, struct bld *B)
+{
+  const struct planner__prob *p = X->p;
   uint32_t np = 0;
-  uint64_t g = 0;
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < p->n; i++) {
     const struct planner_tensor *t = &p->t[i];
     if (t->size == 0 || t->pinned == PLANNER_NOT_PINNED)
       continue;
@@ -244,13 +282,19 @@ int exact__build(struct ctx *X)
     X->pins[np].top = (uint64_t)t->pinned + t->size;
     if (X->pins[np].top > X->pintop)
       X->pintop = X->pins[np].top;
-    g = gcd64(g, gcd64((uint64_t)t->pinned, t->size));
+    B->g = gcd64(B->g, gcd64((uint64_t)t->pinned, t->size));
     np++;
   }
-  qsort(X->pins, P, sizeof *X->pins, cmp_pin);
-  /* Entries: every non-empty tensor, free or pinned. */
+  qsort(X->pins, B->P, sizeof *X->pins, cmp_pin);
+}
+
+/* Entries: every non-empty tensor, free or pinned, in graph order. */
+static void collect_entries(struct ctx *X, struct bld *B)
+{
+  const struct planner__prob *p = X->p;
+  struct ent *e = B->e;
   uint32_t ne = 0;
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < p->n; i++) {
     const struct planner_tensor *t = &p->t[i];
     if (t->size == 0)
       continue;
@@ -261,19 +305,25 @@ int exact__build(struct ctx *X)
     if (t->pinned != PLANNER_NOT_PINNED) {
       e[ne].pin = 0; /* resolved to an index of X->pins below */
     } else {
-      g = gcd64(g, t->size);
+      B->g = gcd64(B->g, t->size);
     }
     ne++;
   }
-  /* Resolve pinned entries to indexes of X->pins with equal ranges. Each
-   * obstacle is only a byte range, so sharing an index between tensors of
-   * the same range is harmless. */
-  for (uint32_t k = 0; k < ne; k++) {
+  B->ne = ne;
+}
+
+/* Resolves pinned entries to indexes of X->pins with equal ranges. Each
+ * obstacle is only a byte range, so sharing an index between tensors of
+ * the same range is harmless. */
+static void resolve_pins(struct ctx *X, struct bld *B)
+{
+  struct ent *e = B->e;
+  for (uint32_t k = 0; k < B->ne; k++) {
     if (e[k].pin == NONE)
       continue;
-    const struct planner_tensor *t = &p->t[e[k].gi];
+    const struct planner_tensor *t = &X->p->t[e[k].gi];
     struct pin key = {(uint64_t)t->pinned, (uint64_t)t->pinned + t->size};
-    uint32_t lo = 0, hi = P;
+    uint32_t lo = 0, hi = B->P;
     while (lo < hi) {
       uint32_t mid = lo + (hi - lo) / 2;
       if (cmp_pin(&X->pins[mid], &key) < 0)
@@ -283,21 +333,27 @@ int exact__build(struct ctx *X)
     }
     e[k].pin = lo;
   }
-  qsort(e, ne, sizeof *e, cmp_ent);
-  int rc = exact__poll_stop(X);
-  if (rc != R_FOUND) {
-    free(e);
-    return rc;
-  }
+}
+
+/* Sets X->g: the granule so far, made to divide every alignment. */
+static void set_granule(struct ctx *X, uint64_t g)
+{
+  const struct planner__prob *p = X->p;
   if (g == 0)
     g = 1;
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < p->n; i++) {
     uint64_t a = p->align[i];
     if (p->t[i].size && g % a)
       g = gcd64(g, a);
   }
   X->g = g;
+}
 
+/* Allocates the per-tensor and per-component arrays and the scratch of
+ * the sections. */
+static int alloc_tensors(struct ctx *X, struct bld *B)
+{
+  uint32_t K = X->K;
   X->gi = malloc((K + 1) * sizeof *X->gi);
   X->size = malloc((K + 1) * sizeof *X->size);
   X->align = malloc((K + 1) * sizeof *X->align);
@@ -311,31 +367,43 @@ int exact__build(struct ctx *X)
   X->searchable = calloc(K + 1, 1);
   X->peak = calloc(K + 1, sizeof *X->peak);
   X->rem0 = calloc(2 * (size_t)K + 2, sizeof *X->rem0);
-  uint32_t *fidx = malloc((K + P + 1) * sizeof *fidx); /* entry -> free k */
-  int64_t *pt = malloc((2 * (size_t)K + 2) * sizeof *pt);
+  B->fidx = malloc((K + B->P + 1) * sizeof *B->fidx);
+  B->pt = malloc((2 * (size_t)K + 2) * sizeof *B->pt);
   if (!X->gi || !X->size || !X->align || !X->slo || !X->shi ||
       !X->adj_off || !X->pin_off || !X->cb || !X->sb || !X->carena ||
-      !X->searchable || !X->peak || !X->rem0 || !fidx || !pt) {
-    free(e); free(fidx); free(pt);
+      !X->searchable || !X->peak || !X->rem0 || !B->fidx || !B->pt)
     return ARENA_ENOMEM;
-  }
+  return 0;
+}
+
+/* Free tensors in first-use order: graph index, size, alignment. */
+static void fill_free(struct ctx *X, struct bld *B)
+{
+  const struct planner__prob *p = X->p;
+  const struct ent *e = B->e;
   uint32_t k = 0;
-  for (uint32_t j = 0; j < ne; j++) {
+  for (uint32_t j = 0; j < B->ne; j++) {
     if (e[j].pin != NONE) {
-      fidx[j] = NONE;
+      B->fidx[j] = NONE;
       continue;
     }
-    fidx[j] = k;
+    B->fidx[j] = k;
     X->gi[k] = e[j].gi;
     X->size[k] = p->t[e[j].gi].size;
     X->align[k] = p->align[e[j].gi];
     k++;
   }
-  /* Components over free tensors in first-use order. */
+}
+
+/* Components over free tensors in first-use order, and the component of
+ * each free tensor (B->comp), to store local indexes. */
+static int find_components(struct ctx *X, struct bld *B)
+{
+  const struct ent *e = B->e;
   X->nc = 0;
   int64_t reach = INT64_MIN;
-  k = 0;
-  for (uint32_t j = 0; j < ne; j++) {
+  uint32_t k = 0;
+  for (uint32_t j = 0; j < B->ne; j++) {
     if (e[j].pin != NONE)
       continue;
     if (k == 0 || e[j].first > reach)
@@ -344,229 +412,249 @@ int exact__build(struct ctx *X)
       reach = e[j].last;
     k++;
   }
-  X->cb[X->nc] = K;
-  /* Component of each free tensor, to store local indexes. */
-  uint32_t *comp = X->ul = malloc((K + 1) * sizeof *comp);
-  if (!comp) {
-    free(e); free(fidx); free(pt);
+  X->cb[X->nc] = X->K;
+  uint32_t *comp = B->comp = X->ul = malloc((X->K + 1) * sizeof *comp);
+  if (!comp)
     return ARENA_ENOMEM;
-  }
   for (uint32_t c = 0; c < X->nc; c++)
     for (uint32_t q = X->cb[c]; q < X->cb[c + 1]; q++)
       comp[q] = c;
-  component_tops(X);
-  if (cannot_pay(X, ne)) {
-    free(e); free(fidx); free(pt);
-    return R_SPENT;
-  }
+  return 0;
+}
 
-  /* Sections per component and rem0; then which search each component
-   * gets: exact_search.c's for small ones within the memory cap, whose
-   * overlap pairs (counted here without listing them) and section
-   * incidences it stores, exact_stream.c's for the others up to
-   * EXACT_STREAM_MAX tensors. */
-  uint64_t budget = EXACT_MAX_PAIRS, maxstream = 0;
-  uint32_t maxm = 0, maxs = 0;
-  uint64_t maxinc = 0;
-  X->sb[0] = 0;
-  for (uint32_t c = 0; c < X->nc; c++) {
-    uint32_t a = X->cb[c], b = X->cb[c + 1], npt = 0;
-    for (uint32_t q = a; q < b; q++) {
-      pt[npt++] = p->t[X->gi[q]].first;
-      pt[npt++] = p->t[X->gi[q]].last + 1;
-    }
-    qsort(pt, npt, sizeof *pt, cmp_i64);
-    uint32_t u = 0;
-    for (uint32_t q = 0; q < npt; q++)
-      if (u == 0 || pt[q] != pt[u - 1])
-        pt[u++] = pt[q];
-    uint32_t S = u - 1, base = X->sb[c];
-    X->sb[c + 1] = base + S;
-    uint64_t inc = 0, pairs = 0;
-    for (uint32_t q = a; q < b; q++) {
-      X->slo[q] = exact__sec_find(pt, u, p->t[X->gi[q]].first);
-      X->shi[q] = exact__sec_find(pt, u, p->t[X->gi[q]].last + 1) - 1;
-      inc += X->shi[q] - X->slo[q] + 1;
-    }
-    /* Overlap pairs: tensor q meets the later tensors that start in its
-     * sections, a run of the first-use order. */
-    for (uint32_t q = a; q < b; q++) {
-      uint32_t lo = q + 1, hi = b;
-      while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (X->slo[mid] <= X->shi[q])
-          lo = mid + 1;
-        else
-          hi = mid;
-      }
-      pairs += 2 * (uint64_t)(lo - q - 1);
-    }
-    /* rem0 by a difference array over the sections. */
-    for (uint32_t q = a; q < b; q++) {
-      X->rem0[base + X->slo[q]] += X->size[q];
-      if (X->shi[q] + 1 < S)
-        X->rem0[base + X->shi[q] + 1] -= X->size[q];
-    }
-    for (uint32_t s = 1; s < S; s++)
-      X->rem0[base + s] += X->rem0[base + s - 1];
-    /* The sort of the points, the binary searches and the sections. */
-    X->work += exact__sort_units(npt) + 3 * exact__sort_units(b - a) + u;
-    uint64_t cost = pairs + inc;
-    if (b - a <= EXACT_SMALL_MAX && cost <= budget) {
-      budget -= cost;
-      X->searchable[c] = 1;
-      if (b - a > maxm)
-        maxm = b - a;
-      if (S > maxs)
-        maxs = S;
-      if (inc > maxinc)
-        maxinc = inc;
-    } else if (b - a <= EXACT_STREAM_MAX) {
-      X->searchable[c] = 2;
-      if (b - a > maxstream)
-        maxstream = b - a;
-    }
+/* Sections of component c and its rem0; then which search it gets:
+ * exact_search.c's when small and within the memory cap (B->budget),
+ * whose overlap pairs (counted here without listing them) and section
+ * incidences it stores, exact_stream.c's for the others up to
+ * EXACT_STREAM_MAX tensors. */
+static void sections(struct ctx *X, struct bld *B, uint32_t c)
+{
+  const struct planner__prob *p = X->p;
+  int64_t *pt = B->pt;
+  uint32_t a = X->cb[c], b = X->cb[c + 1], npt = 0;
+  for (uint32_t q = a; q < b; q++) {
+    pt[npt++] = p->t[X->gi[q]].first;
+    pt[npt++] = p->t[X->gi[q]].last + 1;
   }
-  if ((rc = exact__poll_stop(X)) != R_FOUND) {
-    free(e); free(fidx); free(pt);
-    return rc;
+  qsort(pt, npt, sizeof *pt, cmp_i64);
+  uint32_t u = 0;
+  for (uint32_t q = 0; q < npt; q++)
+    if (u == 0 || pt[q] != pt[u - 1])
+      pt[u++] = pt[q];
+  uint32_t S = u - 1, base = X->sb[c];
+  X->sb[c + 1] = base + S;
+  uint64_t inc = 0, pairs = 0;
+  for (uint32_t q = a; q < b; q++) {
+    X->slo[q] = exact__sec_find(pt, u, p->t[X->gi[q]].first);
+    X->shi[q] = exact__sec_find(pt, u, p->t[X->gi[q]].last + 1) - 1;
+    inc += X->shi[q] - X->slo[q] + 1;
   }
+  /* Overlap pairs: tensor q meets the later tensors that start in its
+   * sections, a run of the first-use order. */
+  for (uint32_t q = a; q < b; q++) {
+    uint32_t lo = q + 1, hi = b;
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (X->slo[mid] <= X->shi[q])
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    pairs += 2 * (uint64_t)(lo - q - 1);
+  }
+  /* rem0 by a difference array over the sections. */
+  for (uint32_t q = a; q < b; q++) {
+    X->rem0[base + X->slo[q]] += X->size[q];
+    if (X->shi[q] + 1 < S)
+      X->rem0[base + X->shi[q] + 1] -= X->size[q];
+  }
+  for (uint32_t s = 1; s < S; s++)
+    X->rem0[base + s] += X->rem0[base + s - 1];
+  /* The sort of the points, the binary searches and the sections. */
+  X->work += exact__sort_units(npt) + 3 * exact__sort_units(b - a) + u;
+  uint64_t cost = pairs + inc;
+  if (b - a <= EXACT_SMALL_MAX && cost <= B->budget) {
+    B->budget -= cost;
+    X->searchable[c] = 1;
+    if (b - a > B->maxm)
+      B->maxm = b - a;
+    if (S > B->maxs)
+      B->maxs = S;
+    if (inc > B->maxinc)
+      B->maxinc = inc;
+  } else if (b - a <= EXACT_STREAM_MAX) {
+    X->searchable[c] = 2;
+    if (b - a > B->maxstream)
+      B->maxstream = b - a;
+  }
+}
 
-  /* Overlap pairs of the small components and pinned obstacles of every
-   * free tensor: a forward sweep over the entries in first-use order, in
-   * two passes (counting, then filling); each step is a work unit. A free
-   * tensor of another component only looks at the pinned entries after
-   * it (pidx), so no pair of a large component is ever visited. */
-  uint32_t *pidx = malloc((P + 1) * sizeof *pidx);
-  if (!pidx) {
-    free(e); free(fidx); free(pt);
-    return ARENA_ENOMEM;
-  }
-  uint32_t npx = 0;
-  for (uint32_t j = 0; j < ne; j++)
-    if (e[j].pin != NONE)
-      pidx[npx++] = j;
-  uint64_t pairs = 0, pinpairs = 0, steps = 4 * (uint64_t)K + ne;
-  for (int fill_pass = 0; fill_pass < 2; fill_pass++) {
-    uint32_t *fill = NULL, *pfill = NULL;
-    if (fill_pass) {
-      for (uint32_t q = 0; q < K; q++) {
-        X->adj_off[q + 1] += X->adj_off[q];
-        X->pin_off[q + 1] += X->pin_off[q];
-      }
-      X->adj = malloc((pairs + 1) * sizeof *X->adj);
-      X->pinl = malloc((pinpairs + 1) * sizeof *X->pinl);
-      fill = malloc((K + 1) * sizeof *fill);
-      pfill = malloc((K + 1) * sizeof *pfill);
-      if (!X->adj || !X->pinl || !fill || !pfill) {
-        free(e); free(fidx); free(pt); free(fill); free(pfill); free(pidx);
-        return ARENA_ENOMEM;
-      }
-      memcpy(fill, X->adj_off, K * sizeof *fill);
-      memcpy(pfill, X->pin_off, K * sizeof *pfill);
-    }
-    uint32_t pn = 0; /* first pinned entry after j: pidx[pn] */
-    for (uint32_t j = 0; j < ne; j++) {
-      while (pn < npx && pidx[pn] <= j)
-        pn++;
-      int fj = e[j].pin == NONE;
-      if (fj && X->searchable[comp[fidx[j]]] != 1) {
-        for (uint32_t r = pn; r < npx && e[pidx[r]].first <= e[j].last;
-             r++) {
-          steps += !fill_pass;
-          if (!fill_pass) {
-            X->pin_off[fidx[j] + 1]++;
-            pinpairs++;
-          } else {
-            X->pinl[pfill[fidx[j]]++] = e[pidx[r]].pin;
-          }
-        }
-        continue;
-      }
-      for (uint32_t q = j + 1; q < ne && e[q].first <= e[j].last; q++) {
-        int fq = e[q].pin == NONE;
+/* One pass of the overlap sweep over the entries in first-use order:
+ * counts the overlap pairs of the small components and the pinned
+ * obstacles of every free tensor into adj_off, pin_off, B->pairs and
+ * B->pinpairs (fill == NULL; each step is a work unit in B->steps), or
+ * lists them, from the positions in fill and pfill. A free tensor of
+ * another component only looks at the pinned entries after it (pidx), so
+ * no pair of a large component is ever visited. The counting pass stops
+ * once there are more than EXACT_MAX_PAIRS obstacle entries. */
+static void sweep(struct ctx *X, struct bld *B, uint32_t *fill,
+                  uint32_t *pfill)
+{
+  const struct ent *e = B->e;
+  const uint32_t *fidx = B->fidx, *comp = B->comp, *pidx = B->pidx;
+  uint32_t ne = B->ne, npx = B->npx;
+  int fill_pass = fill != NULL;
+  uint64_t pairs = B->pairs, pinpairs = B->pinpairs, steps = B->steps;
+  uint32_t pn = 0; /* first pinned entry after j: pidx[pn] */
+  for (uint32_t j = 0; j < ne; j++) {
+    while (pn < npx && pidx[pn] <= j)
+      pn++;
+    int fj = e[j].pin == NONE;
+    if (fj && X->searchable[comp[fidx[j]]] != 1) {
+      for (uint32_t r = pn; r < npx && e[pidx[r]].first <= e[j].last;
+           r++) {
         steps += !fill_pass;
-        if (fj && fq) {
-          uint32_t x = fidx[j], y = fidx[q], base = X->cb[comp[x]];
-          if (!fill_pass) {
-            X->adj_off[x + 1]++;
-            X->adj_off[y + 1]++;
-            pairs += 2;
-          } else {
-            X->adj[fill[x]++] = y - base;
-            X->adj[fill[y]++] = x - base;
-          }
-        } else if (fj != fq) {
-          uint32_t x = fj ? fidx[j] : fidx[q];
-          uint32_t pin = fj ? e[q].pin : e[j].pin;
-          if (!fill_pass) {
-            X->pin_off[x + 1]++;
-            pinpairs++;
-          } else {
-            X->pinl[pfill[x]++] = pin;
-          }
+        if (!fill_pass) {
+          X->pin_off[fidx[j] + 1]++;
+          pinpairs++;
+        } else {
+          X->pinl[pfill[fidx[j]]++] = e[pidx[r]].pin;
         }
       }
-      if (!fill_pass && pinpairs > EXACT_MAX_PAIRS)
-        break;
+      continue;
     }
+    for (uint32_t q = j + 1; q < ne && e[q].first <= e[j].last; q++) {
+      int fq = e[q].pin == NONE;
+      steps += !fill_pass;
+      if (fj && fq) {
+        uint32_t x = fidx[j], y = fidx[q], base = X->cb[comp[x]];
+        if (!fill_pass) {
+          X->adj_off[x + 1]++;
+          X->adj_off[y + 1]++;
+          pairs += 2;
+        } else {
+          X->adj[fill[x]++] = y - base;
+          X->adj[fill[y]++] = x - base;
+        }
+      } else if (fj != fq) {
+        uint32_t x = fj ? fidx[j] : fidx[q];
+        uint32_t pin = fj ? e[q].pin : e[j].pin;
+        if (!fill_pass) {
+          X->pin_off[x + 1]++;
+          pinpairs++;
+        } else {
+          X->pinl[pfill[x]++] = pin;
+        }
+      }
+    }
+    if (!fill_pass && pinpairs > EXACT_MAX_PAIRS)
+      break;
+  }
+  B->pairs = pairs;
+  B->pinpairs = pinpairs;
+  B->steps = steps;
+}
+
+/* Too many obstacles to list: no component is searched. */
+static int no_search(struct ctx *X, struct bld *B)
+{
+  memset(X->pin_off, 0, (X->K + 2) * sizeof *X->pin_off);
+  memset(X->adj_off, 0, (X->K + 2) * sizeof *X->adj_off);
+  memset(X->searchable, 0, X->nc);
+  B->maxm = B->maxs = 0;
+  B->maxinc = B->maxstream = 0;
+  X->adj = malloc(sizeof *X->adj);
+  X->pinl = malloc(sizeof *X->pinl);
+  if (!X->adj || !X->pinl)
+    return ARENA_ENOMEM;
+  return 0;
+}
+
+/* Turns the counts of the sweep into offsets and lists the pairs and
+ * obstacles in a second pass. */
+static int fill_lists(struct ctx *X, struct bld *B)
+{
+  uint32_t K = X->K;
+  for (uint32_t q = 0; q < K; q++) {
+    X->adj_off[q + 1] += X->adj_off[q];
+    X->pin_off[q + 1] += X->pin_off[q];
+  }
+  X->adj = malloc((B->pairs + 1) * sizeof *X->adj);
+  X->pinl = malloc((B->pinpairs + 1) * sizeof *X->pinl);
+  uint32_t *fill = malloc((K + 1) * sizeof *fill);
+  uint32_t *pfill = malloc((K + 1) * sizeof *pfill);
+  if (!X->adj || !X->pinl || !fill || !pfill) {
     free(fill);
     free(pfill);
-    if (!fill_pass) {
-      X->work += 2 * steps; /* this pass, and the same again to fill */
-      if ((rc = exact__poll_stop(X)) != R_FOUND) {
-        free(e); free(fidx); free(pt); free(pidx);
-        return rc;
-      }
-      if (pinpairs > EXACT_MAX_PAIRS) {
-        /* Too many obstacles to list: no component is searched. */
-        memset(X->pin_off, 0, (K + 2) * sizeof *X->pin_off);
-        memset(X->adj_off, 0, (K + 2) * sizeof *X->adj_off);
-        memset(X->searchable, 0, X->nc);
-        maxm = maxs = 0;
-        maxinc = maxstream = 0;
-        X->adj = malloc(sizeof *X->adj);
-        X->pinl = malloc(sizeof *X->pinl);
-        if (!X->adj || !X->pinl) {
-          free(e); free(fidx); free(pt); free(pidx);
-          return ARENA_ENOMEM;
-        }
-        break;
-      }
-    }
+    return ARENA_ENOMEM;
   }
-  free(pidx);
-  /* Keep each tensor's obstacles in offset order (pin indexes are). */
-  for (uint32_t q = 0; q < K; q++) {
+  memcpy(fill, X->adj_off, K * sizeof *fill);
+  memcpy(pfill, X->pin_off, K * sizeof *pfill);
+  sweep(X, B, fill, pfill);
+  free(fill);
+  free(pfill);
+  return 0;
+}
+
+/* Overlap lists of the small components and pinned obstacles of every
+ * free tensor: the sweep in two passes, counting, then filling. */
+static int overlaps(struct ctx *X, struct bld *B)
+{
+  int rc;
+  B->pidx = malloc((B->P + 1) * sizeof *B->pidx);
+  if (!B->pidx)
+    return ARENA_ENOMEM;
+  B->npx = 0;
+  for (uint32_t j = 0; j < B->ne; j++)
+    if (B->e[j].pin != NONE)
+      B->pidx[B->npx++] = j;
+  B->pairs = B->pinpairs = 0;
+  B->steps = 4 * (uint64_t)X->K + B->ne;
+  sweep(X, B, NULL, NULL);
+  X->work += 2 * B->steps; /* this pass, and the same again to fill */
+  if ((rc = exact__poll_stop(X)) != R_FOUND)
+    return rc;
+  rc = B->pinpairs > EXACT_MAX_PAIRS ? no_search(X, B) : fill_lists(X, B);
+  free(B->pidx);
+  B->pidx = NULL;
+  return rc;
+}
+
+/* Keeps each tensor's obstacles in offset order (pin indexes are). */
+static void sort_obstacles(struct ctx *X)
+{
+  for (uint32_t q = 0; q < X->K; q++) {
     uint32_t a = X->pin_off[q], b = X->pin_off[q + 1];
     qsort(X->pinl + a, b - a, sizeof *X->pinl, cmp_u32);
     X->work += exact__sort_units(b - a);
   }
-  X->work += K;
+  X->work += X->K;
+}
 
-  /* Peaks: the largest rem0 over each tensor's sections; a sparse table
-   * over the sections of a large component, a scan for the others. */
-  uint64_t maxadj = 0;
+/* Peaks of every component (see peaks()) and the largest overlap list
+ * total of a component (B->maxadj). */
+static int all_peaks(struct ctx *X, struct bld *B)
+{
+  int rc;
   for (uint32_t c = 0; c < X->nc; c++) {
     uint32_t a = X->cb[c], b = X->cb[c + 1];
     uint64_t nadj = X->adj_off[b] - X->adj_off[a];
-    if (nadj > maxadj)
-      maxadj = nadj;
-    if ((rc = peaks(X, c)) != 0) {
-      free(e); free(fidx); free(pt);
+    if (nadj > B->maxadj)
+      B->maxadj = nadj;
+    if ((rc = peaks(X, c)) != 0)
       return rc;
-    }
   }
-  free(e);
-  free(fidx);
-  free(pt);
-  free(X->ul);
-  X->ul = NULL;
-  if ((rc = exact__poll_stop(X)) != R_FOUND)
-    return rc;
-  size_t m1 = (size_t)maxm + 1, s1 = (size_t)maxs + 1;
+  return 0;
+}
+
+/* Allocates the work arrays of the searches, sized for the largest
+ * component of each kind, and the dead-end table. */
+static int alloc_work(struct ctx *X, const struct bld *B)
+{
+  size_t m1 = (size_t)B->maxm + 1, s1 = (size_t)B->maxs + 1;
+  uint64_t maxinc = B->maxinc, maxadj = B->maxadj;
   /* Ranks, twins and the plan found are needed by both searches. */
-  size_t mr1 = (maxstream > maxm ? maxstream : maxm) + 1;
+  size_t mr1 = (B->maxstream > B->maxm ? B->maxstream : B->maxm) + 1;
   X->pos = malloc(m1 * sizeof *X->pos);
   X->out = malloc(mr1 * sizeof *X->out);
   X->ul = malloc(m1 * sizeof *X->ul);
@@ -612,4 +700,55 @@ int exact__build(struct ctx *X)
       !X->dec || !X->gr || !X->bys || !X->twin)
     return ARENA_ENOMEM;
   return 0;
+}
+
+/* The setup up to the work arrays, step by step, polling the budget and
+ * the stop callback between the phases. Returns 0, R_SPENT, R_CANCEL or
+ * ARENA_ENOMEM. */
+static int setup(struct ctx *X, struct bld *B)
+{
+  int rc;
+  if ((rc = count_tensors(X, B)) != 0)
+    return rc;
+  collect_pins(X, B);
+  collect_entries(X, B);
+  resolve_pins(X, B);
+  qsort(B->e, B->ne, sizeof *B->e, cmp_ent);
+  if ((rc = exact__poll_stop(X)) != R_FOUND)
+    return rc;
+  set_granule(X, B->g);
+  if ((rc = alloc_tensors(X, B)) != 0)
+    return rc;
+  fill_free(X, B);
+  if ((rc = find_components(X, B)) != 0)
+    return rc;
+  component_tops(X);
+  if (cannot_pay(X, B->ne))
+    return R_SPENT;
+  B->budget = EXACT_MAX_PAIRS;
+  X->sb[0] = 0;
+  for (uint32_t c = 0; c < X->nc; c++)
+    sections(X, B, c);
+  if ((rc = exact__poll_stop(X)) != R_FOUND)
+    return rc;
+  if ((rc = overlaps(X, B)) != 0)
+    return rc;
+  sort_obstacles(X);
+  return all_peaks(X, B);
+}
+
+/* Builds everything the search needs (contract in exact_int.h). */
+int exact__build(struct ctx *X)
+{
+  struct bld B;
+  memset(&B, 0, sizeof B);
+  int rc = setup(X, &B);
+  bld_free(&B);
+  if (rc != 0)
+    return rc;
+  free(X->ul); /* the components' map; the work arrays replace it */
+  X->ul = NULL;
+  if ((rc = exact__poll_stop(X)) != R_FOUND)
+    return rc;
+  return alloc_work(X, &B);
 }

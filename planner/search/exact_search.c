@@ -340,298 +340,417 @@ static uint64_t dec_hash(const struct ctx *X, uint32_t nd)
   return h;
 }
 
+/* Where the walk stands besides the levels: the decompositions open, the
+ * group ranges they use and the dead-end table's generation. Helpers
+ * that take it are inlined into exact__search(), which keeps it in
+ * registers. */
+struct walk {
+  uint32_t d;     /* current level: X->lv[d] */
+  uint32_t nd;    /* decompositions open: X->dec[0 .. nd) */
+  uint32_t ngr;   /* group range entries in use: X->gr[0 .. ngr) */
+  uint32_t grcap; /* group range entries in all */
+  uint64_t fh;    /* dec_hash() of the open decompositions */
+  uint32_t gen;   /* this call's generation in X->tt */
+};
+
+/* Binds S to component c of X and the capacity cap. */
+static void s_bind(struct srch *S, struct ctx *X, uint32_t c, uint64_t cap)
+{
+  memset(S, 0, sizeof *S);
+  S->X = X;
+  S->a = X->cb[c];
+  S->m = X->cb[c + 1] - S->a;
+  S->S = X->sb[c + 1] - X->sb[c];
+  S->size = X->size + S->a;
+  S->align = X->align + S->a;
+  S->slo = X->slo + S->a;
+  S->shi = X->shi + S->a;
+  S->cap = cap;
+}
+
+/* Sets up the empty placement: every tensor unplaced at its lowest
+ * offset, every section at floor 0 with its initial rem, and their
+ * fingerprint. Returns R_INFEAS when a tensor or a section cannot fit
+ * within cap even so, else R_FOUND. */
+static int s_reset(struct srch *S, const uint64_t *rem0)
+{
+  struct ctx *X = S->X;
+  uint64_t cap = S->cap;
+  for (uint32_t i = 0; i < S->m; i++) {
+    X->ul[i] = i;
+    X->upos[i] = i;
+    X->pos[i] = exact__fixpin(X, S->a + i, 0);
+    if (X->pos[i] + S->size[i] > cap)
+      return R_INFEAS;
+  }
+  for (uint32_t s = 0; s < S->S; s++) {
+    X->floor[s] = 0;
+    X->rem[s] = rem0[s];
+    if (rem0[s] > cap)
+      return R_INFEAS;
+    if (rem0[s] > S->maxrem)
+      S->maxrem = rem0[s];
+  }
+  S->u = S->m;
+  for (uint32_t i = 0; i < S->m; i++) {
+    S->h1 ^= zt(i, SALT1);
+    S->h2 ^= zt(i, SALT2);
+  }
+  for (uint32_t s = 0; s < S->S; s++)
+    if (rem0[s]) {
+      S->h1 ^= zs(s, 0, SALT1);
+      S->h2 ^= zs(s, 0, SALT2);
+    }
+  return R_FOUND;
+}
+
+/* Starts a new generation of the dead-end table (its older entries read
+ * as empty) and returns it. */
+static uint32_t next_gen(struct ctx *X)
+{
+  uint32_t gen = ++X->gen;
+  if (gen == 0) { /* wrapped: clear the table once */
+    memset(X->tt, 0, X->tt_size * sizeof *X->tt);
+    gen = X->gen = 1;
+  }
+  return gen;
+}
+
+/* Live lists per section, and tensors by first section, by counting. */
+static void live_lists(const struct srch *S)
+{
+  struct ctx *X = S->X;
+  memset(X->sl_off, 0, ((size_t)S->S + 1) * sizeof *X->sl_off);
+  for (uint32_t i = 0; i < S->m; i++)
+    for (uint32_t s = S->slo[i]; s <= S->shi[i]; s++)
+      X->sl_off[s + 1]++;
+  for (uint32_t s = 0; s < S->S; s++)
+    X->sl_off[s + 1] += X->sl_off[s];
+  for (uint32_t i = 0; i < S->m; i++)
+    for (uint32_t s = S->slo[i]; s <= S->shi[i]; s++)
+      X->sl[X->sl_off[s]++] = i;
+  for (uint32_t s = S->S; s > 0; s--)
+    X->sl_off[s] = X->sl_off[s - 1];
+  X->sl_off[0] = 0;
+  /* Tensors are in first-use order within the component already. */
+  for (uint32_t i = 0; i < S->m; i++)
+    X->bys[i] = i;
+}
+
+/* Section range of the group being searched: the current group of the
+ * innermost decomposition, or all sections when none is open. */
+static inline void cur_group(const struct srch *S, const struct walk *W,
+                             uint32_t *lo, uint32_t *hi)
+{
+  const struct ctx *X = S->X;
+  if (W->nd) {
+    const struct dec *D = &X->dec[W->nd - 1];
+    *lo = X->gr[D->g0 + 2 * D->gi];
+    *hi = X->gr[D->g0 + 2 * D->gi + 1];
+  } else {
+    *lo = 0;
+    *hi = S->S - 1;
+  }
+}
+
+/* The current group has no unplaced tensor left: moves level L on to the
+ * next group of the innermost decomposition, or closes that
+ * decomposition. Returns 0 when none is open: everything is placed. */
+static inline int close_group(struct srch *S, struct walk *W, struct lvl *L)
+{
+  struct ctx *X = S->X;
+  if (W->nd == 0)
+    return 0;
+  struct dec *D = &X->dec[W->nd - 1];
+  if (++D->gi < D->ng) {
+    L->gstart = 1;
+    L->ex = D->x0;
+    L->er = D->r0;
+    W->fh = dec_hash(X, W->nd);
+    return 1;
+  }
+  W->ngr = D->g0;
+  exact__rank_restore(X, D->rmark);
+  W->nd--;
+  W->fh = dec_hash(X, W->nd);
+  return 1;
+}
+
+/* The group [*lo, *hi] fell apart at level L into the ng groups split()
+ * wrote at X->gr + W->ngr: opens a decomposition over them (re-ranking
+ * them under a dynamic order) and sets [*lo, *hi] to the first. */
+static inline void open_dec(struct srch *S, struct walk *W, struct lvl *L,
+                            uint32_t ng, uint32_t *lo, uint32_t *hi)
+{
+  struct ctx *X = S->X;
+  struct dec *D = &X->dec[W->nd++];
+  D->level = W->d;
+  D->rmark = X->rtn;
+  uint64_t scope = X->dyn ? rerank_scope(S, *lo, *hi) : 0;
+  if (scope) {
+    /* Fresh ranks: the groups start over from key (0, -1), and the hash
+     * of the set ranked keeps the dead-end table apart from states
+     * ranked otherwise. */
+    L->ex = 0;
+    L->er = -1;
+  }
+  D->x0 = L->ex;
+  D->r0 = L->er;
+  D->g0 = W->ngr;
+  D->ng = ng;
+  D->gi = 0;
+  D->h = exact__mix64(L->ex ^ ((uint64_t)L->er << 40) ^ ng);
+  for (uint32_t k = 0; k < ng; k++)
+    D->h ^= exact__mix64(((uint64_t)X->gr[W->ngr + 2 * k] << 32) +
+                         X->gr[W->ngr + 2 * k + 1] + k);
+  D->h ^= scope;
+  W->ngr += 2 * ng;
+  W->fh = dec_hash(X, W->nd);
+  *lo = X->gr[D->g0];
+  *hi = X->gr[D->g0 + 1];
+}
+
+/* On entering level L: finishes the groups that are done and splits the
+ * current one if it fell apart, then sets S->flo, S->fhi to the group to
+ * search. Returns 1 when every tensor is placed (S->flo, S->fhi kept). */
+static inline int enter_group(struct srch *S, struct walk *W, struct lvl *L)
+{
+  struct ctx *X = S->X;
+  for (;;) {
+    uint32_t lo, hi;
+    cur_group(S, W, &lo, &hi);
+    uint32_t room = W->grcap - W->ngr >= 2 ? (W->grcap - W->ngr) / 2 : 0;
+    uint32_t ng = room ? split(S, lo, hi, X->gr + W->ngr) : 1;
+    if (ng == 0 && !room)
+      ng = 1;
+    if (ng == 0) {
+      if (!close_group(S, W, L))
+        return 1;
+      continue;
+    }
+    if (ng >= 2 && W->nd < S->m)
+      open_dec(S, W, L, ng, &lo, &hi);
+    S->flo = lo;
+    S->fhi = hi;
+    return 0;
+  }
+}
+
+/* Sets L->t1: the lowest top of an unplaced tensor of the group. */
+static inline void level_t1(const struct srch *S, struct lvl *L)
+{
+  const struct ctx *X = S->X;
+  uint64_t t = UINT64_MAX;
+  for (uint32_t k = 0; k < S->u; k++) {
+    uint32_t i = X->ul[k];
+    if (S->slo[i] < S->flo || S->slo[i] > S->fhi)
+      continue;
+    uint64_t v = X->pos[i] + S->size[i];
+    if (v < t)
+      t = v;
+  }
+  L->t1 = t;
+}
+
+/* Sets L->only: the lowest section, counting the last offset as a floor.
+ * If it has no slack, the point at its floor e must be covered before
+ * anything goes higher: the next placement is at e, by a tensor of rank
+ * no higher than the last tensor that could cover the point (same-offset
+ * placements come in rank order). None: dead end (L->t1 = 0). */
+static inline void level_only(const struct srch *S, struct lvl *L)
+{
+  const struct ctx *X = S->X;
+  const uint32_t *rank = X->rank;
+  L->only = NONE;
+  uint64_t e = UINT64_MAX;
+  uint32_t sl = NONE;
+  for (uint32_t s2 = S->flo; s2 <= S->fhi; s2++) {
+    if (!X->rem[s2])
+      continue;
+    uint64_t f = X->floor[s2] > L->ex ? X->floor[s2] : L->ex;
+    if (f < e) {
+      e = f;
+      sl = s2;
+    }
+  }
+  if (sl != NONE && e + X->rem[sl] >= S->cap) {
+    int64_t maxr = -1;
+    for (uint32_t k = X->sl_off[sl]; k < X->sl_off[sl + 1]; k++) {
+      uint32_t b = X->sl[k];
+      if (X->upos[b] >= S->u || X->pos[b] != e)
+        continue;
+      if (e == L->ex && (int64_t)rank[b] <= L->er)
+        continue;
+      if ((int64_t)rank[b] > maxr)
+        maxr = rank[b];
+    }
+    if (maxr < 0)
+      L->t1 = 0;
+    L->only = maxr < 0 ? 0 : (uint32_t)maxr;
+    L->onlyp = e;
+  }
+}
+
+/* A remembered dead end? Then level L has no candidate (L->t1 = 0): it
+ * fails below, without a new entry. */
+static inline void level_tt(const struct srch *S, const struct walk *W,
+                            struct lvl *L)
+{
+  const struct ctx *X = S->X;
+  const struct ttent *te = &X->tt[(S->h1 ^ W->fh) & (X->tt_size - 1)];
+  if (W->d > 0 && te->gen == W->gen && te->h1 == (S->h1 ^ W->fh) &&
+      te->h2 == (S->h2 ^ W->fh) &&
+      (L->ex > te->kpos || (L->ex == te->kpos && L->er >= te->krank)))
+    L->t1 = 0;
+}
+
+/* Next candidate of level L, or NONE; its key in *bp, *bs. Allowed: key
+ * (pos, rank) above the entry key and pos below t1; tried in key order.
+ * The best key starts above every allowed one (pos < t1 <= UINT64_MAX),
+ * so the first allowed candidate always replaces it. */
+static inline uint32_t next_cand(const struct srch *S, const struct lvl *L,
+                                 uint64_t *bp, uint64_t *bs)
+{
+  const struct ctx *X = S->X;
+  const uint32_t *rank = X->rank;
+  uint32_t best = NONE;
+  uint64_t bpos = UINT64_MAX, bsec = UINT64_MAX;
+  for (uint32_t k = 0; k < S->u; k++) {
+    uint32_t i = X->ul[k];
+    uint64_t p = X->pos[i];
+    if (p >= L->t1 || p < L->kpos)
+      continue;
+    if (S->slo[i] < S->flo || S->slo[i] > S->fhi)
+      continue;
+    uint32_t r = rank[i];
+    if (p == L->ex && (int64_t)r <= L->er)
+      continue;
+    if (X->twin[i] != NONE && X->upos[X->twin[i]] < S->u)
+      continue;
+    if (L->only != NONE && (p != L->onlyp || r > L->only))
+      continue;
+    uint64_t sec = r;
+    if (p == L->kpos && (int64_t)sec <= L->krank)
+      continue;
+    if (p < bpos || (p == bpos && sec < bsec)) {
+      best = i;
+      bpos = p;
+      bsec = sec;
+    }
+  }
+  *bp = bpos;
+  *bs = bsec;
+  return best;
+}
+
+/* Remembers that the current state, entered with level L's key, is a
+ * dead end. */
+static inline void tt_store(const struct srch *S, const struct walk *W,
+                            const struct lvl *L)
+{
+  struct ctx *X = S->X;
+  struct ttent *te = &X->tt[(S->h1 ^ W->fh) & (X->tt_size - 1)];
+  te->h1 = S->h1 ^ W->fh;
+  te->h2 = S->h2 ^ W->fh;
+  te->kpos = L->ex;
+  te->krank = L->er;
+  te->gen = W->gen;
+}
+
+/* Level W->d failed. A group other than the first failing fails its
+ * whole decomposition: jump back to the level that split, which fails in
+ * turn. Otherwise steps back one level. Returns 1 when level 0 failed:
+ * no placement exists. */
+static inline int backtrack(struct srch *S, struct walk *W)
+{
+  struct ctx *X = S->X;
+  struct lvl *lv = X->lv;
+  int write = lv[W->d].t1 != 0;
+  for (;;) {
+    if (write && W->d > 0 && !lv[W->d].gstart)
+      tt_store(S, W, &lv[W->d]);
+    while (W->nd > 0 && X->dec[W->nd - 1].level == W->d) {
+      W->ngr = X->dec[W->nd - 1].g0;
+      exact__rank_restore(X, X->dec[W->nd - 1].rmark);
+      W->nd--;
+    }
+    if (lv[W->d].gstart) {
+      const struct dec *D = &X->dec[W->nd - 1];
+      uint32_t target = D->level;
+      while (W->d > target) {
+        W->d--;
+        s_undo(S, &lv[W->d]);
+      }
+      W->ngr = D->g0;
+      exact__rank_restore(X, D->rmark);
+      W->nd--;
+      W->fh = dec_hash(X, W->nd);
+      write = 0;
+      continue; /* level target failed in turn */
+    }
+    W->fh = dec_hash(X, W->nd);
+    if (W->d == 0)
+      return 1;
+    W->d--;
+    s_undo(S, &lv[W->d]);
+    return 0;
+  }
+}
+
 /* Depth-first search for a placement of component c within cap, with at
  * most `limit` nodes. X->rank must hold the order. On R_FOUND the local
  * offsets are in X->out. */
 int exact__search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
 {
   struct srch S;
-  memset(&S, 0, sizeof S);
-  S.X = X;
-  S.a = X->cb[c];
-  S.m = X->cb[c + 1] - S.a;
-  S.S = X->sb[c + 1] - X->sb[c];
-  S.size = X->size + S.a;
-  S.align = X->align + S.a;
-  S.slo = X->slo + S.a;
-  S.shi = X->shi + S.a;
-  S.cap = cap;
+  s_bind(&S, X, c, cap);
   /* Callers may run many short searches in a row: poll on every entry. */
   int rc = exact__poll_stop(X);
   if (rc != R_FOUND)
     return rc;
-  const uint64_t *rem0 = X->rem0 + X->sb[c];
-  for (uint32_t i = 0; i < S.m; i++) {
-    X->ul[i] = i;
-    X->upos[i] = i;
-    X->pos[i] = exact__fixpin(X, S.a + i, 0);
-    if (X->pos[i] + S.size[i] > cap)
-      return R_INFEAS;
-  }
-  for (uint32_t s = 0; s < S.S; s++) {
-    X->floor[s] = 0;
-    X->rem[s] = rem0[s];
-    if (rem0[s] > cap)
-      return R_INFEAS;
-    if (rem0[s] > S.maxrem)
-      S.maxrem = rem0[s];
-  }
-  S.u = S.m;
-  for (uint32_t i = 0; i < S.m; i++) {
-    S.h1 ^= zt(i, SALT1);
-    S.h2 ^= zt(i, SALT2);
-  }
-  for (uint32_t s = 0; s < S.S; s++)
-    if (rem0[s]) {
-      S.h1 ^= zs(s, 0, SALT1);
-      S.h2 ^= zs(s, 0, SALT2);
-    }
-  uint32_t gen = ++X->gen;
-  if (gen == 0) { /* wrapped: clear the table once */
-    memset(X->tt, 0, X->tt_size * sizeof *X->tt);
-    gen = X->gen = 1;
-  }
-  /* Live lists per section, and tensors by first section, by counting. */
-  memset(X->sl_off, 0, ((size_t)S.S + 1) * sizeof *X->sl_off);
-  for (uint32_t i = 0; i < S.m; i++)
-    for (uint32_t s = S.slo[i]; s <= S.shi[i]; s++)
-      X->sl_off[s + 1]++;
-  for (uint32_t s = 0; s < S.S; s++)
-    X->sl_off[s + 1] += X->sl_off[s];
-  for (uint32_t i = 0; i < S.m; i++)
-    for (uint32_t s = S.slo[i]; s <= S.shi[i]; s++)
-      X->sl[X->sl_off[s]++] = i;
-  for (uint32_t s = S.S; s > 0; s--)
-    X->sl_off[s] = X->sl_off[s - 1];
-  X->sl_off[0] = 0;
-  /* Tensors are in first-use order within the component already. */
-  for (uint32_t i = 0; i < S.m; i++)
-    X->bys[i] = i;
+  if ((rc = s_reset(&S, X->rem0 + X->sb[c])) != R_FOUND)
+    return rc;
+  struct walk W = {0, 0, 0, 4 * (S.S + S.m + 1), 0, next_gen(X)};
+  live_lists(&S);
   const uint32_t *rank = X->rank;
   struct lvl *lv = X->lv;
-  uint32_t d = 0, nd = 0, ngr = 0, grcap = 4 * (S.S + S.m + 1);
-  uint64_t fh = 0; /* dec_hash of the current stack */
   uint64_t nodes = 0, next_poll = X->work + EXACT_POLL_UNITS;
   lv[0].ex = 0;
   lv[0].er = -1;
   lv[0].gstart = 0;
   int entering = 1;
   for (;;) {
-    struct lvl *L = &lv[d];
+    struct lvl *L = &lv[W.d];
     /* Every pass scans the unplaced tensors for the next candidate;
      * failed levels count too, so the effort tracks the work done. */
     X->work += S.u + 8;
     if (entering) {
       entering = 0;
-      /* Finish groups that are done; split the current one if it fell
-       * apart. */
-      int found = 0;
-      for (;;) {
-        uint32_t lo = 0, hi = S.S - 1;
-        if (nd) {
-          const struct dec *D = &X->dec[nd - 1];
-          lo = X->gr[D->g0 + 2 * D->gi];
-          hi = X->gr[D->g0 + 2 * D->gi + 1];
-        }
-        uint32_t room = grcap - ngr >= 2 ? (grcap - ngr) / 2 : 0;
-        uint32_t ng = room ? split(&S, lo, hi, X->gr + ngr) : 1;
-        if (ng == 0 && !room)
-          ng = 1;
-        if (ng == 0) {
-          if (nd == 0) {
-            found = 1;
-            break;
-          }
-          struct dec *D = &X->dec[nd - 1];
-          if (++D->gi < D->ng) {
-            L->gstart = 1;
-            L->ex = D->x0;
-            L->er = D->r0;
-            fh = dec_hash(X, nd);
-            continue;
-          }
-          ngr = D->g0;
-          exact__rank_restore(X, D->rmark);
-          nd--;
-          fh = dec_hash(X, nd);
-          continue;
-        }
-        if (ng >= 2 && nd < S.m) {
-          struct dec *D = &X->dec[nd++];
-          D->level = d;
-          D->rmark = X->rtn;
-          uint64_t scope = X->dyn ? rerank_scope(&S, lo, hi) : 0;
-          if (scope) {
-            /* Fresh ranks: the groups start over from key (0, -1), and
-             * the hash of the set ranked keeps the dead-end table apart
-             * from states ranked otherwise. */
-            L->ex = 0;
-            L->er = -1;
-          }
-          D->x0 = L->ex;
-          D->r0 = L->er;
-          D->g0 = ngr;
-          D->ng = ng;
-          D->gi = 0;
-          D->h = exact__mix64(L->ex ^ ((uint64_t)L->er << 40) ^ ng);
-          for (uint32_t k = 0; k < ng; k++)
-            D->h ^= exact__mix64(((uint64_t)X->gr[ngr + 2 * k] << 32) +
-                                 X->gr[ngr + 2 * k + 1] + k);
-          D->h ^= scope;
-          ngr += 2 * ng;
-          fh = dec_hash(X, nd);
-          lo = X->gr[D->g0];
-          hi = X->gr[D->g0 + 1];
-        }
-        S.flo = lo;
-        S.fhi = hi;
-        break;
-      }
+      int found = enter_group(&S, &W, L);
       /* Entering also splits (all tensors), scans the unplaced tensors
        * for t1 and the group's sections for the lowest one. */
       X->work += S.m + S.u + (S.fhi - S.flo) + 16;
       if (found) {
-        for (uint32_t k = 0; k < d; k++)
+        for (uint32_t k = 0; k < W.d; k++)
           X->out[lv[k].c] = lv[k].x;
         rc = R_FOUND;
         break;
       }
       L->kpos = L->ex;
       L->krank = -1;
-      uint64_t t = UINT64_MAX;
-      for (uint32_t k = 0; k < S.u; k++) {
-        uint32_t i = X->ul[k];
-        if (S.slo[i] < S.flo || S.slo[i] > S.fhi)
-          continue;
-        uint64_t v = X->pos[i] + S.size[i];
-        if (v < t)
-          t = v;
-      }
-      L->t1 = t;
-      /* The lowest section, counting the last offset as a floor. If it
-       * has no slack, the point at its floor e must be covered before
-       * anything goes higher: the next placement is at e, by a tensor of
-       * rank no higher than the last tensor that could cover the point
-       * (same-offset placements come in rank order). None: dead end. */
-      L->only = NONE;
-      {
-        uint64_t e = UINT64_MAX;
-        uint32_t sl = NONE;
-        for (uint32_t s2 = S.flo; s2 <= S.fhi; s2++) {
-          if (!X->rem[s2])
-            continue;
-          uint64_t f = X->floor[s2] > L->ex ? X->floor[s2] : L->ex;
-          if (f < e) {
-            e = f;
-            sl = s2;
-          }
-        }
-        if (sl != NONE && e + X->rem[sl] >= cap) {
-          int64_t maxr = -1;
-          for (uint32_t k = X->sl_off[sl]; k < X->sl_off[sl + 1]; k++) {
-            uint32_t b = X->sl[k];
-            if (X->upos[b] >= S.u || X->pos[b] != e)
-              continue;
-            if (e == L->ex && (int64_t)rank[b] <= L->er)
-              continue;
-            if ((int64_t)rank[b] > maxr)
-              maxr = rank[b];
-          }
-          if (maxr < 0)
-            L->t1 = 0;
-          L->only = maxr < 0 ? 0 : (uint32_t)maxr;
-          L->onlyp = e;
-        }
-      }
-      /* A remembered dead end? */
-      const struct ttent *te = &X->tt[(S.h1 ^ fh) & (X->tt_size - 1)];
-      if (d > 0 && te->gen == gen && te->h1 == (S.h1 ^ fh) &&
-          te->h2 == (S.h2 ^ fh) &&
-          (L->ex > te->kpos ||
-           (L->ex == te->kpos && L->er >= te->krank)))
-        L->t1 = 0; /* no candidate: fails below, without a new entry */
+      level_t1(&S, L);
+      level_only(&S, L);
+      level_tt(&S, &W, L);
     }
-    /* Next candidate of this level. Allowed: key (pos, rank) above the
-     * entry key and pos below t1; tried in key order. */
-    uint32_t best = NONE;
-    uint64_t bp = 0, bs = 0;
-    for (uint32_t k = 0; k < S.u; k++) {
-      uint32_t i = X->ul[k];
-      uint64_t p = X->pos[i];
-      if (p >= L->t1 || p < L->kpos)
-        continue;
-      if (S.slo[i] < S.flo || S.slo[i] > S.fhi)
-        continue;
-      uint32_t r = rank[i];
-      if (p == L->ex && (int64_t)r <= L->er)
-        continue;
-      if (X->twin[i] != NONE && X->upos[X->twin[i]] < S.u)
-        continue;
-      if (L->only != NONE && (p != L->onlyp || r > L->only))
-        continue;
-      uint64_t sec = r;
-      if (p == L->kpos && (int64_t)sec <= L->krank)
-        continue;
-      if (best == NONE || p < bp || (p == bp && sec < bs)) {
-        best = i;
-        bp = p;
-        bs = sec;
-      }
-    }
+    uint64_t bp, bs;
+    uint32_t best = next_cand(&S, L, &bp, &bs);
     if (best == NONE) {
-      /* Level d failed. A group other than the first failing fails its
-       * whole decomposition: jump back to the level that split. */
-      int done = 0, write = lv[d].t1 != 0;
-      for (;;) {
-        if (write && d > 0 && !lv[d].gstart) {
-          struct ttent *te = &X->tt[(S.h1 ^ fh) & (X->tt_size - 1)];
-          te->h1 = S.h1 ^ fh;
-          te->h2 = S.h2 ^ fh;
-          te->kpos = lv[d].ex;
-          te->krank = lv[d].er;
-          te->gen = gen;
-        }
-        while (nd > 0 && X->dec[nd - 1].level == d) {
-          ngr = X->dec[nd - 1].g0;
-          exact__rank_restore(X, X->dec[nd - 1].rmark);
-          nd--;
-        }
-        if (lv[d].gstart) {
-          const struct dec *D = &X->dec[nd - 1];
-          uint32_t target = D->level;
-          while (d > target) {
-            d--;
-            s_undo(&S, &lv[d]);
-          }
-          ngr = D->g0;
-          exact__rank_restore(X, D->rmark);
-          nd--;
-          fh = dec_hash(X, nd);
-          write = 0;
-          continue; /* level target failed in turn */
-        }
-        fh = dec_hash(X, nd);
-        if (d == 0) {
-          done = 1;
-          break;
-        }
-        d--;
-        s_undo(&S, &lv[d]);
-        break;
-      }
-      if (done) {
+      if (backtrack(&S, &W)) {
         rc = R_INFEAS;
         break;
       }
       /* Restore the group of level d (it may differ after a pop). */
-      if (nd) {
-        const struct dec *D = &X->dec[nd - 1];
-        S.flo = X->gr[D->g0 + 2 * D->gi];
-        S.fhi = X->gr[D->g0 + 2 * D->gi + 1];
-      } else {
-        S.flo = 0;
-        S.fhi = S.S - 1;
-      }
+      cur_group(&S, &W, &S.flo, &S.fhi);
       continue;
     }
     L->kpos = bp;
@@ -649,10 +768,10 @@ int exact__search(struct ctx *X, uint32_t c, uint64_t cap, uint64_t limit)
       s_undo(&S, L);
       continue;
     }
-    d++;
-    lv[d].ex = L->x;
-    lv[d].er = rank[best];
-    lv[d].gstart = 0;
+    W.d++;
+    lv[W.d].ex = L->x;
+    lv[W.d].er = rank[best];
+    lv[W.d].gstart = 0;
     entering = 1;
   }
   X->nodes += nodes;

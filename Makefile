@@ -1,9 +1,9 @@
 # Makefile - builds, tests and benchmarks arenad.
 #
-# Layout (one-way dependencies, each module a static archive so that a
-# wrong include fails at link time; each folder of planner/ is compiled
-# with only the include folders it may use, so a wrong include fails at
-# compile time already):
+# Layout (one-way dependencies, each module a static archive; each folder
+# of planner/ is compiled with only the include folders it may use, so a
+# wrong include fails to compile, and tests/layers.sh, run by the deploy
+# suite, checks the archives' symbols against the same map):
 #   planner/core/        libarenacore.a        graph model, validation, lower bound,
 #                                              verifier, time index     (libc)
 #   planner/heuristics/  libarenaheuristics.a  the greedy planners      (core)

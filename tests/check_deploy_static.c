@@ -4,7 +4,8 @@
  * pages, install and the pkg-config client, the symbols the client
  * library exports, the .deb, the maintainer scripts, the daemon's system
  * calls and files traced against the unit's sandbox) and judges it by
- * its exit status and output.
+ * its exit status and output; and the one-way use between the folders of
+ * planner/ (tests/layers.sh).
  */
 #include <check.h>
 #include <stdio.h>
@@ -134,6 +135,33 @@ START_TEST(test_syscalls_within_filter)
 }
 END_TEST
 
+/* The folders of planner/ use each other one way only (tests/layers.sh
+ * reads their archives' symbols); the same check with run/ allowed only
+ * core/ must name run's calls into search/ and heuristics/, so a broken
+ * check cannot pass. */
+START_TEST(test_planner_layers)
+{
+  char *argv[] = {"sh", "tests/layers.sh", DEPLOY_BUILD, NULL};
+  char *out;
+  int rc = cdp_run_capture(argv, &out);
+  ck_assert_ptr_nonnull(out);
+  printf("-- layers.sh\n%s", out);
+  ck_assert_msg(rc == 0, "layers.sh failed (exit %d):\n%s", rc, out);
+  ck_assert_ptr_nonnull(strstr(out, "layers: ok (5 archives)"));
+  free(out);
+  char *wrong[] = {"sh", "tests/layers.sh", DEPLOY_BUILD, "run=core", NULL};
+  rc = cdp_run_capture(wrong, &out);
+  ck_assert_ptr_nonnull(out);
+  ck_assert_int_eq(rc, 1);
+  ck_assert_ptr_nonnull(strstr(out, "layers: run uses planner__exact from "
+                                    "search"));
+  ck_assert_ptr_nonnull(strstr(out, "layers: run uses planner__task_new "
+                                    "from heuristics"));
+  ck_assert_ptr_null(strstr(out, "layers: ok"));
+  free(out);
+}
+END_TEST
+
 void cdp_add_static_tests(Suite *s)
 {
   TCase *tc = tcase_create("static");
@@ -146,5 +174,6 @@ void cdp_add_static_tests(Suite *s)
   tcase_add_test(tc, test_deb_package);
   tcase_add_test(tc, test_maintainer_scripts);
   tcase_add_test(tc, test_syscalls_within_filter);
+  tcase_add_test(tc, test_planner_layers);
   suite_add_tcase(s, tc);
 }

@@ -21,8 +21,9 @@
  * into exit status 70 and a message.
  *
  * Usage: see usage() below. Exit status: 0 ran; 64 bad command line;
- * 65 the model is invalid or cannot run here (an operator this TFLM build
- * lacks, an arena too small, planning failed); 66 the model cannot be
+ * 65 the model is invalid or cannot run here (operators this TFLM build
+ * lacks, all of them named in one message; an arena too small; planning
+ * failed); 66 the model cannot be
  * read; 70 an invoke failed or TFLM crashed; 71 out of memory.
  */
 #include <errno.h>

@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <string>
+#include <vector>
+
 #include "tensorflow/lite/micro/micro_allocator.h"
 #include "tensorflow/lite/micro/micro_interpreter.h"
 #include "tensorflow/lite/micro/micro_mutable_op_resolver.h"
@@ -49,21 +52,56 @@ TfLiteStatus AddOps(Resolver *r) {
   return kTfLiteOk;
 }
 
-/* Names the first operator of m that r cannot run, or returns NULL. */
-const char *MissingOp(const tflite::Model *m, const Resolver &r) {
+/* The name of operator code c, as TFLM's tables spell it (a custom
+ * operator by its custom code). */
+const char *OpName(const tflite::OperatorCode *c) {
+  tflite::BuiltinOperator op = tflite::GetBuiltinCode(c);
+  if (op == tflite::BuiltinOperator_CUSTOM)
+    return c->custom_code() ? c->custom_code()->c_str() : "";
+  return tflite::EnumNameBuiltinOperator(op);
+}
+
+/* Whether r can run operator code c. */
+bool HasOp(const tflite::OperatorCode *c, const Resolver &r) {
+  tflite::BuiltinOperator op = tflite::GetBuiltinCode(c);
+  if (op == tflite::BuiltinOperator_CUSTOM)
+    return r.FindOp(OpName(c)) != NULL;
+  return r.FindOp(op) != NULL;
+}
+
+/* Writes "operator A is" or "operators A, B and C are" into msg (len
+ * bytes, truncated with "..." when they do not fit) for every operator
+ * code of m that r cannot run, each named once, in the model's order.
+ * Returns how many there are (0: msg untouched). */
+int MissingOps(const tflite::Model *m, const Resolver &r, char *msg,
+               size_t len) {
   const auto *codes = m->operator_codes();
+  std::vector<const char *> names;
   for (flatbuffers::uoffset_t i = 0; codes && i < codes->size(); i++) {
     const tflite::OperatorCode *c = codes->Get(i);
-    tflite::BuiltinOperator op = tflite::GetBuiltinCode(c);
-    if (op == tflite::BuiltinOperator_CUSTOM) {
-      const char *name = c->custom_code() ? c->custom_code()->c_str() : "";
-      if (!r.FindOp(name))
-        return name;
-    } else if (!r.FindOp(op)) {
-      return tflite::EnumNameBuiltinOperator(op);
-    }
+    if (HasOp(c, r))
+      continue;
+    const char *name = OpName(c);
+    bool seen = false;
+    for (const char *n : names)
+      seen = seen || strcmp(n, name) == 0;
+    if (!seen)
+      names.push_back(name);
   }
-  return NULL;
+  size_t n = names.size();
+  if (n == 0)
+    return 0;
+  std::string s = n == 1 ? "operator " : "operators ";
+  for (size_t i = 0; i < n; i++) {
+    if (i > 0)
+      s += i + 1 == n ? " and " : ", ";
+    s += names[i];
+  }
+  s += n == 1 ? " is" : " are";
+  if (s.size() >= len && len > 4)
+    s = s.substr(0, len - 4) + "...";
+  snprintf(msg, len, "%s", s.c_str());
+  return (int)n;
 }
 
 /* splitmix64: a small seeded generator. */
@@ -231,10 +269,10 @@ int RunModel(const Model &m, tflite::MicroMemoryPlanner *planner,
   Resolver resolver;
   if (AddOps(&resolver) != kTfLiteOk)
     return Fail(out, kRunNoMemory, "cannot register the operators");
-  const char *missing = MissingOp(model, resolver);
-  if (missing) {
+  char missing[sizeof out->error - 48];
+  if (MissingOps(model, resolver, missing, sizeof missing) > 0) {
     snprintf(out->error, sizeof out->error,
-             "operator %s is not in this build of TFLite Micro", missing);
+             "%s not in this build of TFLite Micro", missing);
     return kRunUnsupported;
   }
   Tap tap(planner, out);

@@ -28,7 +28,8 @@
 
 namespace tflm_infer {
 
-constexpr size_t kErrLen = 256;       /* bytes of an error text */
+constexpr size_t kErrLen = 1024;      /* bytes of an error text: room to name
+                                         every operator a model lacks */
 constexpr int kMaxDims = 8;           /* dims kept per output */
 
 /* Outcomes of LoadModel() and RunModel(). */

@@ -23,8 +23,8 @@
  * Usage: see usage() below. Exit status: 0 ran; 64 bad command line;
  * 65 the model is invalid or cannot run here (operators this TFLM build
  * lacks, all of them named in one message; an arena too small; planning
- * failed); 66 the model cannot be
- * read; 70 an invoke failed or TFLM crashed; 71 out of memory.
+ * failed); 66 the model cannot be read; 70 an invoke failed or TFLM
+ * crashed; 71 out of memory.
  */
 #include <errno.h>
 #include <stdio.h>

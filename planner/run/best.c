@@ -22,7 +22,7 @@ static const enum planner_algo best_order[] = {
     PLANNER_ALGO_GREEDY_BREADTH,
 };
 
-/* ---- best ----------------------------------------------------------------
+/* DESIGN
  *
  * The heuristics of `best` are tasks 0 .. N_BEST - 1, ties going to the
  * lower task. The plan is that of the smallest arena, ties to the lower

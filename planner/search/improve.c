@@ -11,6 +11,10 @@
  * points in time is small enough for the heuristics (and, where they
  * fail, the exact search) to pack it nearly perfectly.
  *
+ * One such pass is planner__windows() (improve.h); search.c decides when
+ * it runs and with which windows, and runs the other passes around it.
+ * This file also holds the helpers every pass shares (improve_int.h).
+ *
  * DESIGN
  *  Time is cut into spans at every first and last + 1 of a sized tensor.
  *  Let p be the span of the highest load. The peak window holds the spans

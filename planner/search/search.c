@@ -25,10 +25,11 @@
  *                      exact_*.c files of its setup and search)
  *
  * ORDER OF THE PASSES (improve())
- *  Windowed passes. Up to three passes (improve.c) run in turn, each with the whole of what
- *  is left of the effort, with (ahead, step) = (200, 100), (200, 50) and
- *  (400, 100) spans, until the arena meets the load bound or the effort
- *  cannot pay for another pass. Each builds its plan from scratch.
+ *  Windowed passes. Up to three passes (improve.c) run in turn, each
+ *  with the whole of what is left of the effort, with (ahead, step) =
+ *  (200, 100), (200, 50) and (400, 100) spans, until the arena meets the
+ *  load bound or the effort cannot pay for another pass. Each builds its
+ *  plan from scratch.
  *
  *  Before the passes, the staircase plans (improve_stair.c, not counted
  *  in work units) may lower the arena the passes have to beat. When one

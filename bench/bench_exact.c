@@ -475,6 +475,8 @@ static int bench_random(void)
       t[i].last = f + len;
       t[i].align = 0;
       t[i].pinned = PLANNER_NOT_PINNED;
+      t[i].alias = 0;
+      t[i].has_alias = 0;
     }
     struct planner_graph g = {t, n};
     struct planner_options o;

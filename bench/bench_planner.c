@@ -323,6 +323,8 @@ static void random_graph(struct planner_tensor *t, size_t n, uint64_t seed)
     t[i].last = last < op ? op : last;
     t[i].align = 0;
     t[i].pinned = PLANNER_NOT_PINNED;
+    t[i].alias = 0;
+    t[i].has_alias = 0;
   }
   for (size_t k = 0; k < 16 && k < n; k++) {
     size_t i = (size_t)tracegen_rand_in(&seed, 0, n - 1);

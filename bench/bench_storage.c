@@ -74,6 +74,8 @@ static struct planner_tensor *make_graph(size_t n, uint64_t seed)
     t[i].first = (int64_t)(i / 2);
     t[i].last = t[i].first + 1 + (int64_t)(rnd(&seed) % 6);
     t[i].pinned = PLANNER_NOT_PINNED;
+    t[i].alias = 0;
+    t[i].has_alias = 0;
   }
   return t;
 }

@@ -59,6 +59,8 @@ static int push(struct gen *g, uint64_t size, int64_t first, int64_t last)
   x->last = last;
   x->align = 0;
   x->pinned = PLANNER_NOT_PINNED;
+  x->alias = 0;
+  x->has_alias = 0;
   g->n++;
   return 0;
 }

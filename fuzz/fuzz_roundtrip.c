@@ -91,6 +91,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       t[i].last = t[i].first - 1; /* reversed lifetime */
     t[i].align = (d[4] & 0x80) ? (uint64_t)1 << (d[4] % 9) : 0;
     t[i].pinned = PLANNER_NOT_PINNED;
+    t[i].alias = 0;
+    t[i].has_alias = 0;
     if ((flags & 4) && (d[4] & 0x40))
       t[i].pinned = (int64_t)(d[5] & 0x3f) * 64;
   }

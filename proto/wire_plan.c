@@ -145,6 +145,8 @@ int wire_graph_from_plan(const Arenad__V1__Plan *m,
     t->pinned = m->n_tensor_pinned ? m->tensor_pinned[i] : PLANNER_NOT_PINNED;
     if (t->pinned < PLANNER_NOT_PINNED)
       t->pinned = INT64_MIN; /* rejected by planner_validate below */
+    t->alias = 0;
+    t->has_alias = 0;
   }
   out->n_tensors = n;
   out->model_hash = m->model_hash.data;

@@ -31,11 +31,11 @@
  * CT_TG_N says: the declaration in check_client.h makes any other count a
  * compile error. */
 const struct planner_tensor ct_tg[] = {
-    {9, 1000, 0, 2, 0, PLANNER_NOT_PINNED},
-    {4, 500, 1, 3, 0, PLANNER_NOT_PINNED},
-    {7, 2000, 2, 4, 0, PLANNER_NOT_PINNED},
-    {1, 300, 0, 4, 0, PLANNER_NOT_PINNED},
-    {5, 800, 3, 5, 0, PLANNER_NOT_PINNED},
+    {9, 1000, 0, 2, 0, PLANNER_NOT_PINNED, 0, 0},
+    {4, 500, 1, 3, 0, PLANNER_NOT_PINNED, 0, 0},
+    {7, 2000, 2, 4, 0, PLANNER_NOT_PINNED, 0, 0},
+    {1, 300, 0, 4, 0, PLANNER_NOT_PINNED, 0, 0},
+    {5, 800, 3, 5, 0, PLANNER_NOT_PINNED, 0, 0},
 };
 const struct planner_graph ct_graph = {ct_tg, CT_TG_N};
 

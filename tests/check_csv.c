@@ -459,6 +459,8 @@ static struct planner_tensor *make_tensors(size_t n, uint64_t seed)
     t[i].last = first + (int64_t)tu_rand_range(&seed, 0, 5);
     t[i].align = 0;
     t[i].pinned = PLANNER_NOT_PINNED;
+    t[i].alias = 0;
+    t[i].has_alias = 0;
   }
   return t;
 }
@@ -506,9 +508,9 @@ END_TEST
 /* ---- the writer ------------------------------------------------------------ */
 
 static const struct planner_tensor few[] = {
-    {3, 1024, 0, 2, 0, PLANNER_NOT_PINNED},
-    {4, 0, 1, 1, 64, 4096},
-    {4000000000u, UINT64_MAX, 5, INT64_MAX, 0, PLANNER_NOT_PINNED},
+    {3, 1024, 0, 2, 0, PLANNER_NOT_PINNED, 0, 0},
+    {4, 0, 1, 1, 64, 4096, 0, 0},
+    {4000000000u, UINT64_MAX, 5, INT64_MAX, 0, PLANNER_NOT_PINNED, 0, 0},
 };
 
 START_TEST(test_write_exact_text)

@@ -590,12 +590,12 @@ START_TEST(test_overflow_through_daemon)
 {
   const uint64_t lim = UINT64_MAX / 2, a32 = 1ull << 32;
   struct planner_tensor over[2] = {
-      {1, lim - 2 * a32, 0, 1, 0, PLANNER_NOT_PINNED},
-      {2, lim - a32 / 2, 1, 2, a32, PLANNER_NOT_PINNED},
+      {1, lim - 2 * a32, 0, 1, 0, PLANNER_NOT_PINNED, 0, 0},
+      {2, lim - a32 / 2, 1, 2, a32, PLANNER_NOT_PINNED, 0, 0},
   };
   struct planner_tensor edge[2] = {
-      {1, 1ull << 62, 0, 1, 0, PLANNER_NOT_PINNED},
-      {2, (1ull << 62) - 256, 1, 2, 0, PLANNER_NOT_PINNED},
+      {1, 1ull << 62, 0, 1, 0, PLANNER_NOT_PINNED, 0, 0},
+      {2, (1ull << 62) - 256, 1, 2, 0, PLANNER_NOT_PINNED, 0, 0},
   };
   struct hn_graph go = {over, 2}, ge = {edge, 2};
   struct harness h;

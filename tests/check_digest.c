@@ -120,6 +120,8 @@ static void make_tensors(struct planner_tensor *t, size_t n, uint64_t seed)
     t[i].last = t[i].first + (int64_t)tu_rand_range(&st, 0, 20);
     t[i].align = (i % 5 == 0) ? 128 : 0;
     t[i].pinned = (i % 17 == 0) ? (int64_t)(i * 256) : PLANNER_NOT_PINNED;
+    t[i].alias = 0;
+    t[i].has_alias = 0;
   }
 }
 

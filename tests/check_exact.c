@@ -56,6 +56,8 @@ void ce_set(struct planner_tensor *t, uint32_t id, uint64_t size,
   t->last = last;
   t->align = 0;
   t->pinned = PLANNER_NOT_PINNED;
+  t->alias = 0;
+  t->has_alias = 0;
 }
 
 static double wall_ms(void)

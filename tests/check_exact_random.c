@@ -463,7 +463,7 @@ static void live_whole_time(uint64_t *rs, struct planner_tensor *t, size_t n,
   }
   if (twin)
     t[1] = (struct planner_tensor){t[1].id, t[0].size, t[0].first,
-                                   t[0].last, t[0].align, t[1].pinned};
+                                   t[0].last, t[0].align, t[1].pinned, 0, 0};
 }
 
 /* 300 random graphs from seeds base + 1000 i + k, of nmin to 10

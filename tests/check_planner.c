@@ -46,6 +46,8 @@ static void build(const struct ref_case *c, struct planner_tensor *t)
     t[i].last = c->last[i];
     t[i].align = 0;
     t[i].pinned = c->has_pins ? c->pinned[i] : PLANNER_NOT_PINNED;
+    t[i].alias = 0;
+    t[i].has_alias = 0;
   }
 }
 
@@ -228,10 +230,10 @@ END_TEST
 START_TEST(test_worked_example)
 {
   struct planner_tensor t[4] = {
-      {0, 602112, 0, 0, 0, PLANNER_NOT_PINNED},
-      {1, 802816, 0, 1, 0, PLANNER_NOT_PINNED},
-      {2, 401408, 1, 2, 0, PLANNER_NOT_PINNED},
-      {3, 200704, 2, 2, 0, PLANNER_NOT_PINNED},
+      {0, 602112, 0, 0, 0, PLANNER_NOT_PINNED, 0, 0},
+      {1, 802816, 0, 1, 0, PLANNER_NOT_PINNED, 0, 0},
+      {2, 401408, 1, 2, 0, PLANNER_NOT_PINNED, 0, 0},
+      {3, 200704, 2, 2, 0, PLANNER_NOT_PINNED, 0, 0},
   };
   struct planner_graph g = {t, 4};
   struct planner_options o;
@@ -268,6 +270,8 @@ size_t cp_random_graph(uint64_t *rs, enum cp_shape sh,
     x->id = (uint32_t)(i * 7 + 3);
     x->align = tu_rand_range(rs, 0, 9) == 0 ? 1u << tu_rand_range(rs, 0, 8) : 0;
     x->pinned = PLANNER_NOT_PINNED;
+    x->alias = 0;
+    x->has_alias = 0;
     uint64_t kind = tu_rand_range(rs, 0, 9);
     x->size = kind == 0 ? 0 : kind == 1 ? tu_rand_range(rs, 1, 7)
                                         : tu_rand_range(rs, 1, 5000);
@@ -475,6 +479,8 @@ START_TEST(test_million_tensors)
     t[i].last = t[i].first + (int64_t)tu_rand_range(&rs, 0, 3);
     t[i].align = 0;
     t[i].pinned = PLANNER_NOT_PINNED;
+    t[i].alias = 0;
+    t[i].has_alias = 0;
   }
   struct planner_graph g = {t, n};
   struct planner_options o;
@@ -505,7 +511,7 @@ START_TEST(test_cancel)
   struct planner_tensor *t = malloc(n * sizeof *t);
   for (size_t i = 0; i < n; i++)
     t[i] = (struct planner_tensor){(uint32_t)i, 64 + i, (int64_t)i,
-                                   (int64_t)i + 3, 0, PLANNER_NOT_PINNED};
+                                   (int64_t)i + 3, 0, PLANNER_NOT_PINNED, 0, 0};
   struct planner_graph g = {t, n};
   struct planner_options o;
   planner_options_init(&o);
@@ -529,6 +535,7 @@ Suite *planner_suite(void)
   suite_add_tcase(s, tc);
 
   cp_add_validation_tests(s);
+  cp_add_share_tests(s);
 
   tc = tcase_create("property");
   tcase_set_timeout(tc, 300);

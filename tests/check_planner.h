@@ -41,6 +41,9 @@ void cp_add_union_tests(Suite *s);
 /* Adds the test case "threads" (check_planner_threads.c). */
 void cp_add_thread_tests(Suite *s);
 
+/* Adds the test case "share" (check_planner_share.c). */
+void cp_add_share_tests(Suite *s);
+
 /* Adds the test case "sort" (check_planner_sort.c). */
 void cp_add_sort_tests(Suite *s);
 

@@ -158,10 +158,10 @@ START_TEST(test_tflite_same_order_cases)
 {
   /* rows 0..3: 0 and 3 live through the whole graph (operators 0..9) */
   struct planner_tensor t[4] = {
-      {5, 100, 0, 9, 0, PLANNER_NOT_PINNED},
-      {1, 50, 2, 3, 0, PLANNER_NOT_PINNED},
-      {2, 50, 1, 4, 0, PLANNER_NOT_PINNED},
-      {7, 80, 0, 9, 0, PLANNER_NOT_PINNED},
+      {5, 100, 0, 9, 0, PLANNER_NOT_PINNED, 0, 0},
+      {1, 50, 2, 3, 0, PLANNER_NOT_PINNED, 0, 0},
+      {2, 50, 1, 4, 0, PLANNER_NOT_PINNED, 0, 0},
+      {7, 80, 0, 9, 0, PLANNER_NOT_PINNED, 0, 0},
   };
   struct planner_graph g = {t, 4};
   /* greedy-size: 0 (100), 3 (80), 1 (50), 2 (50); TFLite: 0, 3 by id,

@@ -308,6 +308,8 @@ static size_t oracle_graph(uint64_t *rs, struct planner_tensor *t,
     x->pinned = pins && x->size && i % 7 == 3
                     ? (int64_t)(1u << 20) * (int64_t)(i + 1)
                     : PLANNER_NOT_PINNED;
+    x->alias = 0;
+    x->has_alias = 0;
   }
   return n;
 }
@@ -433,7 +435,7 @@ START_TEST(test_oracle_traces)
       t[i] = (struct planner_tensor){
           (uint32_t)(r ? N - i : i),
           kind % 5 == 0 ? 4096 : 2 * tu_rand_range(&rs, 0, 50000) + 1, f,
-          f + len, 0, PLANNER_NOT_PINNED};
+          f + len, 0, PLANNER_NOT_PINNED, 0, 0};
     }
     check_graph(t, N, r ? 64 : 1, r);
   }

@@ -154,6 +154,8 @@ START_TEST(test_threads_large)
                                                    : tu_rand_range(&rs, 0, 3));
     t[i].align = 0;
     t[i].pinned = PLANNER_NOT_PINNED;
+    t[i].alias = 0;
+    t[i].has_alias = 0;
   }
   struct planner_graph g = {t, n};
   same_plans(&g, 64, 0, 1, "chain");
@@ -213,7 +215,7 @@ static int run_probed(struct stop_probe *s, char err[ARENA_ERR_LEN])
   for (size_t i = 0; i < n; i++)
     t[i] = (struct planner_tensor){(uint32_t)i, 64 + i % 4096, (int64_t)(i / 3),
                                    (int64_t)(i / 3) + 2, 0,
-                                   PLANNER_NOT_PINNED};
+                                   PLANNER_NOT_PINNED, 0, 0};
   struct planner_graph g = {t, n};
   struct planner_options o;
   planner_options_init(&o);

@@ -58,7 +58,7 @@ static void graph(uint64_t *rs, struct planner_tensor *t, size_t n,
                       : (int64_t)tu_rand_range(rs, 0, 4);
     uint64_t size = 2 * tu_rand_range(rs, 1, 500) + 1;
     t[i] = (struct planner_tensor){(uint32_t)i, size, f, f + len, 0,
-                                   PLANNER_NOT_PINNED};
+                                   PLANNER_NOT_PINNED, 0, 0};
   }
 }
 
@@ -386,7 +386,7 @@ START_TEST(test_overlap_oracle)
         len = (int64_t)tu_rand_range(&rs, 0, n);
       uint64_t size = tu_rand_range(&rs, 0, 9) ? tu_rand_range(&rs, 1, 64) : 0;
       t[i] = (struct planner_tensor){(uint32_t)i, size, f, f + len, 0,
-                                     PLANNER_NOT_PINNED};
+                                     PLANNER_NOT_PINNED, 0, 0};
       if (round % 7 == 6) { /* a bump allocator's plan: no collision */
         off[i] = top;
         top += size;
@@ -414,9 +414,9 @@ END_TEST
 START_TEST(test_overlap_bad_order_ignored)
 {
   struct planner_tensor t[3] = {
-      {0, 100, 0, 0, 0, PLANNER_NOT_PINNED},  /* A */
-      {1, 100, 0, 10, 0, PLANNER_NOT_PINNED}, /* C: meets A in memory */
-      {2, 10, 8, 9, 0, PLANNER_NOT_PINNED},   /* D */
+      {0, 100, 0, 0, 0, PLANNER_NOT_PINNED, 0, 0},  /* A */
+      {1, 100, 0, 10, 0, PLANNER_NOT_PINNED, 0, 0}, /* C: meets A in memory */
+      {2, 10, 8, 9, 0, PLANNER_NOT_PINNED, 0, 0},   /* D */
   };
   uint64_t off[3] = {0, 50, 300};
   const uint32_t bad[3] = {0, 2, 1}, good[3] = {0, 1, 2};

@@ -32,10 +32,10 @@ START_TEST(test_validation_order)
 {
   char err[ARENA_ERR_LEN];
   struct planner_tensor t[4] = {
-      {1, UINT64_MAX / 4, 0, 1, 0, PLANNER_NOT_PINNED},
-      {2, UINT64_MAX / 4, 1, 2, 0, PLANNER_NOT_PINNED},
-      {1, 10, 0, 3, 0, 0},            /* id 1 again, pinned at 0 */
-      {4, 10, 3, 2, 0, PLANNER_NOT_PINNED}, /* ends before it starts */
+      {1, UINT64_MAX / 4, 0, 1, 0, PLANNER_NOT_PINNED, 0, 0},
+      {2, UINT64_MAX / 4, 1, 2, 0, PLANNER_NOT_PINNED, 0, 0},
+      {1, 10, 0, 3, 0, 0, 0, 0},         /* id 1 again, pinned at 0 */
+      {4, 10, 3, 2, 0, PLANNER_NOT_PINNED, 0, 0}, /* ends before it starts */
   };
   ck_assert_int_eq(validate_one(t, 4, 64, err), ARENA_ELIFETIME);
   ck_assert_ptr_nonnull(strstr(err, "tensor 4"));
@@ -61,9 +61,9 @@ START_TEST(test_validation_errors)
 {
   char err[ARENA_ERR_LEN];
   struct planner_tensor t[3] = {
-      {1, 10, 0, 1, 0, PLANNER_NOT_PINNED},
-      {2, 10, 1, 2, 0, PLANNER_NOT_PINNED},
-      {3, 10, 2, 3, 0, PLANNER_NOT_PINNED},
+      {1, 10, 0, 1, 0, PLANNER_NOT_PINNED, 0, 0},
+      {2, 10, 1, 2, 0, PLANNER_NOT_PINNED, 0, 0},
+      {3, 10, 2, 3, 0, PLANNER_NOT_PINNED, 0, 0},
   };
   ck_assert_int_eq(validate_one(t, 3, 64, err), 0);
   ck_assert_int_eq(validate_one(t, 0, 64, err), ARENA_EEMPTY);
@@ -114,7 +114,7 @@ END_TEST
 
 START_TEST(test_run_reports_errors)
 {
-  struct planner_tensor t[1] = {{7, 10, 3, 2, 0, PLANNER_NOT_PINNED}};
+  struct planner_tensor t[1] = {{7, 10, 3, 2, 0, PLANNER_NOT_PINNED, 0, 0}};
   struct planner_graph g = {t, 1};
   struct planner_options o;
   planner_options_init(&o);
@@ -136,9 +136,9 @@ END_TEST
 START_TEST(test_verify_catches_bad_plans)
 {
   struct planner_tensor t[3] = {
-      {0, 100, 0, 1, 0, PLANNER_NOT_PINNED},
-      {1, 50, 1, 2, 0, PLANNER_NOT_PINNED},
-      {2, 50, 3, 4, 0, PLANNER_NOT_PINNED},
+      {0, 100, 0, 1, 0, PLANNER_NOT_PINNED, 0, 0},
+      {1, 50, 1, 2, 0, PLANNER_NOT_PINNED, 0, 0},
+      {2, 50, 3, 4, 0, PLANNER_NOT_PINNED, 0, 0},
   };
   struct planner_graph g = {t, 3};
   struct planner_options o;
@@ -183,16 +183,16 @@ END_TEST
 START_TEST(test_verify_containment)
 {
   struct planner_tensor t[3] = {
-      {0, 1000, 0, 10, 0, PLANNER_NOT_PINNED},
-      {1, 10, 5, 5, 0, PLANNER_NOT_PINNED},
-      {2, 10, 20, 30, 0, PLANNER_NOT_PINNED},
+      {0, 1000, 0, 10, 0, PLANNER_NOT_PINNED, 0, 0},
+      {1, 10, 5, 5, 0, PLANNER_NOT_PINNED, 0, 0},
+      {2, 10, 20, 30, 0, PLANNER_NOT_PINNED, 0, 0},
   };
   struct planner_graph g = {t, 3};
   struct planner_options o;
   planner_options_init(&o);
   o.alignment = 1;
   uint64_t off[3] = {0, 500, 0};
-  struct planner_plan p = {off, 3, 1000, 0, 0, 0, 0, 0, 0, 0, 0};
+  struct planner_plan p = {off, 3, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   ck_assert_int_eq(planner_verify(&g, &o, &p, NULL), ARENA_EVERIFY);
   off[1] = 0;
   ck_assert_int_eq(planner_verify(&g, &o, &p, NULL), ARENA_EVERIFY);
@@ -209,9 +209,9 @@ START_TEST(test_lower_bound_alignment)
   /* Three 10-byte tensors live together at alignment 64: any plan puts
    * two starts at >= 64 apart, so the arena is at least 64+64+10. */
   struct planner_tensor t[3] = {
-      {0, 10, 0, 0, 0, PLANNER_NOT_PINNED},
-      {1, 10, 0, 0, 0, PLANNER_NOT_PINNED},
-      {2, 10, 0, 0, 0, PLANNER_NOT_PINNED},
+      {0, 10, 0, 0, 0, PLANNER_NOT_PINNED, 0, 0},
+      {1, 10, 0, 0, 0, PLANNER_NOT_PINNED, 0, 0},
+      {2, 10, 0, 0, 0, PLANNER_NOT_PINNED, 0, 0},
   };
   struct planner_graph g = {t, 3};
   struct planner_options o;
@@ -234,9 +234,9 @@ END_TEST
 START_TEST(test_zero_size_and_names)
 {
   struct planner_tensor t[3] = {
-      {5, 0, 0, 3, 0, PLANNER_NOT_PINNED},
-      {6, 16, 0, 3, 0, PLANNER_NOT_PINNED},
-      {7, 0, 2, 2, 0, PLANNER_NOT_PINNED},
+      {5, 0, 0, 3, 0, PLANNER_NOT_PINNED, 0, 0},
+      {6, 16, 0, 3, 0, PLANNER_NOT_PINNED, 0, 0},
+      {7, 0, 2, 2, 0, PLANNER_NOT_PINNED, 0, 0},
   };
   struct planner_graph g = {t, 3};
   struct planner_options o;
@@ -267,8 +267,8 @@ START_TEST(test_overflow_is_bad_input)
 {
   const uint64_t lim = UINT64_MAX / 2, a32 = 1ull << 32;
   struct planner_tensor t[2] = {
-      {1, lim - 2 * a32, 0, 1, 0, PLANNER_NOT_PINNED},
-      {2, lim - a32 / 2, 1, 2, a32, PLANNER_NOT_PINNED},
+      {1, lim - 2 * a32, 0, 1, 0, PLANNER_NOT_PINNED, 0, 0},
+      {2, lim - a32 / 2, 1, 2, a32, PLANNER_NOT_PINNED, 0, 0},
   };
   struct planner_graph g = {t, 2};
   char err[ARENA_ERR_LEN];
@@ -287,7 +287,7 @@ START_TEST(test_overflow_is_bad_input)
     struct planner_graph one = {&t[1], 1};
     ck_assert_int_eq(planner_run(&one, &o, &p, err), ARENA_EOVERFLOW);
     /* Just inside: size plus the alignment padding is the limit. */
-    struct planner_tensor edge = {7, lim - a32, 0, 0, a32, PLANNER_NOT_PINNED};
+    struct planner_tensor edge = {7, lim - a32, 0, 0, a32, PLANNER_NOT_PINNED, 0, 0};
     struct planner_graph e = {&edge, 1};
     ck_assert_msg(planner_run(&e, &o, &p, err) == 0, "%s", err);
     ck_assert_uint_eq(p.arena_bytes, lim - a32);

@@ -102,6 +102,8 @@ struct planner_tensor *st_make_tensors(size_t n, uint64_t seed)
     t[i].last = t[i].first + (int64_t)tu_rand_range(&s, 0, 12);
     t[i].align = 0;
     t[i].pinned = PLANNER_NOT_PINNED;
+    t[i].alias = 0;
+    t[i].has_alias = 0;
   }
   return t;
 }

@@ -75,8 +75,8 @@ END_TEST
 START_TEST(round_trip_near_2_63)
 {
   struct planner_tensor t[2] = {
-      {0, 1ull << 62, 0, 1, 0, PLANNER_NOT_PINNED},
-      {1, (1ull << 62) - 256, 1, 2, 0, PLANNER_NOT_PINNED},
+      {0, 1ull << 62, 0, 1, 0, PLANNER_NOT_PINNED, 0, 0},
+      {1, (1ull << 62) - 256, 1, 2, 0, PLANNER_NOT_PINNED, 0, 0},
   };
   struct planner_graph g = {t, 2};
   struct planner_plan p, q;

@@ -495,7 +495,7 @@ START_TEST(test_planner_against_greedy) {
   std::vector<struct planner_tensor> g;
   for (size_t i = 0; i < bufs.size(); i++)
     g.push_back({(uint32_t)i, (uint64_t)bufs[i].size, bufs[i].first,
-                 bufs[i].last, 0, PLANNER_NOT_PINNED});
+                 bufs[i].last, 0, PLANNER_NOT_PINNED, 0, 0});
   struct planner_graph pg = {g.data(), g.size()};
   struct planner_options o;
   planner_options_init(&o);

@@ -19,10 +19,10 @@
 
 /* A small valid graph: ids deliberately out of order. */
 static const struct planner_tensor small_graph[] = {
-    {7, 100, 0, 2, 0, PLANNER_NOT_PINNED},
-    {3, 40, 1, 3, 16, PLANNER_NOT_PINNED},
-    {5, 64, 2, 4, 0, 128},
-    {1, 0, 0, 0, 0, PLANNER_NOT_PINNED},
+    {7, 100, 0, 2, 0, PLANNER_NOT_PINNED, 0, 0},
+    {3, 40, 1, 3, 16, PLANNER_NOT_PINNED, 0, 0},
+    {5, 64, 2, 4, 0, 128, 0, 0},
+    {1, 0, 0, 0, 0, PLANNER_NOT_PINNED, 0, 0},
 };
 _Static_assert(sizeof small_graph / sizeof small_graph[0] == WT_SMALL_N,
                "WT_SMALL_N counts small_graph");
@@ -186,8 +186,8 @@ END_TEST
 START_TEST(plan_request_defaults)
 {
   static const struct planner_tensor plain[] = {
-      {1, 8, 0, 1, 0, PLANNER_NOT_PINNED},
-      {2, 8, 1, 2, 0, PLANNER_NOT_PINNED},
+      {1, 8, 0, 1, 0, PLANNER_NOT_PINNED, 0, 0},
+      {2, 8, 1, 2, 0, PLANNER_NOT_PINNED, 0, 0},
   };
   struct planner_graph pg = {plain, 2};
   struct planner_options o;
@@ -296,6 +296,8 @@ START_TEST(unpack_memory_limit)
     big[i].last = (int64_t)i;
     big[i].align = 0;
     big[i].pinned = PLANNER_NOT_PINNED;
+    big[i].alias = 0;
+    big[i].has_alias = 0;
   }
   struct planner_graph pg = {big, N};
   struct planner_options o;

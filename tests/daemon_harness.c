@@ -250,6 +250,8 @@ void hn_random_graph(struct hn_graph *g, size_t n, uint64_t seed)
     g->t[i].first = (int64_t)(i / 3);
     g->t[i].last = g->t[i].first + (int64_t)tu_rand_range(&s, 0, 6);
     g->t[i].pinned = PLANNER_NOT_PINNED;
+    g->t[i].alias = 0;
+    g->t[i].has_alias = 0;
   }
 }
 

@@ -22,10 +22,10 @@ int main(int argc, char **argv)
    *    from operator `first` to operator `last`, inclusive. */
   static const struct planner_tensor tensors[] = {
       /* id  size   first last align pinned */
-      {0, 150528, 0, 1, 0, PLANNER_NOT_PINNED}, /* input image */
-      {1, 401408, 1, 2, 0, PLANNER_NOT_PINNED}, /* conv1 output */
-      {2, 200704, 2, 3, 0, PLANNER_NOT_PINNED}, /* conv2 output */
-      {3, 4000, 3, 4, 0, PLANNER_NOT_PINNED},   /* logits */
+      {0, 150528, 0, 1, 0, PLANNER_NOT_PINNED, 0, 0}, /* input image */
+      {1, 401408, 1, 2, 0, PLANNER_NOT_PINNED, 0, 0}, /* conv1 output */
+      {2, 200704, 2, 3, 0, PLANNER_NOT_PINNED, 0, 0}, /* conv2 output */
+      {3, 4000, 3, 4, 0, PLANNER_NOT_PINNED, 0, 0},   /* logits */
   };
   struct planner_graph g = {tensors, sizeof tensors / sizeof tensors[0]};
 

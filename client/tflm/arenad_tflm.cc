@@ -193,6 +193,8 @@ int TflmPlanner::Add(int size, int first, int last, int64_t pinned) {
   t->last = (int64_t)last + 1;
   t->align = 0;
   t->pinned = pinned >= 0 ? pinned : PLANNER_NOT_PINNED;
+  t->alias = 0;
+  t->has_alias = 0;
   n_buffers_++;
   planned_ = false;
   return 0;

@@ -63,6 +63,31 @@
  *  the stretch of highest load (up to 4000 units a tensor; docs/exact.md,
  *  "Ruin and recreate" and "Joint re-plan of the stretch").
  *
+ * IN-PLACE SHARING
+ *  A tensor may declare an alias: the one tensor whose bytes it may
+ *  reuse, as an operator that reads element i of its input before it
+ *  writes element i of its output may write over that input. Which
+ *  operators are safe is the caller's knowledge (formats/tflite.h derives
+ *  it from an allowlist of kernels); the core only checks that sharing is
+ *  possible. A declared pair (out names in) is legal when
+ *    - in.first < in.last == out.first: the input's last use is the
+ *      operator that first writes the output, and the input was written
+ *      before it;
+ *    - both are non-empty and have the same size once rounded up to
+ *      options->alignment;
+ *    - their pins agree: not both pinned at different offsets, and a
+ *      pinned offset is aligned for the other tensor too.
+ *  planner_alias_check() says whether a pair is legal and why not. The
+ *  planner gives a legal pair one buffer (the same offset) when that does
+ *  not make the arena larger; a tensor's bytes go to at most one output,
+ *  the first legal one in graph order. Chains (a reuses b, which reuses c)
+ *  are fine. An illegal or unused declaration is not an error: the pair
+ *  simply gets two buffers. The verifier accepts two tensors that overlap
+ *  in time and memory only when they are a declared legal pair at the
+ *  same offset, and at most one output per input. A graph whose aliases
+ *  are all stripped plans exactly as before they were added; that is what
+ *  "in-place sharing off" means to every tool and to the daemon.
+ *
  * THREADS
  *  `best` (and `exact`, which starts from best's heuristics) may run its
  *  four heuristics at once: with options->threads = T > 1 planner_run()
@@ -103,6 +128,9 @@ struct planner_tensor {
   int64_t last;    /* last operator that touches it, inclusive, >= first */
   uint64_t align;  /* own alignment in bytes, power of two; 0 = none */
   int64_t pinned;  /* fixed offset in bytes, or PLANNER_NOT_PINNED */
+  uint32_t alias;  /* with has_alias: the id of the tensor whose bytes
+                      this one may reuse (IN-PLACE SHARING) */
+  uint32_t has_alias; /* 1 = alias is set; 0 = none (zeroed memory) */
 };
 
 /* A lifetime graph: a borrowed view of the caller's tensor array. */
@@ -170,6 +198,12 @@ struct planner_plan {
   uint64_t nodes_explored;    /* exact search nodes, 0 for heuristics */
   uint64_t search_us;         /* wall time of the exact search, measured
                                  for reporting only (never a limit) */
+  uint64_t lower_bound_unshared_bytes; /* a lower bound with every alias
+                                 ignored: the load bound, or
+                                 lower_bound_bytes when the graph shares
+                                 nothing */
+  size_t n_shared;            /* declared legal pairs at one offset in
+                                 this plan (IN-PLACE SHARING) */
 };
 
 /* Fills o with the defaults: best, alignment 64, no capacity, default
@@ -184,7 +218,8 @@ uint32_t planner_cpu_threads(void);
 
 /* Checks a graph and options without planning. Returns 0, or
  * ARENA_EEMPTY, ARENA_EINVAL (NULL tensors, bad algorithm, too many
- * tensors), ARENA_ELIFETIME (first > last or negative), ARENA_EDUPID,
+ * tensors, an alias that names the tensor itself or an id not in the
+ * graph), ARENA_ELIFETIME (first > last or negative), ARENA_EDUPID,
  * ARENA_EALIGN (global or per-tensor alignment not a power of two or above
  * PLANNER_MAX_ALIGNMENT), ARENA_EOVERFLOW (the sizes, each with its
  * alignment padding, plus the highest pinned end exceed 2^63 - 1 bytes,
@@ -225,6 +260,13 @@ int planner_run(const struct planner_graph *g, const struct planner_options *o,
 int planner_verify(const struct planner_graph *g,
                    const struct planner_options *o,
                    const struct planner_plan *p, char err[ARENA_ERR_LEN]);
+
+/* Whether out may reuse in's bytes (see IN-PLACE SHARING) under o.
+ * Returns NULL when the pair is legal, else a static phrase saying why
+ * not, such as "the input is used after the output is written". Pure. */
+const char *planner_alias_check(const struct planner_tensor *out,
+                                const struct planner_tensor *in,
+                                const struct planner_options *o);
 
 /* Returns the stable name of an algorithm ("best", "naive", "tflm-greedy",
  * "tflite-bestfit", "greedy-size", "greedy-breadth", "exact"), or "?". */

@@ -2,6 +2,7 @@
  * problem.c - validation of graphs and options, the normalised problem
  * every algorithm works on, and the load lower bound.
  */
+#include "alias.h"
 #include "planner_int.h"
 #include "planner_sort.h"
 #include "tindex.h"
@@ -181,6 +182,17 @@ static int check_pins(const struct planner_graph *g, char *err)
   return rc;
 }
 
+/* Every declared alias names another tensor of the graph. */
+static int check_aliases(const struct planner_graph *g, char *err)
+{
+  if (!planner__has_aliases(g))
+    return 0;
+  uint32_t *in_row = NULL;
+  int rc = planner__alias_rows(g, &in_row, err);
+  free(in_row);
+  return rc;
+}
+
 /* Every check of the rows in one pass over them, where each used to take
  * a pass of its own: each tensor alone (the first bad one is reported),
  * then the totals, then duplicate ids (as check_dup_ids, with a bitmap of
@@ -238,7 +250,9 @@ static int check_rows(const struct planner_graph *g,
   int rc = !had_map ? check_dup_ids(g, err) /* its own, smaller, bitmap */
            : sparse || dup ? name_dup_id(g, err)
                            : 0;
-  return rc ? rc : pins >= 2 ? check_pins(g, err) : 0;
+  if (!rc && pins >= 2)
+    rc = check_pins(g, err);
+  return rc ? rc : check_aliases(g, err);
 }
 
 int planner_validate(const struct planner_graph *g,

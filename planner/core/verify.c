@@ -7,7 +7,17 @@
  * then the tensors are searched for two that overlap in both time and
  * memory (planner__find_overlap(), overlap.c, whose comment gives the
  * method). Part of planner/core/ (libc only).
+ *
+ * In-place sharing: when the graph declares aliases, the declared legal
+ * pairs at one offset (alias.c) are joined into chains first, each chain
+ * checked as one tensor over its members' whole lifetime and their
+ * largest size. Their sizes agree once rounded to the alignment every
+ * offset keeps, so another tensor overlaps that one exactly when it
+ * overlaps a member that is live with it; any other overlap, of an
+ * undeclared or illegal pair or of a pair at two offsets, fails as
+ * before.
  */
+#include "alias.h"
 #include "planner_int.h"
 
 #include <inttypes.h>
@@ -68,6 +78,62 @@ static int check_each(const struct planner_graph *g,
   return 0;
 }
 
+/* Rows a and b are chain roots that overlap as chains: names the two
+ * members, one of each, that overlap in time and memory. */
+static void name_members(const struct planner_tensor *t, const uint32_t *root,
+                         const uint64_t *off, size_t n, uint32_t *a,
+                         uint32_t *b)
+{
+  uint32_t ra = *a, rb = *b;
+  for (size_t i = 0; i < n; i++) {
+    if (root[i] != ra || !t[i].size)
+      continue;
+    for (size_t j = 0; j < n; j++)
+      if (root[j] == rb && t[j].size && t[i].first <= t[j].last &&
+          t[j].first <= t[i].last && off[i] < off[j] + t[j].size &&
+          off[j] < off[i] + t[i].size) {
+        *a = (uint32_t)i;
+        *b = (uint32_t)j;
+        return;
+      }
+  }
+}
+
+/* The overlap search of a graph with aliases (see the top): returns 1
+ * with a bad pair in *a, *b, 0, or an error code described in err. */
+static int check_shared(const struct planner_graph *g,
+                        const struct planner_options *o,
+                        const struct planner_plan *p, uint32_t *sub,
+                        size_t m, uint32_t *a, uint32_t *b, char *err)
+{
+  size_t n = g->n_tensors, taken = 0, k = 0;
+  uint32_t *in_row = NULL, *root = malloc(n * sizeof *root);
+  struct planner_tensor *t = malloc(n * sizeof *t);
+  int rc = root && t ? planner__alias_rows(g, &in_row, err) : ARENA_ENOMEM;
+  if (!rc)
+    rc = planner__alias_taken(g, o, in_row, p->offsets, root, &taken, err);
+  if (!rc) {
+    memcpy(t, g->tensors, n * sizeof *t);
+    for (size_t i = 0; i < n; i++) { /* a chain is its root's row */
+      struct planner_tensor *r = &t[root[i]];
+      const struct planner_tensor *x = &g->tensors[i];
+      r->first = x->first < r->first ? x->first : r->first;
+      r->last = x->last > r->last ? x->last : r->last;
+      r->size = x->size > r->size ? x->size : r->size;
+    }
+    for (size_t q = 0; q < m; q++)
+      if (root[sub[q]] == sub[q])
+        sub[k++] = sub[q];
+    rc = planner__find_overlap(t, p->offsets, sub, NULL, k, a, b);
+    if (rc == 1)
+      name_members(g->tensors, root, p->offsets, n, a, b);
+  }
+  free(in_row);
+  free(root);
+  free(t);
+  return rc;
+}
+
 int planner_verify(const struct planner_graph *g,
                    const struct planner_options *o,
                    const struct planner_plan *p, char err[ARENA_ERR_LEN])
@@ -103,11 +169,18 @@ int planner__verify_valid(const struct planner_graph *g,
                          p->arena_bytes, top);
   }
   uint32_t a = 0, b = 0;
-  if (by_first && !rows_by_first(g, by_first, m))
-    by_first = NULL; /* not the order it claims: sort our own */
-  rc = planner__find_overlap(g->tensors, p->offsets, sub, by_first, m, &a,
-                             &b);
-  free(sub);
+  if (planner__has_aliases(g)) {
+    rc = check_shared(g, o, p, sub, m, &a, &b, err);
+    free(sub);
+    if (rc < 0 && rc != ARENA_ENOMEM)
+      return rc; /* described */
+  } else {
+    if (by_first && !rows_by_first(g, by_first, m))
+      by_first = NULL; /* not the order it claims: sort our own */
+    rc = planner__find_overlap(g->tensors, p->offsets, sub, by_first, m, &a,
+                               &b);
+    free(sub);
+  }
   if (rc == ARENA_ENOMEM)
     return planner__errf(err, rc, "out of memory");
   if (rc == 1) {

@@ -373,6 +373,8 @@ static int parse_fields(struct parser *ps, const struct span *f,
   int rc = 0;
   t->align = 0;
   t->pinned = PLANNER_NOT_PINNED;
+  t->alias = 0;
+  t->has_alias = 0;
   for (int i = 0; i < ps->hdr.n_cols && rc == 0; i++) {
     switch (ps->hdr.cols[i]) {
     case COL_ID:

@@ -334,6 +334,8 @@ static int add_scratch(struct reader *r, int64_t k, uint64_t a, uint64_t b,
   t->first = t->last = k;
   t->align = 0;
   t->pinned = PLANNER_NOT_PINNED;
+  t->alias = 0;
+  t->has_alias = 0;
   m->n_scratch++;
   m->scratch_bytes += t->size;
   return 0;
@@ -571,6 +573,8 @@ static int collect(struct reader *r, const struct tfl__vec *tensors)
     pt->last = ti->last;
     pt->align = 0;
     pt->pinned = PLANNER_NOT_PINNED;
+    pt->alias = 0;
+    pt->has_alias = 0;
     if ((rc = tfl__vec_table(&r->f, tensors, i, "tensor", &t)) != 0 ||
         (rc = tfl__string(&r->f, &t, TFL_T_NAME, "tensor name", name,
                           sizeof name, NULL)) != 0)

@@ -17,10 +17,14 @@
  */
 #include "best.h"
 
+#include "alias.h"
+
 #include <stdlib.h>
+#include <string.h>
 
 #include "heuristics.h"
 #include "search.h"
+#include "share.h"
 #include "tindex.h"
 
 static enum planner_fit fit_of(const struct planner_plan *r, uint64_t cap)
@@ -70,24 +74,142 @@ static int plan_with(struct planner__prob *p, struct planner_plan *r)
   return rc;
 }
 
+/* Plans a validated graph into r (its offsets allocated here, left
+ * unverified). With by_first non-NULL, hands over the time index's order
+ * by first for the verifier (owned by the caller, may be NULL). Returns
+ * 0, ARENA_ENOMEM or ARENA_ECANCELED; r is then left for the caller to
+ * clean up. */
+static int plan_valid(const struct planner_graph *g,
+                      const struct planner_options *o,
+                      struct planner_plan *r, uint32_t **by_first)
+{
+  struct planner__prob p;
+  int rc = planner__prob_init(&p, g, o);
+  if (rc)
+    return rc;
+  r->n_offsets = p.n;
+  r->offsets = calloc(p.n, sizeof *r->offsets);
+  rc = r->offsets ? plan_with(&p, r) : ARENA_ENOMEM;
+  r->lower_bound_unshared_bytes = r->lower_bound_bytes;
+  /* the check reads the index's order by first; the rest goes first */
+  if (by_first)
+    *by_first = !rc && p.x ? tindex_take_row_of(p.x) : NULL;
+  planner__prob_cleanup(&p);
+  return rc;
+}
+
+/* Plans g with its aliases ignored, on a copy without them: the
+ * algorithms below never see an alias. */
+static int plan_bare(const struct planner_graph *g,
+                     const struct planner_options *o, struct planner_plan *r)
+{
+  size_t n = g->n_tensors;
+  struct planner_tensor *t = malloc(n * sizeof *t);
+  if (!t)
+    return ARENA_ENOMEM;
+  memcpy(t, g->tensors, n * sizeof *t);
+  for (size_t i = 0; i < n; i++)
+    t[i].has_alias = 0;
+  struct planner_graph bare = {t, n};
+  int rc = plan_valid(&bare, o, r, NULL);
+  free(t);
+  return rc;
+}
+
+/* The plan of the joined graph (share.h), spread over g's rows in r. */
+static int plan_joined(const struct planner__share *s,
+                       const struct planner_options *o,
+                       struct planner_plan *r)
+{
+  struct planner_plan j;
+  planner_plan_init(&j);
+  int rc = plan_valid(&s->joined, o, &j, NULL);
+  if (!rc) {
+    *r = j;
+    r->n_offsets = s->n;
+    r->offsets = malloc(s->n * sizeof *r->offsets);
+    if (r->offsets)
+      planner__share_expand(s, j.offsets, r->offsets);
+    else
+      rc = ARENA_ENOMEM;
+    r->naive_bytes = 0;
+  }
+  free(j.offsets);
+  return rc;
+}
+
+static uint64_t naive_of(const struct planner_graph *g)
+{
+  uint64_t sum = 0;
+  for (size_t i = 0; i < g->n_tensors; i++)
+    sum += g->tensors[i].size;
+  return sum;
+}
+
+/* In-place sharing (planner.h): plans the joined graph and, unless that
+ * meets g's own load bound, g as given too; keeps the smaller arena, the
+ * shared one on a tie. The bound reported is the joined graph's load
+ * bound, which no plan the verifier accepts can beat; the search's own
+ * bound holds only for one of the two graphs, so it is not used. */
+static int plan_shared(const struct planner_graph *g,
+                       const struct planner_options *o,
+                       struct planner_plan *r)
+{
+  struct planner__share s;
+  int rc = planner__share_init(&s, g, o);
+  if (rc == ARENA_ENOMEM)
+    return rc;
+  if (rc || !s.n_taken) { /* nothing to share, or chains whose pins clash */
+    planner__share_cleanup(&s);
+    return plan_bare(g, o, r);
+  }
+  rc = plan_joined(&s, o, r);
+  uint64_t lb = r->lower_bound_bytes, nodes = r->nodes_explored;
+  uint64_t us = r->search_us;
+  size_t taken = s.n_taken;
+  if (!rc && r->arena_bytes > s.lb_unshared) {
+    struct planner_plan u;
+    planner_plan_init(&u);
+    rc = plan_bare(g, o, &u);
+    nodes += u.nodes_explored;
+    us += u.search_us;
+    if (!rc && u.arena_bytes < r->arena_bytes) {
+      planner_plan_cleanup(r);
+      *r = u;
+      taken = 0;
+    } else {
+      planner_plan_cleanup(&u);
+    }
+  }
+  if (!rc) {
+    r->lower_bound_bytes = lb;
+    r->lower_bound_unshared_bytes = s.lb_unshared;
+    r->bound = PLANNER_BOUND_LOAD;
+    r->proven_optimal = r->arena_bytes <= lb;
+    r->fit = fit_of(r, o->capacity);
+    r->nodes_explored = nodes;
+    r->search_us = us;
+    r->n_shared = taken;
+    r->naive_bytes = naive_of(g);
+  }
+  planner__share_cleanup(&s);
+  return rc;
+}
+
 int planner_run(const struct planner_graph *g, const struct planner_options *o,
                 struct planner_plan *out, char err[ARENA_ERR_LEN])
 {
-  struct planner__prob p;
   struct planner_plan r;
+  uint32_t *by_first = NULL;
   planner_plan_cleanup(out);
   int rc = planner_validate(g, o, err);
   if (rc)
     return rc;
-  if ((rc = planner__prob_init(&p, g, o)))
-    return planner__errf(err, rc, "out of memory");
   planner_plan_init(&r);
-  r.n_offsets = p.n;
-  r.offsets = calloc(p.n, sizeof *r.offsets);
-  rc = r.offsets ? plan_with(&p, &r) : ARENA_ENOMEM;
-  /* the check reads the index's order by first; the rest goes first */
-  uint32_t *by_first = p.x ? tindex_take_row_of(p.x) : NULL;
-  planner__prob_cleanup(&p);
+  if (planner__has_aliases(g))
+    rc = plan_shared(g, o, &r);
+  else
+    rc = plan_valid(g, o, &r, &by_first);
   if (rc == ARENA_ECANCELED)
     planner__errf(err, rc, "planning was cancelled");
   else if (rc)

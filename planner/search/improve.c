@@ -253,6 +253,8 @@ void improve__emit_obstacles(struct imp *I, uint32_t no, uint32_t a,
     t->last = I->ob[q].hi - a;
     t->align = 0;
     t->pinned = (int64_t)I->ob[q].off;
+    t->alias = 0;
+    t->has_alias = 0;
     I->wk[(*ns)++] = NONE;
     q = e;
   }
@@ -271,6 +273,8 @@ void improve__add_free(struct imp *I, uint32_t k, uint32_t a, uint32_t b,
   t->last = (I->shi[k] < b ? I->shi[k] : b) - a;
   t->align = g->align;
   t->pinned = PLANNER_NOT_PINNED;
+  t->alias = 0;
+  t->has_alias = 0;
   I->wk[(*ns)++] = k;
 }
 

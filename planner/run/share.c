@@ -1,0 +1,98 @@
+/*
+ * share.c - the graph in which in-place sharing is planned: each chain
+ * of taken pairs (core/alias.c) becomes one tensor that lives from its
+ * first member's first operator to its last member's last, as large as
+ * its largest member, aligned for all of them, pinned where any of them
+ * is. Any plan of that graph, spread back over the members, is a plan of
+ * the caller's graph in which every joined pair shares one offset.
+ *
+ * Part of planner/run/; uses core/ only.
+ */
+#include "share.h"
+
+#include "alias.h"
+#include "planner_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Folds tensor x into the chain's tensor j. */
+static void fold(struct planner_tensor *j, const struct planner_tensor *x,
+                 const struct planner_options *o)
+{
+  uint64_t al = planner__eff_align(x, o);
+  j->first = x->first < j->first ? x->first : j->first;
+  j->last = x->last > j->last ? x->last : j->last;
+  j->size = x->size > j->size ? x->size : j->size;
+  j->align = al > j->align ? al : j->align;
+  if (x->pinned != PLANNER_NOT_PINNED)
+    j->pinned = x->pinned;
+}
+
+static int build_joined(struct planner__share *s,
+                        const struct planner_graph *g,
+                        const struct planner_options *o, size_t m)
+{
+  struct planner_tensor *jt = calloc(m, sizeof *jt);
+  uint8_t *seen = calloc(m, 1);
+  if (!jt || !seen) {
+    free(jt);
+    free(seen);
+    return ARENA_ENOMEM;
+  }
+  for (size_t i = 0; i < s->n; i++) {
+    uint32_t k = s->group[i];
+    const struct planner_tensor *x = &g->tensors[i];
+    if (!seen[k]) {
+      seen[k] = 1;
+      jt[k] = *x;
+      jt[k].id = k;
+      jt[k].has_alias = 0;
+      jt[k].alias = 0;
+      jt[k].align = planner__eff_align(x, o);
+    }
+    fold(&jt[k], x, o);
+  }
+  free(seen);
+  s->joined.tensors = jt;
+  s->joined.n_tensors = m;
+  return 0;
+}
+
+int planner__share_init(struct planner__share *s,
+                        const struct planner_graph *g,
+                        const struct planner_options *o)
+{
+  memset(s, 0, sizeof *s);
+  s->n = g->n_tensors;
+  uint32_t *in_row = NULL;
+  size_t m = 0;
+  s->group = malloc(s->n * sizeof *s->group);
+  int rc = s->group ? planner__alias_rows(g, &in_row, NULL) : ARENA_ENOMEM;
+  if (!rc)
+    rc = planner__alias_groups(g, o, in_row, s->group, &m, &s->n_taken);
+  free(in_row);
+  if (!rc)
+    rc = planner_lower_bound(g, o, &s->lb_unshared);
+  if (!rc && s->n_taken)
+    rc = build_joined(s, g, o, m);
+  if (!rc && s->n_taken)
+    rc = planner_validate(&s->joined, o, NULL);
+  if (rc == ARENA_ENOMEM)
+    planner__share_cleanup(s);
+  return rc;
+}
+
+void planner__share_expand(const struct planner__share *s,
+                           const uint64_t *joined_off, uint64_t *off)
+{
+  for (size_t i = 0; i < s->n; i++)
+    off[i] = joined_off[s->group[i]];
+}
+
+void planner__share_cleanup(struct planner__share *s)
+{
+  free((void *)s->joined.tensors);
+  free(s->group);
+  memset(s, 0, sizeof *s);
+}

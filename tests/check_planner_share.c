@@ -64,6 +64,15 @@ START_TEST(test_chain_shares_one_buffer)
     ck_assert_uint_eq(p.n_shared, 2);
     ck_assert_int_eq(p.proven_optimal, 1);
     ck_assert_uint_eq(p.offsets[0], p.offsets[2]);
+    /* with sharing off the same plan is an overlap */
+    struct planner_graph g = {t, 3};
+    o.in_place = 0;
+    ck_assert_int_eq(planner_verify(&g, &o, &p, NULL), ARENA_EVERIFY);
+    planner_plan_cleanup(&p);
+    run_ok(t, 3, &o, &p); /* and plans as if no alias was declared */
+    ck_assert_uint_eq(p.arena_bytes, 200);
+    ck_assert_uint_eq(p.n_shared, 0);
+    ck_assert_uint_eq(p.lower_bound_bytes, 200);
     planner_plan_cleanup(&p);
   }
 }

@@ -25,6 +25,7 @@ void planner_options_init(struct planner_options *o)
   memset(o, 0, sizeof *o);
   o->algo = PLANNER_ALGO_BEST;
   o->alignment = PLANNER_DEFAULT_ALIGNMENT;
+  o->in_place = 1;
 }
 
 void planner_plan_init(struct planner_plan *p)

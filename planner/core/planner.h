@@ -84,9 +84,12 @@
  *  are fine. An illegal or unused declaration is not an error: the pair
  *  simply gets two buffers. The verifier accepts two tensors that overlap
  *  in time and memory only when they are a declared legal pair at the
- *  same offset, and at most one output per input. A graph whose aliases
- *  are all stripped plans exactly as before they were added; that is what
- *  "in-place sharing off" means to every tool and to the daemon.
+ *  same offset, and at most one output per input. With options->in_place
+ *  0 a graph plans and verifies exactly as it would with every alias
+ *  removed, which is what "in-place sharing off" means to every tool and
+ *  to the daemon. Sharing is on by default: a graph declares only the
+ *  pairs its producer knows to be safe, and a plan that shares is never
+ *  larger than one that does not.
  *
  * THREADS
  *  `best` (and `exact`, which starts from best's heuristics) may run its
@@ -182,6 +185,9 @@ struct planner_options {
   uint32_t threads;       /* threads `best` may use, the calling one
                              included; 0 or 1 = the calling thread only
                              (see THREADS). Never changes the plan. */
+  int in_place;           /* 1 (default): take the legal pairs the graph
+                             declares (IN-PLACE SHARING); 0: plan and
+                             verify as if no tensor declared an alias */
 };
 
 /* A plan. Caller-allocated; the arrays inside are owned by the plan. */
@@ -207,7 +213,7 @@ struct planner_plan {
 };
 
 /* Fills o with the defaults: best, alignment 64, no capacity, default
- * effort, no stop callback. */
+ * effort, no stop callback, in-place sharing on. */
 void planner_options_init(struct planner_options *o);
 
 /* The CPUs this process may run on, from its affinity mask (which, unlike

@@ -169,7 +169,7 @@ int planner__verify_valid(const struct planner_graph *g,
                          p->arena_bytes, top);
   }
   uint32_t a = 0, b = 0;
-  if (planner__has_aliases(g)) {
+  if (o->in_place && planner__has_aliases(g)) {
     rc = check_shared(g, o, p, sub, m, &a, &b, err);
     free(sub);
     if (rc < 0 && rc != ARENA_ENOMEM)

@@ -207,7 +207,7 @@ int planner_run(const struct planner_graph *g, const struct planner_options *o,
     return rc;
   planner_plan_init(&r);
   if (planner__has_aliases(g))
-    rc = plan_shared(g, o, &r);
+    rc = o->in_place ? plan_shared(g, o, &r) : plan_bare(g, o, &r);
   else
     rc = plan_valid(g, o, &r, &by_first);
   if (rc == ARENA_ECANCELED)

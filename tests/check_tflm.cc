@@ -106,52 +106,13 @@ int Exec(const std::vector<std::string> &args, const std::string &dir,
 
 }  // namespace check_tflm
 
-namespace {
-
-using namespace check_tflm;
-
-constexpr size_t kArena = 16u << 20; /* bytes per interpreter arena */
-constexpr int kInvokes = 3;
-constexpr uint64_t kSeed = 20250101;
-constexpr int kAlign = 16; /* TFLM's MicroArenaBufferAlignment() */
-
-/* The bundled models and what TFLM does with them in this build. */
-struct ModelCase {
-  const char *name;
-  int status;      /* expected tflm_infer::RunStatus */
-  const char *why; /* for the ones that cannot run: the reason, and a word
-                      TFLM's or the runner's message must contain */
-  const char *word;
-};
-const ModelCase kModels[] = {
-    {"audio_preprocessor_int8", tflm_infer::kRunUnsupported,
-     "its Signal* operators need kissfft, which neither the bundle nor "
-     "Debian 12 provides as source",
-     "SignalWindow"},
-    {"dtln_noise_suppression", tflm_infer::kRunOk, NULL, NULL},
-    {"face_detection_short_range", tflm_infer::kRunAllocate,
-     "TFLM's DEQUANTIZE takes no FLOAT16 input", "DEQUANTIZE"},
-    {"hello_world_float", tflm_infer::kRunOk, NULL, NULL},
-    {"keyword_scrambled", tflm_infer::kRunOk, NULL, NULL},
-    {"magic_wand", tflm_infer::kRunOk, NULL, NULL},
-    {"micro_speech_lstm", tflm_infer::kRunOk, NULL, NULL},
-    {"micro_speech_quantized", tflm_infer::kRunOk, NULL, NULL},
-    {"mobilenet_v2_quantized_1x3x224x224", tflm_infer::kRunOk, NULL, NULL},
-    {"person_detect", tflm_infer::kRunOk, NULL, NULL},
-    {"trained_lstm", tflm_infer::kRunOk, NULL, NULL},
-};
-constexpr int kNModels = sizeof kModels / sizeof kModels[0];
+namespace check_tflm {
 
 /* One buffer TFLM added, and the offset it was given. */
-using Buf = tflm_infer::PlannedBuffer;
-
 std::vector<Buf> Bufs(const tflm_infer::Run &r) {
   return std::vector<Buf>(r.buffers, r.buffers + r.n_buffers);
 }
 
-/* Checks a recorded plan. Returns the number of problems (overlaps,
- * unaligned or unread offsets, buffers beyond the head, offline offsets
- * not kept) and describes the first in msg. */
 int Conflicts(const std::vector<Buf> &b, size_t head, char *msg,
               size_t cap) {
   int bad = 0;
@@ -200,15 +161,6 @@ tflm_infer::Model Load(const std::string &path) {
   return m;
 }
 
-/* An arena, 16-byte aligned, owned. */
-struct Arena {
-  Arena() : p(static_cast<uint8_t *>(aligned_alloc(16, kArena))) {
-    ck_assert_ptr_nonnull(p);
-  }
-  ~Arena() { free(p); }
-  uint8_t *p;
-};
-
 /* Runs m with planner p on a fresh arena. */
 int RunOn(const tflm_infer::Model &m, tflite::MicroMemoryPlanner *p,
           tflm_infer::Run *run) {
@@ -233,25 +185,38 @@ bool SameOutputs(const tflm_infer::Run &a, const tflm_infer::Run &b) {
          memcmp(a.outputs, b.outputs, a.outputs_len) == 0;
 }
 
-/* A client whose daemon is never there: with its fallback on, every plan
- * is made in the test process. */
-struct LocalClient {
-  LocalClient() {
-    char *dir = tu_mkdtemp();
-    ck_assert_ptr_nonnull(dir);
-    path = std::string(dir) + "/no-daemon.sock";
-    tu_rm_rf(dir);
-    free(dir);
-    struct arenad_client_options o;
-    arenad_client_options_init(&o);
-    o.socket_path = path.c_str();
-    o.fallback = 1;
-    ck_assert_int_eq(arenad_client_open(&o, &c), 0);
-  }
-  ~LocalClient() { arenad_client_close(c); }
-  std::string path;
-  arenad_client_t *c = NULL;
+}  // namespace check_tflm
+
+namespace {
+
+using namespace check_tflm;
+
+/* The bundled models and what TFLM does with them in this build. */
+struct ModelCase {
+  const char *name;
+  int status;      /* expected tflm_infer::RunStatus */
+  const char *why; /* for the ones that cannot run: the reason, and a word
+                      TFLM's or the runner's message must contain */
+  const char *word;
 };
+const ModelCase kModels[] = {
+    {"audio_preprocessor_int8", tflm_infer::kRunUnsupported,
+     "its Signal* operators need kissfft, which neither the bundle nor "
+     "Debian 12 provides as source",
+     "SignalWindow"},
+    {"dtln_noise_suppression", tflm_infer::kRunOk, NULL, NULL},
+    {"face_detection_short_range", tflm_infer::kRunAllocate,
+     "TFLM's DEQUANTIZE takes no FLOAT16 input", "DEQUANTIZE"},
+    {"hello_world_float", tflm_infer::kRunOk, NULL, NULL},
+    {"keyword_scrambled", tflm_infer::kRunOk, NULL, NULL},
+    {"magic_wand", tflm_infer::kRunOk, NULL, NULL},
+    {"micro_speech_lstm", tflm_infer::kRunOk, NULL, NULL},
+    {"micro_speech_quantized", tflm_infer::kRunOk, NULL, NULL},
+    {"mobilenet_v2_quantized_1x3x224x224", tflm_infer::kRunOk, NULL, NULL},
+    {"person_detect", tflm_infer::kRunOk, NULL, NULL},
+    {"trained_lstm", tflm_infer::kRunOk, NULL, NULL},
+};
+constexpr int kNModels = sizeof kModels / sizeof kModels[0];
 
 /* The graph `arenactl embed` plans for model bytes (tensors, then TFLM's
  * scratch buffers), as buffers in TFLM's terms: sizes rounded up to 16,
@@ -702,5 +667,6 @@ Suite *tflm_suite(void) {
   tcase_add_test(tc, test_negative_control);
   suite_add_tcase(s, tc);
   check_tflm::AddInferTests(s);
+  check_tflm::AddGeneratedTests(s);
   return s;
 }

@@ -17,8 +17,10 @@
 
 extern "C" {
 #include "daemon_harness.h"
+#include "testutil.h"
 }
 #include <arenad/arenad_client.h>
+#include "tflm_infer_run.h"
 
 /* The Makefile passes its BUILD, where arenad, arenactl and
  * examples/tflm_infer are, to every part of the suite. */
@@ -67,6 +69,72 @@ std::string Slurp(const std::string &path);
  * status and the two texts. */
 int Exec(const std::vector<std::string> &args, const std::string &dir,
         std::string *out, std::string *err);
+
+/* Constants of the runs. */
+constexpr size_t kArena = 16u << 20; /* bytes per interpreter arena */
+constexpr int kInvokes = 3;
+constexpr uint64_t kSeed = 20250101;
+constexpr int kAlign = 16; /* TFLM's MicroArenaBufferAlignment() */
+
+/* One buffer TFLM added, and the offset it was given. */
+using Buf = tflm_infer::PlannedBuffer;
+
+/* The buffers of a run. */
+std::vector<Buf> Bufs(const tflm_infer::Run &r);
+
+/* Checks a recorded plan. Returns the number of problems (overlaps,
+ * unaligned or unread offsets, buffers beyond the head, offline offsets
+ * not kept) and describes the first in msg. */
+int Conflicts(const std::vector<Buf> &b, size_t head, char *msg, size_t cap);
+
+/* Loads a model file; the test fails when it cannot. */
+tflm_infer::Model Load(const std::string &path);
+
+/* An arena, 16-byte aligned, owned. */
+struct Arena {
+  Arena() : p(static_cast<uint8_t *>(aligned_alloc(16, kArena))) {
+    ck_assert_ptr_nonnull(p);
+  }
+  ~Arena() { free(p); }
+  uint8_t *p;
+};
+
+/* Runs m with planner p on a fresh arena. */
+int RunOn(const tflm_infer::Model &m, tflite::MicroMemoryPlanner *p,
+          tflm_infer::Run *run);
+
+/* Asserts a run succeeded with a proven plan. */
+void AssertProven(const char *what, int rc, const tflm_infer::Run &run);
+
+/* Whether two runs' outputs are bit-identical. */
+bool SameOutputs(const tflm_infer::Run &a, const tflm_infer::Run &b);
+
+/* A client whose daemon is never there: with its fallback on, every plan
+ * is made in the test process. */
+struct LocalClient {
+  LocalClient() {
+    char *dir = tu_mkdtemp();
+    ck_assert_ptr_nonnull(dir);
+    path = std::string(dir) + "/no-daemon.sock";
+    tu_rm_rf(dir);
+    free(dir);
+    struct arenad_client_options o;
+    arenad_client_options_init(&o);
+    o.socket_path = path.c_str();
+    o.fallback = 1;
+    ck_assert_int_eq(arenad_client_open(&o, &c), 0);
+  }
+  ~LocalClient() { arenad_client_close(c); }
+  std::string path;
+  arenad_client_t *c = NULL;
+};
+
+/* A generated model of seed (check_tflm_gen.cc), owned by the caller
+ * (tflm_infer::FreeModel). */
+tflm_infer::Model GenModel(uint64_t seed);
+
+/* Adds the test case "generated" (check_tflm_gen.cc). */
+void AddGeneratedTests(Suite *s);
 
 /* Adds the test case "infer" (check_tflm_infer.cc). */
 void AddInferTests(Suite *s);

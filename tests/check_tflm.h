@@ -84,8 +84,23 @@ std::vector<Buf> Bufs(const tflm_infer::Run &r);
 
 /* Checks a recorded plan. Returns the number of problems (overlaps,
  * unaligned or unread offsets, buffers beyond the head, offline offsets
- * not kept) and describes the first in msg. */
-int Conflicts(const std::vector<Buf> &b, size_t head, char *msg, size_t cap);
+ * not kept) and describes the first in msg. With alias (one entry per
+ * buffer: the buffer whose bytes it may reuse, or -1), two buffers that
+ * overlap are no problem when they are a declared pair sharing legally:
+ * one offset, the input's last scope the output's first. */
+int Conflicts(const std::vector<Buf> &b, size_t head, char *msg, size_t cap,
+              const std::vector<int> *alias = nullptr);
+
+/* The bundled models and what TFLM does with them in this build. */
+struct ModelCase {
+  const char *name;
+  int status;      /* expected tflm_infer::RunStatus */
+  const char *why; /* for the ones that cannot run: the reason, and a word
+                      TFLM's or the runner's message must contain */
+  const char *word;
+};
+extern const ModelCase kModels[];
+extern const int kNModels;
 
 /* Loads a model file; the test fails when it cannot. */
 tflm_infer::Model Load(const std::string &path);
@@ -132,6 +147,19 @@ struct LocalClient {
 /* A generated model of seed (check_tflm_gen.cc), owned by the caller
  * (tflm_infer::FreeModel). */
 tflm_infer::Model GenModel(uint64_t seed);
+
+/* A generated model whose buffer 2, the output of a 3x3 CONV_2D, could
+ * legally share the bytes of buffer 1, its input, but must not: the
+ * kernel reads neighbours of an element after writing it
+ * (check_tflm_gen.cc). Owned by the caller. */
+tflm_infer::Model GenConvModel();
+
+/* A generated chain PAD, ADD, ADD, PAD whose two ADD outputs may each
+ * reuse their input's bytes (check_tflm_gen.cc). Owned by the caller. */
+tflm_infer::Model GenChainModel();
+
+/* Adds the test case "in-place" (check_tflm_share.cc). */
+void AddInPlaceTests(Suite *s);
 
 /* Adds the test case "generated" (check_tflm_gen.cc). */
 void AddGeneratedTests(Suite *s);

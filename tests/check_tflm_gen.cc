@@ -47,7 +47,7 @@ struct Gen {
   tflite::SubGraphT *g = nullptr;
   std::vector<int> chans;  /* channels of each activation tensor */
   std::vector<int> acts;   /* their tensor indexes */
-  int opcode[4] = {-1, -1, -1, -1};
+  int opcode[5] = {-1, -1, -1, -1, -1};
   uint64_t rs = 0;
 };
 
@@ -194,16 +194,77 @@ void Step(Gen *z) {
   }
 }
 
+/* A 3x3 CONV_2D of c channels in and out (SAME, stride 1) on activation
+ * k, with seeded weights and bias. */
+void Conv(Gen *z, size_t k) {
+  int c = z->chans[k];
+  std::vector<float> w((size_t)c * 9 * (size_t)c), bias((size_t)c);
+  for (float &v : w)
+    v = (float)Rand(z, 0, 2000) / 1000.0f - 1.0f;
+  for (float &v : bias)
+    v = (float)Rand(z, 0, 2000) / 1000.0f - 1.0f;
+  int wb = AddBuffer(z, w.data(), w.size() * sizeof w[0]);
+  int wt = AddTensor(z, {c, 3, 3, c}, tflite::TensorType_FLOAT32, wb);
+  int bb = AddBuffer(z, bias.data(), bias.size() * sizeof bias[0]);
+  int bt = AddTensor(z, {c}, tflite::TensorType_FLOAT32, bb);
+  tflite::BuiltinOptionsUnion u;
+  tflite::Conv2DOptionsT co;
+  co.padding = tflite::Padding_SAME;
+  co.stride_w = co.stride_h = 1;
+  co.dilation_w_factor = co.dilation_h_factor = 1;
+  u.Set(co);
+  int code = Opcode(z, 4, tflite::BuiltinOperator_CONV_2D);
+  int in = z->acts[k];
+  AddOp(z, code, {in, wt, bt}, Act(z, c), std::move(u));
+}
+
+void Start(Gen *z, uint64_t seed) {
+  z->rs = seed * 0x9e3779b97f4a7c15ull + 1;
+  z->m.version = 3;
+  z->m.description = "arenad test model";
+  z->m.buffers.push_back(std::make_unique<tflite::BufferT>()); /* empty */
+  z->m.subgraphs.push_back(std::make_unique<tflite::SubGraphT>());
+  z->g = z->m.subgraphs[0].get();
+}
+
+tflm_infer::Model Finish(Gen *z) {
+  z->g->outputs = {z->acts.back()};
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(tflite::Model::Pack(fbb, &z->m), tflite::ModelIdentifier());
+  tflm_infer::Model m;
+  m.len = fbb.GetSize();
+  m.data = static_cast<uint8_t *>(aligned_alloc(16, (m.len + 15) / 16 * 16));
+  ck_assert_ptr_nonnull(m.data);
+  memcpy(m.data, fbb.GetBufferPointer(), m.len);
+  return m;
+}
+
 }  // namespace
+
+tflm_infer::Model GenConvModel() {
+  Gen z;
+  Start(&z, 7);
+  z.g->inputs = {Act(&z, 8)};
+  Add(&z, 0, 0);  /* activation 1, buffer 1 */
+  Conv(&z, 1);    /* activation 2, buffer 2 */
+  Add(&z, 2, 2);  /* activation 3: the output */
+  return Finish(&z);
+}
+
+tflm_infer::Model GenChainModel() {
+  Gen z;
+  Start(&z, 11);
+  z.g->inputs = {Act(&z, 6)};
+  Pad(&z, 0);    /* activation 1 */
+  Add(&z, 1, 1); /* activation 2: may reuse 1 */
+  Add(&z, 2, 2); /* activation 3: may reuse 2 */
+  Pad(&z, 3);    /* activation 4: the output */
+  return Finish(&z);
+}
 
 tflm_infer::Model GenModel(uint64_t seed) {
   Gen z;
-  z.rs = seed * 0x9e3779b97f4a7c15ull + 1;
-  z.m.version = 3;
-  z.m.description = "arenad test model";
-  z.m.buffers.push_back(std::make_unique<tflite::BufferT>()); /* empty */
-  z.m.subgraphs.push_back(std::make_unique<tflite::SubGraphT>());
-  z.g = z.m.subgraphs[0].get();
+  Start(&z, seed);
   z.g->inputs = {Act(&z, Rand(&z, 4, 16))};
   for (int i = 0; i < kOps; i++)
     Step(&z);
@@ -215,15 +276,7 @@ tflm_infer::Model GenModel(uint64_t seed) {
     c += z.chans[k];
   }
   Concat(&z, last);
-  z.g->outputs = {z.acts.back()};
-  flatbuffers::FlatBufferBuilder fbb;
-  fbb.Finish(tflite::Model::Pack(fbb, &z.m), tflite::ModelIdentifier());
-  tflm_infer::Model m;
-  m.len = fbb.GetSize();
-  m.data = static_cast<uint8_t *>(aligned_alloc(16, (m.len + 15) / 16 * 16));
-  ck_assert_ptr_nonnull(m.data);
-  memcpy(m.data, fbb.GetBufferPointer(), m.len);
-  return m;
+  return Finish(&z);
 }
 
 namespace {

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tflite.h"
 #include "tensorflow/lite/micro/micro_arena_constants.h"
 #include "tensorflow/lite/micro/micro_log.h"
 #include "tensorflow/lite/schema/schema_generated.h"
@@ -91,6 +92,12 @@ TflmPlanner::TflmPlanner(arenad_client_t *client, const void *model,
       offsets_(NULL),
       planned_(false),
       test_overlap_(false),
+      test_alias_out_(-1),
+      test_alias_in_(-1),
+      test_hide_aliases_(false),
+      in_place_(true),
+      cands_(NULL),
+      n_cands_(0),
       status_(0),
       key_status_(0) {
   memset(&info_, 0, sizeof info_);
@@ -99,10 +106,13 @@ TflmPlanner::TflmPlanner(arenad_client_t *client, const void *model,
   key_status_ = client ? ReadKey(model, model_len)
                        : Fail(ARENA_EINVAL, "no client handle");
   status_ = key_status_;
+  if (!status_)
+    ReadPairs(model, model_len);
 }
 
 TflmPlanner::~TflmPlanner() {
   arenad_client_result_cleanup(&result_);
+  free(cands_);
   free(offsets_);
   free(buffers_);
   free(inputs_);
@@ -153,6 +163,92 @@ int TflmPlanner::ReadKey(const void *model, size_t len) {
   }
   arenad_client_sha256(model, len, model_hash_);
   return 0;
+}
+
+namespace {
+
+/* The index of the Cand made from tensor id among m's planned tensors,
+ * which the reader lists by ascending tensor index, or -1. */
+int64_t CandOf(const struct planner_tflite_model *m, uint32_t id) {
+  size_t lo = 0, hi = m->n_planned;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (m->tensors[mid].id < id)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < m->n_planned && m->tensors[lo].id == id ? (int64_t)lo : -1;
+}
+
+}  // namespace
+
+/* The reader's tensors of subgraph 0 and the pairs it allows (see
+ * IN-PLACE SHARING). A model the reader refuses shares nothing. */
+void TflmPlanner::ReadPairs(const void *model, size_t len) {
+  struct planner_tflite_options o;
+  memset(&o, 0, sizeof o);
+  o.keep_dequant = 1;  /* TFLM allocates them like any other output */
+  o.skip_variable = 1; /* TFLM keeps them out of the head */
+  o.in_place = 1;
+  struct planner_tflite_model m;
+  planner_tflite_init(&m);
+  if (planner_tflite_read(model, len, &o, &m, NULL) == 0 && m.n_planned) {
+    cands_ = static_cast<Cand *>(malloc(m.n_planned * sizeof *cands_));
+    for (size_t i = 0; cands_ && i < m.n_planned; i++) {
+      const struct planner_tensor *t = &m.tensors[i];
+      if (i && t->id <= m.tensors[i - 1].id) { /* not by index: give up */
+        free(cands_);
+        cands_ = NULL;
+        break;
+      }
+      cands_[i].size = (t->size + 15) / 16 * 16;
+      cands_[i].first = t->first + 1;
+      cands_[i].last = t->last + 1;
+      cands_[i].in = t->has_alias ? CandOf(&m, t->alias) : -1;
+    }
+    n_cands_ = cands_ ? m.n_planned : 0;
+  }
+  planner_tflite_cleanup(&m);
+}
+
+/* Matches the buffers TFLM added to the reader's tensors, in order, and
+ * declares the pairs whose both ends matched. A buffer that does not
+ * match the next tensor is left alone (a tensor nothing uses, another
+ * subgraph's, a scratch buffer); the graph's inputs come in scope 0,
+ * where the reader has them in operator 0's scope. */
+void TflmPlanner::DeclarePairs() {
+  for (size_t k = 0; k < n_buffers_; k++)
+    if (buffers_[k].pinned != PLANNER_NOT_PINNED)
+      return; /* an offline plan is the model's own: keep it */
+  int64_t *buf_of = static_cast<int64_t *>(
+      malloc((n_cands_ ? n_cands_ : 1) * sizeof *buf_of));
+  if (!buf_of)
+    return; /* no sharing is always a valid plan */
+  size_t p = 0;
+  for (size_t k = 0; k < n_buffers_ && p < n_cands_; k++) {
+    const struct planner_tensor *b = &buffers_[k];
+    const Cand *c = &cands_[p];
+    bool first_ok = b->first == c->first || (b->first == 0 && c->first == 1);
+    if (b->size == c->size && first_ok && b->last == c->last)
+      buf_of[p++] = (int64_t)k;
+  }
+  for (size_t q = 0; q < p; q++) {
+    int64_t in = cands_[q].in;
+    if (in < 0 || (size_t)in >= p)
+      continue;
+    struct planner_tensor *out = &buffers_[buf_of[q]];
+    out->alias = (uint32_t)buf_of[in];
+    out->has_alias = 1;
+  }
+  free(buf_of);
+}
+
+int TflmPlanner::AliasOf(int buffer) {
+  if (PlanIfNeeded() || buffer < 0 || (size_t)buffer >= n_buffers_ ||
+      test_hide_aliases_ || !buffers_[buffer].has_alias)
+    return -1;
+  return (int)buffers_[buffer].alias;
 }
 
 TfLiteStatus TflmPlanner::Init(unsigned char *, int) {
@@ -231,10 +327,22 @@ int TflmPlanner::Plan() {
     info_.source = TflmPlanSource::kLocal; /* nothing to place */
     return 0;
   }
+  for (size_t k = 0; k < n_buffers_; k++)
+    buffers_[k].has_alias = 0;
+  if (in_place_)
+    DeclarePairs();
+#ifdef ARENAD_TFLM_TESTING
+  if (test_alias_out_ >= 0 && (size_t)test_alias_out_ < n_buffers_ &&
+      test_alias_in_ >= 0 && (size_t)test_alias_in_ < n_buffers_) {
+    buffers_[test_alias_out_].alias = (uint32_t)test_alias_in_;
+    buffers_[test_alias_out_].has_alias = 1;
+  }
+#endif
   struct planner_graph g = {buffers_, n_buffers_};
   struct planner_options o;
   arenad_client_plan_options_init(&o);
   o.alignment = tflite::MicroArenaBufferAlignment();
+  o.in_place = in_place_ ? 1 : 0;
   struct arenad_model_key k = {model_hash_, sizeof model_hash_, inputs_,
                                n_inputs_};
   int rc = arenad_client_plan(client_, &g, &o, &k, &result_);
@@ -257,6 +365,8 @@ int TflmPlanner::Plan() {
   info_.proven_optimal = p->proven_optimal;
   info_.algo = p->algo;
   info_.planning_us = result_.planning_us;
+  info_.n_shared = p->n_shared;
+  info_.lower_bound_unshared_bytes = p->lower_bound_unshared_bytes;
   if (test_overlap_)
     Overlap();
   return 0;
@@ -325,11 +435,15 @@ void TflmPlanner::PrintMemoryPlan() {
               arenad_client_algo_name(info_.algo),
               TflmPlanSourceName(info_.source));
   for (size_t i = 0; i < n_buffers_; i++)
-    MicroPrintf("  buffer %zu: %llu bytes at %d, scopes %lld..%lld%s", i,
+    MicroPrintf("  buffer %zu: %llu bytes at %d, scopes %lld..%lld%s%s", i,
                 (unsigned long long)buffers_[i].size, offsets_[i],
                 (long long)buffers_[i].first - 1,
                 (long long)buffers_[i].last - 1,
-                buffers_[i].pinned != PLANNER_NOT_PINNED ? " (offline)" : "");
+                buffers_[i].pinned != PLANNER_NOT_PINNED ? " (offline)" : "",
+                buffers_[i].has_alias &&
+                        offsets_[buffers_[i].alias] == offsets_[i]
+                    ? " (in place)"
+                    : "");
 }
 
 }  // namespace arenad

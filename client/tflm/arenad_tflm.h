@@ -37,6 +37,20 @@
  *  plan is computed in this process (the same plan: planning is
  *  deterministic).
  *
+ * IN-PLACE SHARING
+ *  On by default (SetInPlace(false) turns it off before AllocateTensors).
+ *  The constructor reads the model with arenad's .tflite reader, which
+ *  names, for each output of an operator on its allowlist of kernels that
+ *  read element i before they write it (ADD, the activations, RESHAPE,
+ *  ...; docs/models.md), the input whose bytes it may reuse. When the
+ *  buffers TFLM adds for subgraph 0 match the reader's tensors one for
+ *  one (sizes and lifetimes), those pairs are declared to the planner,
+ *  which gives each legal pair one buffer when that does not make the
+ *  arena larger. TFLite Micro's kernels never check whether an output
+ *  overlaps an input, so the allowlist is what makes this safe; the tests
+ *  prove each kind in TFLM itself. Buffers that do not match (offline
+ *  plans, other subgraphs, scratch buffers) share nothing.
+ *
  * WHEN
  *  TFLM calls Init(), then AddBuffer() once per buffer, then
  *  GetOffsetForBuffer() and GetMaximumMemorySize(). The first query after
@@ -60,7 +74,8 @@
  *  MicroAllocator; like the client handle, it is not thread-safe.
  *
  * Calls only functions of arenad_client.h (planner.h, which it includes,
- * provides the types).
+ * provides the types) and, for the pairs it may share, the .tflite reader
+ * of planner/formats/tflite.h, which the client library contains.
  */
 #ifndef ARENAD_TFLM_H
 #define ARENAD_TFLM_H
@@ -92,6 +107,8 @@ struct TflmPlanInfo {
   enum planner_algo algo;     /* the algorithm that produced the offsets */
   uint64_t planning_us;       /* planning time as the client reports it */
   size_t n_buffers;           /* buffers planned */
+  size_t n_shared;            /* pairs of buffers sharing bytes in place */
+  uint64_t lower_bound_unshared_bytes; /* the bound without sharing */
 };
 
 /* Returns "daemon", "cache", "local" or "none". */
@@ -125,6 +142,17 @@ class TflmPlanner : public tflite::MicroMemoryPlanner {
   /* Logs the plan with MicroPrintf: a summary and one line per buffer. */
   void PrintMemoryPlan() override;
 
+  /* In-place sharing on (the default) or off, for the next plan: call
+   * before AllocateTensors(). */
+  void SetInPlace(bool on) {
+    in_place_ = on;
+    planned_ = false;
+  }
+  /* The buffer whose bytes `buffer` may reuse as declared to the planner
+   * for the current plan (whether or not the plan took the pair), or -1.
+   * Plans first if needed. */
+  int AliasOf(int buffer);
+
   /* 0, or the ARENA_E* code of the failure that stopped the planner. */
   int status() const { return status_; }
   /* Why, "" when status() is 0. Owned by the planner. */
@@ -139,6 +167,18 @@ class TflmPlanner : public tflite::MicroMemoryPlanner {
     test_overlap_ = on;
     planned_ = false;
   }
+  /* Test builds only: also declare that buffer `out` may reuse buffer
+   * `in`, whatever its operator, so that tests can prove a pair outside
+   * the allowlist is caught. */
+  void TestOnlyAlias(int out, int in) {
+    test_alias_out_ = out;
+    test_alias_in_ = in;
+    planned_ = false;
+  }
+  /* Test builds only: AliasOf() answers -1 for every buffer while the
+   * plan still shares, so that tests can prove an undeclared share is
+   * caught. */
+  void TestOnlyHideAliases(bool on) { test_hide_aliases_ = on; }
 #endif
 
  private:
@@ -148,6 +188,8 @@ class TflmPlanner : public tflite::MicroMemoryPlanner {
 #endif
       ;
   int ReadKey(const void *model, size_t len);
+  void ReadPairs(const void *model, size_t len);
+  void DeclarePairs();
   int Add(int size, int first, int last, int64_t pinned);
   int PlanIfNeeded();
   int Plan();
@@ -165,6 +207,17 @@ class TflmPlanner : public tflite::MicroMemoryPlanner {
   TflmPlanInfo info_;                  /* facts about the plan */
   bool planned_;                       /* offsets_ matches buffers_ */
   bool test_overlap_;                  /* test builds: corrupt the plan */
+  int test_alias_out_, test_alias_in_; /* test builds: an extra pair */
+  bool test_hide_aliases_;             /* test builds: AliasOf() says -1 */
+  bool in_place_;                      /* share in place (default) */
+  struct Cand {                        /* a tensor of subgraph 0 as the
+                                          reader planned it, in TFLM's
+                                          terms */
+    uint64_t size;                     /* rounded up to 16 */
+    int64_t first, last;               /* allocation scopes */
+    int64_t in;                        /* the Cand it may reuse, or -1 */
+  } *cands_;                           /* n_cands_, owned, by tensor index */
+  size_t n_cands_;
   int status_;                         /* 0 or ARENA_E* */
   int key_status_;                     /* 0, or why the model was refused */
   char error_[2 * ARENA_ERR_LEN];      /* reason for status_ */

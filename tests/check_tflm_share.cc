@@ -85,7 +85,6 @@ std::vector<Pair> ModelPairs(const tflm_infer::Model &m) {
   memset(&o, 0, sizeof o);
   o.keep_dequant = 1;
   o.skip_variable = 1;
-  o.in_place = 1;
   struct planner_tflite_model t;
   char err[ARENA_ERR_LEN];
   planner_tflite_init(&t);

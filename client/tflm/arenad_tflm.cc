@@ -190,7 +190,6 @@ void TflmPlanner::ReadPairs(const void *model, size_t len) {
   memset(&o, 0, sizeof o);
   o.keep_dequant = 1;  /* TFLM allocates them like any other output */
   o.skip_variable = 1; /* TFLM keeps them out of the head */
-  o.in_place = 1;
   struct planner_tflite_model m;
   planner_tflite_init(&m);
   if (planner_tflite_read(model, len, &o, &m, NULL) == 0 && m.n_planned) {

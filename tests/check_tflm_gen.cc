@@ -20,6 +20,8 @@
 #include <string.h>
 
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "check_tflm.h"
@@ -41,13 +43,30 @@ constexpr int kMaxC = 24;       /* channels */
 constexpr int kOps = 18;        /* operators before the final concat */
 constexpr int kGenModels = 24;  /* seeds tried */
 
-/* A model under construction. */
+/* A tensor, an operator and a model under construction, in plain
+ * structs: the FlatBuffers builder writes children before parents, so the
+ * model is serialized once it is complete (Finish). */
+struct GTensor {
+  std::vector<int32_t> shape;
+  tflite::TensorType type;
+  uint32_t buffer; /* 0: none (an activation) */
+};
+
+struct GOp {
+  int code; /* index in Gen::codes */
+  std::vector<int32_t> in, out;
+  tflite::BuiltinOperator kind;
+  int axis;            /* CONCATENATION */
+};
+
 struct Gen {
-  tflite::ModelT m;
-  tflite::SubGraphT *g = nullptr;
-  std::vector<int> chans;  /* channels of each activation tensor */
-  std::vector<int> acts;   /* their tensor indexes */
-  int opcode[5] = {-1, -1, -1, -1, -1};
+  std::vector<GTensor> tensors;
+  std::vector<std::vector<uint8_t>> buffers; /* [0] is the empty one */
+  std::vector<GOp> ops;
+  std::vector<tflite::BuiltinOperator> codes;
+  std::vector<int32_t> inputs;
+  std::vector<int> chans; /* channels of each activation tensor */
+  std::vector<int> acts;  /* their tensor indexes */
   uint64_t rs = 0;
 };
 
@@ -56,22 +75,15 @@ int Rand(Gen *z, int lo, int hi) {
 }
 
 int AddBuffer(Gen *z, const void *data, size_t len) {
-  auto b = std::make_unique<tflite::BufferT>();
   const uint8_t *p = static_cast<const uint8_t *>(data);
-  b->data.assign(p, p + len);
-  z->m.buffers.push_back(std::move(b));
-  return (int)z->m.buffers.size() - 1;
+  z->buffers.emplace_back(p, p + len);
+  return (int)z->buffers.size() - 1;
 }
 
 int AddTensor(Gen *z, std::vector<int32_t> shape, tflite::TensorType type,
               int buffer) {
-  auto t = std::make_unique<tflite::TensorT>();
-  t->shape = shape;
-  t->type = type;
-  t->buffer = (uint32_t)buffer;
-  t->name = "t" + std::to_string(z->g->tensors.size());
-  z->g->tensors.push_back(std::move(t));
-  return (int)z->g->tensors.size() - 1;
+  z->tensors.push_back({shape, type, (uint32_t)buffer});
+  return (int)z->tensors.size() - 1;
 }
 
 /* A new activation tensor of c channels. */
@@ -88,26 +100,17 @@ int ConstI32(Gen *z, std::vector<int32_t> shape,
   return AddTensor(z, shape, tflite::TensorType_INT32, b);
 }
 
-int Opcode(Gen *z, int slot, tflite::BuiltinOperator op) {
-  if (z->opcode[slot] < 0) {
-    auto c = std::make_unique<tflite::OperatorCodeT>();
-    c->builtin_code = op;
-    c->deprecated_builtin_code = (int8_t)op;
-    c->version = 1;
-    z->m.operator_codes.push_back(std::move(c));
-    z->opcode[slot] = (int)z->m.operator_codes.size() - 1;
+void AddOp(Gen *z, tflite::BuiltinOperator kind, std::vector<int32_t> in,
+           int out, int axis = 0) {
+  int code = -1;
+  for (size_t k = 0; k < z->codes.size(); k++)
+    if (z->codes[k] == kind)
+      code = (int)k;
+  if (code < 0) {
+    z->codes.push_back(kind);
+    code = (int)z->codes.size() - 1;
   }
-  return z->opcode[slot];
-}
-
-void AddOp(Gen *z, int code, std::vector<int32_t> in, int out,
-           tflite::BuiltinOptionsUnion opts) {
-  auto o = std::make_unique<tflite::OperatorT>();
-  o->opcode_index = (uint32_t)code;
-  o->inputs = in;
-  o->outputs = {out};
-  o->builtin_options = std::move(opts);
-  z->g->operators.push_back(std::move(o));
+  z->ops.push_back({code, in, {out}, kind, axis});
 }
 
 /* An earlier activation: mostly one of the last three, sometimes any. */
@@ -125,12 +128,7 @@ void Concat(Gen *z, std::vector<size_t> from) {
     c += z->chans[k];
     in.push_back(z->acts[k]);
   }
-  tflite::BuiltinOptionsUnion u;
-  tflite::ConcatenationOptionsT co;
-  co.axis = 3;
-  u.Set(co);
-  int code = Opcode(z, 0, tflite::BuiltinOperator_CONCATENATION);
-  AddOp(z, code, in, Act(z, c), std::move(u));
+  AddOp(z, tflite::BuiltinOperator_CONCATENATION, in, Act(z, c), 3);
 }
 
 void Slice(Gen *z, size_t k) {
@@ -138,11 +136,9 @@ void Slice(Gen *z, size_t k) {
   int b = ConstI32(z, {4}, {0, 0, 0, lo});
   int e = ConstI32(z, {4}, {1, kHW, kHW, hi});
   int s = ConstI32(z, {4}, {1, 1, 1, 1});
-  tflite::BuiltinOptionsUnion u;
-  u.Set(tflite::StridedSliceOptionsT());
-  int code = Opcode(z, 1, tflite::BuiltinOperator_STRIDED_SLICE);
   int in = z->acts[k];
-  AddOp(z, code, {in, b, e, s}, Act(z, hi - lo), std::move(u));
+  AddOp(z, tflite::BuiltinOperator_STRIDED_SLICE, {in, b, e, s},
+        Act(z, hi - lo));
 }
 
 void Pad(Gen *z, size_t k) {
@@ -150,19 +146,13 @@ void Pad(Gen *z, size_t k) {
   if (c + before + after > kMaxC)
     before = after = 0;
   int p = ConstI32(z, {4, 2}, {0, 0, 0, 0, 0, 0, before, after});
-  tflite::BuiltinOptionsUnion u;
-  u.Set(tflite::PadOptionsT());
-  int code = Opcode(z, 2, tflite::BuiltinOperator_PAD);
   int in = z->acts[k];
-  AddOp(z, code, {in, p}, Act(z, c + before + after), std::move(u));
+  AddOp(z, tflite::BuiltinOperator_PAD, {in, p}, Act(z, c + before + after));
 }
 
 void Add(Gen *z, size_t a, size_t b) {
-  tflite::BuiltinOptionsUnion u;
-  u.Set(tflite::AddOptionsT());
-  int code = Opcode(z, 3, tflite::BuiltinOperator_ADD);
   int x = z->acts[a], y = z->acts[b], c = z->chans[a];
-  AddOp(z, code, {x, y}, Act(z, c), std::move(u));
+  AddOp(z, tflite::BuiltinOperator_ADD, {x, y}, Act(z, c));
 }
 
 /* One random operator on earlier activations. */
@@ -207,30 +197,67 @@ void Conv(Gen *z, size_t k) {
   int wt = AddTensor(z, {c, 3, 3, c}, tflite::TensorType_FLOAT32, wb);
   int bb = AddBuffer(z, bias.data(), bias.size() * sizeof bias[0]);
   int bt = AddTensor(z, {c}, tflite::TensorType_FLOAT32, bb);
-  tflite::BuiltinOptionsUnion u;
-  tflite::Conv2DOptionsT co;
-  co.padding = tflite::Padding_SAME;
-  co.stride_w = co.stride_h = 1;
-  co.dilation_w_factor = co.dilation_h_factor = 1;
-  u.Set(co);
-  int code = Opcode(z, 4, tflite::BuiltinOperator_CONV_2D);
   int in = z->acts[k];
-  AddOp(z, code, {in, wt, bt}, Act(z, c), std::move(u));
+  AddOp(z, tflite::BuiltinOperator_CONV_2D, {in, wt, bt}, Act(z, c));
 }
 
 void Start(Gen *z, uint64_t seed) {
   z->rs = seed * 0x9e3779b97f4a7c15ull + 1;
-  z->m.version = 3;
-  z->m.description = "arenad test model";
-  z->m.buffers.push_back(std::make_unique<tflite::BufferT>()); /* empty */
-  z->m.subgraphs.push_back(std::make_unique<tflite::SubGraphT>());
-  z->g = z->m.subgraphs[0].get();
+  z->buffers.emplace_back(); /* buffer 0: none */
+}
+
+/* The builtin options of an operator, written into fbb. */
+std::pair<tflite::BuiltinOptions, flatbuffers::Offset<void>>
+Options(flatbuffers::FlatBufferBuilder *fbb, const GOp &op) {
+  switch (op.kind) {
+  case tflite::BuiltinOperator_CONCATENATION:
+    return {tflite::BuiltinOptions_ConcatenationOptions,
+            tflite::CreateConcatenationOptions(*fbb, op.axis).Union()};
+  case tflite::BuiltinOperator_STRIDED_SLICE:
+    return {tflite::BuiltinOptions_StridedSliceOptions,
+            tflite::CreateStridedSliceOptions(*fbb).Union()};
+  case tflite::BuiltinOperator_PAD:
+    return {tflite::BuiltinOptions_PadOptions,
+            tflite::CreatePadOptions(*fbb).Union()};
+  case tflite::BuiltinOperator_ADD:
+    return {tflite::BuiltinOptions_AddOptions,
+            tflite::CreateAddOptions(*fbb).Union()};
+  default: /* CONV_2D */
+    return {tflite::BuiltinOptions_Conv2DOptions,
+            tflite::CreateConv2DOptions(*fbb, tflite::Padding_SAME, 1, 1)
+                .Union()};
+  }
 }
 
 tflm_infer::Model Finish(Gen *z) {
-  z->g->outputs = {z->acts.back()};
   flatbuffers::FlatBufferBuilder fbb;
-  fbb.Finish(tflite::Model::Pack(fbb, &z->m), tflite::ModelIdentifier());
+  std::vector<flatbuffers::Offset<tflite::Buffer>> bufs;
+  for (const auto &b : z->buffers)
+    bufs.push_back(b.empty() ? tflite::CreateBuffer(fbb)
+                             : tflite::CreateBufferDirect(fbb, &b));
+  std::vector<flatbuffers::Offset<tflite::Tensor>> tens;
+  for (size_t i = 0; i < z->tensors.size(); i++) {
+    const GTensor &t = z->tensors[i];
+    std::string name = "t" + std::to_string(i);
+    tens.push_back(tflite::CreateTensorDirect(fbb, &t.shape, t.type,
+                                              t.buffer, name.c_str()));
+  }
+  std::vector<flatbuffers::Offset<tflite::Operator>> ops;
+  for (const GOp &op : z->ops) {
+    auto o = Options(&fbb, op);
+    ops.push_back(tflite::CreateOperatorDirect(fbb, (uint32_t)op.code,
+                                               &op.in, &op.out, o.first,
+                                               o.second));
+  }
+  std::vector<flatbuffers::Offset<tflite::OperatorCode>> codes;
+  for (tflite::BuiltinOperator k : z->codes)
+    codes.push_back(tflite::CreateOperatorCode(fbb, (int8_t)k, 0, 1, k));
+  std::vector<int32_t> outputs = {z->acts.back()};
+  std::vector<flatbuffers::Offset<tflite::SubGraph>> sgs = {
+      tflite::CreateSubGraphDirect(fbb, &tens, &z->inputs, &outputs, &ops)};
+  fbb.Finish(tflite::CreateModelDirect(fbb, 3, &codes, &sgs,
+                                       "arenad test model", &bufs),
+             tflite::ModelIdentifier());
   tflm_infer::Model m;
   m.len = fbb.GetSize();
   m.data = static_cast<uint8_t *>(aligned_alloc(16, (m.len + 15) / 16 * 16));
@@ -244,7 +271,7 @@ tflm_infer::Model Finish(Gen *z) {
 tflm_infer::Model GenConvModel() {
   Gen z;
   Start(&z, 7);
-  z.g->inputs = {Act(&z, 8)};
+  z.inputs = {Act(&z, 8)};
   Add(&z, 0, 0);  /* activation 1, buffer 1 */
   Conv(&z, 1);    /* activation 2, buffer 2 */
   Add(&z, 2, 2);  /* activation 3: the output */
@@ -254,7 +281,7 @@ tflm_infer::Model GenConvModel() {
 tflm_infer::Model GenChainModel() {
   Gen z;
   Start(&z, 11);
-  z.g->inputs = {Act(&z, 6)};
+  z.inputs = {Act(&z, 6)};
   Pad(&z, 0);    /* activation 1 */
   Add(&z, 1, 1); /* activation 2: may reuse 1 */
   Add(&z, 2, 2); /* activation 3: may reuse 2 */
@@ -265,7 +292,7 @@ tflm_infer::Model GenChainModel() {
 tflm_infer::Model GenModel(uint64_t seed) {
   Gen z;
   Start(&z, seed);
-  z.g->inputs = {Act(&z, Rand(&z, 4, 16))};
+  z.inputs = {Act(&z, Rand(&z, 4, 16))};
   for (int i = 0; i < kOps; i++)
     Step(&z);
   size_t n = z.acts.size();

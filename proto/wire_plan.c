@@ -314,7 +314,7 @@ int wire_plan_from_reply(const Arenad__V1__PlanReply *r,
   planner_plan_cleanup(out);
   if ((int)r->algorithm < 0 || (int)r->algorithm >= (int)PLANNER_ALGO__COUNT ||
       (int)r->fit < 0 || (int)r->fit > (int)PLANNER_FIT_UNKNOWN ||
-      r->shared_pairs > r->n_offsets)
+      (r->shared_pairs && r->shared_pairs >= r->n_offsets))
     return ARENA_EPROTO;
   out->offsets = malloc((r->n_offsets ? r->n_offsets : 1) * sizeof(uint64_t));
   if (!out->offsets)

@@ -93,7 +93,8 @@ void wire_reply_from_plan(Arenad__V1__PlanReply *r,
  * contents freed). A lower_bound_unshared_bytes of 0 (absent, as from a
  * daemon that predates in-place sharing) becomes lower_bound_bytes.
  * Returns 0, ARENA_ENOMEM, or ARENA_EPROTO when the reply's enums are
- * out of range or it claims more shared pairs than it has offsets. */
+ * out of range or it claims as many shared pairs as it has offsets, or
+ * more (a chain of c tensors is c - 1 pairs). */
 int wire_plan_from_reply(const Arenad__V1__PlanReply *r,
                          struct planner_plan *out);
 

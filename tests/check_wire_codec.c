@@ -458,9 +458,11 @@ START_TEST(plan_reply_sharing)
   ck_assert_int_eq(wire_plan_from_reply(back->plan, &q), 0);
   ck_assert_uint_eq(q.n_shared, 0);
   ck_assert_uint_eq(q.lower_bound_unshared_bytes, q.lower_bound_bytes);
-  /* more pairs than offsets is a malformed reply */
-  back->plan->shared_pairs = back->plan->n_offsets + 1;
+  /* as many pairs as offsets, or more, is a malformed reply */
+  back->plan->shared_pairs = back->plan->n_offsets;
   ck_assert_int_eq(wire_plan_from_reply(back->plan, &q), ARENA_EPROTO);
+  back->plan->shared_pairs = back->plan->n_offsets - 1;
+  ck_assert_int_eq(wire_plan_from_reply(back->plan, &q), 0);
   wire_free_response(back);
   planner_plan_cleanup(&p);
   planner_plan_cleanup(&q);

@@ -104,15 +104,22 @@ struct arenad_model_key {
 
 /* A verified plan and where it came from. Caller-allocated:
  * arenad_client_result_init() it, let a call fill it, release it with
- * arenad_client_result_cleanup(). */
+ * arenad_client_result_cleanup(). plan is filled as planner_run()
+ * fills it, in-place sharing included: plan.n_shared counts the
+ * declared alias pairs that share one offset, and
+ * plan.lower_bound_unshared_bytes is the bound with every alias ignored
+ * (equal to plan.lower_bound_bytes when nothing can be shared, and from
+ * a daemon that predates sharing). */
 struct arenad_client_result {
   struct planner_plan plan; /* offsets in the caller's tensor order */
   int cached;               /* 1: the daemon served it from its cache */
   int local;                /* 1: planned in this process (fallback) */
   int fallback_reason;      /* when local: the ARENA_E* code that made the
                                daemon path fail, else 0 */
-  uint8_t graph_digest[ARENAD_CLIENT_DIGEST_LEN];   /* of the caller's graph */
-  uint8_t options_digest[ARENAD_CLIENT_DIGEST_LEN]; /* of the options */
+  /* of the caller's graph as the daemon keys it (without its aliases
+   * when o->in_place is 0), and of the options */
+  uint8_t graph_digest[ARENAD_CLIENT_DIGEST_LEN];
+  uint8_t options_digest[ARENAD_CLIENT_DIGEST_LEN];
   uint64_t planning_us; /* time the plan took to compute (daemon or
                            local), in microseconds; for a cache hit, the
                            time of the computation that stored it */
@@ -153,6 +160,13 @@ ARENAD_CLIENT_API void arenad_client_result_cleanup(struct arenad_client_result 
  * equal the digest of g. On success fills *out (initialised or cleaned;
  * old contents freed) with offsets in g's order.
  *
+ * In-place sharing (planner.h, IN-PLACE SHARING) follows o->in_place,
+ * on by default: the tensors' aliases are sent and the plan may give a
+ * declared pair one buffer. With o->in_place 0 the request says so, and
+ * the daemon, the local fallback and the checks all treat g as the
+ * graph without aliases: its digest, cache entry and plan are those of
+ * that graph. Aliases are validated either way.
+ *
  * Returns 0, a planner_validate() code for a bad graph, ARENA_EINVAL for
  * a bad key, or (fallback off) any daemon error listed in ERRORS. With
  * fallback on, a daemon failure is not returned: the graph is planned
@@ -168,8 +182,9 @@ ARENAD_CLIENT_API int arenad_client_plan(arenad_client_t *c,
 /* Asks the daemon for a stored plan of graph g under options o (NULL:
  * defaults) and key k, without sending the graph. The daemon returns the
  * plans stored under k; the library picks the one whose graph and options
- * digests equal those of g and o, maps its offsets from ascending tensor
- * id order to g's order and verifies it. Never plans locally, fallback or
+ * digests equal those of g and o (g without its aliases when o->in_place
+ * is 0, as arenad_client_plan keys it), maps its offsets from ascending
+ * tensor id order to g's order and verifies it under o. Never plans locally, fallback or
  * not: a lookup asks what is cached. Returns 0 and fills *out (cached =
  * 1), ARENA_ENOENT when nothing matches, ARENA_EVERIFY when the matching
  * plan is wrong for g, a planner_validate() code, or a daemon error from
@@ -181,8 +196,9 @@ ARENAD_CLIENT_API int arenad_client_lookup(arenad_client_t *c,
                                            struct arenad_client_result *out);
 
 /* Fills o with the planner's defaults (algorithm best, alignment 64, no
- * capacity question): what arenad_client_plan and arenad_client_lookup
- * use when o is NULL. Change fields after this call. */
+ * capacity question, in-place sharing on): what arenad_client_plan and
+ * arenad_client_lookup use when o is NULL. Change fields after this
+ * call. */
 ARENAD_CLIENT_API void arenad_client_plan_options_init(struct planner_options *o);
 
 /* Writes the SHA-256 of len bytes at data (borrowed; may be NULL when len

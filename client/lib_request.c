@@ -3,7 +3,10 @@
  * caller's graph and key, asking the daemon, verifying every plan it
  * returns against the caller's graph before handing it out, and planning
  * locally when the daemon fails and the handle allows the fallback (see
- * arenad_client.h and the DESIGN section of arenad_client.c).
+ * arenad_client.h and the DESIGN section of arenad_client.c). With
+ * options->in_place 0 the graph is digested without its aliases, as the
+ * daemon keys it; the request carries the option, and planner_verify and
+ * planner_run ignore the aliases by themselves.
  *
  * The top layer of the library: it may use arenad_client.c (the handle
  * and arenad_client__call), lib_message.c (keys, shapes, statuses),
@@ -156,6 +159,31 @@ static int plan_remote(arenad_client_t *c, const struct planner_graph *g,
   return rc;
 }
 
+/* The graph digest of g as the daemon keys it under o: with in-place
+ * sharing off, the digest of g without its aliases, since the daemon
+ * clears them before it digests (wire_graph_from_plan). Returns 0,
+ * ARENA_ENOMEM or a planner_graph_digest() code. */
+static int keyed_digest(const struct planner_graph *g,
+                        const struct planner_options *o,
+                        uint8_t out[PLANNER_DIGEST_LEN])
+{
+  size_t n = g->n_tensors, k = 0;
+  while (!o->in_place && k < n && !g->tensors[k].has_alias)
+    k++;
+  if (o->in_place || k == n) /* nothing to clear */
+    return planner_graph_digest(g, out);
+  struct planner_tensor *t = malloc(n * sizeof *t);
+  if (!t)
+    return ARENA_ENOMEM;
+  memcpy(t, g->tensors, n * sizeof *t);
+  for (size_t i = 0; i < n; i++)
+    t[i].has_alias = 0;
+  struct planner_graph bare = {t, n};
+  int rc = planner_graph_digest(&bare, out);
+  free(t);
+  return rc;
+}
+
 /* Validates the caller's inputs and computes both digests into out. */
 static int prepare(arenad_client_t *c, const struct planner_graph *g,
                    const struct planner_options *o,
@@ -169,7 +197,7 @@ static int prepare(arenad_client_t *c, const struct planner_graph *g,
                                err[0] ? err : arena_strerror(rc));
   if ((rc = arenad_client__check_key(k, err)) != 0)
     return arenad_client__fail(c, rc, "invalid model key: %s", err);
-  if ((rc = planner_graph_digest(g, out->graph_digest)) != 0)
+  if ((rc = keyed_digest(g, o, out->graph_digest)) != 0)
     return arenad_client__fail(c, rc, "digest of the graph: %s",
                                arena_strerror(rc));
   planner_options_digest(o, out->options_digest);

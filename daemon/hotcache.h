@@ -4,12 +4,13 @@
  * sqlite or the worker pool.
  *
  * An entry is found by the request's identity: the exact bytes of its
- * model hash, input shape, options (algorithm, alignment, capacity) and
- * tensor columns, in request order. A 64-bit hash picks the bucket and a
- * full byte comparison confirms the match, so a hit is only ever served
- * to a graph identical to the one whose plan was verified when it entered
- * the cache. Bounded by bytes and by entries; least recently used first
- * out. Used by the loop thread only.
+ * model hash, input shape, options (algorithm, alignment, capacity, and
+ * for a graph that declares aliases the in-place option) and tensor
+ * columns, aliases included, in request order. A 64-bit hash picks the
+ * bucket and a full byte comparison confirms the match, so a hit is only
+ * ever served to a graph identical to the one whose plan was verified
+ * when it entered the cache. Bounded by bytes and by entries; least
+ * recently used first out. Used by the loop thread only.
  *
  * USES
  *  Each hit is counted on its entry, under the entry's use key: opaque
@@ -42,6 +43,8 @@ struct hot_plan {
   int proven_optimal;
   enum planner_fit fit;
   uint64_t nodes_explored;
+  uint64_t lower_bound_unshared_bytes; /* as in struct planner_plan */
+  size_t n_shared;         /* pairs sharing bytes in place */
   uint64_t planning_us;    /* time the plan took when it was computed */
   uint8_t graph_digest[PLANNER_DIGEST_LEN];
   uint8_t options_digest[PLANNER_DIGEST_LEN];

@@ -94,7 +94,8 @@ static Arenad__V1__Status precheck(const struct server *s,
   }
   if (n == 0 || m->n_tensor_sizes != n || m->n_tensor_first != n ||
       m->n_tensor_last != n || (m->n_tensor_align && m->n_tensor_align != n) ||
-      (m->n_tensor_pinned && m->n_tensor_pinned != n)) {
+      (m->n_tensor_pinned && m->n_tensor_pinned != n) ||
+      (m->n_tensor_alias && m->n_tensor_alias != n)) {
     snprintf(msg, len, "tensor columns are empty or differ in length");
     return ARENAD__V1__STATUS__INVALID_ARGUMENT;
   }
@@ -113,6 +114,22 @@ static Arenad__V1__Status precheck(const struct server *s,
   return ARENAD__V1__STATUS__OK;
 }
 
+/* Whether the request's tensor_alias column declares any alias (a
+ * column of -1 alone declares none). */
+static int declares_aliases(const Arenad__V1__Plan *m)
+{
+  for (size_t i = 0; i < m->n_tensor_alias; i++)
+    if (m->tensor_alias[i] != -1)
+      return 1;
+  return 0;
+}
+
+/* The identity of a Plan request: every byte that the plan depends on.
+ * A request that declares aliases adds the column and the in-place
+ * option, so one without keeps the identity it had before sharing
+ * existed. The column is kept with sharing off too: the worker refuses
+ * a bad alias whatever the option, and so a hot entry must never answer
+ * for a column it was not checked with. */
 static uint8_t *identity(const Arenad__V1__Plan *m, size_t *len)
 {
   struct buf b = {0};
@@ -138,6 +155,10 @@ static uint8_t *identity(const Arenad__V1__Plan *m, size_t *len)
   put(&b, m->tensor_align, m->n_tensor_align * 8);
   put_u64(&b, m->n_tensor_pinned);
   put(&b, m->tensor_pinned, m->n_tensor_pinned * 8);
+  if (declares_aliases(m)) {
+    put_u64(&b, o && o->no_in_place);
+    put(&b, m->tensor_alias, m->n_tensor_alias * 8);
+  }
   if (b.oom) {
     free(b.p);
     return NULL;
@@ -162,6 +183,8 @@ static void send_hot(struct server *s, struct conn *c, uint64_t request_id,
   pr.algorithm = (Arenad__V1__Algorithm)hp->algo;
   pr.fit = (Arenad__V1__Fit)hp->fit;
   pr.nodes_explored = hp->nodes_explored;
+  pr.lower_bound_unshared_bytes = hp->lower_bound_unshared_bytes;
+  pr.shared_pairs = hp->n_shared;
   pr.graph_digest.data = (uint8_t *)hp->graph_digest;
   pr.graph_digest.len = PLANNER_DIGEST_LEN;
   pr.options_digest.data = (uint8_t *)hp->options_digest;
@@ -186,6 +209,8 @@ static void hot_from_job(const struct job *j, struct hot_plan *hp)
   hp->proven_optimal = j->plan.proven_optimal;
   hp->fit = j->plan.fit;
   hp->nodes_explored = j->plan.nodes_explored;
+  hp->lower_bound_unshared_bytes = j->plan.lower_bound_unshared_bytes;
+  hp->n_shared = j->plan.n_shared;
   hp->planning_us = j->planning_us;
   memcpy(hp->graph_digest, j->gd, PLANNER_DIGEST_LEN);
   memcpy(hp->options_digest, j->od, PLANNER_DIGEST_LEN);
@@ -459,6 +484,9 @@ static void work_plan(uv_work_t *w)
     snprintf(j->err, sizeof j->err, "planning was cancelled");
     return;
   }
+  /* With in-place sharing off, g comes back without aliases (checked,
+   * then cleared): the digest, the key, the plan and every verification
+   * below are those of the graph without aliases. */
   int rc = wire_graph_from_plan(j->req->plan, &j->cfg.limits, &g, j->err);
   if (rc) {
     j->status = jobs__status_of(rc);

@@ -288,6 +288,8 @@ static int build_list(struct job *j, Arenad__V1__ListReply *lr,
     e->n_tensors = rec->info.n_tensors;
     e->arena_bytes = rec->plan.arena_bytes;
     e->lower_bound_bytes = rec->plan.lower_bound_bytes;
+    e->lower_bound_unshared_bytes = rec->plan.lower_bound_unshared_bytes;
+    e->shared_pairs = rec->plan.n_shared;
     e->proven_optimal = rec->plan.proven_optimal != 0;
     e->algorithm = (Arenad__V1__Algorithm)rec->plan.algo;
     e->hits = rec->info.hits;

@@ -6,9 +6,10 @@
  *
  * The input is one frame body. Decoding runs under a small memory budget
  * so that the over-budget path is reached too. A Plan that passes
- * validation must be a graph planner_validate accepts, and must survive
- * being encoded again and decoded: same tensors, options and shape. Small
- * accepted graphs are planned and the plan verified.
+ * validation must be a graph planner_validate accepts (without aliases
+ * when in-place sharing is off), and must survive being encoded again and
+ * decoded: same tensors, aliases, options and shape. Small accepted
+ * graphs are planned and the plan verified.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,7 +27,9 @@ static int same_tensor(const struct planner_tensor *a,
                        const struct planner_tensor *b)
 {
   return a->id == b->id && a->size == b->size && a->first == b->first &&
-         a->last == b->last && a->align == b->align && a->pinned == b->pinned;
+         a->last == b->last && a->align == b->align && a->pinned == b->pinned &&
+         !a->has_alias == !b->has_alias &&
+         (!a->has_alias || a->alias == b->alias);
 }
 
 /* Encodes g again, decodes and validates it, and compares. */
@@ -62,6 +65,7 @@ static void round_trip(const Arenad__V1__Plan *m, const struct wire_graph *g,
       g2.opts.alignment != g->opts.alignment ||
       g2.opts.capacity != g->opts.capacity ||
       g2.opts.effort != g->opts.effort ||
+      !g2.opts.in_place != !g->opts.in_place ||
       g2.model_hash_len != g->model_hash_len ||
       memcmp(g2.model_hash, g->model_hash, g->model_hash_len) != 0 ||
       g2.shape.n_inputs != g->shape.n_inputs)
@@ -128,6 +132,9 @@ static void check_request(const uint8_t *data, size_t size)
           planner_validate(&pg, &g.opts, err) != 0 ||
           g.model_hash_len == 0 || g.model_hash_len > WIRE_MAX_MODEL_HASH)
         abort(); /* validation let through something it must refuse */
+      for (size_t i = 0; !g.opts.in_place && i < g.n_tensors; i++)
+        if (g.tensors[i].has_alias)
+          abort(); /* sharing off: the graph must come without aliases */
       round_trip(req->plan, &g, &l);
       plan_small(&g);
       wire_graph_cleanup(&g);

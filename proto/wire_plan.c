@@ -1,5 +1,7 @@
 /*
- * wire_plan.c - messages to planner input and back (see wire_plan.h).
+ * wire_plan.c - messages to planner input and back (see wire_plan.h):
+ * Plan requests to validated graphs and options, graphs to Plan
+ * requests, plans to PlanReply messages and back.
  */
 #include "wire_plan.h"
 
@@ -86,6 +88,7 @@ static int options_from_msg(const Arenad__V1__PlanOptions *mo,
     o->alignment = mo->alignment;
   o->effort = mo->effort;
   o->capacity = mo->capacity;
+  o->in_place = !mo->no_in_place;
   return 0;
 }
 
@@ -110,10 +113,42 @@ static int check_columns(const Arenad__V1__Plan *m,
   if (m->n_tensor_pinned && m->n_tensor_pinned != n)
     return fail(err, ARENA_EINVAL, "tensor_pinned has %zu entries for %zu",
                 m->n_tensor_pinned, n);
+  if (m->n_tensor_alias && m->n_tensor_alias != n)
+    return fail(err, ARENA_EINVAL, "tensor_alias has %zu entries for %zu",
+                m->n_tensor_alias, n);
   if (m->model_hash.len == 0 || m->model_hash.len > WIRE_MAX_MODEL_HASH)
     return fail(err, ARENA_EINVAL, "model hash must be 1 to %u bytes, not %zu",
                 WIRE_MAX_MODEL_HASH, m->model_hash.len);
   return 0;
+}
+
+/* Sets t's alias from row i of the tensor_alias column (empty: none).
+ * -1 means none; any other value must be a tensor id, 0 .. UINT32_MAX;
+ * whether that id is in the graph is planner_validate's to check. */
+static int alias_from_msg(const Arenad__V1__Plan *m, size_t i,
+                          struct planner_tensor *t, char *err)
+{
+  int64_t a = m->n_tensor_alias ? m->tensor_alias[i] : -1;
+  t->alias = 0;
+  t->has_alias = 0;
+  if (a == -1)
+    return 0;
+  if (a < 0 || a > (int64_t)UINT32_MAX)
+    return fail(err, ARENA_EINVAL,
+                "tensor %" PRIu32 " has alias %" PRId64
+                ", which is neither -1 nor a tensor id (0 to %" PRIu32 ")",
+                t->id, a, UINT32_MAX);
+  t->alias = (uint32_t)a;
+  t->has_alias = 1;
+  return 0;
+}
+
+/* In-place sharing off: the graph becomes the one without aliases, so
+ * that it digests, keys, plans and verifies exactly like it. */
+static void strip_aliases(struct wire_graph *g)
+{
+  for (size_t i = 0; i < g->n_tensors; i++)
+    g->tensors[i].has_alias = 0;
 }
 
 int wire_graph_from_plan(const Arenad__V1__Plan *m,
@@ -145,15 +180,19 @@ int wire_graph_from_plan(const Arenad__V1__Plan *m,
     t->pinned = m->n_tensor_pinned ? m->tensor_pinned[i] : PLANNER_NOT_PINNED;
     if (t->pinned < PLANNER_NOT_PINNED)
       t->pinned = INT64_MIN; /* rejected by planner_validate below */
-    t->alias = 0;
-    t->has_alias = 0;
+    int arc = alias_from_msg(m, i, t, rc ? NULL : err); /* first wins */
+    rc = rc ? rc : arc;
   }
   out->n_tensors = n;
   out->model_hash = m->model_hash.data;
   out->model_hash_len = m->model_hash.len;
   struct planner_graph g = {out->tensors, n};
-  if ((rc = planner_validate(&g, &out->opts, err)))
+  if (!rc)
+    rc = planner_validate(&g, &out->opts, err);
+  if (rc)
     wire_graph_cleanup(out);
+  else if (!out->opts.in_place)
+    strip_aliases(out);
   return rc;
 }
 
@@ -176,16 +215,18 @@ int wire_plan_msg_init(Arenad__V1__Plan *m, Arenad__V1__PlanOptions *mo,
   mo->alignment = o->alignment;
   mo->effort = o->effort;
   mo->capacity = o->capacity;
+  mo->no_in_place = !o->in_place;
   m->options = mo;
   m->model_hash.data = (uint8_t *)model_hash;
   m->model_hash.len = model_hash_len;
   m->input_shape = dims;
   m->n_input_shape = n_inputs;
   size_t n = g->n_tensors;
-  int aligned = 0, pinned = 0;
+  int aligned = 0, pinned = 0, aliased = 0;
   for (size_t i = 0; i < n; i++) {
     aligned |= g->tensors[i].align != 0;
     pinned |= g->tensors[i].pinned != PLANNER_NOT_PINNED;
+    aliased |= g->tensors[i].has_alias != 0;
   }
   m->tensor_ids = malloc((n ? n : 1) * sizeof *m->tensor_ids);
   m->tensor_sizes = malloc((n ? n : 1) * sizeof *m->tensor_sizes);
@@ -193,9 +234,10 @@ int wire_plan_msg_init(Arenad__V1__Plan *m, Arenad__V1__PlanOptions *mo,
   m->tensor_last = malloc((n ? n : 1) * sizeof *m->tensor_last);
   m->tensor_align = aligned ? malloc(n * sizeof *m->tensor_align) : NULL;
   m->tensor_pinned = pinned ? malloc(n * sizeof *m->tensor_pinned) : NULL;
+  m->tensor_alias = aliased ? malloc(n * sizeof *m->tensor_alias) : NULL;
   if (!m->tensor_ids || !m->tensor_sizes || !m->tensor_first ||
       !m->tensor_last || (aligned && !m->tensor_align) ||
-      (pinned && !m->tensor_pinned)) {
+      (pinned && !m->tensor_pinned) || (aliased && !m->tensor_alias)) {
     wire_plan_msg_cleanup(m);
     return ARENA_ENOMEM;
   }
@@ -208,11 +250,15 @@ int wire_plan_msg_init(Arenad__V1__Plan *m, Arenad__V1__PlanOptions *mo,
       m->tensor_align[i] = g->tensors[i].align;
     if (pinned)
       m->tensor_pinned[i] = g->tensors[i].pinned;
+    if (aliased)
+      m->tensor_alias[i] =
+          g->tensors[i].has_alias ? (int64_t)g->tensors[i].alias : -1;
   }
   m->n_tensor_ids = m->n_tensor_sizes = m->n_tensor_first = n;
   m->n_tensor_last = n;
   m->n_tensor_align = aligned ? n : 0;
   m->n_tensor_pinned = pinned ? n : 0;
+  m->n_tensor_alias = aliased ? n : 0;
   return 0;
 }
 
@@ -224,12 +270,15 @@ void wire_plan_msg_cleanup(Arenad__V1__Plan *m)
   free(m->tensor_last);
   free(m->tensor_align);
   free(m->tensor_pinned);
+  free(m->tensor_alias);
   m->tensor_ids = NULL;
   m->tensor_sizes = NULL;
   m->tensor_first = m->tensor_last = m->tensor_pinned = NULL;
+  m->tensor_alias = NULL;
   m->tensor_align = NULL;
   m->n_tensor_ids = m->n_tensor_sizes = m->n_tensor_first = 0;
   m->n_tensor_last = m->n_tensor_align = m->n_tensor_pinned = 0;
+  m->n_tensor_alias = 0;
 }
 
 void wire_reply_from_plan(Arenad__V1__PlanReply *r,
@@ -247,6 +296,8 @@ void wire_reply_from_plan(Arenad__V1__PlanReply *r,
   r->algorithm = (Arenad__V1__Algorithm)p->algo;
   r->fit = (Arenad__V1__Fit)p->fit;
   r->nodes_explored = p->nodes_explored;
+  r->lower_bound_unshared_bytes = p->lower_bound_unshared_bytes;
+  r->shared_pairs = p->n_shared;
   if (graph_digest) {
     r->graph_digest.data = (uint8_t *)graph_digest;
     r->graph_digest.len = PLANNER_DIGEST_LEN;
@@ -262,7 +313,8 @@ int wire_plan_from_reply(const Arenad__V1__PlanReply *r,
 {
   planner_plan_cleanup(out);
   if ((int)r->algorithm < 0 || (int)r->algorithm >= (int)PLANNER_ALGO__COUNT ||
-      (int)r->fit < 0 || (int)r->fit > (int)PLANNER_FIT_UNKNOWN)
+      (int)r->fit < 0 || (int)r->fit > (int)PLANNER_FIT_UNKNOWN ||
+      (r->shared_pairs && r->shared_pairs >= r->n_offsets))
     return ARENA_EPROTO;
   out->offsets = malloc((r->n_offsets ? r->n_offsets : 1) * sizeof(uint64_t));
   if (!out->offsets)
@@ -277,5 +329,10 @@ int wire_plan_from_reply(const Arenad__V1__PlanReply *r,
   out->algo = (enum planner_algo)r->algorithm;
   out->fit = (enum planner_fit)r->fit;
   out->nodes_explored = r->nodes_explored;
+  /* 0 (absent: an older daemon, or nothing shared) means the same bound */
+  out->lower_bound_unshared_bytes = r->lower_bound_unshared_bytes
+                                        ? r->lower_bound_unshared_bytes
+                                        : r->lower_bound_bytes;
+  out->n_shared = (size_t)r->shared_pairs;
   return 0;
 }

@@ -52,10 +52,16 @@ int wire_shape_from_msg(Arenad__V1__Dims *const *dims, size_t n,
 void wire_shape_cleanup(struct wire_shape *s);
 
 /* Validates a Plan message against l and the planner's rules, and builds
- * *out. Returns 0, ARENA_EINVAL (missing or inconsistent fields),
- * ARENA_ETOOBIG (over a limit), any planner_validate() code, or
+ * *out. Returns 0, ARENA_EINVAL (missing or inconsistent fields, a
+ * tensor_alias value that is neither -1 nor 0 .. UINT32_MAX, or any
+ * alias planner_validate() refuses: the tensor itself, an id not in the
+ * graph), ARENA_ETOOBIG (over a limit), any planner_validate() code, or
  * ARENA_ENOMEM; err (optional) explains. On failure *out is empty. The
- * message must outlive *out (model_hash is borrowed). */
+ * message must outlive *out (model_hash is borrowed).
+ * With in-place sharing off (PlanOptions.no_in_place) the aliases are
+ * checked like any others and then cleared (has_alias = 0), so that *out
+ * is the graph without aliases: the one the daemon digests, keys, plans
+ * and verifies. */
 int wire_graph_from_plan(const Arenad__V1__Plan *m,
                          const struct wire_limits *l, struct wire_graph *out,
                          char err[ARENA_ERR_LEN]);
@@ -63,8 +69,11 @@ void wire_graph_cleanup(struct wire_graph *g);
 
 /* Fills a Plan message (caller-allocated, initialised here) from a graph
  * and options (copied into owned columns) and a key (hash and shape are
- * borrowed and must outlive *m). Free with wire_plan_msg_cleanup.
- * Returns 0 or ARENA_ENOMEM. */
+ * borrowed and must outlive *m). The optional columns (tensor_align,
+ * tensor_pinned, tensor_alias) are written only when some tensor uses
+ * them, and no_in_place only when o->in_place is 0, so a graph without
+ * them encodes as it did before they existed. Free with
+ * wire_plan_msg_cleanup. Returns 0 or ARENA_ENOMEM. */
 int wire_plan_msg_init(Arenad__V1__Plan *m, Arenad__V1__PlanOptions *mo,
                        const struct planner_graph *g,
                        const struct planner_options *o,
@@ -81,8 +90,11 @@ void wire_reply_from_plan(Arenad__V1__PlanReply *r,
                           const uint8_t *options_digest);
 
 /* Copies a PlanReply into *out (planner_plan_init()ed or cleaned; old
- * contents freed). Returns 0, ARENA_ENOMEM, or ARENA_EPROTO when the
- * reply's enums are out of range. */
+ * contents freed). A lower_bound_unshared_bytes of 0 (absent, as from a
+ * daemon that predates in-place sharing) becomes lower_bound_bytes.
+ * Returns 0, ARENA_ENOMEM, or ARENA_EPROTO when the reply's enums are
+ * out of range or it claims as many shared pairs as it has offsets, or
+ * more (a chain of c tensors is c - 1 pairs). */
 int wire_plan_from_reply(const Arenad__V1__PlanReply *r,
                          struct planner_plan *out);
 

@@ -35,10 +35,11 @@ static int make_record(const struct row_view *v, struct storage_record *rec)
   rec->model_hash_len = v->r.model_hash_len;
   memcpy(rec->graph_digest, v->r.graph_digest, PLANNER_DIGEST_LEN);
   memcpy(rec->options_digest, v->r.options_digest, PLANNER_DIGEST_LEN);
-  storage__fill_plan_fields(v, &rec->plan);
   storage__fill_info(v, &rec->info);
-  int rc = storage__shape_decode(v->r.shape, v->r.shape_len, &rec->ranks,
-                                 &rec->dims, &rec->n_inputs);
+  int rc = storage__fill_plan_fields(v, &rec->plan);
+  if (!rc)
+    rc = storage__shape_decode(v->r.shape, v->r.shape_len, &rec->ranks,
+                               &rec->dims, &rec->n_inputs);
   if (rc || !v->have_offsets)
     return rc;
   size_t n = (size_t)v->r.n_tensors;
@@ -93,7 +94,8 @@ static int collect_entries(storage_t *st, sqlite3_stmt *s, size_t max,
   }
   storage__done(s);
   for (size_t i = 0; i < n_bad; i++)
-    storage__drop_corrupt(st, bad_ids[i], "checksum mismatch");
+    storage__drop_corrupt(st, bad_ids[i],
+                          "checksum mismatch or a value that does not decode");
   free(bad_ids);
   if (!recs)
     return rc;

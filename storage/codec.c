@@ -5,7 +5,11 @@
  * on its own and the formats stay independent of the database.
  *
  * All multi-byte integers are little-endian; the formats are described in
- * docs/storage.md and must only change together with a schema migration.
+ * docs/storage.md. A change that older readers would misread needs a
+ * schema migration; a new format byte needs none, since every reader
+ * refuses a byte it does not know (offsets format 2, for plans that share
+ * bytes in place, came that way: older code drops such a row as corrupt
+ * and plans again).
  */
 #include "storage_int.h"
 
@@ -231,8 +235,18 @@ static int get_varint(const uint8_t *p, size_t len, size_t *at, uint64_t *v)
   return -1;
 }
 
+int storage__share_of(const struct planner_plan *p, struct storage__share *sh)
+{
+  sh->n_shared = p->n_shared;
+  sh->lb_unshared = p->lower_bound_unshared_bytes;
+  return p->n_shared != 0 ||
+         p->lower_bound_unshared_bytes != p->lower_bound_bytes;
+}
+
 int storage__offsets_encode(const uint64_t *offsets, size_t n,
-                            const size_t *perm, uint8_t **blob, size_t *len)
+                            const size_t *perm,
+                            const struct storage__share *sh, uint8_t **blob,
+                            size_t *len)
 {
   *blob = NULL;
   *len = 0;
@@ -245,12 +259,16 @@ int storage__offsets_encode(const uint64_t *offsets, size_t n,
     any >>= 1;
     shift++;
   }
-  uint8_t *b = malloc(2 + 10 + 10 * n);
+  uint8_t *b = malloc(2 + 30 + 10 * n);
   if (!b)
     return ARENA_ENOMEM;
   size_t at = 0;
-  b[at++] = STORAGE__OFFSETS_FORMAT;
+  b[at++] = sh ? STORAGE__OFFSETS_FORMAT_SHARED : STORAGE__OFFSETS_FORMAT;
   b[at++] = (uint8_t)shift;
+  if (sh) {
+    at += put_varint(b + at, sh->n_shared);
+    at += put_varint(b + at, sh->lb_unshared);
+  }
   at += put_varint(b + at, (uint64_t)n);
   for (size_t k = 0; k < n; k++)
     at += put_varint(b + at, offsets[perm ? perm[k] : k] >> shift);
@@ -260,16 +278,56 @@ int storage__offsets_encode(const uint64_t *offsets, size_t n,
   return 0;
 }
 
+/* The head of an offsets blob, up to the first offset. */
+struct head {
+  unsigned shift;           /* every offset is stored >> shift */
+  int shared;               /* format 2 */
+  struct storage__share sh; /* format 2's sharing, else zero */
+  uint64_t count;           /* offsets that follow */
+  size_t at;                /* where the first offset starts */
+};
+
+/* Reads the head of an offsets blob. Returns 0 or -1. */
+static int read_head(const uint8_t *blob, size_t len, struct head *h)
+{
+  memset(h, 0, sizeof *h);
+  if (len < 3 || blob[1] > 63 ||
+      (blob[0] != STORAGE__OFFSETS_FORMAT &&
+       blob[0] != STORAGE__OFFSETS_FORMAT_SHARED))
+    return -1;
+  h->shift = blob[1];
+  h->shared = blob[0] == STORAGE__OFFSETS_FORMAT_SHARED;
+  h->at = 2;
+  if (h->shared && (get_varint(blob, len, &h->at, &h->sh.n_shared) ||
+                    get_varint(blob, len, &h->at, &h->sh.lb_unshared)))
+    return -1;
+  if (get_varint(blob, len, &h->at, &h->count))
+    return -1;
+  /* each input goes to one output at most: a chain of c tensors is c - 1
+   * pairs, so a plan has fewer pairs than offsets */
+  return h->sh.n_shared && h->sh.n_shared >= h->count ? -1 : 0;
+}
+
+int storage__offsets_share(const uint8_t *blob, size_t len,
+                           uint64_t lower_bound, struct storage__share *sh)
+{
+  struct head h;
+  if (read_head(blob, len, &h))
+    return ARENA_ECORRUPT;
+  *sh = h.sh;
+  if (!h.shared)
+    sh->lb_unshared = lower_bound;
+  return 0;
+}
+
 int storage__offsets_decode(const uint8_t *blob, size_t len, size_t n,
                             const size_t *perm, uint64_t *out)
 {
-  size_t at = 2;
-  uint64_t count;
-  if (len < 3 || blob[0] != STORAGE__OFFSETS_FORMAT || blob[1] > 63)
+  struct head h;
+  if (read_head(blob, len, &h) || h.count != (uint64_t)n)
     return ARENA_ECORRUPT;
-  unsigned shift = blob[1];
-  if (get_varint(blob, len, &at, &count) || count != (uint64_t)n)
-    return ARENA_ECORRUPT;
+  unsigned shift = h.shift;
+  size_t at = h.at;
   for (size_t k = 0; k < n; k++) {
     uint64_t v;
     if (get_varint(blob, len, &at, &v) || (v << shift) >> shift != v)

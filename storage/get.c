@@ -82,7 +82,8 @@ int storage_get(storage_t *st, const struct storage_key *k,
       return storage__seterr(st, ARENA_ENOMEM, "out of memory");
     }
     if (storage__offsets_decode(v.r.offsets, v.r.offsets_len, g->n_tensors,
-                                perm, offs))
+                                perm, offs) ||
+        storage__fill_plan_fields(&v, out))
       bad = "offsets blob does not decode";
     free(perm);
   }
@@ -90,11 +91,11 @@ int storage_get(storage_t *st, const struct storage_key *k,
     int64_t id = v.id;
     storage__done(s);
     free(offs);
+    planner_plan_cleanup(out);
     storage__drop_corrupt(st, id, bad);
     note_miss(st);
     return storage__seterr(st, ARENA_ENOENT, "stored plan was bad (%s); deleted", bad);
   }
-  storage__fill_plan_fields(&v, out);
   out->offsets = offs;
   if (info)
     storage__fill_info(&v, info);

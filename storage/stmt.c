@@ -169,11 +169,19 @@ int storage__read_row(sqlite3_stmt *s, struct row_view *v)
   if (len != PLANNER_DIGEST_LEN)
     return ARENA_ECORRUPT;
   v->bytes = (uint64_t)sqlite3_column_int64(s, 19);
+  if (v->have_offsets) {
+    v->head = v->r.offsets;
+    v->head_len = v->r.offsets_len;
+  } else {
+    v->head = col_blob(s, 20, &v->head_len);
+  }
   if (!v->r.model_hash || v->r.model_hash_len < 1 ||
       v->r.model_hash_len > STORAGE_MODEL_HASH_MAX || !v->r.shape)
     return ARENA_ECORRUPT;
   if (!v->r.offsets)
     v->r.offsets = empty; /* length 0, so never read */
+  if (!v->head)
+    v->head = empty; /* length 0: refused as a bad head */
   if (v->r.n_tensors > PLANNER_MAX_TENSORS)
     return ARENA_ECORRUPT;
   return 0;
@@ -200,8 +208,11 @@ void storage__fill_info(const struct row_view *v, struct storage_info *info)
   info->n_tensors = (size_t)v->r.n_tensors;
 }
 
-void storage__fill_plan_fields(const struct row_view *v, struct planner_plan *p)
+int storage__fill_plan_fields(const struct row_view *v, struct planner_plan *p)
 {
+  struct storage__share sh;
+  if (storage__offsets_share(v->head, v->head_len, v->r.lower_bound, &sh))
+    return ARENA_ECORRUPT;
   p->n_offsets = (size_t)v->r.n_tensors;
   p->arena_bytes = v->r.arena_bytes;
   p->lower_bound_bytes = v->r.lower_bound;
@@ -210,6 +221,9 @@ void storage__fill_plan_fields(const struct row_view *v, struct planner_plan *p)
   p->proven_optimal = (int)v->r.proven_optimal;
   p->fit = (enum planner_fit)v->r.fit;
   p->bound = (enum planner_bound)v->r.bound;
+  p->lower_bound_unshared_bytes = sh.lb_unshared;
+  p->n_shared = (size_t)sh.n_shared;
+  return 0;
 }
 
 /* Deletes a row found bad, counts and logs it. Best effort: when the

@@ -41,12 +41,17 @@
 #define ROW_COLS                                                             \
   "id, model_hash, shape, graph_digest, options_digest, n_tensors, "         \
   "offsets, arena_bytes, lower_bound, naive_bytes, proven_optimal, algo, "   \
-  "fit, bound, plan_us, created_ms, last_used_ms, hits, checksum, bytes"
-/* The same without the offsets blob, for listings (offsets is NULL). */
+  "fit, bound, plan_us, created_ms, last_used_ms, hits, checksum, bytes, "   \
+  "NULL"
+#define HEAD_MAX_SQL "32" /* STORAGE__OFFSETS_HEAD_MAX, checked below */
+_Static_assert(STORAGE__OFFSETS_HEAD_MAX == 32, "HEAD_MAX_SQL is stale");
+/* The same without the offsets blob, for listings (offsets is NULL), but
+ * with its head, which holds the plan's sharing (codec.c). */
 #define META_COLS                                                            \
   "id, model_hash, shape, graph_digest, options_digest, n_tensors, "         \
   "NULL, arena_bytes, lower_bound, naive_bytes, proven_optimal, algo, "      \
-  "fit, bound, plan_us, created_ms, last_used_ms, hits, checksum, bytes"
+  "fit, bound, plan_us, created_ms, last_used_ms, hits, checksum, bytes, "   \
+  "substr(offsets, 1, " HEAD_MAX_SQL ")"
 #define KEY_MATCH                                                            \
   "model_hash = ?1 AND shape = ?2 AND graph_digest = ?3 AND "                \
   "options_digest = ?4"

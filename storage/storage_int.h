@@ -37,8 +37,14 @@
 /* Accounted bytes per plan on top of its blobs (fixed-width columns and
  * row overhead); see storage__entry_bytes. */
 #define STORAGE__ROW_OVERHEAD 128u
-/* Version byte at the start of every offsets blob. */
+/* Version byte at the start of every offsets blob: format 1, or format 2
+ * for a plan that shares bytes in place (its head then also holds the
+ * shared pair count and the unshared lower bound; docs/storage.md). */
 #define STORAGE__OFFSETS_FORMAT 1u
+#define STORAGE__OFFSETS_FORMAT_SHARED 2u
+/* Bytes that always hold an offsets blob's head (format, shift and three
+ * varints); what a listing reads instead of the whole blob. */
+#define STORAGE__OFFSETS_HEAD_MAX 32u
 
 /* ---- codec.c ------------------------------------------------------------ */
 
@@ -62,18 +68,41 @@ int storage__shape_decode(const uint8_t *blob, size_t len, uint32_t **ranks,
  * Returns 0 or ARENA_ENOMEM. */
 int storage__canonical_perm(const struct planner_graph *g, size_t **perm);
 
+/* What a plan's in-place sharing adds to its offsets blob (format 2). */
+struct storage__share {
+  uint64_t n_shared;    /* declared pairs at one offset, < n offsets */
+  uint64_t lb_unshared; /* the lower bound with every alias ignored */
+};
+
+/* The sharing to store with plan p (borrowed): returns 1 and fills *sh
+ * when p shares or reports a bound without sharing of its own, else 0
+ * (format 1 keeps such a plan exactly as before sharing existed). */
+int storage__share_of(const struct planner_plan *p, struct storage__share *sh);
+
 /* Encodes n offsets (borrowed), taken in the order perm gives (NULL =
  * as is), into an owned blob (free()) of *len bytes: the format byte, a
- * shift s (every offset is a multiple of 2^s), a varint count, then each
- * offset >> s as a LEB128 varint. Returns 0 or ARENA_ENOMEM. */
+ * shift s (every offset is a multiple of 2^s), with sh (borrowed, NULL
+ * for format 1) format 2's varints n_shared and lb_unshared, a varint
+ * count, then each offset >> s as a LEB128 varint. Returns 0 or
+ * ARENA_ENOMEM. */
 int storage__offsets_encode(const uint64_t *offsets, size_t n,
-                            const size_t *perm, uint8_t **blob, size_t *len);
+                            const size_t *perm,
+                            const struct storage__share *sh, uint8_t **blob,
+                            size_t *len);
 
-/* Decodes a blob that must hold exactly n offsets into out (caller-
- * allocated, n entries), writing the k-th stored offset to out[perm[k]]
- * (perm NULL = out[k]). Returns 0 or ARENA_ECORRUPT. */
+/* Decodes a blob of either format that must hold exactly n offsets into
+ * out (caller-allocated, n entries), writing the k-th stored offset to
+ * out[perm[k]] (perm NULL = out[k]). Returns 0 or ARENA_ECORRUPT. */
 int storage__offsets_decode(const uint8_t *blob, size_t len, size_t n,
                             const size_t *perm, uint64_t *out);
+
+/* Reads the sharing from the head of an offsets blob (borrowed; its
+ * first STORAGE__OFFSETS_HEAD_MAX bytes suffice) into *sh: for format 1,
+ * no pair and lb_unshared = lower_bound, the plan's own bound. Returns 0
+ * or ARENA_ECORRUPT (a head that does not decode, or more pairs than the
+ * count allows). */
+int storage__offsets_share(const uint8_t *blob, size_t len,
+                           uint64_t lower_bound, struct storage__share *sh);
 
 /* Everything the value checksum covers: the key and the stored value. */
 struct storage__row {
@@ -214,6 +243,9 @@ struct row_view {
   int64_t id;                /* plans.id */
   struct storage__row r;     /* checksummed fields */
   int have_offsets;          /* 0 for META_COLS */
+  const uint8_t *head;       /* the offsets blob, or for META_COLS its
+                                first STORAGE__OFFSETS_HEAD_MAX bytes */
+  size_t head_len;           /* bytes in head */
   int64_t last_used_ms;      /* bookkeeping */
   uint64_t hits;             /* flushed hits */
   uint64_t bytes;            /* accounted bytes */
@@ -253,8 +285,10 @@ void storage__bind_key(sqlite3_stmt *s, const struct storage_key *k,
 int storage__read_row(sqlite3_stmt *s, struct row_view *v);
 int storage__checksum_ok(const struct row_view *v);
 void storage__fill_info(const struct row_view *v, struct storage_info *info);
-void storage__fill_plan_fields(const struct row_view *v,
-                               struct planner_plan *p);
+/* Fills p's fields from v, its sharing from the offsets head. Returns 0
+ * or ARENA_ECORRUPT (the head does not decode). */
+int storage__fill_plan_fields(const struct row_view *v,
+                              struct planner_plan *p);
 /* Deletes a corrupt row in its own transaction, counts and logs it. */
 void storage__drop_corrupt(storage_t *st, int64_t id, const char *why);
 

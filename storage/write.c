@@ -283,6 +283,7 @@ int storage_put(storage_t *st, const struct storage_key *k,
   size_t *perm = NULL;
   uint8_t *blob = NULL;
   size_t blob_len = 0;
+  struct storage__share sh;
   int rc;
 
   res = res ? res : &dummy;
@@ -295,8 +296,9 @@ int storage_put(storage_t *st, const struct storage_key *k,
   if ((rc = planner_verify(g, o, p, verr)))
     return storage__seterr(st, rc, "plan rejected: %s", verr);
   if ((rc = storage__canonical_perm(g, &perm)) ||
-      (rc = storage__offsets_encode(p->offsets, p->n_offsets, perm, &blob,
-                                    &blob_len))) {
+      (rc = storage__offsets_encode(p->offsets, p->n_offsets, perm,
+                                    storage__share_of(p, &sh) ? &sh : NULL,
+                                    &blob, &blob_len))) {
     free(perm);
     return storage__seterr(st, rc, "out of memory");
   }

@@ -52,6 +52,7 @@ enum ct_mode {
   M_LOOKUP,        /* lookups: a decoy plan, then the matching one */
   M_LOOKUP_DECOY,  /* lookups: only plans for other graphs */
   M_LOOKUP_WRONG,  /* lookups: the matching digests, overlapping offsets */
+  M_SHARE_ANYWAY,  /* correct plans, but in-place sharing always on */
 };
 
 #define CT_MAX_CONNS 8
@@ -108,5 +109,7 @@ int ct_plan_once(int fallback, uint32_t timeout_ms,
 void client_add_fake_daemon(TCase *tc);
 /* Adds the tests of the "arenactl" case (check_client_cli.c). */
 void client_add_arenactl(TCase *tc);
+/* Adds the tests of the "share" case (check_client_share.c). */
+void client_add_share(TCase *tc);
 
 #endif

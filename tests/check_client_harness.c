@@ -5,7 +5,8 @@
  * The fake runs in a thread of the test process, listening on a Unix
  * socket in a fresh temporary directory and speaking the real wire format.
  * Each accepted connection is served in a scripted way (a "mode"): right
- * plans, wrong plans, plans for another graph, refusals with each status,
+ * plans, wrong plans, plans for another graph, plans that share bytes in
+ * place when the request turned sharing off, refusals with each status,
  * silence, a reply cut off in the middle, garbage, and canned replies to
  * ping, stats, list, evict and lookup for the arenactl tests. Also here:
  * the test graph and model key, the fixture, and the client helpers.
@@ -125,7 +126,15 @@ static void answer_plan(int fd, const Arenad__V1__Request *q, enum ct_mode m)
   uint8_t gd[PLANNER_DIGEST_LEN], od[PLANNER_DIGEST_LEN];
   wire_limits_init(&l);
   planner_plan_init(&p);
-  if (wire_graph_from_plan(q->plan, &l, &g, NULL) != 0)
+  Arenad__V1__Plan pm = *q->plan;
+  Arenad__V1__PlanOptions po = ARENAD__V1__PLAN_OPTIONS__INIT;
+  if (m == M_SHARE_ANYWAY) { /* as if the request asked for sharing */
+    if (pm.options)
+      po = *pm.options;
+    po.no_in_place = 0;
+    pm.options = &po;
+  }
+  if (wire_graph_from_plan(&pm, &l, &g, NULL) != 0)
     return;
   struct planner_graph pg = {g.tensors, g.n_tensors};
   if (planner_run(&pg, &g.opts, &p, NULL) != 0 ||

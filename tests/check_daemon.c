@@ -7,7 +7,7 @@
  * check_daemon_evict.c; use counts: check_daemon_uses.c;
  * SIGHUP while jobs run: check_daemon_reload.c; injected faults:
  * check_daemon_faults.c; the in-memory cache alone:
- * check_daemon_hotcache.c.)
+ * check_daemon_hotcache.c; in-place sharing: check_daemon_share.c.)
  */
 #include <check.h>
 #include <signal.h>
@@ -672,5 +672,6 @@ Suite *daemon_suite(void)
   add_case(s, "reload", 120, cd_add_reload_tests);
   add_case(s, "faults", 60, cd_add_faults_tests);
   add_case(s, "hotcache", 30, cd_add_hotcache_tests);
+  add_case(s, "share", 120, cd_add_share_tests);
   return s;
 }

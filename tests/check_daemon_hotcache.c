@@ -2,7 +2,8 @@
  * check_daemon_hotcache.c - unit tests of the daemon's in-memory plan
  * cache (daemon/hotcache.c) and the use counts it keeps: which hits are
  * counted, the order a take lists them in, counts of entries pushed out
- * or replaced, and counts dropped with entries removed on purpose.
+ * or replaced, counts dropped with entries removed on purpose, and the
+ * plan fields an entry keeps.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,8 +130,35 @@ START_TEST(removed_entries_drop_their_counts)
 }
 END_TEST
 
+/* A cached plan comes back whole, its in-place sharing included. */
+START_TEST(plan_fields_survive)
+{
+  struct hotcache *hc = hotcache_new(1 << 20, 10);
+  uint8_t ident[3] = {2, 's', 'h'};
+  uint64_t offsets[3] = {0, 0, 256};
+  struct hot_plan p;
+  memset(&p, 0, sizeof p);
+  p.offsets = offsets;
+  p.n_offsets = 3;
+  p.arena_bytes = 320;
+  p.lower_bound_bytes = 320;
+  p.lower_bound_unshared_bytes = 576;
+  p.n_shared = 1;
+  ck_assert_int_eq(hotcache_put(hc, ident, 3, hot_hash(ident, 3), &p), 0);
+  offsets[2] = 9; /* put copied them */
+  const struct hot_plan *q = hotcache_get(hc, ident, 3, hot_hash(ident, 3));
+  ck_assert_ptr_nonnull(q);
+  ck_assert_uint_eq(q->offsets[2], 256);
+  ck_assert_uint_eq(q->arena_bytes, 320);
+  ck_assert_uint_eq(q->lower_bound_unshared_bytes, 576);
+  ck_assert_uint_eq(q->n_shared, 1);
+  hotcache_free(hc);
+}
+END_TEST
+
 void cd_add_hotcache_tests(TCase *tc)
 {
+  tcase_add_test(tc, plan_fields_survive);
   tcase_add_test(tc, hits_are_counted_least_recent_first);
   tcase_add_test(tc, pushed_out_and_replaced_entries_keep_their_counts);
   tcase_add_test(tc, removed_entries_drop_their_counts);

@@ -1,7 +1,8 @@
 /*
  * check_service.c - the daemon through the real client library: a load
  * test with 32 concurrent client processes, lookups without the graph,
- * and the local fallback when the daemon is down.
+ * the local fallback when the daemon is down, and in-place sharing on
+ * and off.
  */
 #include <check.h>
 #include <dirent.h>
@@ -373,6 +374,101 @@ START_TEST(test_local_matches_daemon_loaded)
 }
 END_TEST
 
+/* Two chains of three tensors, each output over its input, one after
+ * the other: four legal in-place pairs when with_aliases. */
+static void share_chain(struct planner_tensor *t, int with_aliases)
+{
+  for (size_t i = 0; i < 6; i++) {
+    t[i].id = (uint32_t)(50 - i);
+    t[i].size = 5000;
+    t[i].first = (int64_t)(i < 3 ? i : i + 1);
+    t[i].last = t[i].first + 1;
+    t[i].align = 0;
+    t[i].pinned = PLANNER_NOT_PINNED;
+    t[i].alias = t[i].id + 1;
+    t[i].has_alias = with_aliases && i != 0 && i != 3;
+  }
+}
+
+/* Plans, then looks up, g under model hash `hash` with sharing on or
+ * off through the real daemon: both give plan `want`, the plan from the
+ * second time on from the cache. */
+static void share_plan_and_lookup(const struct harness *h, const char *hash,
+                                  const struct planner_graph *g,
+                                  int in_place,
+                                  const struct planner_plan *want)
+{
+  struct planner_options o;
+  arenad_client_plan_options_init(&o);
+  o.in_place = in_place;
+  uint8_t mh[8] = {0};
+  memcpy(mh, hash, strlen(hash) < 8 ? strlen(hash) : 8);
+  struct arenad_model_key k = {mh, sizeof mh, NULL, 0};
+  arenad_client_t *c = open_client(h, 0);
+  struct arenad_client_result r;
+  arenad_client_result_init(&r);
+  for (int round = 0; round < 3; round++) {
+    int rc = round < 2 ? arenad_client_plan(c, g, &o, &k, &r)
+                       : arenad_client_lookup(c, &k, g, &o, &r);
+    ck_assert_msg(rc == 0, "round %d: %s", round, arenad_client_errmsg(c));
+    ck_assert_int_eq(r.local, 0);
+    ck_assert_int_eq(r.cached, round > 0);
+    ck_assert_mem_eq(r.plan.offsets, want->offsets, g->n_tensors * 8);
+    ck_assert_uint_eq(r.plan.arena_bytes, want->arena_bytes);
+    ck_assert_uint_eq(r.plan.n_shared, want->n_shared);
+    ck_assert_uint_eq(r.plan.lower_bound_bytes, want->lower_bound_bytes);
+    ck_assert_uint_eq(r.plan.lower_bound_unshared_bytes,
+                      want->lower_bound_unshared_bytes);
+  }
+  arenad_client_result_cleanup(&r);
+  arenad_client_close(c);
+}
+
+/* In-place sharing through the daemon and the library: the shared plan
+ * with sharing on, the plan of the graph without aliases with it off;
+ * each planned, then served from the cache, then found by a lookup, and
+ * each equal to what the library plans when the daemon is down. */
+START_TEST(test_share_through_daemon)
+{
+  struct planner_tensor t[6], bare[6];
+  share_chain(t, 1);
+  share_chain(bare, 0);
+  struct planner_graph g = {t, 6}, bg = {bare, 6};
+  struct planner_options o;
+  arenad_client_plan_options_init(&o);
+  struct planner_plan ps, pb;
+  planner_plan_init(&ps);
+  planner_plan_init(&pb);
+  ck_assert_int_eq(planner_run(&g, &o, &ps, NULL), 0);
+  ck_assert_int_eq(planner_run(&bg, &o, &pb, NULL), 0);
+  ck_assert_uint_eq(ps.n_shared, 4);
+  ck_assert_uint_lt(ps.arena_bytes, pb.arena_bytes);
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  share_plan_and_lookup(&h, "shared", &g, 1, &ps);
+  share_plan_and_lookup(&h, "unshare", &g, 0, &pb);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  arenad_client_t *c = open_client(&h, 1);
+  struct arenad_model_key k = {(const uint8_t *)"shared..", 8, NULL, 0};
+  struct arenad_client_result r;
+  arenad_client_result_init(&r);
+  for (int in_place = 1; in_place >= 0; in_place--) {
+    o.in_place = in_place;
+    const struct planner_plan *want = in_place ? &ps : &pb;
+    ck_assert_int_eq(arenad_client_plan(c, &g, &o, &k, &r), 0);
+    ck_assert_int_eq(r.local, 1);
+    ck_assert_mem_eq(r.plan.offsets, want->offsets, 6 * 8);
+    ck_assert_uint_eq(r.plan.n_shared, want->n_shared);
+  }
+  arenad_client_result_cleanup(&r);
+  arenad_client_close(c);
+  hn_cleanup(&h);
+  planner_plan_cleanup(&ps);
+  planner_plan_cleanup(&pb);
+}
+END_TEST
+
 Suite *service_suite(void)
 {
   Suite *s = suite_create("service");
@@ -382,6 +478,7 @@ Suite *service_suite(void)
   tcase_add_test(tc, test_fallback_matches_daemon);
   tcase_add_test(tc, test_same_hash_different_graphs);
   tcase_add_test(tc, test_local_matches_daemon_loaded);
+  tcase_add_test(tc, test_share_through_daemon);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -15,6 +15,9 @@
  *                                       stats and batched hit updates
  *             check_storage_sqlite.c  - sqlite settings, a busy writer,
  *                                       the v1 -> v2 migration
+ *             check_storage_share.c   - plans that share bytes in place:
+ *                                       round trips, format 1 kept for
+ *                                       the others, bad sharing heads
  *   recovery: check_storage_corrupt.c - corrupt values and bad files
  *             check_storage_stress.c  - crash safety under SIGKILL, one
  *                                       writer with four reader threads
@@ -244,6 +247,7 @@ Suite *storage_suite(void)
   storage_add_plans(tc);
   storage_add_entries(tc);
   storage_add_sqlite(tc);
+  storage_add_share(tc);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("recovery");

@@ -108,6 +108,7 @@ void storage_add_codec(TCase *tc);   /* check_storage_codec.c, "codec" */
 void storage_add_plans(TCase *tc);   /* check_storage_plans.c, "cache" */
 void storage_add_entries(TCase *tc); /* check_storage_entries.c, "cache" */
 void storage_add_sqlite(TCase *tc);  /* check_storage_sqlite.c, "cache" */
+void storage_add_share(TCase *tc);   /* check_storage_share.c, "cache" */
 void storage_add_corrupt(TCase *tc); /* check_storage_corrupt.c, "recovery" */
 void storage_add_stress(TCase *tc);  /* check_storage_stress.c, "recovery" */
 

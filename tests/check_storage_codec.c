@@ -3,7 +3,7 @@
  * storage/'s value codecs on their own, without a database. The input
  * shape blob (encode, decode, truncated and padded blobs, bad keys), the
  * offsets blob (shift, varints, permuted encode and decode, corrupt
- * blobs), the canonical tensor order and the value checksum.
+ * blobs, format 2's sharing head), the canonical tensor order and the value checksum.
  */
 #include <check.h>
 #include <stdint.h>
@@ -70,7 +70,8 @@ START_TEST(codec_offsets)
   uint8_t *blob;
   size_t len;
   uint64_t back[6];
-  ck_assert_int_eq(storage__offsets_encode(off, 6, NULL, &blob, &len), 0);
+  ck_assert_int_eq(
+      storage__offsets_encode(off, 6, NULL, NULL, &blob, &len), 0);
   ck_assert_uint_eq(blob[0], STORAGE__OFFSETS_FORMAT);
   ck_assert_uint_eq(blob[1], 6); /* every offset is a multiple of 64 */
   ck_assert_int_eq(storage__offsets_decode(blob, len, 6, NULL, back), 0);
@@ -92,7 +93,8 @@ START_TEST(codec_offsets)
   free(blob);
 
   /* Permuted encode and decode are inverses. */
-  ck_assert_int_eq(storage__offsets_encode(off, 6, perm, &blob, &len), 0);
+  ck_assert_int_eq(
+      storage__offsets_encode(off, 6, perm, NULL, &blob, &len), 0);
   ck_assert_int_eq(storage__offsets_decode(blob, len, 6, NULL, back), 0);
   for (int i = 0; i < 6; i++)
     ck_assert_uint_eq(back[i], off[5 - i]);
@@ -102,10 +104,12 @@ START_TEST(codec_offsets)
 
   /* Odd offsets: shift 0; all zero: shift 0. */
   uint64_t odd[2] = {3, 0}, zero[3] = {0, 0, 0};
-  ck_assert_int_eq(storage__offsets_encode(odd, 2, NULL, &blob, &len), 0);
+  ck_assert_int_eq(
+      storage__offsets_encode(odd, 2, NULL, NULL, &blob, &len), 0);
   ck_assert_uint_eq(blob[1], 0);
   free(blob);
-  ck_assert_int_eq(storage__offsets_encode(zero, 3, NULL, &blob, &len), 0);
+  ck_assert_int_eq(
+      storage__offsets_encode(zero, 3, NULL, NULL, &blob, &len), 0);
   ck_assert_uint_eq(len, 6);
   ck_assert_int_eq(storage__offsets_decode(blob, len, 3, NULL, back), 0);
   ck_assert_uint_eq(back[2], 0);
@@ -117,6 +121,77 @@ START_TEST(codec_offsets)
   bad[13] = 0x01;
   ck_assert_int_eq(storage__offsets_decode(bad, 14, 1, NULL, back),
                    ARENA_ECORRUPT);
+}
+END_TEST
+
+/* Format 2 carries a plan's in-place sharing in the head; format 1
+ * reads as no sharing, and a bad head is corrupt. */
+START_TEST(codec_offsets_shared)
+{
+  uint64_t off[5] = {0, 0, 128, 0, 256};
+  struct storage__share sh = {2, 1ull << 40}, got;
+  uint8_t *blob;
+  size_t len;
+  uint64_t back[5];
+  ck_assert_int_eq(storage__offsets_encode(off, 5, NULL, &sh, &blob, &len),
+                   0);
+  ck_assert_uint_eq(blob[0], STORAGE__OFFSETS_FORMAT_SHARED);
+  ck_assert_int_eq(storage__offsets_decode(blob, len, 5, NULL, back), 0);
+  ck_assert_mem_eq(back, off, sizeof off);
+  ck_assert_int_eq(storage__offsets_share(blob, len, 7, &got), 0);
+  ck_assert_uint_eq(got.n_shared, 2);
+  ck_assert_uint_eq(got.lb_unshared, 1ull << 40);
+  /* the head alone is enough (a listing reads no more) */
+  ck_assert_int_eq(storage__offsets_share(blob, 2 + 1 + 6 + 1, 7, &got), 0);
+  ck_assert_uint_eq(got.n_shared, 2);
+  /* truncated inside the head, or the offsets, is corrupt */
+  ck_assert_int_eq(storage__offsets_share(blob, 4, 7, &got), ARENA_ECORRUPT);
+  ck_assert_int_eq(storage__offsets_decode(blob, len - 1, 5, NULL, back),
+                   ARENA_ECORRUPT);
+  /* a format byte nobody wrote */
+  blob[0] = 3;
+  ck_assert_int_eq(storage__offsets_share(blob, len, 7, &got),
+                   ARENA_ECORRUPT);
+  ck_assert_int_eq(storage__offsets_decode(blob, len, 5, NULL, back),
+                   ARENA_ECORRUPT);
+  free(blob);
+
+  /* as many pairs as offsets cannot be: a chain of c tensors has c - 1 */
+  sh.n_shared = 5;
+  ck_assert_int_eq(storage__offsets_encode(off, 5, NULL, &sh, &blob, &len),
+                   0);
+  ck_assert_int_eq(storage__offsets_share(blob, len, 7, &got),
+                   ARENA_ECORRUPT);
+  ck_assert_int_eq(storage__offsets_decode(blob, len, 5, NULL, back),
+                   ARENA_ECORRUPT);
+  free(blob);
+  sh.n_shared = 4;
+  ck_assert_int_eq(storage__offsets_encode(off, 5, NULL, &sh, &blob, &len),
+                   0);
+  ck_assert_int_eq(storage__offsets_decode(blob, len, 5, NULL, back), 0);
+  free(blob);
+
+  /* format 1: no pair, and the plan's own bound */
+  ck_assert_int_eq(
+      storage__offsets_encode(off, 5, NULL, NULL, &blob, &len), 0);
+  ck_assert_uint_eq(blob[0], STORAGE__OFFSETS_FORMAT);
+  ck_assert_int_eq(storage__offsets_share(blob, len, 7, &got), 0);
+  ck_assert_uint_eq(got.n_shared, 0);
+  ck_assert_uint_eq(got.lb_unshared, 7);
+  free(blob);
+
+  /* which plans need format 2 */
+  struct planner_plan p;
+  planner_plan_init(&p);
+  p.lower_bound_bytes = p.lower_bound_unshared_bytes = 64;
+  ck_assert_int_eq(storage__share_of(&p, &sh), 0);
+  p.n_shared = 1;
+  ck_assert_int_eq(storage__share_of(&p, &sh), 1);
+  ck_assert_uint_eq(sh.n_shared, 1);
+  p.n_shared = 0;
+  p.lower_bound_unshared_bytes = 128; /* shares nothing, bound differs */
+  ck_assert_int_eq(storage__share_of(&p, &sh), 1);
+  ck_assert_uint_eq(sh.lb_unshared, 128);
 }
 END_TEST
 
@@ -170,5 +245,6 @@ void storage_add_codec(TCase *tc)
 {
   tcase_add_test(tc, codec_shape);
   tcase_add_test(tc, codec_offsets);
+  tcase_add_test(tc, codec_offsets_shared);
   tcase_add_test(tc, codec_perm_and_checksum);
 }

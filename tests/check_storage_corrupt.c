@@ -230,7 +230,8 @@ START_TEST(corrupt_value_fails_verify)
   size_t len, cap = 0, shape_len;
   struct planner_options o;
   st_opts(&o, PLANNER_ALGO_BEST);
-  ck_assert_int_eq(storage__offsets_encode(offs, 60, NULL, &blob, &len), 0);
+  ck_assert_int_eq(
+      storage__offsets_encode(offs, 60, NULL, NULL, &blob, &len), 0);
   ck_assert_int_eq(storage__shape_encode(&f.k[0].k, &shape, &cap, &shape_len),
                    0);
   planner_graph_digest(&f.g[0], gd);

@@ -114,7 +114,8 @@ static uint64_t v1_insert(sqlite3 *db, const struct st_tkey *k,
   ck_assert_int_eq(planner_graph_digest(g, gd), 0);
   planner_options_digest(&o, od);
   ck_assert_int_eq(
-      storage__offsets_encode(p->offsets, p->n_offsets, NULL, &blob, &blob_len),
+      storage__offsets_encode(p->offsets, p->n_offsets, NULL, NULL, &blob,
+                              &blob_len),
       0);
   struct storage__row r = {
       .model_hash = k->k.model_hash, .model_hash_len = k->k.model_hash_len,

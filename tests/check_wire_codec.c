@@ -2,7 +2,8 @@
  * check_wire_codec.c - the first part of the "codec" case of the wire
  * suite: frame headers and wire_pack's limits, Plan requests and replies
  * through the codec and back (with their defaults and out-of-range
- * enums), the counting allocator pushed over its limit, and garbage and
+ * enums, and the alias column, the in-place option and the sharing
+ * fields), the counting allocator pushed over its limit, and garbage and
  * truncated bodies. Also defines the small Plan message that
  * check_wire.h shares with the validation case.
  */
@@ -285,6 +286,189 @@ START_TEST(plan_reply_round_trip)
 }
 END_TEST
 
+/* A chain of in-place pairs: 11 over 10, 12 over 11; 13 declares none. */
+static const struct planner_tensor chain_graph[] = {
+    {10, 256, 0, 1, 0, PLANNER_NOT_PINNED, 0, 0},
+    {11, 256, 1, 2, 0, PLANNER_NOT_PINNED, 10, 1},
+    {12, 256, 2, 3, 0, PLANNER_NOT_PINNED, 11, 1},
+    {13, 64, 0, 3, 0, PLANNER_NOT_PINNED, 0, 0},
+};
+
+/* Packs the Request that carries m; returns the frame (owned). */
+static uint8_t *pack_plan(Arenad__V1__Plan *m, size_t *len)
+{
+  Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
+  req.protocol_version = 1;
+  req.request_id = 3;
+  req.body_case = ARENAD__V1__REQUEST__BODY_PLAN;
+  req.plan = m;
+  uint8_t *buf;
+  ck_assert_int_eq(wire_pack(&req.base, 0, &buf, len), 0);
+  return buf;
+}
+
+START_TEST(plan_request_aliases)
+{
+  struct planner_graph pg = {chain_graph, 4};
+  struct planner_options o;
+  planner_options_init(&o);
+  Arenad__V1__Plan m;
+  Arenad__V1__PlanOptions mo;
+  ck_assert_int_eq(
+      wire_plan_msg_init(&m, &mo, &pg, &o, model_hash, 4, NULL, 0), 0);
+  ck_assert_uint_eq(m.n_tensor_alias, 4);
+  ck_assert_int_eq(m.tensor_alias[0], -1);
+  ck_assert_int_eq(m.tensor_alias[1], 10);
+  ck_assert_int_eq(m.tensor_alias[2], 11);
+  ck_assert_int_eq(m.tensor_alias[3], -1);
+  ck_assert_int_eq(mo.no_in_place, 0);
+  Arenad__V1__Request *back = wt_round_trip_plan(&m);
+  struct wire_limits l;
+  struct wire_graph g;
+  char err[ARENA_ERR_LEN] = "";
+  wire_limits_init(&l);
+  ck_assert_msg(wire_graph_from_plan(back->plan, &l, &g, err) == 0, "%s", err);
+  ck_assert_int_eq(g.opts.in_place, 1);
+  for (size_t i = 0; i < 4; i++) {
+    ck_assert_uint_eq(g.tensors[i].has_alias, chain_graph[i].has_alias);
+    ck_assert_uint_eq(g.tensors[i].alias, chain_graph[i].alias);
+  }
+  /* what arrived digests as what was sent, whatever the digest covers */
+  uint8_t d_sent[PLANNER_DIGEST_LEN], d_got[PLANNER_DIGEST_LEN];
+  struct planner_graph gg = {g.tensors, g.n_tensors};
+  ck_assert_int_eq(planner_graph_digest(&pg, d_sent), 0);
+  ck_assert_int_eq(planner_graph_digest(&gg, d_got), 0);
+  ck_assert_int_eq(memcmp(d_sent, d_got, sizeof d_sent), 0);
+  wire_graph_cleanup(&g);
+  wire_free_request(back);
+  wire_plan_msg_cleanup(&m);
+
+  /* in-place off travels as no_in_place and arrives as the graph
+   * without aliases */
+  o.in_place = 0;
+  ck_assert_int_eq(
+      wire_plan_msg_init(&m, &mo, &pg, &o, model_hash, 4, NULL, 0), 0);
+  ck_assert_int_eq(mo.no_in_place, 1);
+  ck_assert_uint_eq(m.n_tensor_alias, 4);
+  back = wt_round_trip_plan(&m);
+  ck_assert_msg(wire_graph_from_plan(back->plan, &l, &g, err) == 0, "%s", err);
+  ck_assert_int_eq(g.opts.in_place, 0);
+  struct planner_tensor bare[4];
+  memcpy(bare, chain_graph, sizeof bare);
+  for (size_t i = 0; i < 4; i++) {
+    ck_assert_uint_eq(g.tensors[i].has_alias, 0);
+    bare[i].has_alias = 0;
+  }
+  struct planner_graph bg = {bare, 4};
+  gg.tensors = g.tensors;
+  ck_assert_int_eq(planner_graph_digest(&bg, d_sent), 0);
+  ck_assert_int_eq(planner_graph_digest(&gg, d_got), 0);
+  ck_assert_int_eq(memcmp(d_sent, d_got, sizeof d_sent), 0);
+  wire_graph_cleanup(&g);
+  wire_free_request(back);
+  wire_plan_msg_cleanup(&m);
+}
+END_TEST
+
+/* A graph that declares no alias, with sharing on, encodes exactly as
+ * before the alias column and the option existed: neither is written,
+ * whatever the unused alias fields hold. */
+START_TEST(plan_request_without_aliases_unchanged)
+{
+  struct planner_tensor t[4];
+  memcpy(t, small_graph, sizeof t);
+  struct planner_graph pg = {t, WT_SMALL_N};
+  struct planner_options o;
+  planner_options_init(&o);
+  Arenad__V1__Plan m;
+  Arenad__V1__PlanOptions mo;
+  ck_assert_int_eq(
+      wire_plan_msg_init(&m, &mo, &pg, &o, model_hash, 4, NULL, 0), 0);
+  ck_assert_uint_eq(m.n_tensor_alias, 0);
+  ck_assert_ptr_null(m.tensor_alias);
+  ck_assert_int_eq(mo.no_in_place, 0);
+  size_t len_a, len_b;
+  uint8_t *a = pack_plan(&m, &len_a);
+  wire_plan_msg_cleanup(&m);
+  for (size_t i = 0; i < WT_SMALL_N; i++)
+    t[i].alias = 0xfeedu + (uint32_t)i; /* ignored: has_alias is 0 */
+  ck_assert_int_eq(
+      wire_plan_msg_init(&m, &mo, &pg, &o, model_hash, 4, NULL, 0), 0);
+  uint8_t *b = pack_plan(&m, &len_b);
+  ck_assert_uint_eq(len_a, len_b);
+  ck_assert_int_eq(memcmp(a, b, len_a), 0);
+  /* the same bytes as a message built with the fields of old alone */
+  Arenad__V1__Plan old = ARENAD__V1__PLAN__INIT;
+  Arenad__V1__PlanOptions old_o = ARENAD__V1__PLAN_OPTIONS__INIT;
+  old_o.algorithm = mo.algorithm;
+  old_o.alignment = mo.alignment;
+  old_o.effort = mo.effort;
+  old_o.capacity = mo.capacity;
+  old = m;
+  old.options = &old_o;
+  old.tensor_alias = NULL;
+  old.n_tensor_alias = 0;
+  uint8_t *c = pack_plan(&old, &len_b);
+  ck_assert_uint_eq(len_a, len_b);
+  ck_assert_int_eq(memcmp(a, c, len_a), 0);
+  free(a);
+  free(b);
+  free(c);
+  wire_plan_msg_cleanup(&m);
+}
+END_TEST
+
+START_TEST(plan_reply_sharing)
+{
+  struct planner_graph pg = {chain_graph, 4};
+  struct planner_options o;
+  struct planner_plan p, q;
+  char err[ARENA_ERR_LEN];
+  planner_options_init(&o);
+  planner_plan_init(&p);
+  planner_plan_init(&q);
+  ck_assert_int_eq(planner_run(&pg, &o, &p, err), 0);
+  ck_assert_uint_eq(p.n_shared, 2);
+  ck_assert_uint_gt(p.lower_bound_unshared_bytes, p.lower_bound_bytes);
+  Arenad__V1__PlanReply pr;
+  wire_reply_from_plan(&pr, &p, NULL, NULL);
+  ck_assert_uint_eq(pr.shared_pairs, 2);
+  ck_assert_uint_eq(pr.lower_bound_unshared_bytes,
+                    p.lower_bound_unshared_bytes);
+  Arenad__V1__Response resp = ARENAD__V1__RESPONSE__INIT;
+  resp.request_id = 9;
+  resp.body_case = ARENAD__V1__RESPONSE__BODY_PLAN;
+  resp.plan = &pr;
+  uint8_t *buf;
+  size_t len;
+  ck_assert_int_eq(wire_pack(&resp.base, 0, &buf, &len), 0);
+  Arenad__V1__Response *back = NULL;
+  ck_assert_int_eq(wire_unpack_response(buf + 4, len - 4, 0, &back), 0);
+  free(buf);
+  ck_assert_int_eq(wire_plan_from_reply(back->plan, &q), 0);
+  ck_assert_uint_eq(q.n_shared, 2);
+  ck_assert_uint_eq(q.lower_bound_unshared_bytes,
+                    p.lower_bound_unshared_bytes);
+  ck_assert_uint_eq(q.lower_bound_bytes, p.lower_bound_bytes);
+  ck_assert_int_eq(planner_verify(&pg, &o, &q, err), 0);
+
+  /* an older daemon sends neither field: nothing shared, one bound */
+  back->plan->lower_bound_unshared_bytes = 0;
+  back->plan->shared_pairs = 0;
+  ck_assert_int_eq(wire_plan_from_reply(back->plan, &q), 0);
+  ck_assert_uint_eq(q.n_shared, 0);
+  ck_assert_uint_eq(q.lower_bound_unshared_bytes, q.lower_bound_bytes);
+  /* as many pairs as offsets, or more, is a malformed reply */
+  back->plan->shared_pairs = back->plan->n_offsets;
+  ck_assert_int_eq(wire_plan_from_reply(back->plan, &q), ARENA_EPROTO);
+  back->plan->shared_pairs = back->plan->n_offsets - 1;
+  ck_assert_int_eq(wire_plan_from_reply(back->plan, &q), 0);
+  wire_free_response(back);
+  planner_plan_cleanup(&p);
+  planner_plan_cleanup(&q);
+}
+END_TEST
+
 START_TEST(unpack_memory_limit)
 {
   enum { N = 20000 };
@@ -400,6 +584,9 @@ void wire_add_codec(TCase *tc)
   tcase_add_test(tc, plan_request_round_trip);
   tcase_add_test(tc, plan_request_defaults);
   tcase_add_test(tc, plan_reply_round_trip);
+  tcase_add_test(tc, plan_request_aliases);
+  tcase_add_test(tc, plan_request_without_aliases_unchanged);
+  tcase_add_test(tc, plan_reply_sharing);
   tcase_add_test(tc, unpack_memory_limit);
   tcase_add_test(tc, unpack_garbage);
 }

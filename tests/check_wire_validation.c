@@ -1,7 +1,8 @@
 /*
  * check_wire_validation.c - the "validation" case of the wire suite:
  * wire_graph_from_plan walked through each rule with one broken field of
- * a valid Plan message at a time, the limits shown to be inclusive, and
+ * a valid Plan message at a time, the limits shown to be inclusive, the
+ * alias column's values with in-place sharing on and off, and
  * wire_shape_from_msg's input count.
  */
 #include <check.h>
@@ -37,8 +38,24 @@ static const struct bad_case bad_cases[] = {
     {"negative algorithm", ARENA_EINVAL, "algorithm"},
     {"alignment not a power of two", ARENA_EALIGN, ""},
     {"pinned below -1", ARENA_EPINNED, ""},
+    {"alias column short", ARENA_EINVAL, "tensor_alias"},
+    {"alias above UINT32_MAX", ARENA_EINVAL, "neither -1 nor a tensor id"},
+    {"alias below -1", ARENA_EINVAL, "neither -1 nor a tensor id"},
+    {"alias names the tensor itself", ARENA_EINVAL, "itself"},
+    {"alias names a missing id", ARENA_EINVAL, "not in the graph"},
 };
 #define N_BAD (sizeof bad_cases / sizeof bad_cases[0])
+
+/* Gives m an owned tensor_alias column of n entries, all -1 but row
+ * `row`, which gets value v. */
+static void set_aliases(Arenad__V1__Plan *m, size_t n, size_t row, int64_t v)
+{
+  m->tensor_alias = malloc(n * sizeof *m->tensor_alias);
+  ck_assert_ptr_nonnull(m->tensor_alias);
+  for (size_t i = 0; i < n; i++)
+    m->tensor_alias[i] = i == row ? v : -1;
+  m->n_tensor_alias = n;
+}
 
 START_TEST(validation_rejects)
 {
@@ -91,6 +108,11 @@ START_TEST(validation_rejects)
   case 14: mo.algorithm = (Arenad__V1__Algorithm)-2; break;
   case 15: mo.alignment = 48; break;
   case 16: m.tensor_pinned[0] = -7; break;
+  case 17: set_aliases(&m, 3, 0, -1); break;
+  case 18: set_aliases(&m, WT_SMALL_N, 2, (int64_t)UINT32_MAX + 1); break;
+  case 19: set_aliases(&m, WT_SMALL_N, 2, -2); break;
+  case 20: set_aliases(&m, WT_SMALL_N, 1, 3); break; /* row 1 is id 3 */
+  case 21: set_aliases(&m, WT_SMALL_N, 1, 99); break;
   default: ck_abort_msg("no case %d", _i);
   }
 
@@ -160,6 +182,55 @@ START_TEST(validation_limits_inclusive)
 }
 END_TEST
 
+/* Every alias value from -1 to UINT32_MAX is accepted as such (the id
+ * must then be in the graph); with in-place sharing off a bad alias is
+ * still refused, and good ones are checked, then cleared. */
+START_TEST(validation_alias_values)
+{
+  Arenad__V1__Plan m;
+  Arenad__V1__PlanOptions mo;
+  wt_small_plan_msg(&m, &mo);
+  struct wire_limits l;
+  wire_limits_init(&l);
+  struct wire_graph g;
+  char err[ARENA_ERR_LEN] = "";
+  set_aliases(&m, WT_SMALL_N, 0, 3); /* id 7 may reuse id 3 */
+  m.tensor_alias[1] = -1;
+  Arenad__V1__Request *back = wt_round_trip_plan(&m);
+  ck_assert_msg(wire_graph_from_plan(back->plan, &l, &g, err) == 0, "%s", err);
+  ck_assert_uint_eq(g.tensors[0].has_alias, 1);
+  ck_assert_uint_eq(g.tensors[0].alias, 3);
+  for (size_t i = 1; i < WT_SMALL_N; i++)
+    ck_assert_uint_eq(g.tensors[i].has_alias, 0);
+  ck_assert_int_eq(g.opts.in_place, 1);
+  wire_graph_cleanup(&g);
+  wire_free_request(back);
+
+  /* UINT32_MAX is an id like any other: here one not in the graph */
+  m.tensor_alias[2] = UINT32_MAX;
+  ck_assert_int_eq(wire_graph_from_plan(&m, &l, &g, err), ARENA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err, "not in the graph"));
+  ck_assert_ptr_nonnull(strstr(err, "4294967295"));
+
+  /* in-place off: the same bad alias is refused ... */
+  mo.no_in_place = 1;
+  back = wt_round_trip_plan(&m);
+  ck_assert_int_eq(wire_graph_from_plan(back->plan, &l, &g, err),
+                   ARENA_EINVAL);
+  wire_free_request(back);
+  m.tensor_alias[2] = (int64_t)UINT32_MAX + 1;
+  ck_assert_int_eq(wire_graph_from_plan(&m, &l, &g, err), ARENA_EINVAL);
+  /* ... and good ones arrive cleared */
+  m.tensor_alias[2] = -1;
+  ck_assert_msg(wire_graph_from_plan(&m, &l, &g, err) == 0, "%s", err);
+  ck_assert_int_eq(g.opts.in_place, 0);
+  for (size_t i = 0; i < WT_SMALL_N; i++)
+    ck_assert_uint_eq(g.tensors[i].has_alias, 0);
+  wire_graph_cleanup(&g);
+  wire_plan_msg_cleanup(&m);
+}
+END_TEST
+
 START_TEST(shape_too_many_inputs)
 {
   Arenad__V1__Dims d = ARENAD__V1__DIMS__INIT;
@@ -186,5 +257,6 @@ void wire_add_validation(TCase *tc)
 {
   tcase_add_loop_test(tc, validation_rejects, 0, (int)N_BAD);
   tcase_add_test(tc, validation_limits_inclusive);
+  tcase_add_test(tc, validation_alias_values);
   tcase_add_test(tc, shape_too_many_inputs);
 }

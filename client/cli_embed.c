@@ -16,7 +16,11 @@
  * (tflite.h, TFLM SCRATCH), which get no offline offset (TFLM places them
  * itself, in the room the plan leaves for them) but count in the arena.
  * The same graph is also planned with tflm-greedy, the replica of TFLM's
- * GreedyMemoryPlanner, and embed warns when its plan is no smaller.
+ * GreedyMemoryPlanner, without in-place sharing (TFLM's planner gives
+ * every buffer bytes of its own), and embed warns when its plan is no
+ * smaller. With in-place sharing (--in-place, the default), the output
+ * of an allowlisted elementwise or reshape operator (tflite.h, IN-PLACE
+ * PAIRS) may get the offset of the input it is written over.
  * After writing, the output is read back and its plan compared with the
  * one computed, so a written file is known to round-trip.
  */
@@ -27,6 +31,7 @@
 #include <string.h>
 
 #include "cli_model.h"
+#include "cli_share.h"
 #include "planner.h"
 #include "tflite.h"
 
@@ -48,6 +53,10 @@ static void usage(FILE *f)
           "  --algo A      algorithm (default best; see 'plan --help')\n"
           "  --align N     offset alignment in bytes (default %u, as TFLite\n"
           "                Micro aligns its arena)\n"
+          "  --in-place    let the output of an elementwise or reshape\n"
+          "                operator share the offset of the input it is\n"
+          "                written over (the default; docs/models.md)\n"
+          "  --no-in-place give every tensor bytes of its own\n"
           "  -h, --help    show this help\n"
           "\n"
           "Exit status: 0 written, 64 bad command line, 65 bad model or a\n"
@@ -91,6 +100,8 @@ static int parse_args(int argc, char **argv, struct embed_args *a)
         return CLI_EX_USAGE;
       }
       a->o.alignment = n;
+    } else if (cli_in_place_option(argv[i], &a->o.in_place)) {
+      continue;
     } else if (argv[i][0] == '-' && strcmp(argv[i], "-") != 0) {
       cli_error("embed", "unknown option '%s'", argv[i]);
       return CLI_EX_USAGE;
@@ -160,6 +171,7 @@ static int plan_offsets(const char *what, const struct planner_tflite_model *m,
   struct planner_plan gp;
   planner_plan_init(&gp);
   go.algo = PLANNER_ALGO_TFLM_GREEDY;
+  go.in_place = 0; /* TFLM's own planner shares nothing */
   int rc = run_plan(what, &g, o, p);
   if (!rc)
     rc = run_plan(what, &g, &go, &gp);
@@ -236,6 +248,7 @@ int cli_embed_main(int argc, char **argv)
   to.keep_dequant = 1;
   to.skip_variable = 1;
   to.tflm_scratch = 1;
+  to.no_in_place = !a.o.in_place;
   if (!planner_tflite_is_model(buf, len)) {
     cli_error(what, "not a TFLite model (no \"TFL3\" at bytes 4-7)");
     rc = CLI_EX_DATAERR;
@@ -291,6 +304,10 @@ int cli_embed_main(int argc, char **argv)
       printf("variable: %u tensors left to TFLite Micro's persistent "
              "memory (-1)\n",
              (unsigned)m.n_variable);
+    if (m.n_aliases)
+      printf("in-place: %zu of %zu declared pairs share an offset (an "
+             "output written over the input its operator reads last)\n",
+             p.n_shared, m.n_aliases);
     printf("wrote:    %s (%zu bytes, %zu added)\n", a.out, out_len,
            out_len - len);
     rc = cli_finish_stdout();

@@ -620,7 +620,7 @@ START_TEST(test_no_daemon_falls_back)
 }
 END_TEST
 
-/* ---- in-place sharing ------------------------------------------------------- */
+/* ---- in-place sharing ----------------------------------------------------- */
 
 /* Three elementwise steps, each output written over its input, and one
  * tensor live throughout: 150 bytes with sharing, 250 without. */

@@ -9,9 +9,10 @@
  *  tensor they name), then the graph inputs, outputs and variables widen
  *  the lifetimes. Once the planned tensors are known, tflite_inplace.c
  *  gives the outputs of allowlisted operators their in-place inputs from
- *  the operator lists kept on the way (no second pass over the file). All structure goes through the checked primitives of
- *  tflite_fb.c; this file never reads the buffer directly except through
- *  positions those primitives have checked.
+ *  the operator lists kept on the way (no second pass over the file).
+ *  All structure goes through the checked primitives of tflite_fb.c; this
+ *  file never reads the buffer directly except through positions those
+ *  primitives have checked.
  */
 #include "tflite_int.h"
 
@@ -353,7 +354,8 @@ static int tflm_scratch(struct reader *r, int64_t k, int32_t code,
     if (!rc && x->type == TFL_TYPE_INT8)
       rc = add_scratch(r, k, 4, y->elems, 1);
   } else if (code == TFL_OP_LSTM) {
-    const struct tfl__tinfo *state = op_tensor(r, in, 18), *cell = op_tensor(r, in, 19);
+    const struct tfl__tinfo *state = op_tensor(r, in, 18);
+    const struct tfl__tinfo *cell = op_tensor(r, in, 19);
     if (!state || !cell || cell->type >= PLANNER_TFLITE_TYPE__COUNT)
       return 0;
     for (int i = 0; i < 4 && !rc; i++)

@@ -378,7 +378,8 @@ START_TEST(test_embed_in_place)
   cm_assert_contains(r.out, "arena 1310720 bytes, lower bound 1310720 bytes");
   cm_assert_contains(r.out, "TFLite Micro's own planner needs 1376256 bytes");
   cm_assert_contains(r.out, "in-place: 37 of 37 declared pairs share an "
-                            "offset");
+                            "offset (an output written over the input its "
+                            "operator reads last), saving 65536 bytes\n");
   ck_assert_ptr_null(strstr(r.err, "warning"));
   cm_run_free(&r);
   size_t olen, n;
@@ -405,6 +406,30 @@ START_TEST(test_embed_in_place)
   RUN(&r, "embed", "--help");
   cm_assert_contains(r.out, "--no-in-place");
   cm_run_free(&r);
+}
+END_TEST
+
+/* A pair that saves no bytes is not shared in an offline plan: the file
+ * is the one --no-in-place writes. */
+START_TEST(test_embed_in_place_no_saving)
+{
+  struct run r;
+  copy_in("models/person_detect.tflite");
+  RUN(&r, "embed", "person_detect.tflite", "-o", "a.tflite");
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  cm_assert_contains(r.out, "in-place: 1 pair declared, none shared: "
+                            "sharing saves no bytes in this model\n");
+  cm_run_free(&r);
+  RUN(&r, "embed", "--no-in-place", "person_detect.tflite", "-o", "b.tflite");
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  ck_assert_ptr_null(strstr(r.out, "in-place"));
+  cm_run_free(&r);
+  size_t la, lb;
+  char *a = read_tmp("a.tflite", &la), *b = read_tmp("b.tflite", &lb);
+  ck_assert_uint_eq(la, lb);
+  ck_assert_int_eq(memcmp(a, b, la), 0);
+  free(a);
+  free(b);
 }
 END_TEST
 
@@ -898,6 +923,7 @@ Suite *models_suite(void)
   tcase_add_test(tc, test_import_in_place);
   tcase_add_test(tc, test_plan_explain_tflite_in_place);
   tcase_add_test(tc, test_embed_in_place);
+  tcase_add_test(tc, test_embed_in_place_no_saving);
   tcase_add_test(tc, test_plan_tflite);
   tcase_add_test(tc, test_plan_shape_resizes);
   tcase_add_test(tc, test_plan_shape_refused);

@@ -23,7 +23,7 @@
   "  --in-place       let an output reuse the bytes of the input its\n"   \
   "                   operator reads last (the default; see --help of\n"  \
   "                   plan)\n"                                             \
-  "  --no-in-place    plan every tensor in bytes of its own\n"
+  "  --no-in-place    give every tensor bytes of its own\n"
 
 /* One declared pair that a plan took: the output and the input whose
  * bytes it reuses, as rows of the graph. */

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cli_model.h"
+#include "cli_share.h"
 #include "planner.h"
 
 /* One side of the comparison. */
@@ -56,6 +57,7 @@ static void usage(FILE *f)
           "                   (default %u)\n"
           "  --keep-dequant   .tflite: plan DEQUANTIZE-of-constant outputs\n"
           "  --shape DIMS     .tflite: size a dynamic batch\n"
+          CLI_IN_PLACE_HELP
           "  --json           print one JSON object\n"
           "  -h, --help       show this help\n"
           "\n"
@@ -372,6 +374,7 @@ int cli_diff_main(int argc, char **argv)
     usage(stderr);
     return CLI_EX_USAGE;
   }
+  o.in_place = !lo.no_in_place;
   memset(&a, 0, sizeof a);
   memset(&b, 0, sizeof b);
   cli_graph_init(&a.g);

@@ -16,7 +16,15 @@
  * (tflite.h, TFLM SCRATCH), which get no offline offset (TFLM places them
  * itself, in the room the plan leaves for them) but count in the arena.
  * The same graph is also planned with tflm-greedy, the replica of TFLM's
- * GreedyMemoryPlanner, and embed warns when its plan is no smaller.
+ * GreedyMemoryPlanner, without in-place sharing (TFLM's planner gives
+ * every buffer bytes of its own), and embed warns when its plan is no
+ * smaller. With in-place sharing (--in-place, the default), the output
+ * of an allowlisted elementwise or reshape operator (tflite.h, IN-PLACE
+ * PAIRS) may get the offset of the input it is written over, but only
+ * when that makes the arena smaller: two tensors at one offset make
+ * TFLite Micro run a kernel in place, which is worth it only for the
+ * bytes it saves, so a plan that shares without saving is replaced by
+ * the plan without sharing.
  * After writing, the output is read back and its plan compared with the
  * one computed, so a written file is known to round-trip.
  */
@@ -27,6 +35,7 @@
 #include <string.h>
 
 #include "cli_model.h"
+#include "cli_share.h"
 #include "planner.h"
 #include "tflite.h"
 
@@ -48,6 +57,11 @@ static void usage(FILE *f)
           "  --algo A      algorithm (default best; see 'plan --help')\n"
           "  --align N     offset alignment in bytes (default %u, as TFLite\n"
           "                Micro aligns its arena)\n"
+          "  --in-place    let the output of an elementwise or reshape\n"
+          "                operator share the offset of the input it is\n"
+          "                written over where that makes the arena\n"
+          "                smaller (the default; docs/models.md)\n"
+          "  --no-in-place give every tensor bytes of its own\n"
           "  -h, --help    show this help\n"
           "\n"
           "Exit status: 0 written, 64 bad command line, 65 bad model or a\n"
@@ -91,6 +105,8 @@ static int parse_args(int argc, char **argv, struct embed_args *a)
         return CLI_EX_USAGE;
       }
       a->o.alignment = n;
+    } else if (cli_in_place_option(argv[i], &a->o.in_place)) {
+      continue;
     } else if (argv[i][0] == '-' && strcmp(argv[i], "-") != 0) {
       cli_error("embed", "unknown option '%s'", argv[i]);
       return CLI_EX_USAGE;
@@ -143,12 +159,41 @@ static int run_plan(const char *what, const struct planner_graph *g,
   return rc ? cli_exit_status(rc) : 0;
 }
 
+/* Plans g into p; when p shares in-place pairs, plans g without sharing
+ * too and keeps that plan unless sharing makes the arena TFLite Micro
+ * gets smaller. *unshared gets the arena without sharing (0 when g was
+ * not planned without it). */
+static int plan_embedded(const char *what, const struct planner_graph *g,
+                         const struct planner_options *o,
+                         struct planner_plan *p, uint64_t *unshared)
+{
+  *unshared = 0;
+  int rc = run_plan(what, g, o, p);
+  if (rc || !p->n_shared)
+    return rc;
+  struct planner_options no = *o;
+  struct planner_plan u;
+  no.in_place = 0;
+  planner_plan_init(&u);
+  rc = run_plan(what, g, &no, &u);
+  *unshared = u.arena_bytes;
+  if (!rc && round_tflm(u.arena_bytes) <= round_tflm(p->arena_bytes)) {
+    planner_plan_cleanup(p);
+    *p = u; /* sharing saves nothing here */
+  } else {
+    planner_plan_cleanup(&u);
+  }
+  return rc;
+}
+
 /* Plans m as TFLite Micro sees it and fills offs (n_all entries, -1 where
  * unplanned). *tflm_bytes gets the arena of tflm-greedy on the same
- * graph. */
+ * graph, *unshared the arena without in-place sharing when the plan
+ * could share (else 0). */
 static int plan_offsets(const char *what, const struct planner_tflite_model *m,
                         const struct planner_options *o, int32_t *offs,
-                        struct planner_plan *p, uint64_t *tflm_bytes)
+                        struct planner_plan *p, uint64_t *tflm_bytes,
+                        uint64_t *unshared)
 {
   struct planner_graph g;
   struct planner_tensor *t = tflm_graph(m, &g);
@@ -160,7 +205,8 @@ static int plan_offsets(const char *what, const struct planner_tflite_model *m,
   struct planner_plan gp;
   planner_plan_init(&gp);
   go.algo = PLANNER_ALGO_TFLM_GREEDY;
-  int rc = run_plan(what, &g, o, p);
+  go.in_place = 0; /* TFLM's own planner shares nothing */
+  int rc = plan_embedded(what, &g, o, p, unshared);
   if (!rc)
     rc = run_plan(what, &g, &go, &gp);
   *tflm_bytes = gp.arena_bytes;
@@ -208,6 +254,23 @@ static int round_trip(const char *what, const uint8_t *buf, size_t len,
   return 0;
 }
 
+/* The in-place line of the summary, for a model that declares pairs. */
+static void print_in_place(const struct planner_tflite_model *m,
+                           const struct planner_plan *p, uint64_t unshared)
+{
+  if (p->n_shared)
+    printf("in-place: %zu of %zu declared pairs share an offset (an "
+           "output written over the input its operator reads last), "
+           "saving %llu bytes\n",
+           p->n_shared, m->n_aliases,
+           (unsigned long long)(round_tflm(unshared) -
+                                round_tflm(p->arena_bytes)));
+  else if (unshared)
+    printf("in-place: %zu pair%s declared, none shared: sharing saves no "
+           "bytes in this model\n",
+           m->n_aliases, m->n_aliases == 1 ? "" : "s");
+}
+
 int cli_embed_main(int argc, char **argv)
 {
   struct embed_args a;
@@ -236,6 +299,7 @@ int cli_embed_main(int argc, char **argv)
   to.keep_dequant = 1;
   to.skip_variable = 1;
   to.tflm_scratch = 1;
+  to.no_in_place = !a.o.in_place;
   if (!planner_tflite_is_model(buf, len)) {
     cli_error(what, "not a TFLite model (no \"TFL3\" at bytes 4-7)");
     rc = CLI_EX_DATAERR;
@@ -252,8 +316,9 @@ int cli_embed_main(int argc, char **argv)
     rc = CLI_EX_OSERR;
     goto out;
   }
-  uint64_t tflm_bytes = 0;
-  if ((rc = plan_offsets(what, &m, &a.o, offs, &p, &tflm_bytes)) != 0)
+  uint64_t tflm_bytes = 0, unshared = 0;
+  if ((rc = plan_offsets(what, &m, &a.o, offs, &p, &tflm_bytes,
+                         &unshared)) != 0)
     goto out;
   uint64_t arena = round_tflm(p.arena_bytes);
   if (arena >= round_tflm(tflm_bytes))
@@ -291,6 +356,8 @@ int cli_embed_main(int argc, char **argv)
       printf("variable: %u tensors left to TFLite Micro's persistent "
              "memory (-1)\n",
              (unsigned)m.n_variable);
+    if (m.n_aliases)
+      print_in_place(&m, &p, unshared);
     printf("wrote:    %s (%zu bytes, %zu added)\n", a.out, out_len,
            out_len - len);
     rc = cli_finish_stdout();

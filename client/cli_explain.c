@@ -10,6 +10,14 @@
  * Live bytes are plain sums of sizes; the lower bound and arenas use the
  * alignment (--align, default 64 as in `plan`), so the bound can sit a
  * little above the peak of live bytes.
+ *
+ * When the graph declares in-place aliases (planner.h, IN-PLACE
+ * SHARING), the bound and the arenas are those with sharing (unless
+ * --no-in-place), and a section lists the pairs `best` took (output,
+ * input, operator and, for a model, its type, bytes) and what sharing
+ * saves: the bound and best's arena planned without it, against with.
+ * Live bytes stay plain sums: a shared pair is counted twice at the
+ * operator where the output is written over its input.
  */
 #include "cli.h"
 
@@ -18,6 +26,7 @@
 #include <string.h>
 
 #include "cli_model.h"
+#include "cli_share.h"
 #include "planner.h"
 
 #define CHART_ROWS 64   /* more operators than this are grouped */
@@ -31,6 +40,7 @@ static const enum planner_algo algos[] = {
     PLANNER_ALGO_BEST,
 };
 #define N_ALGOS (sizeof algos / sizeof algos[0])
+#define BEST (N_ALGOS - 1) /* best comes last in algos */
 
 /* Everything explain computes. */
 struct explain {
@@ -46,6 +56,11 @@ struct explain {
   uint64_t halved_lb[N_HALVE]; /* lower bound with at_peak[i] halved */
   uint64_t arena[N_ALGOS];  /* arena of each algorithm */
   enum planner_algo chosen; /* what `best` picked */
+  size_t declared;          /* tensors that declare an alias */
+  struct cli_pair *pairs;   /* the pairs best's plan took, owned */
+  size_t n_pairs;           /* entries in pairs */
+  uint64_t lb_unshared;     /* lower bound with every alias ignored */
+  uint64_t arena_unshared;  /* best's arena with sharing off */
 };
 
 static void usage(FILE *f)
@@ -63,8 +78,13 @@ static void usage(FILE *f)
           "  --align N        alignment for bounds and arenas (default %u)\n"
           "  --keep-dequant   .tflite: plan DEQUANTIZE-of-constant outputs\n"
           "  --shape DIMS     .tflite: size a dynamic batch\n"
+          CLI_IN_PLACE_HELP
           "  --json           print one JSON object\n"
           "  -h, --help       show this help\n"
+          "\n"
+          "When the graph declares in-place pairs (a .tflite's elementwise\n"
+          "and reshape operators, a CSV's alias column), it also lists the\n"
+          "pairs best took and the bytes sharing saves.\n"
           "\n"
           "Exit status: 0 done, 64 bad command line, 65 bad input,\n"
           "66 cannot read FILE.\n",
@@ -84,6 +104,89 @@ static int by_size_desc(const void *a, const void *b)
   return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* The lower bound with tensor h of the peak at half its size, and with
+ * it the tensors it may share bytes with when groups is not NULL (a
+ * smaller output of an ADD comes with a smaller input); copy holds the
+ * graph and is restored. */
+static int halved_bound(struct explain *e, struct planner_tensor *copy,
+                        size_t *groups, size_t h, char *err)
+{
+  size_t i = e->at_peak[h], n = e->g.n;
+  struct planner_graph cv = {copy, n};
+  size_t r = groups ? cli_group_of(groups, i) : i;
+  for (size_t k = 0; k < n; k++)
+    if (k == i || (groups && cli_group_of(groups, k) == r))
+      copy[k].size = (e->g.tensors[k].size + 1) / 2;
+  int rc = cli_lower_bound(&cv, &e->o, &e->halved_lb[h], err);
+  for (size_t k = 0; k < n; k++)
+    copy[k].size = e->g.tensors[k].size;
+  return rc;
+}
+
+static int halve(struct explain *e, char *err)
+{
+  struct planner_tensor *copy = malloc(e->g.n * sizeof *copy);
+  size_t *groups = NULL;
+  struct planner_graph v = cli_graph_view(&e->g);
+  if (copy && e->o.in_place && cli_has_aliases(&v))
+    groups = cli_alias_groups(&v);
+  if (!copy || (e->o.in_place && cli_has_aliases(&v) && !groups)) {
+    free(copy);
+    return ARENA_ENOMEM;
+  }
+  memcpy(copy, e->g.tensors, e->g.n * sizeof *copy);
+  int rc = 0;
+  for (size_t h = 0; rc == 0 && h < N_HALVE && h < e->n_at_peak; h++)
+    rc = halved_bound(e, copy, groups, h, err);
+  free(groups);
+  free(copy);
+  return rc;
+}
+
+/* Plans with every algorithm; keeps best's pairs. */
+static int arenas(struct explain *e, char *err)
+{
+  struct planner_graph v = cli_graph_view(&e->g);
+  int rc = 0;
+  for (size_t a = 0; rc == 0 && a < N_ALGOS; a++) {
+    struct planner_plan p;
+    struct planner_options o = e->o;
+    planner_plan_init(&p);
+    o.algo = algos[a];
+    rc = planner_run(&v, &o, &p, err);
+    e->arena[a] = p.arena_bytes;
+    if (rc == 0 && algos[a] == PLANNER_ALGO_BEST) {
+      e->chosen = p.algo;
+      if (cli_pairs_taken(e->g.what, &v, &e->o, p.offsets, &e->pairs,
+                          &e->n_pairs))
+        rc = ARENA_ENOMEM;
+    }
+    planner_plan_cleanup(&p);
+  }
+  return rc;
+}
+
+/* For a graph that declares aliases: the bound and best's arena with
+ * sharing off, to set against those with it. */
+static int unshared(struct explain *e, char *err)
+{
+  struct planner_graph v = cli_graph_view(&e->g);
+  struct planner_options o = e->o;
+  struct planner_plan p;
+  for (size_t i = 0; i < e->g.n; i++)
+    e->declared += e->g.tensors[i].has_alias != 0;
+  if (!e->declared)
+    return 0;
+  o.in_place = 0;
+  o.algo = PLANNER_ALGO_BEST;
+  planner_plan_init(&p);
+  int rc = planner_run(&v, &o, &p, err);
+  e->lb_unshared = p.lower_bound_bytes;
+  e->arena_unshared = p.arena_bytes;
+  planner_plan_cleanup(&p);
+  return rc;
+}
+
 static int analyse(struct explain *e)
 {
   struct planner_graph v = cli_graph_view(&e->g);
@@ -101,9 +204,7 @@ static int analyse(struct explain *e)
       e->peak_op = k;
     }
   e->at_peak = malloc((e->g.n + 1) * sizeof *e->at_peak);
-  struct planner_tensor *copy = malloc(e->g.n * sizeof *copy);
-  if (!e->at_peak || !copy) {
-    free(copy);
+  if (!e->at_peak) {
     cli_error(e->g.what, "out of memory");
     return CLI_EX_OSERR;
   }
@@ -114,27 +215,13 @@ static int analyse(struct explain *e)
   }
   sort_ctx = e->g.tensors;
   qsort(e->at_peak, e->n_at_peak, sizeof *e->at_peak, by_size_desc);
-  rc = planner_lower_bound(&v, &e->o, &e->lb);
-  memcpy(copy, e->g.tensors, e->g.n * sizeof *copy);
-  struct planner_graph cv = {copy, e->g.n};
-  for (size_t h = 0; rc == 0 && h < N_HALVE && h < e->n_at_peak; h++) {
-    size_t i = e->at_peak[h];
-    copy[i].size = (e->g.tensors[i].size + 1) / 2;
-    rc = planner_lower_bound(&cv, &e->o, &e->halved_lb[h]);
-    copy[i].size = e->g.tensors[i].size;
-  }
-  free(copy);
-  for (size_t a = 0; rc == 0 && a < N_ALGOS; a++) {
-    struct planner_plan p;
-    struct planner_options o = e->o;
-    planner_plan_init(&p);
-    o.algo = algos[a];
-    rc = planner_run(&v, &o, &p, err);
-    e->arena[a] = p.arena_bytes;
-    if (algos[a] == PLANNER_ALGO_BEST)
-      e->chosen = p.algo;
-    planner_plan_cleanup(&p);
-  }
+  rc = cli_lower_bound(&v, &e->o, &e->lb, err);
+  if (rc == 0)
+    rc = halve(e, err);
+  if (rc == 0)
+    rc = arenas(e, err);
+  if (rc == 0)
+    rc = unshared(e, err);
   if (rc) {
     cli_error(e->g.what, "%s", err[0] ? err : arena_strerror(rc));
     return cli_exit_status(rc);
@@ -175,6 +262,74 @@ static void chart(const struct explain *e)
            "########################################", CHART_WIDTH - w, "",
            (unsigned long long)m, m == e->peak && e->peak ? "  <- peak" : "");
   }
+}
+
+/* The operator's type for a model ("ADD"), or NULL. */
+static const char *op_type(const struct cli_graph *g, int64_t op)
+{
+  if (!g->has_model || op < 0 || (uint64_t)op >= g->model.n_ops)
+    return NULL;
+  return planner_tflite_inplace_op(g->model.op_codes[op]);
+}
+
+static uint64_t minus(uint64_t a, uint64_t b)
+{
+  return a > b ? a - b : 0;
+}
+
+/* The in-place section: the pairs best took and what sharing saves. */
+static void print_sharing(const struct explain *e)
+{
+  const struct cli_graph *g = &e->g;
+  if (!e->o.in_place) {
+    printf("\nin-place sharing: off (--no-in-place); %zu pairs declared\n",
+           e->declared);
+    return;
+  }
+  printf("\nin-place sharing: %zu of %zu declared pairs taken by best "
+         "(an output written over the input its operator reads last):\n",
+         e->n_pairs, e->declared);
+  if (e->n_pairs)
+    printf("  %10s %10s %10s %12s%s\n", "output", "input", "operator",
+           "bytes", g->has_model ? "  type" : "");
+  for (size_t k = 0; k < e->n_pairs; k++) {
+    const struct planner_tensor *o = &g->tensors[e->pairs[k].out];
+    const struct planner_tensor *i = &g->tensors[e->pairs[k].in];
+    const char *type = op_type(g, o->first);
+    printf("  %10u %10u %10lld %12llu%s%s\n", (unsigned)o->id,
+           (unsigned)i->id, (long long)o->first, (unsigned long long)o->size,
+           type ? "  " : "", type ? type : "");
+  }
+  printf("saved by sharing: lower bound %llu -> %llu (-%llu bytes), arena "
+         "(best) %llu -> %llu (-%llu bytes)\n",
+         (unsigned long long)e->lb_unshared, (unsigned long long)e->lb,
+         (unsigned long long)minus(e->lb_unshared, e->lb),
+         (unsigned long long)e->arena_unshared,
+         (unsigned long long)e->arena[BEST],
+         (unsigned long long)minus(e->arena_unshared, e->arena[BEST]));
+}
+
+static void print_json_sharing(const struct explain *e)
+{
+  const struct cli_graph *g = &e->g;
+  printf(",\"in_place\":%s,\"declared_pairs\":%zu,\"shared_pairs\":[",
+         e->o.in_place ? "true" : "false", e->declared);
+  for (size_t k = 0; k < e->n_pairs; k++) {
+    const struct planner_tensor *o = &g->tensors[e->pairs[k].out];
+    const char *type = op_type(g, o->first);
+    printf("%s{\"out\":%u,\"in\":%u,\"op\":%lld,", k ? "," : "",
+           (unsigned)o->id, (unsigned)g->tensors[e->pairs[k].in].id,
+           (long long)o->first);
+    if (type)
+      printf("\"op_type\":\"%s\",", type);
+    printf("\"bytes\":%llu}", (unsigned long long)o->size);
+  }
+  printf("],\"lower_bound_unshared_bytes\":%llu,\"arena_unshared_bytes\":%llu,"
+         "\"saved_lower_bound_bytes\":%llu,\"saved_arena_bytes\":%llu",
+         (unsigned long long)e->lb_unshared,
+         (unsigned long long)e->arena_unshared,
+         (unsigned long long)minus(e->lb_unshared, e->lb),
+         (unsigned long long)minus(e->arena_unshared, e->arena[BEST]));
 }
 
 static void print_text(const struct explain *e)
@@ -224,19 +379,22 @@ static void print_text(const struct explain *e)
            (unsigned)t->id, (unsigned long long)t->size,
            (unsigned long long)((t->size + 1) / 2),
            (unsigned long long)e->halved_lb[h],
-           (unsigned long long)(e->lb - e->halved_lb[h]),
-           pct(e->lb - e->halved_lb[h], e->lb));
+           (unsigned long long)minus(e->lb, e->halved_lb[h]),
+           pct(minus(e->lb, e->halved_lb[h]), e->lb));
   }
   printf("\nlower bound: %llu bytes (alignment %llu)\n",
          (unsigned long long)e->lb, (unsigned long long)e->o.alignment);
   printf("arena by algorithm:\n");
   for (size_t a = 0; a < N_ALGOS; a++) {
     printf("  %-15s %12llu  +%.1f%%", planner_algo_name(algos[a]),
-           (unsigned long long)e->arena[a], pct(e->arena[a] - e->lb, e->lb));
+           (unsigned long long)e->arena[a],
+           pct(minus(e->arena[a], e->lb), e->lb));
     if (algos[a] == PLANNER_ALGO_BEST)
       printf("  (%s)", planner_algo_name(e->chosen));
     printf("%s\n", e->arena[a] == e->lb ? "  optimal" : "");
   }
+  if (e->declared)
+    print_sharing(e);
 }
 
 static void print_json(const struct explain *e)
@@ -281,13 +439,16 @@ static void print_json(const struct explain *e)
     printf("%s{\"id\":%u,\"lower_bound_bytes\":%llu,\"drop_bytes\":%llu}",
            h ? "," : "", (unsigned)g->tensors[e->at_peak[h]].id,
            (unsigned long long)e->halved_lb[h],
-           (unsigned long long)(e->lb - e->halved_lb[h]));
+           (unsigned long long)minus(e->lb, e->halved_lb[h]));
   printf("],\"lower_bound_bytes\":%llu,\"arenas\":[",
          (unsigned long long)e->lb);
   for (size_t a = 0; a < N_ALGOS; a++)
     printf("%s{\"algorithm\":\"%s\",\"arena_bytes\":%llu}", a ? "," : "",
            planner_algo_name(algos[a]), (unsigned long long)e->arena[a]);
-  printf("],\"best_choice\":\"%s\"}\n", planner_algo_name(e->chosen));
+  printf("],\"best_choice\":\"%s\"", planner_algo_name(e->chosen));
+  if (e->declared)
+    print_json_sharing(e);
+  printf("}\n");
 }
 
 int cli_explain_main(int argc, char **argv)
@@ -324,6 +485,7 @@ int cli_explain_main(int argc, char **argv)
     usage(stderr);
     return CLI_EX_USAGE;
   }
+  e.o.in_place = !lo.no_in_place;
   if ((rc = cli_graph_load(file, &lo, &e.g)) == 0 &&
       (rc = analyse(&e)) == 0) {
     if (json)
@@ -334,6 +496,7 @@ int cli_explain_main(int argc, char **argv)
   }
   free(e.live);
   free(e.at_peak);
+  free(e.pairs);
   cli_graph_cleanup(&e.g);
   return rc;
 }

@@ -170,11 +170,26 @@ struct jplan {
   int seen;            /* bit mask of keys seen */
 };
 
+/* The optional "alias" of a tensor: the id whose bytes it may reuse. */
+static int jalias(struct json *j, struct planner_tensor *t)
+{
+  uint64_t v;
+  if (jnum(j, &v))
+    return -1;
+  if (v > UINT32_MAX)
+    return jfail(j, "tensor field out of range");
+  t->alias = (uint32_t)v;
+  t->has_alias = 1;
+  return 0;
+}
+
 static int jtensor_key(struct json *j, const char *k, void *ctx)
 {
   struct jplan *jp = ctx;
   uint64_t v;
   static const char *const keys[] = {"id", "size", "first", "last", "offset"};
+  if (strcmp(k, "alias") == 0)
+    return jalias(j, &jp->t);
   for (int i = 0; i < 5; i++)
     if (strcmp(k, keys[i]) == 0) {
       if (jnum(j, &v))

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli_daemon.h"
+#include "cli_share.h"
 #include "digest.h"
 
 void cli_graph_init(struct cli_graph *g)
@@ -51,9 +52,14 @@ int cli_model_option(int argc, char **argv, int *i, struct cli_load_opts *o,
                      int *rc)
 {
   const char *v;
+  int in_place;
   *rc = 0;
   if (strcmp(argv[*i], "--keep-dequant") == 0) {
     o->keep_dequant = 1;
+    return 1;
+  }
+  if (cli_in_place_option(argv[*i], &in_place)) {
+    o->no_in_place = !in_place;
     return 1;
   }
   int m = cli_opt_value(argc, argv, i, "--shape", &v);
@@ -238,6 +244,7 @@ static int load_tflite(const char *what, const char *buf, size_t len,
   struct planner_tflite_options to;
   memset(&to, 0, sizeof to);
   to.keep_dequant = o ? o->keep_dequant : 0;
+  to.no_in_place = o ? o->no_in_place : 0;
   int rc = planner_tflite_read(buf, len, &to, &g->model, err);
   if (rc == 0 && o && o->shape) {
     uint64_t batch = 0;
@@ -301,13 +308,14 @@ none:
 }
 
 int cli_model_to_csv(const char *what, const char *buf, size_t len,
-                     const char *shape_in, struct planner_csv *c, char *shape,
-                     size_t shape_cap)
+                     const char *shape_in, int in_place, struct planner_csv *c,
+                     char *shape, size_t shape_cap)
 {
   struct cli_graph g;
   struct cli_load_opts o;
   memset(&o, 0, sizeof o);
   o.shape = shape_in;
+  o.no_in_place = !in_place;
   cli_graph_init(&g);
   int rc = load_tflite(what, buf, len, &o, &g);
   if (rc == 0 && shape && shape_cap)
@@ -441,6 +449,19 @@ int cli_live_bytes(const struct cli_graph *g, uint64_t **live, size_t *n_ops)
   return 0;
 }
 
+/* Sets p->n_shared from the pairs p's offsets take. */
+static int count_shared(const struct cli_graph *g,
+                        const struct planner_options *o,
+                        struct planner_plan *p)
+{
+  struct planner_graph v = cli_graph_view(g);
+  struct cli_pair *pairs;
+  if (cli_pairs_taken(g->what, &v, o, p->offsets, &pairs, &p->n_shared))
+    return ARENA_ENOMEM;
+  free(pairs);
+  return 0;
+}
+
 int cli_graph_plan(const struct cli_graph *g, const struct planner_options *o,
                    struct planner_plan *p)
 {
@@ -470,9 +491,13 @@ int cli_graph_plan(const struct cli_graph *g, const struct planner_options *o,
       p->algo = PLANNER_ALGO_BEST;
     rc = planner_validate(&v, o, err);
     if (rc == 0)
-      rc = planner_lower_bound(&v, o, &p->lower_bound_bytes);
+      rc = cli_lower_bound(&v, o, &p->lower_bound_bytes, err);
+    if (rc == 0)
+      rc = planner_lower_bound(&v, o, &p->lower_bound_unshared_bytes);
     if (rc == 0)
       rc = planner_verify(&v, o, p, err);
+    if (rc == 0)
+      rc = count_shared(g, o, p);
     p->proven_optimal = rc == 0 && p->arena_bytes == p->lower_bound_bytes;
   }
   if (rc) {
@@ -603,6 +628,11 @@ void cli_model_summary(FILE *f, const char *prefix,
                              : "; --shape can set a dynamic batch");
   if (m->has_offline_plan)
     fprintf(f, "%scarries an OfflineMemoryAllocation plan\n", prefix);
+  if (m->n_aliases)
+    fprintf(f, "%sin-place pairs: %zu (outputs of elementwise or reshape "
+            "operators that may reuse their input's bytes; --no-in-place "
+            "declares none)\n",
+            prefix, m->n_aliases);
 }
 
 static void import_usage(FILE *f)
@@ -612,12 +642,18 @@ static void import_usage(FILE *f)
           "\n"
           "Reads a TFLite model and writes the lifetime graph of subgraph 0\n"
           "as CSV (id,size,first,last; ids are the model's tensor indexes),\n"
-          "with the model's facts as '#' comments.\n"
+          "with the model's facts as '#' comments. An alias column names,\n"
+          "for the output of an elementwise or reshape operator, the input\n"
+          "whose bytes it may reuse; it is there when some tensor has one.\n"
           "\n"
           "Options:\n"
           "  -o FILE          write to FILE instead of standard output\n"
           "  --keep-dequant   also plan outputs of DEQUANTIZE-of-constant\n"
           "  --shape DIMS     size a dynamic batch, e.g. 4x96x96x1 or 4\n"
+          "  --in-place       declare in-place pairs (the default): only\n"
+          "                   for kernels known to read element i before\n"
+          "                   they write it (docs/models.md)\n"
+          "  --no-in-place    declare none: no alias column\n"
           "  -h, --help       show this help\n"
           "\n"
           "Exit status: 0 done, 64 bad command line, 65 bad model,\n"

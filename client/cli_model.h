@@ -29,6 +29,8 @@ enum cli_graph_kind {
 /* Options of the loader (set by cli_model_option()). */
 struct cli_load_opts {
   int keep_dequant;  /* --keep-dequant */
+  int no_in_place;   /* --no-in-place: a .tflite declares no in-place
+                        pairs (tflite.h, IN-PLACE PAIRS) */
   const char *shape; /* --shape value, borrowed, or NULL */
   int other_kinds_ok; /* 1: the options may meet non-TFLite files (diff) */
   int tflite_only;    /* 1: refuse anything but a TFLite model (import) */
@@ -70,22 +72,25 @@ int cli_json_load(const char *what, const char *buf, size_t len,
 /* A borrowed planner view of g's tensors. */
 struct planner_graph cli_graph_view(const struct cli_graph *g);
 
-/* Tries the loader options (--keep-dequant, --shape S) at argv[*i].
- * Returns 1 when it was one (0 in *rc, or CLI_EX_USAGE), else 0. */
+/* Tries the loader options (--keep-dequant, --shape S, --in-place,
+ * --no-in-place) at argv[*i]. Returns 1 when it was one (0 in *rc, or
+ * CLI_EX_USAGE), else 0. A command that plans takes planner_options
+ * in_place = !o->no_in_place as well. */
 int cli_model_option(int argc, char **argv, int *i, struct cli_load_opts *o,
                      int *rc);
 
 /* Reads a TFLite model that is already in memory into a CSV result, for
  * `arenactl plan`, applying the --shape text shape_in (borrowed; NULL for
  * the model's own shapes) exactly as cli_graph_load() does for import and
- * explain, and writes into shape (shape_cap bytes, may be NULL) the input
+ * explain, declaring in-place pairs when in_place is set, and writes into
+ * shape (shape_cap bytes, may be NULL) the input
  * shape the sizes were computed for, in the --shape syntax,
  * "1x96x96x1,1x10" ("" when it cannot be written so). Prints errors under
  * `what`; returns 0 or an exit status (CLI_EX_USAGE for --shape text that
  * is not a shape, CLI_EX_DATAERR for a shape that does not apply). */
 int cli_model_to_csv(const char *what, const char *buf, size_t len,
-                     const char *shape_in, struct planner_csv *c, char *shape,
-                     size_t shape_cap);
+                     const char *shape_in, int in_place, struct planner_csv *c,
+                     char *shape, size_t shape_cap);
 
 /* Live bytes (sizes summed, no alignment) at every operator 0 .. n-1,
  * where n = 1 + the largest `last`. On success *live is owned (free()).
@@ -96,8 +101,9 @@ int cli_live_bytes(const struct cli_graph *g, uint64_t **live, size_t *n_ops);
 
 /* Gives g a plan in *p (planner_plan_init()ed): its own offsets when the
  * file was a plan (checked with planner_verify(); o->alignment should
- * then be the plan's), otherwise planner_run() with o. Prints errors;
- * returns 0 or an exit status. */
+ * then be the plan's; the bounds and n_shared are filled in as
+ * planner_run() fills them), otherwise planner_run() with o. Prints
+ * errors; returns 0 or an exit status. */
 int cli_graph_plan(const struct cli_graph *g, const struct planner_options *o,
                    struct planner_plan *p);
 

@@ -19,6 +19,7 @@
 
 #include "cli_daemon.h"
 #include "cli_model.h"
+#include "cli_share.h"
 #include "digest.h"
 #include "graph_csv.h"
 #include "planner.h"
@@ -26,7 +27,8 @@
 /* The parsed command line. */
 struct plan_args {
   const char *file;         /* input path, "-" for stdin; borrowed */
-  struct planner_options o; /* algorithm, alignment, capacity, effort */
+  struct planner_options o; /* algorithm, alignment, capacity, effort,
+                               in-place sharing */
   int json;                 /* 1: print JSON instead of text */
   int local;                /* 1: --local, never ask the daemon */
   int no_fallback;          /* 1: --no-fallback, fail if the daemon does */
@@ -70,6 +72,13 @@ static void usage(FILE *f)
           "                    alias)\n"
           "  --capacity BYTES  arena size available; exit status 1 when the\n"
           "                    plan does not fit (suffixes K, M, G = 1024^n)\n"
+          "  --in-place        let a tensor reuse the bytes of the input its\n"
+          "                    alias column names (a .tflite: of the input\n"
+          "                    its elementwise or reshape operator reads\n"
+          "                    last); the default: graphs declare only pairs\n"
+          "                    whose kernels are known to be safe, and a\n"
+          "                    plan that shares is never larger\n"
+          "  --no-in-place     plan as if no tensor declared an alias\n"
           "  --json            print one JSON object instead of text\n"
           "  -h, --help        show this help\n"
           "\n"
@@ -206,6 +215,8 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
       a->no_fallback = 1;
     } else if (strcmp(s, "--json") == 0) {
       a->json = 1;
+    } else if (cli_in_place_option(s, &a->o.in_place)) {
+      continue;
     } else if (!value_option(argc, argv, &i, a, &rc) &&
                !cli_daemon_option("plan", argc, argv, &i, &a->d, &rc)) {
       return usage_error("unknown option '%s'", s);
@@ -217,6 +228,16 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 }
 
 /* ---- output ------------------------------------------------------------- */
+
+/* What the plan did with the pairs the graph declares. */
+struct sharing {
+  struct cli_pair *pairs; /* the pairs taken, owned */
+  size_t n;               /* entries in pairs */
+  size_t declared;        /* tensors that declare an alias */
+  uint64_t unshared;      /* the lower bound with every alias ignored */
+};
+
+#define PAIRS_SHOWN 6 /* pairs the text output names before "..." */
 
 static double percent(uint64_t part, uint64_t whole)
 {
@@ -292,8 +313,30 @@ static void print_source(const struct cli_plan_source *s)
          planner_hex(s->graph_digest, sizeof s->graph_digest, hex));
 }
 
+/* The lines on sharing, for a graph that declares aliases. */
+static void print_sharing(const struct plan_args *a,
+                          const struct planner_csv *c,
+                          const struct sharing *sh)
+{
+  printf("unshared bound:  %llu bytes (the lower bound with no pair shared)\n",
+         (unsigned long long)sh->unshared);
+  if (!a->o.in_place) {
+    printf("in-place pairs:  off (--no-in-place): %zu declared, none "
+           "shared\n",
+           sh->declared);
+    return;
+  }
+  printf("in-place pairs:  %zu of %zu declared share their input's bytes",
+         sh->n, sh->declared);
+  for (size_t k = 0; k < sh->n && k < PAIRS_SHOWN; k++)
+    printf("%s%u<-%u", k ? ", " : ": ",
+           (unsigned)c->tensors[sh->pairs[k].out].id,
+           (unsigned)c->tensors[sh->pairs[k].in].id);
+  printf("%s\n", sh->n > PAIRS_SHOWN ? ", ... (explain lists them all)" : "");
+}
+
 static void print_text(const struct plan_args *a, const struct planner_csv *c,
-                       const struct planner_plan *p)
+                       const struct planner_plan *p, const struct sharing *sh)
 {
   uint64_t gap = p->arena_bytes - p->lower_bound_bytes;
   /* A graph read from a .tflite model has no CSV dialect. */
@@ -313,6 +356,8 @@ static void print_text(const struct plan_args *a, const struct planner_csv *c,
   printf("lower bound:     %llu bytes (%s bound)\n",
          (unsigned long long)p->lower_bound_bytes,
          planner_bound_name(p->bound));
+  if (sh->declared)
+    print_sharing(a, c, sh);
   printf("naive:           %llu bytes\n", (unsigned long long)p->naive_bytes);
   if (p->naive_bytes)
     printf("saving:          %.2f%% vs naive\n",
@@ -330,8 +375,23 @@ static void print_text(const struct plan_args *a, const struct planner_csv *c,
   print_table(c, p);
 }
 
+static void print_json_pairs(const struct planner_csv *c,
+                             const struct sharing *sh)
+{
+  printf(",\"lower_bound_unshared_bytes\":%llu,\"shared_pairs\":[",
+         (unsigned long long)sh->unshared);
+  for (size_t k = 0; k < sh->n; k++) {
+    const struct planner_tensor *o = &c->tensors[sh->pairs[k].out];
+    const struct planner_tensor *i = &c->tensors[sh->pairs[k].in];
+    printf("%s{\"out\":%u,\"in\":%u,\"op\":%lld,\"bytes\":%llu}",
+           k ? "," : "", (unsigned)o->id, (unsigned)i->id, (long long)o->first,
+           (unsigned long long)o->size);
+  }
+  printf("]");
+}
+
 static void print_json(const struct plan_args *a, const struct planner_csv *c,
-                       const struct planner_plan *p)
+                       const struct planner_plan *p, const struct sharing *sh)
 {
   printf("{\"arena_bytes\":%llu,\"lower_bound_bytes\":%llu,"
          "\"naive_bytes\":%llu,\"algorithm\":\"%s\",\"proven_optimal\":%s,"
@@ -356,14 +416,18 @@ static void print_json(const struct plan_args *a, const struct planner_csv *c,
   printf(",\"cached\":%s,\"local\":%s,\"graph_digest\":\"%s\"",
          a->src.cached ? "true" : "false", a->src.local ? "true" : "false",
          planner_hex(a->src.graph_digest, sizeof a->src.graph_digest, hex));
+  print_json_pairs(c, sh);
   printf(",\"tensors\":[");
   for (size_t i = 0; i < c->n_tensors; i++) {
     const struct planner_tensor *t = &c->tensors[i];
     printf("%s{\"id\":%u,\"size\":%llu,\"first\":%lld,\"last\":%lld,"
-           "\"offset\":%llu}",
+           "\"offset\":%llu",
            i ? "," : "", (unsigned)t->id, (unsigned long long)t->size,
            (long long)t->first, (long long)t->last,
            (unsigned long long)p->offsets[i]);
+    if (t->has_alias)
+      printf(",\"alias\":%u", (unsigned)t->alias);
+    printf("}");
   }
   printf("]}\n");
 }
@@ -371,10 +435,12 @@ static void print_json(const struct plan_args *a, const struct planner_csv *c,
 /* ---- the command -------------------------------------------------------- */
 
 /* Reads and parses the input. A TFLite model is sized for shape_in (the
- * --shape text, or NULL), and the input shape its sizes were computed for
- * is written into shape. Returns 0 or an exit status. */
-static int load(const char *file, const char *shape_in, struct planner_csv *c,
-                uint8_t hash[PLANNER_DIGEST_LEN], char *shape, size_t cap)
+ * --shape text, or NULL), declares in-place pairs when in_place is set,
+ * and the input shape its sizes were computed for is written into shape.
+ * Returns 0 or an exit status. */
+static int load(const char *file, const char *shape_in, int in_place,
+                struct planner_csv *c, uint8_t hash[PLANNER_DIGEST_LEN],
+                char *shape, size_t cap)
 {
   char err[ARENA_ERR_LEN] = "";
   char *buf = NULL;
@@ -388,7 +454,8 @@ static int load(const char *file, const char *shape_in, struct planner_csv *c,
   planner_sha256(buf, len, hash); /* the model hash of the cache key */
   if (planner_tflite_is_model(buf, len)) {
     /* TFLite: cli_model.c resizes it as import and explain do */
-    rc = cli_model_to_csv(what, buf, len, shape_in, c, shape, cap);
+    rc = cli_model_to_csv(what, buf, len, shape_in, in_place, c, shape,
+                          cap);
     free(buf);
     return rc;
   }
@@ -432,6 +499,24 @@ static int report_misfit(const struct plan_args *a, const struct planner_plan *p
   return CLI_EX_FAIL;
 }
 
+/* What the plan did with the declared pairs: those its offsets take,
+ * and the bound without them (the planner reports it; a plan from
+ * arenad may not, and then it is the load bound when a pair was taken). */
+static int sharing_of(const struct plan_args *a, const struct planner_graph *g,
+                      const struct planner_plan *p, uint64_t load_lb,
+                      struct sharing *sh)
+{
+  const char *what = strcmp(a->file, "-") ? a->file : "<stdin>";
+  for (size_t i = 0; i < g->n_tensors; i++)
+    sh->declared += g->tensors[i].has_alias != 0;
+  int rc = cli_pairs_taken(what, g, &a->o, p->offsets, &sh->pairs, &sh->n);
+  if (p->lower_bound_unshared_bytes)
+    sh->unshared = p->lower_bound_unshared_bytes;
+  else
+    sh->unshared = sh->n ? load_lb : p->lower_bound_bytes;
+  return rc;
+}
+
 int cli_plan_main(int argc, char **argv)
 {
   struct plan_args a;
@@ -440,6 +525,7 @@ int cli_plan_main(int argc, char **argv)
   struct planner_graph g;
   uint8_t hash[PLANNER_DIGEST_LEN];
   char model_shape[512] = "";
+  struct sharing sh = {NULL, 0, 0, 0};
   enum planner_fit fit;
   memset(&a, 0, sizeof a);
   planner_options_init(&a.o);
@@ -449,7 +535,7 @@ int cli_plan_main(int argc, char **argv)
     return rc < 0 ? cli_finish_stdout() : rc;
   planner_csv_init(&c);
   planner_plan_init(&p);
-  if ((rc = load(a.file, a.shape, &c, hash, model_shape,
+  if ((rc = load(a.file, a.shape, a.o.in_place, &c, hash, model_shape,
                  sizeof model_shape)) != 0)
     goto out;
   /* A .tflite is keyed by the input shape its sizes were computed for:
@@ -464,19 +550,22 @@ int cli_plan_main(int argc, char **argv)
     goto out;
   /* arenad's reply carries the bound but not its source: a bound above
    * the load bound can only come from an exhausted search. */
-  uint64_t load_lb;
+  uint64_t load_lb = 0;
   if (planner_lower_bound(&g, &a.o, &load_lb) == 0)
     p.bound = p.lower_bound_bytes > load_lb ? PLANNER_BOUND_SEARCH
                                             : PLANNER_BOUND_LOAD;
+  if ((rc = sharing_of(&a, &g, &p, load_lb, &sh)) != 0)
+    goto out;
   fit = fit_of(&p, a.o.capacity);
   if (a.json)
-    print_json(&a, &c, &p);
+    print_json(&a, &c, &p, &sh);
   else
-    print_text(&a, &c, &p);
+    print_text(&a, &c, &p, &sh);
   rc = cli_finish_stdout();
   if (rc == 0 && (fit == PLANNER_FIT_NO || fit == PLANNER_FIT_UNKNOWN))
     rc = report_misfit(&a, &p);
 out:
+  free(sh.pairs);
   planner_plan_cleanup(&p);
   planner_csv_cleanup(&c);
   return rc;

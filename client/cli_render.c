@@ -25,6 +25,13 @@
  *  and line labels have their margins. --html wraps the SVG in a
  *  self-contained page (no scripts, no external resources) with a summary
  *  and a table of every tensor.
+ *
+ *  In-place pairs the plan took (planner.h, IN-PLACE SHARING) add a line
+ *  to the header listing them (output<-input, cut to fit), a legend
+ *  entry, and a marker (a dashed outline, a <path class="inplace">) over
+ *  the operator where each output is written over its input; the output
+ *  is drawn after the tensors that share nothing, so it lies on top. A
+ *  picture without such pairs is drawn exactly as before.
  */
 #include "cli.h"
 
@@ -33,6 +40,7 @@
 #include <string.h>
 
 #include "cli_model.h"
+#include "cli_share.h"
 #include "planner.h"
 
 #define SVG_MAX_W 1800.0 /* px: the picture is never wider */
@@ -66,7 +74,11 @@ static void usage(FILE *f)
           "  --align N        alignment in bytes (default %u)\n"
           "  --keep-dequant   .tflite: plan DEQUANTIZE-of-constant outputs\n"
           "  --shape DIMS     .tflite: size a dynamic batch\n"
+          CLI_IN_PLACE_HELP
           "  -h, --help       show this help\n"
+          "\n"
+          "Outputs written over their input in place are outlined (dashed)\n"
+          "at that operator and listed in the header.\n"
           "\n"
           "Exit status: 0 done, 64 bad command line, 65 bad input,\n"
           "66 cannot read FILE, 74 cannot write OUT.\n",
@@ -82,6 +94,7 @@ struct layout {
   char title[160];      /* file name, shortened to fit */
   char line1[160];      /* counts, algorithm, alignment */
   char line2[200];      /* arena, lower bound, peak */
+  char line3[400];      /* the in-place pairs, when there are any */
 };
 
 /* Everything the drawing needs. */
@@ -98,6 +111,10 @@ struct render {
   uint64_t top;             /* bytes at the top of the plot */
   uint64_t xstep;           /* operators between x ticks */
   uint64_t ystep;           /* bytes between y ticks */
+  struct cli_pair *pairs;   /* in-place pairs the plan took, owned */
+  size_t n_pairs;           /* entries in pairs */
+  size_t *over;             /* per tensor: 1 + the row of the input a
+                               pair's output is written over, else 0 */
   struct layout l;          /* positions */
 };
 
@@ -194,7 +211,7 @@ static void line_label(const struct render *r, int which, char *out,
 /* ---- legend ------------------------------------------------------------------- */
 
 /* The legend's entries: a swatch kind and its text. */
-enum swatch { SW_TENSOR, SW_PEAK, SW_PEAKOP, SW_LB, SW_ARENA };
+enum swatch { SW_TENSOR, SW_PEAK, SW_PEAKOP, SW_LB, SW_ARENA, SW_INPLACE };
 static const struct {
   enum swatch kind;
   const char *text;
@@ -204,19 +221,26 @@ static const struct {
     {SW_PEAKOP, "peak operator"},
     {SW_LB, "lower bound"},
     {SW_ARENA, "arena top"},
+    {SW_INPLACE, "output written over its input (in place)"},
 };
 #define N_LEGEND (sizeof legend / sizeof legend[0])
+
+/* Legend entries drawn: the last one only when pairs are shown. */
+static size_t legend_count(const struct render *r)
+{
+  return r->n_pairs ? N_LEGEND : N_LEGEND - 1;
+}
 #define SWATCH_W 22.0 /* px of a swatch */
 #define LEGEND_GAP 20.0 /* px between entries */
 
 /* Lays the legend out in rows of at most max_w px. Calls place(ctx, k, x,
  * row) for each entry when place is not NULL; returns the number of rows. */
-static int legend_rows(double max_w,
+static int legend_rows(double max_w, size_t n,
                        void (*place)(void *, size_t, double, int), void *ctx)
 {
   double x = 0;
   int row = 0;
-  for (size_t k = 0; k < N_LEGEND; k++) {
+  for (size_t k = 0; k < n; k++) {
     double w = SWATCH_W + 6 + text_w(legend[k].text, FONT_PX, 0);
     if (x > 0 && x + w > max_w) {
       x = 0;
@@ -254,6 +278,10 @@ static void legend_entry(void *ctx, size_t k, double dx, int row)
     fprintf(f, "<path class=\"%s\" d=\"M%.2f %.2f h%.0f\"/>",
             legend[k].kind == SW_LB ? "lb" : "arena", x, y - 4, SWATCH_W);
     break;
+  case SW_INPLACE:
+    fprintf(f, "<path class=\"inplace\" d=\"M%.2f %.2f h%.0f v10 h-%.0f Z\"/>",
+            x, y - 9, SWATCH_W, SWATCH_W);
+    break;
   }
   fprintf(f, "<text class=\"lg\" x=\"%.2f\" y=\"%.2f\">%s</text>\n",
           x + SWATCH_W + 6, y, legend[k].text);
@@ -275,6 +303,34 @@ static double y_labels_w(const struct render *r)
       break;
   }
   return w;
+}
+
+/* Writes the header line listing the pairs, "output<-input", as many as
+ * fit in max_w px, then how many are left out. */
+static void pairs_line(struct render *r, double max_w)
+{
+  char *out = r->l.line3;
+  size_t cap = sizeof r->l.line3, len;
+  snprintf(out, cap, "in place (output<-input), %zu pair%s:", r->n_pairs,
+           r->n_pairs == 1 ? "" : "s");
+  for (size_t i = 0; i < r->n_pairs; i++) {
+    char one[48], rest[48];
+    len = strlen(out);
+    snprintf(one, sizeof one, "%s %u<-%u", i ? "," : "",
+             (unsigned)r->g.tensors[r->pairs[i].out].id,
+             (unsigned)r->g.tensors[r->pairs[i].in].id);
+    /* what must still fit after this pair: the note on those left out */
+    snprintf(rest, sizeof rest, ", ... (%zu more)", r->n_pairs - i - 1);
+    int last = i + 1 == r->n_pairs;
+    double w = text_w(out, FONT_PX, 0) + text_w(one, FONT_PX, 0) +
+               (last ? 0 : text_w(rest, FONT_PX, 0));
+    if (w > max_w || len + sizeof one + sizeof rest >= cap) {
+      snprintf(out + len, cap - len, "%s ... (%zu more)", i ? "," : "",
+               r->n_pairs - i);
+      return;
+    }
+    memcpy(out + len, one, strlen(one) + 1);
+  }
 }
 
 /* Computes r->l, r->opw, r->scale and the tick steps. */
@@ -325,8 +381,9 @@ static void layout(struct render *r)
   l->x1 = ml + pw;
   r->opw = pw / (double)r->n_ops;
   /* Rows: title, two summary lines, the legend, then the plot. */
-  l->legend_y = PAD + TITLE_PX + 2 * LINE_H + LINE_H;
-  int rows = legend_rows(l->width - 2 * PAD, NULL, NULL);
+  pairs_line(r, l->width - 2 * PAD);
+  l->legend_y = PAD + TITLE_PX + (r->n_pairs ? 3 : 2) * LINE_H + LINE_H;
+  int rows = legend_rows(l->width - 2 * PAD, legend_count(r), NULL, NULL);
   l->y_top = l->legend_y + (rows - 1) * LINE_H + 12 + FONT_PX + 8;
   l->y0 = l->y_top + PLOT_H;
   l->height = l->y0 + 6 + FONT_PX + 12 + FONT_PX + 8 + PAD;
@@ -365,16 +422,42 @@ static void draw_tensor(FILE *f, const struct render *r, size_t i)
     fputs(" ", f);
     cli_xml_escape(f, r->g.names[i]);
   }
-  fprintf(f, ": %llu bytes at offset %llu, operators %lld-%lld%s</title>"
-          "</rect>\n",
+  fprintf(f, ": %llu bytes at offset %llu, operators %lld-%lld%s",
           (unsigned long long)t->size, (unsigned long long)off,
           (long long)t->first, (long long)t->last,
           r->at_peak[i] ? ", live at the peak" : "");
+  if (r->over && r->over[i])
+    fprintf(f, ", written over tensor %u in place",
+            (unsigned)r->g.tensors[r->over[i] - 1].id);
+  fputs("</title></rect>\n", f);
   char id[16];
   snprintf(id, sizeof id, "%u", (unsigned)t->id);
   if (w >= text_w(id, ID_PX, 0) + 4 && h >= ID_PX + 1)
     fprintf(f, "<text class=\"id\" x=\"%.2f\" y=\"%.2f\">%s</text>\n",
             x + w / 2, y + h / 2 + 3.5, id);
+}
+
+/* Outlines, dashed, the bytes each pair's output is written over its
+ * input in, at the operator where that happens. */
+static void draw_inplace(FILE *f, const struct render *r)
+{
+  for (size_t k = 0; k < r->n_pairs; k++) {
+    size_t i = r->pairs[k].out;
+    const struct planner_tensor *t = &r->g.tensors[i];
+    const struct planner_tensor *in = &r->g.tensors[r->pairs[k].in];
+    double x = r->l.x0 + (double)t->first * r->opw, w = r->opw;
+    double y = y_of(r, r->p.offsets[i] + t->size);
+    double h = (double)t->size * r->scale;
+    if (w < MIN_PX)
+      w = MIN_PX;
+    if (h < MIN_PX)
+      h = MIN_PX;
+    fprintf(f, "<path class=\"inplace\" d=\"M%.2f %.2f h%.2f v%.2f h%.2f Z\">"
+            "<title>tensor %u written over tensor %u in place at operator "
+            "%lld (%llu bytes)</title></path>\n",
+            x, y, w, h, -w, (unsigned)t->id, (unsigned)in->id,
+            (long long)t->first, (unsigned long long)t->size);
+  }
 }
 
 static void draw_axes(FILE *f, const struct render *r)
@@ -479,9 +562,13 @@ static void write_svg(FILE *f, const struct render *r)
         ".ll{font-size:11px}.peakop{fill:#fde2d8}\n"
         ".sw{stroke:#2f3e46;stroke-width:0.5}.swt{fill:#7aa6c2}"
         ".swp{fill:#e4572e;stroke:#7a1f0c}\n"
-        ".title{font-size:14px;font-weight:bold}\n"
-        "</style>\n",
+        ".title{font-size:14px;font-weight:bold}\n",
         f);
+  if (r->n_pairs)
+    fputs(".inplace{fill:none;stroke:#000;stroke-width:1.5;"
+          "stroke-dasharray:3 2}\n",
+          f);
+  fputs("</style>\n", f);
   fprintf(f, "<path fill=\"#ffffff\" d=\"M0 0 H%.0f V%.0f H0 Z\"/>\n",
           l->width, l->height);
   fprintf(f, "<text class=\"title\" x=\"%.0f\" y=\"%.0f\">", PAD,
@@ -491,11 +578,22 @@ static void write_svg(FILE *f, const struct render *r)
           "<text class=\"sum\" x=\"%.0f\" y=\"%.0f\">%s</text>\n",
           PAD, PAD + TITLE_PX + LINE_H, l->line1, PAD,
           PAD + TITLE_PX + 2 * LINE_H, l->line2);
-  legend_rows(l->width - 2 * PAD, legend_entry, &lc);
+  if (r->n_pairs) {
+    fprintf(f, "<text class=\"sum\" x=\"%.0f\" y=\"%.0f\">", PAD,
+            PAD + TITLE_PX + 3 * LINE_H);
+    cli_xml_escape(f, l->line3);
+    fputs("</text>\n", f);
+  }
+  legend_rows(l->width - 2 * PAD, legend_count(r), legend_entry, &lc);
   draw_peak_ops(f, r);
   draw_axes(f, r);
+  /* outputs written over their input last, so that they lie on top */
   for (size_t i = 0; i < r->g.n; i++)
-    draw_tensor(f, r, i);
+    if (!r->over || !r->over[i])
+      draw_tensor(f, r, i);
+  for (size_t k = 0; k < r->n_pairs; k++)
+    draw_tensor(f, r, r->pairs[k].out);
+  draw_inplace(f, r);
   draw_lines(f, r);
   fputs("</svg>\n", f);
 }
@@ -529,6 +627,11 @@ static void write_html(FILE *f, const struct render *r)
           (unsigned long long)r->p.arena_bytes,
           (unsigned long long)r->p.lower_bound_bytes,
           (unsigned long long)r->p.naive_bytes, (unsigned long long)r->peak);
+  if (r->n_pairs)
+    fprintf(f, "<tr><th class=\"n\">in-place pairs</th><td>%zu</td></tr>\n"
+            "<tr><th class=\"n\">lower bound without sharing</th>"
+            "<td>%llu</td></tr>\n",
+            r->n_pairs, (unsigned long long)r->p.lower_bound_unshared_bytes);
   if (g->has_model) {
     char hex[65];
     for (int i = 0; i < 32; i++)
@@ -540,8 +643,9 @@ static void write_html(FILE *f, const struct render *r)
   write_svg(f, r);
   fputs("</div>\n<h2>Tensors</h2>\n<table id=\"tensors\">\n<tr><th>id</th>"
         "<th class=\"n\">name</th><th>bytes</th><th>first</th><th>last</th>"
-        "<th>offset</th><th class=\"n\">at peak</th></tr>\n",
+        "<th>offset</th><th class=\"n\">at peak</th>",
         f);
+  fputs(r->n_pairs ? "<th>written over</th></tr>\n" : "</tr>\n", f);
   for (size_t i = 0; i < g->n; i++) {
     const struct planner_tensor *t = &g->tensors[i];
     fprintf(f, "<tr%s><td>%u</td><td class=\"n\">",
@@ -549,18 +653,43 @@ static void write_html(FILE *f, const struct render *r)
     if (g->names)
       cli_xml_escape(f, g->names[i]);
     fprintf(f, "</td><td>%llu</td><td>%lld</td><td>%lld</td><td>%llu</td>"
-            "<td class=\"n\">%s</td></tr>\n",
+            "<td class=\"n\">%s</td>",
             (unsigned long long)t->size, (long long)t->first,
             (long long)t->last, (unsigned long long)r->p.offsets[i],
             r->at_peak[i] ? "yes" : "");
+    if (r->n_pairs && r->over[i])
+      fprintf(f, "<td>%u</td>", (unsigned)g->tensors[r->over[i] - 1].id);
+    else if (r->n_pairs)
+      fputs("<td></td>", f);
+    fputs("</tr>\n", f);
   }
   fputs("</table>\n</body>\n</html>\n", f);
+}
+
+/* The pairs the plan took, and for each output the input it is written
+ * over. */
+static int find_pairs(struct render *r)
+{
+  struct planner_graph v = cli_graph_view(&r->g);
+  int rc = cli_pairs_taken(r->g.what, &v, &r->o, r->p.offsets, &r->pairs,
+                           &r->n_pairs);
+  if (rc || !r->n_pairs)
+    return rc;
+  r->over = calloc(r->g.n, sizeof *r->over);
+  if (!r->over) {
+    cli_error(r->g.what, "out of memory");
+    return CLI_EX_OSERR;
+  }
+  for (size_t k = 0; k < r->n_pairs; k++)
+    r->over[r->pairs[k].out] = r->pairs[k].in + 1;
+  return 0;
 }
 
 static int prepare(struct render *r)
 {
   int rc;
   if ((rc = cli_graph_plan(&r->g, &r->o, &r->p)) != 0 ||
+      (rc = find_pairs(r)) != 0 ||
       (rc = cli_live_bytes(&r->g, &r->live, &r->n_ops)) != 0)
     return rc;
   r->at_peak = calloc(r->g.n + 1, 1);
@@ -636,6 +765,7 @@ int cli_render_main(int argc, char **argv)
   }
   char *text = NULL;
   size_t len = 0;
+  r.o.in_place = !lo.no_in_place;
   if ((rc = cli_graph_load(file, &lo, &r.g)) == 0) {
     if (r.g.offsets && r.g.alignment)
       r.o.alignment = r.g.alignment;
@@ -664,6 +794,8 @@ int cli_render_main(int argc, char **argv)
   free(text);
   free(r.live);
   free(r.at_peak);
+  free(r.pairs);
+  free(r.over);
   planner_plan_cleanup(&r.p);
   cli_graph_cleanup(&r.g);
   return rc;

@@ -49,7 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   for (size_t i = 0; i < c.n_tensors; i++) {
     const struct planner_tensor *a = &c.tensors[i], *b = &again.tensors[i];
     if (a->id != b->id || a->size != b->size || a->first != b->first ||
-        a->last != b->last || a->align != b->align || a->pinned != b->pinned)
+        a->last != b->last || a->align != b->align || a->pinned != b->pinned ||
+        a->has_alias != b->has_alias || (a->has_alias && a->alias != b->alias))
       abort();
   }
   /* Whatever the graph, validation must answer without crashing. */

@@ -232,7 +232,7 @@ START_TEST(test_plan_help)
   assert_contains(r.out, "Usage: arenactl plan");
   const char *opts[] = {"--local", "--algo", "--align", "--effort",
                         "--budget-ms", "--capacity", "--json",
-                        "tflite-bestfit"};
+                        "tflite-bestfit", "--in-place", "--no-in-place"};
   for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
     assert_contains(r.out, opts[i]);
   run_free(&r);
@@ -620,6 +620,195 @@ START_TEST(test_no_daemon_falls_back)
 }
 END_TEST
 
+/* ---- in-place sharing ----------------------------------------------------- */
+
+/* Three elementwise steps, each output written over its input, and one
+ * tensor live throughout: 150 bytes with sharing, 250 without. */
+static const char alias_csv[] = "id,size,first,last,alias\n"
+                                "0,100,0,1,\n"
+                                "1,100,1,2,0\n"
+                                "2,100,2,3,1\n"
+                                "3,50,0,3,\n";
+static const char bare_csv[] = "id,size,first,last\n0,100,0,1\n1,100,1,2\n"
+                               "2,100,2,3\n3,50,0,3\n";
+
+START_TEST(test_in_place_plan)
+{
+  const char *f = tmp_file("alias.csv", alias_csv);
+  struct run r;
+  RUN(&r, "plan", "--local", "--align", "1", "--json", f);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  ck_assert_uint_eq(json_u64(r.out, "arena_bytes"), 150);
+  ck_assert_uint_eq(json_u64(r.out, "lower_bound_bytes"), 150);
+  ck_assert_uint_eq(json_u64(r.out, "lower_bound_unshared_bytes"), 250);
+  assert_contains(r.out, "\"shared_pairs\":[{\"out\":1,\"in\":0,\"op\":1,"
+                         "\"bytes\":100},{\"out\":2,\"in\":1,\"op\":2,"
+                         "\"bytes\":100}]");
+  /* the pairs sit at one offset; the tensors carry their alias */
+  struct jt t[4];
+  ck_assert_uint_eq(json_tensors(r.out, t, 4), 4);
+  ck_assert_uint_eq(t[0].offset, t[1].offset);
+  ck_assert_uint_eq(t[1].offset, t[2].offset);
+  assert_contains(r.out, "\"offset\":0,\"alias\":0}");
+  run_free(&r);
+  /* --no-in-place: the arena of the graph without the column */
+  RUN(&r, "plan", "--local", "--align", "1", "--json", "--no-in-place", f);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  ck_assert_uint_eq(json_u64(r.out, "arena_bytes"), 250);
+  ck_assert_uint_eq(json_u64(r.out, "lower_bound_bytes"), 250);
+  ck_assert_uint_eq(json_u64(r.out, "lower_bound_unshared_bytes"), 250);
+  assert_contains(r.out, "\"shared_pairs\":[]");
+  ck_assert_uint_eq(check_json_plan(r.out, 4), 250);
+  run_free(&r);
+  /* --in-place is the default, and the last of the two wins */
+  RUN(&r, "plan", "--local", "--align", "1", "--json", "--no-in-place",
+      "--in-place", f);
+  ck_assert_uint_eq(json_u64(r.out, "arena_bytes"), 150);
+  run_free(&r);
+  /* a graph without aliases: the new keys, nothing shared */
+  const char *g = tmp_file("bare.csv", bare_csv);
+  RUN(&r, "plan", "--local", "--align", "1", "--json", g);
+  ck_assert_uint_eq(json_u64(r.out, "arena_bytes"), 250);
+  ck_assert_uint_eq(json_u64(r.out, "lower_bound_unshared_bytes"), 250);
+  assert_contains(r.out, "\"shared_pairs\":[]");
+  ck_assert_ptr_null(strstr(r.out, "\"alias\""));
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_in_place_text)
+{
+  const char *f = tmp_file("alias.csv", alias_csv);
+  struct run r;
+  RUN(&r, "plan", "--local", "--align", "1", f);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  assert_contains(r.out, "arena:           150 bytes\n"
+                         "lower bound:     150 bytes (load bound)\n"
+                         "unshared bound:  250 bytes (the lower bound with "
+                         "no pair shared)\n"
+                         "in-place pairs:  2 of 2 declared share their "
+                         "input's bytes: 1<-0, 2<-1\n");
+  run_free(&r);
+  RUN(&r, "plan", "--local", "--align", "1", "--no-in-place", f);
+  assert_contains(r.out, "arena:           250 bytes\n");
+  assert_contains(r.out, "in-place pairs:  off (--no-in-place): 2 declared, "
+                         "none shared\n");
+  run_free(&r);
+  /* a graph without aliases prints no such lines */
+  const char *g = tmp_file("bare.csv", bare_csv);
+  RUN(&r, "plan", "--local", "--align", "1", g);
+  ck_assert_ptr_null(strstr(r.out, "unshared bound"));
+  ck_assert_ptr_null(strstr(r.out, "in-place"));
+  run_free(&r);
+}
+END_TEST
+
+/* An alias that names no tensor is bad input, as the planner says. */
+START_TEST(test_in_place_bad_alias)
+{
+  const char *f = tmp_file("bad.csv", "id,size,first,last,alias\n0,8,0,1,\n"
+                                      "1,8,1,2,9\n");
+  struct run r;
+  RUN(&r, "plan", "--local", f);
+  ck_assert_int_eq(r.status, 65);
+  assert_contains(r.err, "reuses tensor 9, which is not in the graph");
+  run_free(&r);
+  f = tmp_file("junk.csv", "id,size,first,last,alias\n0,8,0,1,x\n");
+  RUN(&r, "plan", "--local", f);
+  ck_assert_int_eq(r.status, 65);
+  assert_contains(r.err, "line 2: alias: not a number: 'x'");
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_in_place_explain)
+{
+  const char *f = tmp_file("alias.csv", alias_csv);
+  struct run r;
+  RUN(&r, "explain", "--align", "1", f);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  assert_contains(r.out, "lower bound: 150 bytes (alignment 1)");
+  assert_contains(r.out, "in-place sharing: 2 of 2 declared pairs taken by "
+                         "best");
+  assert_contains(r.out, "           1          0          1          100\n"
+                         "           2          1          2          100\n");
+  assert_contains(r.out, "saved by sharing: lower bound 250 -> 150 (-100 "
+                         "bytes), arena (best) 250 -> 150 (-100 bytes)");
+  run_free(&r);
+  RUN(&r, "explain", "--align", "1", "--json", f);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  assert_contains(r.out, "\"in_place\":true,\"declared_pairs\":2,"
+                         "\"shared_pairs\":[{\"out\":1,\"in\":0,\"op\":1,"
+                         "\"bytes\":100},{\"out\":2,\"in\":1,\"op\":2,"
+                         "\"bytes\":100}],\"lower_bound_unshared_bytes\":250,"
+                         "\"arena_unshared_bytes\":250,"
+                         "\"saved_lower_bound_bytes\":100,"
+                         "\"saved_arena_bytes\":100}");
+  run_free(&r);
+  RUN(&r, "explain", "--align", "1", "--no-in-place", f);
+  assert_contains(r.out, "lower bound: 250 bytes (alignment 1)");
+  assert_contains(r.out, "in-place sharing: off (--no-in-place); 2 pairs "
+                         "declared");
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_in_place_render)
+{
+  const char *f = tmp_file("alias.csv", alias_csv);
+  struct run r;
+  RUN(&r, "render", "--align", "1", f);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  assert_contains(r.out, ">in place (output&lt;-input), 2 pairs: 1&lt;-0, "
+                         "2&lt;-1</text>");
+  assert_contains(r.out, "output written over its input (in place)</text>");
+  assert_contains(r.out, "<title>tensor 1 written over tensor 0 in place at "
+                         "operator 1 (100 bytes)</title>");
+  assert_contains(r.out, "operators 1-2, live at the peak, written over "
+                         "tensor 0 in place</title>");
+  /* one rect per tensor still; the markers are paths */
+  size_t rects = 0, marks = 0;
+  for (const char *p = r.out; (p = strstr(p, "<rect class=\"t")); p++)
+    rects++;
+  for (const char *p = r.out; (p = strstr(p, "<path class=\"inplace\"")); p++)
+    marks++;
+  ck_assert_uint_eq(rects, 4);
+  ck_assert_uint_eq(marks, 3); /* two pairs and the legend swatch */
+  run_free(&r);
+  RUN(&r, "render", "--align", "1", "--html", f);
+  assert_contains(r.out, "<th class=\"n\">in-place pairs</th><td>2</td>");
+  assert_contains(r.out, "<th>written over</th>");
+  run_free(&r);
+  RUN(&r, "render", "--align", "1", "--no-in-place", f);
+  ck_assert_ptr_null(strstr(r.out, "inplace"));
+  run_free(&r);
+}
+END_TEST
+
+/* A shared plan written as JSON reads back with its aliases: diff and
+ * render verify it as the planner did. */
+START_TEST(test_in_place_plan_json_round_trip)
+{
+  const char *f = tmp_file("alias.csv", alias_csv);
+  struct run r;
+  RUN(&r, "plan", "--local", "--align", "1", "--json", f);
+  ck_assert_int_eq(r.status, 0);
+  const char *j = tmp_file("plan.json", r.out);
+  run_free(&r);
+  RUN(&r, "render", j);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  assert_contains(r.out, "2 pairs: 1&lt;-0, 2&lt;-1");
+  run_free(&r);
+  RUN(&r, "diff", j, f, "--align", "1");
+  ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+  run_free(&r);
+  /* without sharing the same plan is an overlap */
+  RUN(&r, "render", "--no-in-place", j);
+  ck_assert_int_eq(r.status, 70);
+  run_free(&r);
+}
+END_TEST
+
 /* ---- the reference models ------------------------------------------------- */
 
 static const struct model {
@@ -688,6 +877,17 @@ Suite *cli_suite(void)
   tcase_add_test(tc, test_no_daemon_falls_back);
   tcase_add_loop_test(tc, test_models, 0,
                       (int)(sizeof model_table / sizeof model_table[0]));
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("in-place");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_in_place_plan);
+  tcase_add_test(tc, test_in_place_text);
+  tcase_add_test(tc, test_in_place_bad_alias);
+  tcase_add_test(tc, test_in_place_explain);
+  tcase_add_test(tc, test_in_place_render);
+  tcase_add_test(tc, test_in_place_plan_json_round_trip);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -328,6 +328,24 @@ START_TEST(cli_plan_through_daemon)
 }
 END_TEST
 
+/* --no-in-place goes to the daemon as planner_options.in_place = 0;
+ * wherever the plan is made, it is the one --local makes. */
+START_TEST(cli_plan_in_place_option)
+{
+  enum ct_mode m[] = {M_GOOD};
+  ct_fake_start(1, m);
+  struct run r, l;
+  RUN(&r, "plan", "-s", ct_fk.path, "--json", "--no-in-place", graph_csv());
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  RUN(&l, "plan", "--local", "--json", "--no-in-place", graph_csv());
+  ck_assert_int_eq(l.status, 0);
+  ck_assert_str_eq(strstr(r.out, "\"graph_digest\""),
+                   strstr(l.out, "\"graph_digest\""));
+  run_free(&r);
+  run_free(&l);
+}
+END_TEST
+
 void client_add_arenactl(TCase *tc)
 {
   tcase_add_test(tc, cli_unreachable);
@@ -337,4 +355,5 @@ void client_add_arenactl(TCase *tc)
   tcase_add_loop_test(tc, cli_failures, 0,
                       (int)(sizeof cli_fail / sizeof cli_fail[0]));
   tcase_add_test(tc, cli_plan_through_daemon);
+  tcase_add_test(tc, cli_plan_in_place_option);
 }

@@ -48,7 +48,9 @@ static int same_tensors(const struct planner_tensor *a,
   for (size_t i = 0; i < n; i++)
     if (a[i].id != b[i].id || a[i].size != b[i].size ||
         a[i].first != b[i].first || a[i].last != b[i].last ||
-        a[i].align != b[i].align || a[i].pinned != b[i].pinned)
+        a[i].align != b[i].align || a[i].pinned != b[i].pinned ||
+        a[i].has_alias != b[i].has_alias ||
+        (a[i].has_alias && a[i].alias != b[i].alias))
       return 0;
   return 1;
 }
@@ -209,6 +211,64 @@ START_TEST(test_minimalloc_labels_renumbered)
 }
 END_TEST
 
+/* ---- the alias column ------------------------------------------------------ */
+
+START_TEST(test_alias_column)
+{
+  const char *s = "id,size,first,last,alias\n"
+                  "0,100,0,1,\n"
+                  "1,100,1,2, 0 \n"
+                  "2,100,2,3,1\n"
+                  "9,8,0,3,4294967295\n";
+  struct planner_csv c;
+  char err[ARENA_ERR_LEN];
+  planner_csv_init(&c);
+  ck_assert_int_eq(parse_str(s, &c, err), 0);
+  ck_assert_uint_eq(c.n_tensors, 4);
+  ck_assert_uint_eq(c.tensors[0].has_alias, 0);
+  ck_assert_uint_eq(c.tensors[0].alias, 0);
+  ck_assert_uint_eq(c.tensors[1].has_alias, 1);
+  ck_assert_uint_eq(c.tensors[1].alias, 0);
+  ck_assert_uint_eq(c.tensors[2].has_alias, 1);
+  ck_assert_uint_eq(c.tensors[2].alias, 1);
+  ck_assert_uint_eq(c.tensors[3].alias, UINT32_MAX);
+  assert_tensor(&c.tensors[2], 2, 100, 2, 3);
+  /* any position, any case; MiniMalloc too, with numeric ids */
+  ck_assert_int_eq(parse_str("ALIAS,id,lower,upper,size\n,0,0,2,4\n0,1,1,3,4\n",
+                             &c, err), 0);
+  ck_assert_int_eq(c.format, PLANNER_CSV_MINIMALLOC);
+  ck_assert_uint_eq(c.tensors[0].has_alias, 0);
+  ck_assert_uint_eq(c.tensors[1].has_alias, 1);
+  assert_tensor(&c.tensors[1], 1, 4, 1, 2);
+  /* a file without the column declares nothing */
+  ck_assert_int_eq(parse_str("id,size,first,last\n0,1,0,1\n", &c, err), 0);
+  ck_assert_uint_eq(c.tensors[0].has_alias, 0);
+  planner_csv_cleanup(&c);
+}
+END_TEST
+
+START_TEST(test_alias_validated_after_parse)
+{
+  /* the parser reads ids; planner_validate() checks what they name */
+  static const char *const cases[][2] = {
+      {"id,size,first,last,alias\n0,8,0,1,\n1,8,1,2,5\n", "not in the graph"},
+      {"id,size,first,last,alias\n0,8,0,1,0\n", "itself"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    struct planner_csv c;
+    struct planner_options o;
+    char err[ARENA_ERR_LEN] = "";
+    planner_csv_init(&c);
+    planner_options_init(&o);
+    ck_assert_int_eq(parse_str(cases[k][0], &c, err), 0);
+    struct planner_graph g = planner_csv_graph(&c);
+    ck_assert_int_eq(planner_validate(&g, &o, err), ARENA_EINVAL);
+    ck_assert_msg(strstr(err, cases[k][1]), "%s", err);
+    planner_csv_cleanup(&c);
+  }
+}
+END_TEST
+
 /* ---- errors ---------------------------------------------------------------- */
 
 static const struct bad_case {
@@ -267,6 +327,23 @@ static const struct bad_case {
     {"id,lower,upper,size\n0,-1,5,1\n", ARENA_EPARSE, "lower: negative"},
     {"id,lower,upper,size\n,0,5,1\n", ARENA_EPARSE, "id: empty field"},
     {"id,lower,upper,size\nb1,0,5\n", ARENA_EPARSE, "expected 4 fields"},
+    {"id,size,first,last,alias\n0,1,0,1,x\n", ARENA_EPARSE,
+     "line 2: alias: not a number: 'x'"},
+    {"id,size,first,last,alias\n0,1,0,1,-1\n", ARENA_EPARSE,
+     "alias: negative: '-1'"},
+    {"id,size,first,last,alias\n0,1,0,1,+3\n", ARENA_EPARSE,
+     "alias: not a number: '+3'"},
+    {"id,size,first,last,alias\n0,1,0,1,0x1\n", ARENA_EPARSE,
+     "alias: not a number"},
+    {"id,size,first,last,alias\n0,1,0,1,1 2\n", ARENA_EPARSE,
+     "alias: not a number: '1 2'"},
+    {"id,size,first,last,alias\n0,1,0,1,4294967296\n", ARENA_EOVERFLOW,
+     "alias: out of range (max 4294967295)"},
+    {"id,size,first,last,alias,alias\n", ARENA_EPARSE, "given twice"},
+    {"id,size,first,last,alias\n0,1,0,1\n", ARENA_EPARSE,
+     "expected 5 fields, found 4"},
+    {"id,lower,upper,size,alias\nb1,0,5,1,\nb2,5,6,1,0\n", ARENA_EPARSE,
+     "row 2: alias: the ids are labels"},
 };
 
 START_TEST(test_bad_input)
@@ -532,6 +609,71 @@ START_TEST(test_write_exact_text)
 }
 END_TEST
 
+static const struct planner_tensor shared[] = {
+    {0, 100, 0, 1, 0, PLANNER_NOT_PINNED, 0, 0},
+    {1, 100, 1, 2, 0, PLANNER_NOT_PINNED, 0, 1},
+    {7, 100, 2, 3, 0, PLANNER_NOT_PINNED, 1, 1},
+    {8, 50, 0, 3, 0, PLANNER_NOT_PINNED, 123, 0}, /* ignored: has_alias 0 */
+};
+
+START_TEST(test_write_alias_column)
+{
+  struct planner_graph g = {shared, 4};
+  char buf[256];
+  size_t len = 0;
+  ck_assert_int_eq(planner_csv_write(&g, NULL, buf, sizeof buf, &len), 0);
+  ck_assert_str_eq(buf, "id,size,first,last,alias\n"
+                        "0,100,0,1,\n"
+                        "1,100,1,2,0\n"
+                        "7,100,2,3,1\n"
+                        "8,50,0,3,\n");
+  /* with the other optional columns, alias comes last */
+  struct planner_tensor t[2] = {few[1], shared[2]};
+  g.tensors = t;
+  g.n_tensors = 2;
+  ck_assert_int_eq(planner_csv_write(&g, NULL, buf, sizeof buf, &len), 0);
+  ck_assert_str_eq(buf, "id,size,first,last,align,offset,alias\n"
+                        "4,0,1,1,64,4096,\n"
+                        "7,100,2,3,0,,1\n");
+  /* no tensor declares one: the text is what it always was */
+  g.tensors = shared;
+  g.n_tensors = 1;
+  ck_assert_int_eq(planner_csv_write(&g, NULL, buf, sizeof buf, &len), 0);
+  ck_assert_str_eq(buf, "id,size,first,last\n0,100,0,1\n");
+  struct planner_tensor u = shared[3];
+  g.tensors = &u;
+  ck_assert_int_eq(planner_csv_write(&g, NULL, buf, sizeof buf, &len), 0);
+  ck_assert_str_eq(buf, "id,size,first,last\n8,50,0,3\n");
+}
+END_TEST
+
+START_TEST(test_write_alias_round_trip)
+{
+  struct planner_graph g = {shared, 4};
+  char *text = NULL;
+  size_t len = 0;
+  ck_assert_int_eq(planner_csv_write_alloc(&g, "pairs", &text, &len), 0);
+  struct planner_csv c;
+  planner_csv_init(&c);
+  ck_assert_int_eq(planner_csv_parse(text, len, &c, NULL), 0);
+  ck_assert_uint_eq(c.n_tensors, 4);
+  struct planner_tensor want[4];
+  memcpy(want, shared, sizeof want);
+  want[3].alias = 0; /* not declared: not written, read back as 0 */
+  ck_assert(same_tensors(c.tensors, want, 4));
+  ck_assert_uint_eq(c.tensors[3].alias, 0);
+  /* and writing what was read gives the same text */
+  struct planner_graph back = planner_csv_graph(&c);
+  char *again = NULL;
+  size_t len2 = 0;
+  ck_assert_int_eq(planner_csv_write_alloc(&back, "pairs", &again, &len2), 0);
+  ck_assert_str_eq(again, text);
+  planner_csv_cleanup(&c);
+  free(again);
+  free(text);
+}
+END_TEST
+
 START_TEST(test_write_small_buffer)
 {
   struct planner_graph g = {few, 3};
@@ -632,6 +774,8 @@ Suite *csv_suite(void)
   tcase_add_test(tc, test_minimalloc_exclusive_upper);
   tcase_add_test(tc, test_minimalloc_columns_any_order);
   tcase_add_test(tc, test_minimalloc_labels_renumbered);
+  tcase_add_test(tc, test_alias_column);
+  tcase_add_test(tc, test_alias_validated_after_parse);
   tcase_add_test(tc, test_validate_after_parse);
   tcase_add_loop_test(tc, test_model_files, 0,
                       (int)(sizeof models / sizeof models[0]));
@@ -659,6 +803,8 @@ Suite *csv_suite(void)
   tcase_add_test(tc, test_write_exact_text);
   tcase_add_test(tc, test_write_small_buffer);
   tcase_add_test(tc, test_write_round_trip);
+  tcase_add_test(tc, test_write_alias_column);
+  tcase_add_test(tc, test_write_alias_round_trip);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1,13 +1,17 @@
 /*
  * check_digest.c - tests for planner/digest.{c,h}: SHA-256 against the
  * FIPS 180-4 example vectors, streaming versus one-shot hashing, the
- * canonical graph and options digests, and the hex helpers.
+ * canonical graph and options digests (version 1, and version 2 for
+ * graphs that declare aliases and options with in-place sharing off),
+ * and the hex helpers.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "digest.h"
+#include "graph_csv.h"
 #include "testutil.h"
 
 /* Hashes len bytes one-shot and returns the hex digest in out. */
@@ -251,6 +255,188 @@ START_TEST(graph_duplicate_ids)
 }
 END_TEST
 
+/* ---- aliases (version 2) ------------------------------------------------ */
+
+/* Digests computed before aliases existed: a graph that declares none
+ * keeps its version 1 digest, byte for byte. */
+START_TEST(graph_v1_digests_kept)
+{
+  static const struct {
+    const char *file;
+    const char *hex;
+  } pinned[] = {
+      {"models/person_detect.csv",
+       "f588cf40c963c04b0b1db05d832ab1771fee8027fb58cef804924a7f640b5f2c"},
+      {"models/face_detection_short_range.csv",
+       "8877125f1dfc7bbd11e9d04a6ef7bc7f15a050d9fee409e196f31f05862dc830"},
+      {"golden/small_a.csv",
+       "36a010664eaea766c6cee312267934c794c313af021adcabfc107ea65beae14d"},
+  };
+  for (size_t k = 0; k < sizeof pinned / sizeof pinned[0]; k++) {
+    char path[512], hex[PLANNER_DIGEST_HEX_LEN];
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/%s", tu_data_dir(), pinned[k].file);
+    char *text = tu_read_file(path, &len);
+    ck_assert_msg(text != NULL, "cannot read %s", path);
+    struct planner_csv c;
+    planner_csv_init(&c);
+    ck_assert_int_eq(planner_csv_parse(text, len, &c, NULL), 0);
+    /* an alias value without has_alias is not a declaration */
+    for (size_t i = 0; i < c.n_tensors; i++)
+      c.tensors[i].alias = (uint32_t)(i * 7 + 1);
+    uint8_t d[PLANNER_DIGEST_LEN];
+    graph_digest_ok(c.tensors, c.n_tensors, d);
+    ck_assert_str_eq(planner_hex(d, sizeof d, hex), pinned[k].hex);
+    planner_csv_cleanup(&c);
+    free(text);
+  }
+  struct planner_tensor t[2] = {
+      {.id = 9, .size = 0x0102030405060708ull, .first = 3, .last = 5,
+       .align = 64, .pinned = PLANNER_NOT_PINNED},
+      {.id = 2, .size = 100, .first = 0, .last = 1, .align = 0,
+       .pinned = 128},
+  };
+  char hex[PLANNER_DIGEST_HEX_LEN];
+  uint8_t d[PLANNER_DIGEST_LEN];
+  graph_digest_ok(t, 2, d);
+  ck_assert_str_eq(
+      planner_hex(d, sizeof d, hex),
+      "f1d762da25c131ed5dae1bcad661f7609822f4c7348efd063077ed555f7779b5");
+}
+END_TEST
+
+/* Declaring an alias, or naming another tensor, changes the digest. */
+START_TEST(graph_alias_sensitive)
+{
+  struct planner_tensor t[NT];
+  uint8_t base[PLANNER_DIGEST_LEN], d[PLANNER_DIGEST_LEN],
+      e[PLANNER_DIGEST_LEN];
+  make_tensors(t, NT, 11);
+  graph_digest_ok(t, NT, base);
+  t[NT / 2].has_alias = 1;
+  t[NT / 2].alias = t[0].id;
+  graph_digest_ok(t, NT, d);
+  ck_assert(memcmp(base, d, sizeof d) != 0);
+  t[NT / 2].alias = t[1].id;
+  graph_digest_ok(t, NT, e);
+  ck_assert(memcmp(d, e, sizeof d) != 0);
+  ck_assert(memcmp(base, e, sizeof d) != 0);
+  /* has_alias is a flag: any non-zero value means the same */
+  t[NT / 2].has_alias = 5;
+  graph_digest_ok(t, NT, d);
+  ck_assert_mem_eq(d, e, sizeof d);
+  /* another tensor declaring the same pair is another graph */
+  t[NT / 2].has_alias = 0;
+  t[NT / 3].has_alias = 1;
+  t[NT / 3].alias = t[1].id;
+  graph_digest_ok(t, NT, d);
+  ck_assert(memcmp(d, e, sizeof d) != 0);
+  /* taking it back restores the version 1 digest */
+  t[NT / 3].has_alias = 0;
+  graph_digest_ok(t, NT, d);
+  ck_assert_mem_eq(d, base, sizeof d);
+}
+END_TEST
+
+/* Aliases travel with their tensors under any permutation. */
+START_TEST(graph_alias_order_independent)
+{
+  struct planner_tensor t[NT], shuf[NT];
+  uint8_t a[PLANNER_DIGEST_LEN], b[PLANNER_DIGEST_LEN];
+  make_tensors(t, NT, 43);
+  for (size_t i = 1; i < NT; i += 3) {
+    t[i].has_alias = 1;
+    t[i].alias = t[i - 1].id;
+  }
+  graph_digest_ok(t, NT, a);
+  uint64_t st = 8;
+  for (int round = 0; round < 20; round++) {
+    memcpy(shuf, t, sizeof t);
+    for (size_t i = NT - 1; i > 0; i--) {
+      size_t j = (size_t)tu_rand_range(&st, 0, i);
+      struct planner_tensor tmp = shuf[i];
+      shuf[i] = shuf[j];
+      shuf[j] = tmp;
+    }
+    graph_digest_ok(shuf, NT, b);
+    ck_assert_mem_eq(a, b, PLANNER_DIGEST_LEN);
+  }
+  /* duplicate ids that differ only in their alias sort the same way */
+  struct planner_tensor d[3] = {
+      {.id = 1, .size = 10, .pinned = -1, .alias = 0, .has_alias = 1},
+      {.id = 1, .size = 10, .pinned = -1, .alias = 2, .has_alias = 1},
+      {.id = 0, .size = 10, .pinned = -1},
+  };
+  struct planner_tensor u[3] = {d[1], d[2], d[0]};
+  graph_digest_ok(d, 3, a);
+  graph_digest_ok(u, 3, b);
+  ck_assert_mem_eq(a, b, sizeof a);
+}
+END_TEST
+
+/* Known answer: SHA-256 of the documented version 2 encoding. */
+START_TEST(graph_v2_encoding_documented)
+{
+  struct planner_tensor t[2] = {
+      {.id = 9, .size = 100, .first = 1, .last = 2, .align = 0,
+       .pinned = PLANNER_NOT_PINNED, .alias = 2, .has_alias = 1},
+      {.id = 2, .size = 100, .first = 0, .last = 1, .align = 0,
+       .pinned = PLANNER_NOT_PINNED, .alias = 77, .has_alias = 0},
+  };
+  uint8_t enc[16 + 8 + 2 * 52];
+  memset(enc, 0, sizeof enc);
+  memcpy(enc, "arenad-graph-v2\n", 16);
+  enc[16] = 2;
+  uint8_t *r = enc + 24; /* id 2: no alias, so 0 and 0 */
+  r[0] = 2;
+  r[4] = 100;
+  r[20] = 1;
+  memset(r + 36, 0xff, 8);
+  r += 52; /* id 9 reuses 2 */
+  r[0] = 9;
+  r[4] = 100;
+  r[12] = 1;
+  r[20] = 2;
+  memset(r + 36, 0xff, 8);
+  r[44] = 1;
+  r[48] = 2;
+  uint8_t want[PLANNER_DIGEST_LEN], got[PLANNER_DIGEST_LEN];
+  planner_sha256(enc, sizeof enc, want);
+  graph_digest_ok(t, 2, got);
+  ck_assert_mem_eq(want, got, PLANNER_DIGEST_LEN);
+  /* more than one staging block of 64 records */
+  struct planner_tensor many[200];
+  make_tensors(many, 200, 5);
+  many[150].has_alias = 1;
+  many[150].alias = many[149].id;
+  struct planner_sha256 s;
+  planner_sha256_init(&s);
+  planner_sha256_update(&s, "arenad-graph-v2\n", 16);
+  uint8_t head[8] = {200};
+  planner_sha256_update(&s, head, 8);
+  for (size_t i = 0; i < 200; i++) {
+    uint8_t rec[52] = {0};
+    const struct planner_tensor *x = &many[i];
+    for (int b = 0; b < 4; b++)
+      rec[b] = (uint8_t)(x->id >> (8 * b));
+    for (int b = 0; b < 8; b++) {
+      rec[4 + b] = (uint8_t)(x->size >> (8 * b));
+      rec[12 + b] = (uint8_t)((uint64_t)x->first >> (8 * b));
+      rec[20 + b] = (uint8_t)((uint64_t)x->last >> (8 * b));
+      rec[28 + b] = (uint8_t)(x->align >> (8 * b));
+      rec[36 + b] = (uint8_t)((uint64_t)x->pinned >> (8 * b));
+    }
+    rec[44] = x->has_alias ? 1 : 0;
+    for (int b = 0; b < 4 && x->has_alias; b++)
+      rec[48 + b] = (uint8_t)(x->alias >> (8 * b));
+    planner_sha256_update(&s, rec, sizeof rec);
+  }
+  planner_sha256_final(&s, want);
+  graph_digest_ok(many, 200, got);
+  ck_assert_mem_eq(want, got, PLANNER_DIGEST_LEN);
+}
+END_TEST
+
 /* ---- options digest ----------------------------------------------------- */
 
 START_TEST(options_fields)
@@ -263,13 +449,17 @@ START_TEST(options_fields)
   o.effort = 0;
   o.stop = NULL;
   o.stop_ctx = NULL;
+  o.threads = 0;
+  o.in_place = 1;
   planner_options_digest(&o, a);
 
   p = o;
   p.effort = 5000;
   p.stop_ctx = &p;
+  p.threads = 8;
+  p.in_place = 7; /* any non-zero value is on */
   planner_options_digest(&p, b);
-  ck_assert_mem_eq(a, b, sizeof a); /* effort and callback not covered */
+  ck_assert_mem_eq(a, b, sizeof a); /* effort, callback, threads not covered */
 
   p = o;
   p.algo = PLANNER_ALGO_EXACT;
@@ -292,6 +482,33 @@ START_TEST(options_fields)
   uint8_t want[PLANNER_DIGEST_LEN];
   planner_sha256(enc, sizeof enc, want);
   ck_assert_mem_eq(a, want, sizeof a);
+  /* The defaults keep the digest they had before in_place existed. */
+  planner_options_init(&p);
+  planner_options_digest(&p, b);
+  ck_assert_mem_eq(a, b, sizeof a);
+}
+END_TEST
+
+/* In-place sharing off is a version 2 encoding: another tag, the same
+ * fields, then in_place. */
+START_TEST(options_in_place_off)
+{
+  struct planner_options o;
+  uint8_t on[PLANNER_DIGEST_LEN], off[PLANNER_DIGEST_LEN];
+  planner_options_init(&o);
+  o.alignment = 16;
+  o.capacity = 0x1000;
+  planner_options_digest(&o, on);
+  o.in_place = 0;
+  planner_options_digest(&o, off);
+  ck_assert(memcmp(on, off, sizeof on) != 0);
+  uint8_t enc[18 + 24] = {0};
+  memcpy(enc, "arenad-options-v2\n", 18);
+  enc[22] = 16;   /* alignment */
+  enc[31] = 0x10; /* capacity 0x1000 */
+  uint8_t want[PLANNER_DIGEST_LEN];
+  planner_sha256(enc, sizeof enc, want);
+  ck_assert_mem_eq(off, want, sizeof off);
 }
 END_TEST
 
@@ -353,6 +570,14 @@ Suite *digest_suite(void)
   tcase_add_test(tc, graph_empty_and_null);
   tcase_add_test(tc, graph_duplicate_ids);
   tcase_add_test(tc, options_fields);
+  tcase_add_test(tc, options_in_place_off);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("aliases");
+  tcase_add_test(tc, graph_v1_digests_kept);
+  tcase_add_test(tc, graph_alias_sensitive);
+  tcase_add_test(tc, graph_alias_order_independent);
+  tcase_add_test(tc, graph_v2_encoding_documented);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("hex");

@@ -8,7 +8,9 @@
  * graphs live in tests/data/golden/; real models get structural checks:
  * the imported graph equals the reference CSV, the SVG holds one tensor
  * rectangle per planned tensor and is well-formed XML, explain's peak
- * equals the reference lower bound, an embedded plan reads back.
+ * equals the reference lower bound, an embedded plan reads back; the
+ * in-place pairs a model declares are imported, planned, explained and
+ * embedded, and --no-in-place gives what these commands gave before.
  */
 #include <check.h>
 #include <fcntl.h>
@@ -145,6 +147,12 @@ static const char *const models[] = {
 static const unsigned long long ref_lb[N_MODELS] = {
     128, 5960, 5536, 16753, 1282, 13824, 10528, 2060, 55296, 2451840, 1376256,
 };
+/* The lower bound at alignment 1 with the in-place pairs the reader
+ * declares: face_detection_short_range's ADD and RELU outputs written
+ * over their inputs lower it; elsewhere the peak is not where pairs are. */
+static const unsigned long long shared_lb[N_MODELS] = {
+    128, 5960, 5536, 16753, 1282, 13824, 10528, 2060, 55296, 2451840, 1310720,
+};
 
 /* Parses CSV text; the caller cleans up. */
 static void parse_csv(const char *text, size_t len, struct planner_csv *c)
@@ -256,6 +264,172 @@ START_TEST(test_import_keep_dequant_and_shape)
   ck_assert_int_eq(r.status, 65);
   cm_assert_contains(r.err, "only a dynamic batch dimension");
   cm_run_free(&r);
+}
+END_TEST
+
+/* import declares in-place pairs in an alias column; --no-in-place
+ * writes the graph without it, as before. */
+START_TEST(test_import_in_place)
+{
+  struct run r;
+  struct planner_csv c;
+  copy_in("models/face_detection_short_range.tflite");
+  copy_in("models/magic_wand.tflite");
+  RUN(&r, "import", "face_detection_short_range.tflite");
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  cm_assert_contains(r.out, "# in-place pairs: 37 (");
+  cm_assert_contains(r.out, "\nid,size,first,last,alias\n0,196608,0,2,\n");
+  cm_assert_contains(r.out, "\n4,393216,3,10,3\n"); /* RELU over its input */
+  parse_csv(r.out, r.out_len, &c);
+  size_t pairs = 0;
+  for (size_t i = 0; i < c.n_tensors; i++)
+    pairs += c.tensors[i].has_alias;
+  ck_assert_uint_eq(pairs, 37);
+  planner_csv_cleanup(&c);
+  cm_run_free(&r);
+  /* the CSV plans to what the model plans to */
+  RUN(&r, "import", "face_detection_short_range.tflite", "-o", "face.csv");
+  ck_assert_int_eq(r.status, 0);
+  cm_run_free(&r);
+  RUN(&r, "plan", "--local", "--align", "1", "face.csv");
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  cm_assert_contains(r.out, "arena:           1310720 bytes\n"
+                            "lower bound:     1310720 bytes (load bound)\n"
+                            "unshared bound:  1376256 bytes");
+  cm_assert_contains(r.out, "in-place pairs:  37 of 37 declared");
+  cm_run_free(&r);
+  RUN(&r, "import", "--no-in-place", "face_detection_short_range.tflite");
+  ck_assert_int_eq(r.status, 0);
+  cm_assert_contains(r.out, "\nid,size,first,last\n0,196608,0,2\n");
+  ck_assert_ptr_null(strstr(r.out, "alias"));
+  ck_assert_ptr_null(strstr(r.out, "in-place"));
+  cm_run_free(&r);
+  /* a model without pairs imports exactly as it always did */
+  RUN(&r, "import", "magic_wand.tflite");
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_ptr_null(strstr(r.out, "alias"));
+  cm_run_free(&r);
+  RUN(&r, "import", "--help");
+  cm_assert_contains(r.out, "--no-in-place");
+  cm_run_free(&r);
+}
+END_TEST
+
+/* plan and explain on a model: the bound with and without sharing, and
+ * the operator type of each pair. */
+START_TEST(test_plan_explain_tflite_in_place)
+{
+  struct run r;
+  copy_in("models/face_detection_short_range.tflite");
+  RUN(&r, "plan", "--local", "--align", "1", "--json",
+      "face_detection_short_range.tflite");
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  cm_assert_contains(r.out, "\"arena_bytes\":1310720,"
+                            "\"lower_bound_bytes\":1310720,");
+  cm_assert_contains(r.out, "\"lower_bound_unshared_bytes\":1376256,"
+                            "\"shared_pairs\":[{\"out\":4,\"in\":3,\"op\":3,"
+                            "\"bytes\":393216},");
+  cm_run_free(&r);
+  RUN(&r, "plan", "--local", "--align", "1", "--json", "--no-in-place",
+      "face_detection_short_range.tflite");
+  cm_assert_contains(r.out, "\"arena_bytes\":1376256,"
+                            "\"lower_bound_bytes\":1376256,");
+  cm_assert_contains(r.out, "\"shared_pairs\":[]");
+  cm_run_free(&r);
+  RUN(&r, "explain", "--align", "1", "face_detection_short_range.tflite");
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  cm_assert_contains(r.out, "model:       in-place pairs: 37");
+  cm_assert_contains(r.out, "in-place sharing: 37 of 37 declared pairs");
+  cm_assert_contains(r.out, "      output      input   operator        bytes"
+                            "  type\n"
+                            "           4          3          3       393216"
+                            "  RELU\n"
+                            "          11          4         10       393216"
+                            "  ADD\n");
+  cm_assert_contains(r.out, "         170        160        158         2048"
+                            "  RESHAPE\n");
+  cm_assert_contains(r.out, "saved by sharing: lower bound 1376256 -> 1310720 "
+                            "(-65536 bytes), arena (best) 1376256 -> 1310720 "
+                            "(-65536 bytes)");
+  cm_run_free(&r);
+  RUN(&r, "explain", "--json", "face_detection_short_range.tflite");
+  cm_assert_contains(r.out, "{\"out\":4,\"in\":3,\"op\":3,\"op_type\":\"RELU\","
+                            "\"bytes\":393216}");
+  cm_run_free(&r);
+  /* --no-in-place: the model declares nothing, explain is as before */
+  RUN(&r, "explain", "--align", "1", "--no-in-place",
+      "face_detection_short_range.tflite");
+  ck_assert_ptr_null(strstr(r.out, "in-place"));
+  cm_assert_contains(r.out, "lower bound: 1376256 bytes (alignment 1)");
+  cm_run_free(&r);
+}
+END_TEST
+
+/* embed with sharing gives a pair one offset, and the plan is smaller
+ * than TFLite Micro's own; --no-in-place embeds what it always did. */
+START_TEST(test_embed_in_place)
+{
+  char err[ARENA_ERR_LEN];
+  struct run r;
+  copy_in("models/face_detection_short_range.tflite");
+  RUN(&r, "embed", "--in-place", "face_detection_short_range.tflite", "-o",
+      "shared.tflite");
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  cm_assert_contains(r.out, "arena 1310720 bytes, lower bound 1310720 bytes");
+  cm_assert_contains(r.out, "TFLite Micro's own planner needs 1376256 bytes");
+  cm_assert_contains(r.out, "in-place: 37 of 37 declared pairs share an "
+                            "offset (an output written over the input its "
+                            "operator reads last), saving 65536 bytes\n");
+  ck_assert_ptr_null(strstr(r.err, "warning"));
+  cm_run_free(&r);
+  size_t olen, n;
+  char *out = read_tmp("shared.tflite", &olen);
+  int32_t *offs = NULL;
+  ck_assert_int_eq(planner_tflite_offline_plan(out, olen, &offs, &n, err), 0);
+  ck_assert_int_eq(offs[4], offs[3]);  /* RELU over its input */
+  ck_assert_int_eq(offs[11], offs[4]); /* ADD over the RELU's output */
+  ck_assert_int_ge(offs[4], 0);
+  free(offs);
+  free(out);
+  RUN(&r, "embed", "--no-in-place", "face_detection_short_range.tflite", "-o",
+      "own.tflite");
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  cm_assert_contains(r.out, "arena 1376256 bytes, lower bound 1376256 bytes");
+  ck_assert_ptr_null(strstr(r.out, "in-place"));
+  cm_assert_contains(r.err, "warning: the plan needs 1376256 bytes");
+  cm_run_free(&r);
+  out = read_tmp("own.tflite", &olen);
+  ck_assert_int_eq(planner_tflite_offline_plan(out, olen, &offs, &n, err), 0);
+  ck_assert_int_ne(offs[4], offs[3]);
+  free(offs);
+  free(out);
+  RUN(&r, "embed", "--help");
+  cm_assert_contains(r.out, "--no-in-place");
+  cm_run_free(&r);
+}
+END_TEST
+
+/* A pair that saves no bytes is not shared in an offline plan: the file
+ * is the one --no-in-place writes. */
+START_TEST(test_embed_in_place_no_saving)
+{
+  struct run r;
+  copy_in("models/person_detect.tflite");
+  RUN(&r, "embed", "person_detect.tflite", "-o", "a.tflite");
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  cm_assert_contains(r.out, "in-place: 1 pair declared, none shared: "
+                            "sharing saves no bytes in this model\n");
+  cm_run_free(&r);
+  RUN(&r, "embed", "--no-in-place", "person_detect.tflite", "-o", "b.tflite");
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  ck_assert_ptr_null(strstr(r.out, "in-place"));
+  cm_run_free(&r);
+  size_t la, lb;
+  char *a = read_tmp("a.tflite", &la), *b = read_tmp("b.tflite", &lb);
+  ck_assert_uint_eq(la, lb);
+  ck_assert_int_eq(memcmp(a, b, la), 0);
+  free(a);
+  free(b);
 }
 END_TEST
 
@@ -559,10 +733,22 @@ START_TEST(test_explain_real_models)
   snprintf(model, sizeof model, "%s.tflite", models[_i]);
   RUN(&r, "explain", "--align", "1", "--json", model);
   ck_assert_msg(r.status == 0, "%s", r.err);
-  snprintf(want, sizeof want, "\"lower_bound_bytes\":%llu,", ref_lb[_i]);
-  cm_assert_contains(r.out, want);
+  snprintf(want, sizeof want, "\"lower_bound_bytes\":%llu,", shared_lb[_i]);
+  ck_assert_msg(strstr(r.out, want), "%s: no %s", models[_i], want);
   snprintf(want, sizeof want, "\"peak_bytes\":%llu,", ref_lb[_i]);
-  cm_assert_contains(r.out, want);
+  ck_assert_msg(strstr(r.out, want), "%s: no %s", models[_i], want);
+  if (strstr(r.out, "\"declared_pairs\":")) {
+    snprintf(want, sizeof want, "\"lower_bound_unshared_bytes\":%llu,",
+             ref_lb[_i]);
+    ck_assert_msg(strstr(r.out, want), "%s: no %s", models[_i], want);
+  }
+  cm_run_free(&r);
+  /* without sharing, the bound is the peak of live bytes again */
+  RUN(&r, "explain", "--align", "1", "--json", "--no-in-place", model);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  snprintf(want, sizeof want, "\"lower_bound_bytes\":%llu,", ref_lb[_i]);
+  ck_assert_msg(strstr(r.out, want), "%s: no %s", models[_i], want);
+  ck_assert_ptr_null(strstr(r.out, "\"declared_pairs\":"));
   cm_run_free(&r);
 }
 END_TEST
@@ -663,6 +849,18 @@ START_TEST(test_embed_golden)
 }
 END_TEST
 
+/* Whether a and b are a declared in-place pair the planner allows. */
+static int in_place_pair(const struct planner_tensor *a,
+                         const struct planner_tensor *b,
+                         const struct planner_options *o)
+{
+  if (a->has_alias && a->alias == b->id)
+    return planner_alias_check(a, b, o) == NULL;
+  if (b->has_alias && b->alias == a->id)
+    return planner_alias_check(b, a, o) == NULL;
+  return 0;
+}
+
 START_TEST(test_embed_real_models)
 {
   char model[256], err[ARENA_ERR_LEN];
@@ -684,7 +882,11 @@ START_TEST(test_embed_real_models)
   ck_assert_int_eq(planner_tflite_offline_plan(out, olen, &offs, &n, err), 0);
   ck_assert_uint_eq(n, m.n_tensors_all);
   /* Every planned tensor has an offset, 16-byte aligned, and no two
-   * planned tensors alive at once overlap. */
+   * planned tensors alive at once overlap, but for a declared in-place
+   * pair that the planner's rule allows at one offset. */
+  struct planner_options po;
+  planner_options_init(&po);
+  po.alignment = 16;
   for (size_t i = 0; i < m.n_planned; i++) {
     const struct planner_tensor *a = &m.tensors[i];
     int32_t oa = offs[a->id];
@@ -694,6 +896,8 @@ START_TEST(test_embed_real_models)
       const struct planner_tensor *b = &m.tensors[j];
       int32_t ob = offs[b->id];
       if (a->last < b->first || b->last < a->first || !a->size || !b->size)
+        continue;
+      if (oa == ob && in_place_pair(a, b, &po))
         continue;
       ck_assert_msg((uint64_t)oa + a->size <= (uint64_t)ob ||
                         (uint64_t)ob + b->size <= (uint64_t)oa,
@@ -716,6 +920,10 @@ Suite *models_suite(void)
   tcase_add_loop_test(tc, test_import_matches_reference, 0, (int)N_MODELS);
   tcase_add_test(tc, test_import_errors);
   tcase_add_test(tc, test_import_keep_dequant_and_shape);
+  tcase_add_test(tc, test_import_in_place);
+  tcase_add_test(tc, test_plan_explain_tflite_in_place);
+  tcase_add_test(tc, test_embed_in_place);
+  tcase_add_test(tc, test_embed_in_place_no_saving);
   tcase_add_test(tc, test_plan_tflite);
   tcase_add_test(tc, test_plan_shape_resizes);
   tcase_add_test(tc, test_plan_shape_refused);

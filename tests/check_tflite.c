@@ -7,7 +7,9 @@
  * This file holds the suite and its "models" and "rules" cases. The "bad"
  * cases are in check_tflite_bad.c, the "embed" cases in
  * check_tflite_embed.c, the "scratch" cases (TFLite Micro's kernel
- * scratch buffers) in check_tflite_scratch.c, and the helpers they share
+ * scratch buffers) in check_tflite_scratch.c, the "inplace" cases (the
+ * in-place pairs of the kernel allowlist) in check_tflite_inplace.c, and
+ * the helpers they share
  * (the FlatBuffers writer for synthetic models, the bundled models) in
  * check_tflite_util.c.
  */
@@ -365,6 +367,10 @@ Suite *tflite_suite(void)
   tc = tcase_create("scratch");
   tcase_set_timeout(tc, 60);
   tflite_add_scratch(tc);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("inplace");
+  tcase_set_timeout(tc, 120);
+  tflite_add_inplace(tc);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -4,8 +4,8 @@
  * writer for synthetic test models and its model description (tb_*), the
  * bundled real models (tfl_*), both defined in check_tflite_util.c, and
  * the functions that add the tests of check_tflite_bad.c,
- * check_tflite_embed.c and check_tflite_scratch.c to their TCases
- * (tflite_add_*).
+ * check_tflite_embed.c, check_tflite_scratch.c and check_tflite_inplace.c
+ * to their TCases (tflite_add_*).
  */
 #ifndef ARENA_CHECK_TFLITE_H
 #define ARENA_CHECK_TFLITE_H
@@ -90,5 +90,6 @@ uint8_t *tfl_load_model(const char *name, size_t *len);
 void tflite_add_bad(TCase *tc);   /* check_tflite_bad.c */
 void tflite_add_embed(TCase *tc); /* check_tflite_embed.c */
 void tflite_add_scratch(TCase *tc); /* check_tflite_scratch.c */
+void tflite_add_inplace(TCase *tc); /* check_tflite_inplace.c */
 
 #endif

@@ -6,7 +6,8 @@
  *  The hash works on 64-byte blocks. update() first tops up a partial
  *  block in s->buf, then compresses whole blocks straight from the
  *  caller's memory, and keeps the tail for later, so large inputs are never
- *  copied. The graph digest streams one 44-byte record per tensor through
+ *  copied. The graph digest streams one 44-byte record per tensor (52
+ *  bytes in version 2, for graphs that declare an alias) through
  *  a small staging buffer, so it needs no memory proportional to the graph
  *  except the sort permutation, and none at all when the tensors already
  *  come in strictly ascending id order (the common case for graphs that a
@@ -176,8 +177,15 @@ void planner_sha256(const void *data, size_t len,
 /* ---- canonical digests --------------------------------------------------- */
 
 #define GRAPH_TAG "arenad-graph-v1\n"
+#define GRAPH_TAG_V2 "arenad-graph-v2\n" /* graphs that declare an alias */
 #define OPTIONS_TAG "arenad-options-v1\n"
-#define TENSOR_REC_LEN 44u /* bytes per tensor in the graph encoding */
+#define OPTIONS_TAG_V2 "arenad-options-v2\n" /* in-place sharing off */
+#define TENSOR_REC_LEN 44u /* bytes per tensor in the version 1 encoding */
+#define ALIAS_REC_LEN 8u   /* bytes version 2 adds: has_alias, alias */
+#define MAX_REC_LEN (TENSOR_REC_LEN + ALIAS_REC_LEN)
+_Static_assert(sizeof GRAPH_TAG == sizeof GRAPH_TAG_V2 &&
+                   sizeof OPTIONS_TAG == sizeof OPTIONS_TAG_V2,
+               "a version's tag has the length of the one before");
 
 static int cmp_u64(uint64_t a, uint64_t b)
 {
@@ -187,6 +195,18 @@ static int cmp_u64(uint64_t a, uint64_t b)
 static int cmp_i64(int64_t a, int64_t b)
 {
   return (a > b) - (a < b);
+}
+
+/* The alias as the planner reads it: has_alias is 0 or 1, and alias
+ * counts only when has_alias does. */
+static uint32_t has_alias(const struct planner_tensor *t)
+{
+  return t->has_alias != 0;
+}
+
+static uint32_t alias_of(const struct planner_tensor *t)
+{
+  return t->has_alias ? t->alias : 0;
 }
 
 /* Total order on tensors: id first, then every other field, so that even
@@ -206,10 +226,16 @@ static int cmp_tensor(const void *pa, const void *pb)
     c = cmp_u64(a->align, b->align);
   if (!c)
     c = cmp_i64(a->pinned, b->pinned);
+  if (!c)
+    c = cmp_u64(has_alias(a), has_alias(b));
+  if (!c)
+    c = cmp_u64(alias_of(a), alias_of(b));
   return c;
 }
 
-static void encode_tensor(uint8_t rec[TENSOR_REC_LEN],
+/* Writes t's record (rec_len bytes: version 1's, or version 2's with the
+ * alias after it). */
+static void encode_tensor(uint8_t *rec, size_t rec_len,
                           const struct planner_tensor *t)
 {
   store_le32(rec, t->id);
@@ -218,6 +244,19 @@ static void encode_tensor(uint8_t rec[TENSOR_REC_LEN],
   store_le64(rec + 20, (uint64_t)t->last);
   store_le64(rec + 28, t->align);
   store_le64(rec + 36, (uint64_t)t->pinned);
+  if (rec_len == MAX_REC_LEN) {
+    store_le32(rec + 44, has_alias(t));
+    store_le32(rec + 48, alias_of(t));
+  }
+}
+
+/* Whether some tensor declares an alias: the graph then takes version 2. */
+static int declares_alias(const struct planner_tensor *t, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (t[i].has_alias)
+      return 1;
+  return 0;
 }
 
 /* Returns 1 when the ids are strictly ascending, so that graph order is
@@ -250,20 +289,23 @@ int planner_graph_digest(const struct planner_graph *g,
     qsort(order, n, sizeof *order, cmp_tensor);
   }
 
+  int v2 = declares_alias(g->tensors, n);
+  size_t rec_len = v2 ? MAX_REC_LEN : TENSOR_REC_LEN;
   struct planner_sha256 s;
   uint8_t head[8];
   planner_sha256_init(&s);
-  planner_sha256_update(&s, GRAPH_TAG, sizeof GRAPH_TAG - 1);
+  planner_sha256_update(&s, v2 ? GRAPH_TAG_V2 : GRAPH_TAG,
+                        sizeof GRAPH_TAG - 1);
   store_le64(head, (uint64_t)n);
   planner_sha256_update(&s, head, sizeof head);
 
   /* Stage records in blocks of 64 tensors to keep update() calls few. */
-  uint8_t stage[64 * TENSOR_REC_LEN];
+  uint8_t stage[64 * MAX_REC_LEN];
   size_t used = 0;
   for (size_t i = 0; i < n; i++) {
-    encode_tensor(stage + used, order ? order[i] : &g->tensors[i]);
-    used += TENSOR_REC_LEN;
-    if (used == sizeof stage) {
+    encode_tensor(stage + used, rec_len, order ? order[i] : &g->tensors[i]);
+    used += rec_len;
+    if (used == 64 * rec_len) {
       planner_sha256_update(&s, stage, used);
       used = 0;
     }
@@ -277,13 +319,15 @@ int planner_graph_digest(const struct planner_graph *g,
 void planner_options_digest(const struct planner_options *o,
                             uint8_t out[PLANNER_DIGEST_LEN])
 {
-  uint8_t enc[sizeof OPTIONS_TAG - 1 + 4 + 8 + 8];
+  uint8_t enc[sizeof OPTIONS_TAG - 1 + 4 + 8 + 8 + 4];
   size_t at = sizeof OPTIONS_TAG - 1;
-  memcpy(enc, OPTIONS_TAG, at);
+  int v2 = !o->in_place;
+  memcpy(enc, v2 ? OPTIONS_TAG_V2 : OPTIONS_TAG, at);
   store_le32(enc + at, (uint32_t)o->algo);
   store_le64(enc + at + 4, o->alignment);
   store_le64(enc + at + 12, o->capacity);
-  planner_sha256(enc, sizeof enc, out);
+  store_le32(enc + at + 20, 0); /* in_place, off (version 2 only) */
+  planner_sha256(enc, sizeof enc - (v2 ? 0 : 4), out);
 }
 
 char *planner_hex(const uint8_t *b, size_t n, char *out)

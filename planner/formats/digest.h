@@ -24,8 +24,26 @@
  *       8 bytes  u64 align
  *       8 bytes  i64 pinned (PLANNER_NOT_PINNED = -1 when free)
  *  Canonical order sorts by id, then (only for graphs with duplicate ids,
- *  which planner_validate rejects anyway) by size, first, last, align and
- *  pinned, so any permutation of the same tensors gives the same digest.
+ *  which planner_validate rejects anyway) by size, first, last, align,
+ *  pinned, has_alias and alias, so any permutation of the same tensors
+ *  gives the same digest.
+ *
+ * CANONICAL GRAPH ENCODING (version 2)
+ *  A graph in which some tensor declares an alias (has_alias != 0;
+ *  planner.h, IN-PLACE SHARING) is encoded as version 2, so that the
+ *  pairs it declares are part of the cache key. A graph that declares
+ *  none keeps the version 1 encoding above, and so the digest it always
+ *  had. Version 2 is version 1 with another tag and 8 more bytes per
+ *  tensor:
+ *      16 bytes  the tag "arenad-graph-v2\n"
+ *       8 bytes  u64 number of tensors
+ *  then, for each tensor in canonical order, 52 bytes:
+ *      44 bytes  the version 1 record (id, size, first, last, align,
+ *                pinned)
+ *       4 bytes  u32 has_alias: 1 when the tensor declares an alias, else 0
+ *       4 bytes  u32 alias: the id it names, 0 when has_alias is 0
+ *  A tensor's alias field counts only when its has_alias does, as in the
+ *  planner: two graphs that differ only there have one digest.
  *
  * CANONICAL OPTIONS ENCODING (version 1)
  *      18 bytes  the tag "arenad-options-v1\n"
@@ -34,9 +52,19 @@
  *       8 bytes  u64 capacity
  *  The effort and the stop callback are left out on purpose: they change
  *  how much planning may do, not which plans are acceptable answers (so
- *  the effort, once a time budget, never changed a digest).
+ *  the effort, once a time budget, never changed a digest). Threads never
+ *  change a plan and are left out too.
  *
- *  Changing either encoding means a new tag ("-v2"), never a silent edit:
+ * CANONICAL OPTIONS ENCODING (version 2)
+ *  in_place does change which plans are acceptable: with it off, a plan
+ *  in which a declared pair shares its bytes fails verification. Options
+ *  with in_place on (the default) keep the version 1 encoding and digest;
+ *  with in_place 0:
+ *      18 bytes  the tag "arenad-options-v2\n"
+ *      20 bytes  algorithm, alignment and capacity, as in version 1
+ *       4 bytes  u32 in_place: 0
+ *
+ *  Changing any encoding means a new tag ("-v3"), never a silent edit:
  *  digests are stored in caches and sent over the wire.
  */
 #ifndef ARENA_DIGEST_H
@@ -87,8 +115,8 @@ void planner_sha256(const void *data, size_t len,
 int planner_graph_digest(const struct planner_graph *g,
                          uint8_t out[PLANNER_DIGEST_LEN]);
 
-/* Digest of the canonical encoding of o's algorithm, alignment and
- * capacity (o borrowed). Cannot fail. */
+/* Digest of the canonical encoding of o's algorithm, alignment,
+ * capacity and, when it is off, in_place (o borrowed). Cannot fail. */
 void planner_options_digest(const struct planner_options *o,
                             uint8_t out[PLANNER_DIGEST_LEN]);
 

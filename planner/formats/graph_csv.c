@@ -29,6 +29,7 @@ enum col {
   COL_UPPER,
   COL_ALIGN,
   COL_OFFSET,
+  COL_ALIAS,
   COL__COUNT
 };
 
@@ -40,7 +41,7 @@ static const struct {
     {"size_bytes", COL_SIZE}, {"first", COL_FIRST},   {"first_op", COL_FIRST},
     {"last", COL_LAST},     {"last_op", COL_LAST},    {"lower", COL_LOWER},
     {"upper", COL_UPPER},   {"align", COL_ALIGN},     {"alignment", COL_ALIGN},
-    {"offset", COL_OFFSET},
+    {"offset", COL_OFFSET}, {"alias", COL_ALIAS},
 };
 
 /* A byte range [p, e) inside the input. */
@@ -242,7 +243,8 @@ static int check_columns(struct parser *ps, const int *seen)
   static const enum col ours[] = {COL_ID, COL_SIZE, COL_FIRST, COL_LAST};
   static const enum col mm[] = {COL_ID, COL_LOWER, COL_UPPER, COL_SIZE};
   static const char *const name[COL__COUNT] = {
-      "id", "size", "first", "last", "lower", "upper", "align", "offset"};
+      "id",    "size",  "first",  "last", "lower",
+      "upper", "align", "offset", "alias"};
   int is_mm = seen[COL_LOWER] >= 0 || seen[COL_UPPER] >= 0;
   const enum col *need = is_mm ? mm : ours;
   ps->hdr.fmt = is_mm ? PLANNER_CSV_MINIMALLOC : PLANNER_CSV_OURS;
@@ -329,6 +331,20 @@ static int field_offset(struct parser *ps, int i, struct span s, int64_t *pin)
   return rc;
 }
 
+/* The alias column: empty means no alias, else the id of the tensor
+ * whose bytes this one may reuse, read like an id cell. */
+static int field_alias(struct parser *ps, int i, struct span s,
+                       struct planner_tensor *t)
+{
+  uint64_t v = 0;
+  if (s.p == s.e)
+    return 0;
+  int rc = field_u64(ps, i, s, UINT32_MAX, &v);
+  t->alias = (uint32_t)v;
+  t->has_alias = rc == 0;
+  return rc;
+}
+
 /* The id column. MiniMalloc ids may be labels; those are noted here and
  * replaced by row numbers once all rows are read. */
 static int field_id(struct parser *ps, int i, struct span s, uint32_t *id)
@@ -397,6 +413,9 @@ static int parse_fields(struct parser *ps, const struct span *f,
     case COL_OFFSET:
       rc = field_offset(ps, i, f[i], &t->pinned);
       break;
+    case COL_ALIAS:
+      rc = field_alias(ps, i, f[i], t);
+      break;
     default:
       assert(0 && "unknown column");
       break;
@@ -440,6 +459,21 @@ static int parse_row(struct parser *ps, struct span ln)
   return rc;
 }
 
+/* Replaces MiniMalloc labels by row numbers. An alias names an id, which
+ * labels do not have, so a file with labels may not declare any. */
+static int renumber(struct parser *ps)
+{
+  for (size_t i = 0; i < ps->n; i++) {
+    if (ps->t[i].has_alias)
+      return fail(ps, ARENA_EPARSE,
+                  "row %zu: alias: the ids are labels, renumbered by row, "
+                  "so an alias cannot name one; use numeric ids",
+                  i + 1);
+    ps->t[i].id = (uint32_t)i;
+  }
+  return 0;
+}
+
 static int parse_all(struct parser *ps)
 {
   struct span ln;
@@ -462,8 +496,7 @@ static int parse_all(struct parser *ps)
     return fail(ps, ARENA_EEMPTY, "no tensors: the header is not followed by "
                                   "any rows");
   if (ps->labels)
-    for (size_t i = 0; i < ps->n; i++)
-      ps->t[i].id = (uint32_t)i;
+    return renumber(ps);
   return 0;
 }
 
@@ -589,14 +622,23 @@ static void put_comment(struct sink *s, const char *c)
   }
 }
 
+/* Which optional columns the writer adds. */
+struct columns {
+  int align;  /* some tensor has an alignment of its own */
+  int offset; /* some tensor is pinned */
+  int alias;  /* some tensor declares an alias */
+};
+
 static void put_rows(struct sink *s, const struct planner_graph *g,
-                     int with_align, int with_offset)
+                     const struct columns *c)
 {
   put(s, "id,size,first,last", 18);
-  if (with_align)
+  if (c->align)
     put(s, ",align", 6);
-  if (with_offset)
+  if (c->offset)
     put(s, ",offset", 7);
+  if (c->alias)
+    put(s, ",alias", 6);
   put(s, "\n", 1);
   for (size_t i = 0; i < g->n_tensors; i++) {
     const struct planner_tensor *t = &g->tensors[i];
@@ -607,14 +649,19 @@ static void put_rows(struct sink *s, const struct planner_graph *g,
     put_i64(s, t->first);
     put(s, ",", 1);
     put_i64(s, t->last);
-    if (with_align) {
+    if (c->align) {
       put(s, ",", 1);
       put_u64(s, t->align);
     }
-    if (with_offset) {
+    if (c->offset) {
       put(s, ",", 1);
       if (t->pinned != PLANNER_NOT_PINNED)
         put_i64(s, t->pinned);
+    }
+    if (c->alias) {
+      put(s, ",", 1);
+      if (t->has_alias)
+        put_u64(s, t->alias);
     }
     put(s, "\n", 1);
   }
@@ -623,13 +670,14 @@ static void put_rows(struct sink *s, const struct planner_graph *g,
 static void write_all(struct sink *s, const struct planner_graph *g,
                       const char *comment)
 {
-  int with_align = 0, with_offset = 0;
+  struct columns c = {0, 0, 0};
   for (size_t i = 0; i < g->n_tensors; i++) {
-    with_align |= g->tensors[i].align != 0;
-    with_offset |= g->tensors[i].pinned != PLANNER_NOT_PINNED;
+    c.align |= g->tensors[i].align != 0;
+    c.offset |= g->tensors[i].pinned != PLANNER_NOT_PINNED;
+    c.alias |= g->tensors[i].has_alias != 0;
   }
   put_comment(s, comment);
-  put_rows(s, g, with_align, with_offset);
+  put_rows(s, g, &c);
 }
 
 int planner_csv_write(const struct planner_graph *g, const char *comment,

@@ -15,12 +15,14 @@
  *
  *  ours       id,size,first,last  (or the reference spelling
  *             tensor_index,size_bytes,first_op,last_op), lifetimes
- *             inclusive. Optional columns: align (or alignment), offset.
+ *             inclusive. Optional columns: align (or alignment), offset,
+ *             alias.
  *  MiniMalloc id,lower,upper,size, lifetimes half-open [lower, upper), so
  *             first = lower and last = upper - 1. Optional columns:
- *             alignment (or align), offset. An id may be any label; when
- *             one of them is not a decimal number in uint32 range, every
- *             tensor is renumbered by its row (0, 1, ...) instead.
+ *             alignment (or align), offset, alias. An id may be any
+ *             label; when one of them is not a decimal number in uint32
+ *             range, every tensor is renumbered by its row (0, 1, ...)
+ *             instead, and then no row may declare an alias.
  *
  *  Shared rules: '#' starts a comment line (leading blanks allowed), blank
  *  lines are skipped anywhere, CRLF line ends are accepted, the last line
@@ -28,11 +30,15 @@
  *  plain decimal digits (a leading '-' is read only to reject it with a
  *  clear message); overflow is an error. An `offset` field pins the tensor
  *  at that byte offset; an empty field or -1 leaves it free. An empty
- *  `align` field or 0 means the tensor has no alignment of its own.
+ *  `align` field or 0 means the tensor has no alignment of its own. An
+ *  `alias` field names, by id, the tensor whose bytes this one may reuse
+ *  (planner.h, IN-PLACE SHARING: has_alias = 1, alias = the id); an
+ *  empty field declares none. It is read like an id (decimal, uint32).
  *
  *  Parsing is one linear pass; a million rows take well under a second.
  *  Semantic checks that need the whole graph (duplicate ids, alignments
- *  that are not powers of two, colliding pins) are left to
+ *  that are not powers of two, colliding pins, an alias that names the
+ *  tensor itself or an id not in the graph) are left to
  *  planner_validate().
  */
 #ifndef ARENA_GRAPH_CSV_H
@@ -99,7 +105,8 @@ const char *planner_csv_format_name(enum planner_csv_format f);
 
 /* Writes g (borrowed) as our CSV: an optional comment block, the header
  * id,size,first,last (plus align when any tensor has one, plus offset
- * when any is pinned; unpinned rows leave it empty), then one row per
+ * when any is pinned, plus alias when any declares one; rows without a
+ * pin or an alias leave that field empty), then one row per
  * tensor in graph order, every line ending in '\n'. comment (borrowed,
  * may be NULL) is split at newlines and each line written as "# line".
  * The tensors are written as given, not validated.

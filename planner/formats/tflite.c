@@ -7,9 +7,12 @@
  *  operator codes (which builtin each is), then subgraph 0's tensors
  *  (type, shape, size, flags) and operators (first and last use of every
  *  tensor they name), then the graph inputs, outputs and variables widen
- *  the lifetimes. All structure goes through the checked primitives of
- *  tflite_fb.c; this file never reads the buffer directly except through
- *  positions those primitives have checked.
+ *  the lifetimes. Once the planned tensors are known, tflite_inplace.c
+ *  gives the outputs of allowlisted operators their in-place inputs from
+ *  the operator lists kept on the way (no second pass over the file).
+ *  All structure goes through the checked primitives of tflite_fb.c; this
+ *  file never reads the buffer directly except through positions those
+ *  primitives have checked.
  */
 #include "tflite_int.h"
 
@@ -19,21 +22,6 @@
 
 #include "digest.h"
 
-/* What the reader learns about one tensor of subgraph 0. */
-struct tinfo {
-  size_t pos;         /* table position, to fetch the name later */
-  int64_t first;      /* first operator naming it, -1 = none yet */
-  int64_t last;       /* last operator naming it, -1 = none yet */
-  uint64_t size;      /* bytes */
-  uint8_t type;       /* TensorType */
-  uint8_t is_const;   /* 1: backed by a buffer with data */
-  uint8_t variable;   /* 1: is_variable */
-  uint8_t persistent; /* 1: output of DEQUANTIZE-of-constant */
-  uint8_t sized;      /* 1: size is known (not a string/resource/variant) */
-  uint64_t elems;     /* elements of its shape (UINT64_MAX on overflow) */
-  uint32_t rank;      /* dims of its shape */
-  int32_t dim0;       /* its first dim, 0 for a scalar */
-};
 
 /* Element sizes in bits, indexed by TensorType; 0 = no static size. */
 static const uint8_t type_bits[PLANNER_TFLITE_TYPE__COUNT] = {
@@ -82,6 +70,7 @@ void planner_tflite_cleanup(struct planner_tflite_model *m)
   free(m->inputs);
   free(m->outputs);
   free(m->scratch);
+  free(m->op_codes);
   planner_tflite_init(m);
 }
 
@@ -104,8 +93,9 @@ struct reader {
   uint32_t n_buffers;                  /* entries in buf_const */
   int32_t *opcode;                     /* effective builtin per opcode */
   uint32_t n_opcodes;                  /* entries in opcode */
-  struct tinfo *t;                     /* per tensor of subgraph 0 */
+  struct tfl__tinfo *t;                /* per tensor of subgraph 0 */
   uint32_t n_t;                        /* entries in t */
+  struct tfl__op *ops;                 /* per operator of subgraph 0 */
   size_t cap_scratch;                  /* entries allocated in m->scratch */
 };
 
@@ -220,7 +210,7 @@ static int read_tensor(struct reader *r, const struct tfl__vec *v, uint32_t i)
 {
   char what[64];
   struct tfl__table t;
-  struct tinfo *ti = &r->t[i];
+  struct tfl__tinfo *ti = &r->t[i];
   uint8_t type, var;
   uint32_t buffer, rank;
   uint64_t elems;
@@ -254,6 +244,7 @@ static int read_tensor(struct reader *r, const struct tfl__vec *v, uint32_t i)
                      (unsigned)type);
   if (dyn0 || dyn_other)
     r->m->dynamic = 1;
+  ti->bits = type_bits[type];
   ti->sized = type_bits[type] != 0;
   if (!ti->sized || ti->is_const)
     return 0;
@@ -298,7 +289,7 @@ static int read_tensor(struct reader *r, const struct tfl__vec *v, uint32_t i)
 
 /* The tensor that entry j of an operator's list names, or NULL when the
  * entry is absent (-1 or past the end); indexes were checked by touch(). */
-static const struct tinfo *op_tensor(const struct reader *r,
+static const struct tfl__tinfo *op_tensor(const struct reader *r,
                                      const struct tfl__vec *v, uint32_t j)
 {
   if (j >= v->n)
@@ -351,25 +342,26 @@ static uint64_t dim(int32_t d)
 static int tflm_scratch(struct reader *r, int64_t k, int32_t code,
                         const struct tfl__vec *in, const struct tfl__vec *out)
 {
-  const struct tinfo *x = op_tensor(r, in, 0), *y = op_tensor(r, out, 0);
+  const struct tfl__tinfo *x = op_tensor(r, in, 0), *y = op_tensor(r, out, 0);
   int rc = 0;
   if (code == TFL_OP_SVDF) {
     /* input [batch, input_size], weights_feature [num_filters, input_size],
      * output [batch, num_units] */
-    const struct tinfo *wf = op_tensor(r, in, 1);
+    const struct tfl__tinfo *wf = op_tensor(r, in, 1);
     if (!x || !wf || !y)
       return 0;
     rc = add_scratch(r, k, 4, dim(x->dim0), dim(wf->dim0));
     if (!rc && x->type == TFL_TYPE_INT8)
       rc = add_scratch(r, k, 4, y->elems, 1);
   } else if (code == TFL_OP_LSTM) {
-    const struct tinfo *state = op_tensor(r, in, 18), *cell = op_tensor(r, in, 19);
+    const struct tfl__tinfo *state = op_tensor(r, in, 18);
+    const struct tfl__tinfo *cell = op_tensor(r, in, 19);
     if (!state || !cell || cell->type >= PLANNER_TFLITE_TYPE__COUNT)
       return 0;
     for (int i = 0; i < 4 && !rc; i++)
       rc = add_scratch(r, k, state->elems, type_bits[cell->type] / 8, 1);
   } else if (code == TFL_OP_MEAN || code == TFL_OP_SUM) {
-    const struct tinfo *axis = op_tensor(r, in, 1);
+    const struct tfl__tinfo *axis = op_tensor(r, in, 1);
     if (!x || !axis || !y)
       return 0;
     if (x->type == TFL_TYPE_INT8 || x->type == TFL_TYPE_INT16)
@@ -392,7 +384,7 @@ static int touch(struct reader *r, int32_t idx, int64_t k, const char *list)
                      "operator %lld: %s names tensor %d, but subgraph 0 has "
                      "%u tensors",
                      (long long)k, list, (int)idx, (unsigned)r->n_t);
-  struct tinfo *ti = &r->t[idx];
+  struct tfl__tinfo *ti = &r->t[idx];
   if (ti->first < 0 || k < ti->first)
     ti->first = k;
   if (k > ti->last)
@@ -432,6 +424,10 @@ static int read_operator(struct reader *r, const struct tfl__vec *ops,
       if ((rc = touch(r, tfl__vec_i32(&r->f, &v[l], j), k, lists[l].name)) != 0)
         return rc;
   }
+  r->ops[k].code = r->opcode[oc];
+  r->ops[k].in = v[0];
+  r->ops[k].out = v[1];
+  r->m->op_codes[k] = r->opcode[oc];
   if (r->o->tflm_scratch &&
       (rc = tflm_scratch(r, k, r->opcode[oc], &v[0], &v[1])) != 0)
     return rc;
@@ -492,7 +488,8 @@ static int read_io(struct reader *r, const struct tfl__table *sg, unsigned id,
     for (uint32_t k = 0; k < rank && k < PLANNER_TFLITE_MAX_DIMS; k++)
       if (e->sig[k] < 0)
         e->dynamic = 1;
-    struct tinfo *ti = &r->t[idx];
+    struct tfl__tinfo *ti = &r->t[idx];
+    ti->io = 1;
     if (id == TFL_SG_INPUTS) {
       ti->first = 0;
       if (ti->last < 0)
@@ -538,7 +535,7 @@ static int collect(struct reader *r, const struct tfl__vec *tensors)
     return tfl__fail(&r->f, ARENA_ENOMEM, "out of memory");
   int64_t last_op = m->n_ops ? (int64_t)m->n_ops - 1 : 0;
   for (uint32_t i = 0; i < r->n_t; i++) {
-    struct tinfo *ti = &r->t[i];
+    struct tfl__tinfo *ti = &r->t[i];
     if (ti->is_const) {
       m->n_const++;
       continue;
@@ -565,6 +562,7 @@ static int collect(struct reader *r, const struct tfl__vec *tensors)
     }
     struct planner_tensor *pt = &m->tensors[m->n_planned];
     struct tfl__table t;
+    ti->row = (uint32_t)m->n_planned + 1;
     char name[PLANNER_TFLITE_NAME_LEN];
     int rc;
     pt->id = i;
@@ -622,7 +620,9 @@ static int read_model(struct reader *r)
   r->m->n_tensors = tensors.n;
   r->m->n_ops = ops.n;
   r->t = calloc(tensors.n ? tensors.n : 1, sizeof *r->t);
-  if (!r->t)
+  r->ops = calloc(ops.n ? ops.n : 1, sizeof *r->ops);
+  r->m->op_codes = calloc(ops.n ? ops.n : 1, sizeof *r->m->op_codes);
+  if (!r->t || !r->ops || !r->m->op_codes)
     return tfl__fail(&r->f, ARENA_ENOMEM, "out of memory");
   for (uint32_t i = 0; i < tensors.n; i++)
     if ((rc = read_tensor(r, &tensors, i)) != 0)
@@ -641,6 +641,9 @@ static int read_model(struct reader *r)
                      "subgraph 0 has no tensor to plan (%u tensors, %u "
                      "constant)",
                      (unsigned)r->n_t, (unsigned)r->m->n_const);
+  if (!r->o->no_in_place)
+    r->m->n_aliases = tfl__inplace_pairs(&r->f, r->ops, ops.n, r->t,
+                                         r->m->tensors);
   return 0;
 }
 
@@ -649,7 +652,7 @@ int planner_tflite_read(const void *buf, size_t len,
                         struct planner_tflite_model *out,
                         char err[ARENA_ERR_LEN])
 {
-  static const struct planner_tflite_options defaults = {0, 0, 0, 0};
+  static const struct planner_tflite_options defaults = {0, 0, 0, 0, 0};
   struct reader r;
   if (err)
     err[0] = '\0';
@@ -670,6 +673,7 @@ int planner_tflite_read(const void *buf, size_t len,
   free(r.buf_const);
   free(r.opcode);
   free(r.t);
+  free(r.ops);
   if (rc) {
     planner_tflite_cleanup(out);
     return rc;

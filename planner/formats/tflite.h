@@ -36,6 +36,27 @@
  *    every tensor whose signature is dynamic in dimension 0 only; a model
  *    with any other dynamic dimension then gives ARENA_EUNSUPPORTED.
  *
+ * IN-PLACE PAIRS
+ *  Unless options->no_in_place is set, the reader declares in-place
+ *  aliases (planner.h, IN-PLACE SHARING) from an allowlist of kernels
+ *  that read element i of an input before they write element i of their
+ *  output, kept in tflite_inplace.c with the reason for each: ADD, SUB,
+ *  MUL, PRELU, the activations RELU, RELU_N1_TO_1, RELU6, RELU_0_TO_1,
+ *  LEAKY_RELU, LOGISTIC, TANH, HARD_SWISH, ELU and GELU, QUANTIZE and
+ *  DEQUANTIZE, and the reshapes RESHAPE, SQUEEZE and EXPAND_DIMS. For
+ *  such an operator k with one output o, o gets has_alias = 1 and alias
+ *  = the tensor index of its first input x (absent optional inputs
+ *  skipped) such that
+ *    - o is planned, non-empty, first written at k, and not an input of k;
+ *    - x is planned, first used before k and last used at k;
+ *    - x and o have the same element width and the same size in bytes;
+ *    - neither is a graph input or output, a variable, or a
+ *      DEQUANTIZE-of-constant output (kept by TFLite between runs).
+ *  Every other operator (CONV_2D, CONCATENATION, SOFTMAX, ...) gets none.
+ *  model->n_aliases counts the pairs; model->op_codes names each
+ *  operator's builtin code, planner_tflite_inplace_op() its name when it
+ *  is on the allowlist.
+ *
  * TFLM SCRATCH
  *  With options->tflm_scratch the reader also lists the scratch buffers
  *  that TensorFlow Lite Micro's reference kernels (at the bundled commit
@@ -98,6 +119,8 @@ struct planner_tflite_options {
                         them in its persistent tail, not the planned head) */
   int tflm_scratch;  /* 1: list the kernel scratch buffers TFLite Micro's
                         reference kernels request (see TFLM SCRATCH) */
+  int no_in_place;   /* 1: declare no in-place aliases; 0 (the default):
+                        declare those of IN-PLACE PAIRS */
 };
 
 /* One graph input or output of subgraph 0. */
@@ -140,6 +163,10 @@ struct planner_tflite_model {
                                      the operator */
   size_t n_scratch;              /* entries in scratch */
   uint64_t scratch_bytes;        /* their total size */
+  int32_t *op_codes;             /* n_ops builtin codes of subgraph 0's
+                                    operators, in order, owned */
+  size_t n_aliases;              /* planned tensors given an alias (see
+                                    IN-PLACE PAIRS) */
   uint8_t sha256[32];            /* SHA-256 of the whole file */
 };
 
@@ -177,6 +204,10 @@ struct planner_graph planner_tflite_graph(const struct planner_tflite_model *m);
 /* Returns the schema name of a TensorType ("FLOAT32", "INT4", ...) or
  * "?" for an unknown value. */
 const char *planner_tflite_type_name(int type);
+
+/* Returns the schema name of a builtin operator on the in-place allowlist
+ * ("ADD", "RELU6", ...; see IN-PLACE PAIRS), or NULL for any other code. */
+const char *planner_tflite_inplace_op(int32_t code);
 
 /* Writes a copy of the model at buf (len bytes, borrowed) with an
  * OfflineMemoryAllocation metadata entry whose buffer holds the int32 LE

@@ -1,6 +1,7 @@
 /*
  * tflite_int.h - the bounds-checked FlatBuffers primitives shared by the
- * TFLite reader (tflite.c) and the offline-plan writer (tflite_embed.c).
+ * TFLite reader (tflite.c) and the offline-plan writer (tflite_embed.c),
+ * and what the reader hands to its in-place pairing (tflite_inplace.c).
  * Private to planner/formats/.
  *
  * Every primitive checks the bytes it is about to read against the buffer
@@ -76,6 +77,33 @@ struct tfl__vec {
   uint32_t n; /* element count */
 };
 
+/* What the reader learns about one tensor of subgraph 0. */
+struct tfl__tinfo {
+  size_t pos;         /* table position, to fetch the name later */
+  int64_t first;      /* first operator naming it, -1 = none yet */
+  int64_t last;       /* last operator naming it, -1 = none yet */
+  uint64_t size;      /* bytes */
+  uint8_t type;       /* TensorType */
+  uint8_t bits;       /* bits per element, 0 = no static size */
+  uint8_t is_const;   /* 1: backed by a buffer with data */
+  uint8_t variable;   /* 1: is_variable */
+  uint8_t persistent; /* 1: output of DEQUANTIZE-of-constant */
+  uint8_t sized;      /* 1: size is known (not a string/resource/variant) */
+  uint8_t io;         /* 1: a graph input or output of subgraph 0 */
+  uint64_t elems;     /* elements of its shape (UINT64_MAX on overflow) */
+  uint32_t rank;      /* dims of its shape */
+  int32_t dim0;       /* its first dim, 0 for a scalar */
+  uint32_t row;       /* 1 + its row in the planned tensors; 0 = not planned */
+};
+
+/* One operator of subgraph 0: its builtin code and its tensor lists,
+ * whose indexes the reader has checked. */
+struct tfl__op {
+  int32_t code;     /* effective builtin code */
+  struct tfl__vec in;  /* inputs (-1 = an absent optional input) */
+  struct tfl__vec out; /* outputs */
+};
+
 int tfl__fail(struct tfl__buf *f, int code, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
     __attribute__((format(printf, 3, 4)))
@@ -115,6 +143,15 @@ int tfl__vec_table(struct tfl__buf *f, const struct tfl__vec *v, uint32_t j,
 /* Element j of a checked vector of 4-byte values. */
 int32_t tfl__vec_i32(const struct tfl__buf *f, const struct tfl__vec *v,
                      uint32_t j);
+/* tflite_inplace.c: gives each output of an operator on the in-place
+ * allowlist the input whose bytes it may reuse (tflite.h, IN-PLACE
+ * PAIRS): sets has_alias and alias in planned (the planned tensors, into
+ * which t[i].row points) and returns the number of pairs. ops has n_ops
+ * entries whose tensor indexes all name entries of t. */
+size_t tfl__inplace_pairs(const struct tfl__buf *f, const struct tfl__op *ops,
+                          uint32_t n_ops, const struct tfl__tinfo *t,
+                          struct planner_tensor *planned);
+
 /* Copies the string field id into out (cap bytes, NUL-terminated,
  * truncated); "" when absent. *full_len gets the stored length. */
 int tfl__string(struct tfl__buf *f, const struct tfl__table *t, unsigned id,

@@ -320,7 +320,7 @@ int cli_daemon_plan(const char *what, const struct cli_daemon_args *a,
     src->local = 1;
     src->planning_us = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000u +
                        (uint64_t)((t1.tv_nsec - t0.tv_nsec) / 1000);
-    if ((rc = planner_graph_digest(g, src->graph_digest)) != 0) {
+    if ((rc = planner_graph_digest_planned(g, o, src->graph_digest)) != 0) {
       planner_plan_cleanup(p);
       cli_error(what, "%s", arena_strerror(rc));
       return cli_exit_status(rc);

@@ -489,26 +489,33 @@ START_TEST(options_fields)
 }
 END_TEST
 
-/* In-place sharing off is a version 2 encoding: another tag, the same
- * fields, then in_place. */
+/* In-place sharing leaves the options digest alone; with it off, the
+ * graph is digested as if it declared no alias. */
 START_TEST(options_in_place_off)
 {
   struct planner_options o;
   uint8_t on[PLANNER_DIGEST_LEN], off[PLANNER_DIGEST_LEN];
   planner_options_init(&o);
   o.alignment = 16;
-  o.capacity = 0x1000;
   planner_options_digest(&o, on);
   o.in_place = 0;
   planner_options_digest(&o, off);
-  ck_assert(memcmp(on, off, sizeof on) != 0);
-  uint8_t enc[18 + 24] = {0};
-  memcpy(enc, "arenad-options-v2\n", 18);
-  enc[22] = 16;   /* alignment */
-  enc[31] = 0x10; /* capacity 0x1000 */
-  uint8_t want[PLANNER_DIGEST_LEN];
-  planner_sha256(enc, sizeof enc, want);
-  ck_assert_mem_eq(off, want, sizeof off);
+  ck_assert_mem_eq(on, off, sizeof on);
+  struct planner_tensor t[2] = {{1, 64, 0, 1, 0, PLANNER_NOT_PINNED, 0, 0},
+                                {2, 64, 1, 2, 0, PLANNER_NOT_PINNED, 1, 1}};
+  struct planner_graph g = {t, 2};
+  uint8_t with[PLANNER_DIGEST_LEN], planned[PLANNER_DIGEST_LEN],
+      bare[PLANNER_DIGEST_LEN];
+  ck_assert_int_eq(planner_graph_digest(&g, with), 0);
+  ck_assert_int_eq(planner_graph_digest_planned(&g, &o, planned), 0);
+  t[1].has_alias = 0;
+  ck_assert_int_eq(planner_graph_digest(&g, bare), 0);
+  ck_assert_mem_eq(planned, bare, sizeof bare);
+  ck_assert(memcmp(with, bare, sizeof bare) != 0);
+  t[1].has_alias = 1;
+  o.in_place = 1;
+  ck_assert_int_eq(planner_graph_digest_planned(&g, &o, planned), 0);
+  ck_assert_mem_eq(planned, with, sizeof with);
 }
 END_TEST
 

@@ -179,12 +179,10 @@ void planner_sha256(const void *data, size_t len,
 #define GRAPH_TAG "arenad-graph-v1\n"
 #define GRAPH_TAG_V2 "arenad-graph-v2\n" /* graphs that declare an alias */
 #define OPTIONS_TAG "arenad-options-v1\n"
-#define OPTIONS_TAG_V2 "arenad-options-v2\n" /* in-place sharing off */
 #define TENSOR_REC_LEN 44u /* bytes per tensor in the version 1 encoding */
 #define ALIAS_REC_LEN 8u   /* bytes version 2 adds: has_alias, alias */
 #define MAX_REC_LEN (TENSOR_REC_LEN + ALIAS_REC_LEN)
-_Static_assert(sizeof GRAPH_TAG == sizeof GRAPH_TAG_V2 &&
-                   sizeof OPTIONS_TAG == sizeof OPTIONS_TAG_V2,
+_Static_assert(sizeof GRAPH_TAG == sizeof GRAPH_TAG_V2,
                "a version's tag has the length of the one before");
 
 static int cmp_u64(uint64_t a, uint64_t b)
@@ -269,8 +267,9 @@ static int ids_ascending(const struct planner_tensor *t, size_t n)
   return 1;
 }
 
-int planner_graph_digest(const struct planner_graph *g,
-                         uint8_t out[PLANNER_DIGEST_LEN])
+/* The digest of g; with use_aliases 0, of g with every alias ignored. */
+static int graph_digest(const struct planner_graph *g, int use_aliases,
+                        uint8_t out[PLANNER_DIGEST_LEN])
 {
   size_t n = g->n_tensors;
   const struct planner_tensor **order = NULL;
@@ -289,7 +288,7 @@ int planner_graph_digest(const struct planner_graph *g,
     qsort(order, n, sizeof *order, cmp_tensor);
   }
 
-  int v2 = declares_alias(g->tensors, n);
+  int v2 = use_aliases && declares_alias(g->tensors, n);
   size_t rec_len = v2 ? MAX_REC_LEN : TENSOR_REC_LEN;
   struct planner_sha256 s;
   uint8_t head[8];
@@ -316,18 +315,29 @@ int planner_graph_digest(const struct planner_graph *g,
   return 0;
 }
 
+int planner_graph_digest(const struct planner_graph *g,
+                         uint8_t out[PLANNER_DIGEST_LEN])
+{
+  return graph_digest(g, 1, out);
+}
+
+int planner_graph_digest_planned(const struct planner_graph *g,
+                                 const struct planner_options *o,
+                                 uint8_t out[PLANNER_DIGEST_LEN])
+{
+  return graph_digest(g, o->in_place != 0, out);
+}
+
 void planner_options_digest(const struct planner_options *o,
                             uint8_t out[PLANNER_DIGEST_LEN])
 {
-  uint8_t enc[sizeof OPTIONS_TAG - 1 + 4 + 8 + 8 + 4];
+  uint8_t enc[sizeof OPTIONS_TAG - 1 + 4 + 8 + 8];
   size_t at = sizeof OPTIONS_TAG - 1;
-  int v2 = !o->in_place;
-  memcpy(enc, v2 ? OPTIONS_TAG_V2 : OPTIONS_TAG, at);
+  memcpy(enc, OPTIONS_TAG, at);
   store_le32(enc + at, (uint32_t)o->algo);
   store_le64(enc + at + 4, o->alignment);
   store_le64(enc + at + 12, o->capacity);
-  store_le32(enc + at + 20, 0); /* in_place, off (version 2 only) */
-  planner_sha256(enc, sizeof enc - (v2 ? 0 : 4), out);
+  planner_sha256(enc, sizeof enc, out);
 }
 
 char *planner_hex(const uint8_t *b, size_t n, char *out)

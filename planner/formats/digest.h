@@ -55,14 +55,11 @@
  *  the effort, once a time budget, never changed a digest). Threads never
  *  change a plan and are left out too.
  *
- * CANONICAL OPTIONS ENCODING (version 2)
- *  in_place does change which plans are acceptable: with it off, a plan
- *  in which a declared pair shares its bytes fails verification. Options
- *  with in_place on (the default) keep the version 1 encoding and digest;
- *  with in_place 0:
- *      18 bytes  the tag "arenad-options-v2\n"
- *      20 bytes  algorithm, alignment and capacity, as in version 1
- *       4 bytes  u32 in_place: 0
+ *  in_place is left out as well: with it off, every tool and the daemon
+ *  digest, key, plan and verify the graph as if it declared no alias
+ *  (planner_graph_digest_planned), so the graph's digest already tells
+ *  the two apart, and a graph planned with sharing off shares its cache
+ *  entry with the same graph written without aliases.
  *
  *  Changing any encoding means a new tag ("-v3"), never a silent edit:
  *  digests are stored in caches and sent over the wire.
@@ -114,6 +111,13 @@ void planner_sha256(const void *data, size_t len,
  * not already in strictly ascending id order). On failure out is zeroed. */
 int planner_graph_digest(const struct planner_graph *g,
                          uint8_t out[PLANNER_DIGEST_LEN]);
+
+/* planner_graph_digest() of g as planned under o (borrowed): with
+ * o->in_place 0, of g with every alias ignored, the digest the daemon
+ * keys such a request under. Same returns. */
+int planner_graph_digest_planned(const struct planner_graph *g,
+                                 const struct planner_options *o,
+                                 uint8_t out[PLANNER_DIGEST_LEN]);
 
 /* Digest of the canonical encoding of o's algorithm, alignment,
  * capacity and, when it is off, in_place (o borrowed). Cannot fail. */

@@ -214,8 +214,9 @@ void TflmPlanner::ReadPairs(const void *model, size_t len) {
 /* Matches the buffers TFLM added to the reader's tensors, in order, and
  * declares the pairs whose both ends matched. A buffer that does not
  * match the next tensor is left alone (a tensor nothing uses, another
- * subgraph's, a scratch buffer); the graph's inputs come in scope 0,
- * where the reader has them in operator 0's scope. */
+ * subgraph's, a scratch buffer), and an empty tensor, which TFLM never
+ * adds, matches none; the graph's inputs come in scope 0, where the
+ * reader has them in operator 0's scope. */
 void TflmPlanner::DeclarePairs() {
   for (size_t k = 0; k < n_buffers_; k++)
     if (buffers_[k].pinned != PLANNER_NOT_PINNED)
@@ -226,15 +227,20 @@ void TflmPlanner::DeclarePairs() {
     return; /* no sharing is always a valid plan */
   size_t p = 0;
   for (size_t k = 0; k < n_buffers_ && p < n_cands_; k++) {
+    while (p < n_cands_ && cands_[p].size == 0) /* TFLM adds no empty one */
+      buf_of[p++] = -1;
+    if (p == n_cands_)
+      break;
     const struct planner_tensor *b = &buffers_[k];
     const Cand *c = &cands_[p];
-    bool first_ok = b->first == c->first || (b->first == 0 && c->first == 1);
-    if (b->size == c->size && first_ok && b->last == c->last)
+    int64_t first = b->first - 1, last = b->last - 1; /* TFLM's scopes */
+    bool first_ok = first == c->first || (first == 0 && c->first == 1);
+    if (b->size == c->size && first_ok && last == c->last)
       buf_of[p++] = (int64_t)k;
   }
   for (size_t q = 0; q < p; q++) {
     int64_t in = cands_[q].in;
-    if (in < 0 || (size_t)in >= p)
+    if (in < 0 || (size_t)in >= p || buf_of[q] < 0 || buf_of[in] < 0)
       continue;
     struct planner_tensor *out = &buffers_[buf_of[q]];
     out->alias = (uint32_t)buf_of[in];

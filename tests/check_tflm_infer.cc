@@ -177,6 +177,32 @@ START_TEST(test_infer_errors) {
 }
 END_TEST
 
+/* --in-place (the default) and --no-in-place: trained_lstm declares one
+ * pair; with sharing it is reported and the outputs are those without. */
+START_TEST(test_infer_in_place) {
+  char *dir = tu_mkdtemp();
+  std::string d = dir, on, off, err, bin = TFLM_TEST_BUILD "/examples/tflm_infer";
+  std::string sock = d + "/none.sock", model = ModelPath("trained_lstm");
+  ck_assert_int_eq(Exec({bin, "--socket", sock, "--values", "0", model}, d,
+                        &on, &err), 0);
+  ck_assert_msg(on.find(", 1 pairs in place (lower bound ") !=
+                std::string::npos, "%s", on.c_str());
+  ck_assert_int_eq(Exec({bin, "--socket", sock, "--values", "0",
+                         "--no-in-place", model}, d, &off, &err), 0);
+  ck_assert_msg(off.find("in place") == std::string::npos, "%s", off.c_str());
+  auto outputs = [](const std::string &s) {
+    return s.substr(s.find("\noutput "));
+  };
+  ck_assert_str_eq(outputs(on).c_str(), outputs(off).c_str());
+  std::string again;
+  ck_assert_int_eq(Exec({bin, "--socket", sock, "--values", "0", "--in-place",
+                         model}, d, &again, &err), 0);
+  ck_assert_str_eq(again.c_str(), on.c_str());
+  tu_rm_rf(dir);
+  free(dir);
+}
+END_TEST
+
 /* A model that needs several operators this build lacks: tflm_infer
  * names every one of them in one message, each once, and exits 65. The
  * names are the custom operator codes the model file holds (its string
@@ -230,5 +256,6 @@ void check_tflm::AddInferTests(Suite *s) {
   tcase_add_test(tc, test_infer_eight_processes);
   tcase_add_test(tc, test_infer_errors);
   tcase_add_test(tc, test_infer_names_every_missing_op);
+  tcase_add_test(tc, test_infer_in_place);
   suite_add_tcase(s, tc);
 }

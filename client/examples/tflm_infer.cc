@@ -57,6 +57,10 @@ void usage(FILE *f) {
           "                     planning in this process\n"
           "  --planner P        arenad (default) or tflm (TFLite Micro's own\n"
           "                     GreedyMemoryPlanner, for comparison)\n"
+          "  --in-place         let allowlisted elementwise and reshape\n"
+          "                     operators write their output over their input\n"
+          "                     (the default)\n"
+          "  --no-in-place      give every tensor bytes of its own\n"
           "  --arena-bytes N    arena size (default %zu)\n"
           "  --seed N           seed of the input values (default 1)\n"
           "  --invokes N        number of invokes (default 1)\n"
@@ -76,6 +80,7 @@ struct Args {
   const char *socket;    /* NULL: the client's default */
   int fallback;          /* 1: plan locally when arenad fails */
   int tflm;              /* 1: TFLM's own planner */
+  int in_place;          /* 1: in-place sharing (the default) */
   size_t arena_bytes;    /* arena size */
   unsigned long long seed; /* input seed */
   int invokes;           /* >= 1 */
@@ -104,6 +109,8 @@ int parse(int argc, char **argv, Args *a) {
       return -1;
     } else if (!strcmp(o, "--no-fallback")) {
       a->fallback = 0;
+    } else if (!strcmp(o, "--in-place") || !strcmp(o, "--no-in-place")) {
+      a->in_place = !strcmp(o, "--in-place");
     } else if (!strcmp(o, "--socket") && v) {
       a->socket = v;
       i++;
@@ -197,11 +204,15 @@ void print_plan(arenad::TflmPlanner *p, arenad_client_t *c) {
   printf("plan: from %s", arenad::TflmPlanSourceName(i.source));
   if (i.source == arenad::TflmPlanSource::kLocal && i.fallback_reason)
     printf(" (arenad: %s)", arenad_client_errmsg(c));
-  printf(", %zu buffers, %s, head %llu bytes, lower bound %llu bytes%s\n",
+  printf(", %zu buffers, %s, head %llu bytes, lower bound %llu bytes%s",
          i.n_buffers, arenad_client_algo_name(i.algo),
          (unsigned long long)i.arena_bytes,
          (unsigned long long)i.lower_bound_bytes,
          i.proven_optimal ? " (optimal)" : "");
+  if (i.n_shared)
+    printf(", %zu pairs in place (lower bound %llu bytes without)",
+           i.n_shared, (unsigned long long)i.lower_bound_unshared_bytes);
+  printf("\n");
 }
 
 /* Loads, plans, runs and prints; returns the exit status. */
@@ -228,6 +239,7 @@ int run(const Args &a) {
     return arena ? 64 : 71;
   }
   arenad::TflmPlanner ours(c, m.data, m.len);
+  ours.SetInPlace(a.in_place != 0);
   tflite::GreedyMemoryPlanner greedy;
   tflite::MicroMemoryPlanner *planner = &ours;
   if (a.tflm)
@@ -307,7 +319,7 @@ int isolated(const Args &a) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  Args a = {NULL, NULL, 1, 0, kDefaultArena, 1, 1, 16};
+  Args a = {NULL, NULL, 1, 0, 1, kDefaultArena, 1, 1, 16};
   int rc = parse(argc, argv, &a);
   if (rc)
     return rc < 0 ? 0 : rc;

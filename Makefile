@@ -520,25 +520,32 @@ $(TFLM_DIR)/libtflm.a: $(TFLM_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 # arenad's C++ on top of TFLM: libarenad-tflm.a (arenad::TflmPlanner,
-# client/tflm/) and the example build/examples/tflm_infer. `make tflm`
-# builds both; `make test` builds them with the tests.
+# client/tflm/), libarenad-tflm-ops.a (the kernels TFLM lacks,
+# client/tflm/ops/: DEQUANTIZE of FLOAT16 and MediaPipe's
+# Convolution2DTransposeBias; link it before TFLM) and the example
+# build/examples/tflm_infer. `make tflm` builds them; `make test` builds
+# them with the tests.
 TFLM_OWN_FLAGS = $(CXXSTD) $(OPT) $(CXXWARN) $(TFLM_DEFS) $(SANFLAGS) -MMD -MP \
-                 -I$(BUILD)/include $(INC_PUBLIC) -Iclient -Iclient/tflm -Iclient/examples \
-                 $(addprefix -isystem ,$(TFLM_INCS)) $(CXXFLAGS)
+                 -I$(BUILD)/include $(INC_PUBLIC) -Iclient -Iclient/tflm -Iclient/tflm/ops \
+                 -Iclient/examples $(addprefix -isystem ,$(TFLM_INCS)) $(CXXFLAGS)
 $(BUILD)/%.o: %.cc $(BUILD)/.flags $(TFLM_DIR)/.flags | $(TFLM_STAMP) $(CLIENT_INC)
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLM_OWN_FLAGS) -c -o $@ $<
 $(BUILD)/libarenad-tflm.a: $(BUILD)/client/tflm/arenad_tflm.o
 	rm -f $@ && ar rcs $@ $^
+TFLM_OPS_OBJ := $(patsubst %.cc,$(BUILD)/%.o,$(wildcard client/tflm/ops/*.cc))
+$(BUILD)/libarenad-tflm-ops.a: $(TFLM_OPS_OBJ)
+	rm -f $@ && ar rcs $@ $^
 TFLM_RUN_OBJ := $(BUILD)/client/examples/tflm_infer_run.o
 $(BUILD)/examples/tflm_infer: $(BUILD)/client/examples/tflm_infer.o $(TFLM_RUN_OBJ) \
-                              $(BUILD)/libarenad-tflm.a $(BUILD)/libarenad-client.a \
-                              $(TFLM_DIR)/libtflm.a
+                              $(BUILD)/libarenad-tflm.a $(BUILD)/libarenad-tflm-ops.a \
+                              $(BUILD)/libarenad-client.a $(TFLM_DIR)/libtflm.a
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_PROTO)) -lm
 
 .PHONY: tflm
-tflm: $(TFLM_DIR)/libtflm.a $(BUILD)/libarenad-tflm.a $(BUILD)/examples/tflm_infer
+tflm: $(TFLM_DIR)/libtflm.a $(BUILD)/libarenad-tflm.a $(BUILD)/libarenad-tflm-ops.a \
+      $(BUILD)/examples/tflm_infer
 build-tests: tflm
 
 # build/tests/check_tflm (tests/check_tflm.cc and its part

@@ -484,6 +484,16 @@ TFLM_CORE := $(addprefix tensorflow/lite/micro/, \
   core/api/tensor_utils core/c/common) \
   tensorflow/compiler/mlir/lite/schema/schema_utils \
   tensorflow/compiler/mlir/lite/core/api/error_reporter
+# The kernels MediaPipe's vision models (face, hand and pose landmarks,
+# selfie and hair segmentation) use beyond the bundled models' (docs/
+# client.md, "Operators"): RELU6 comes with activations; DEQUANTIZE of
+# FLOAT16 and the custom Convolution2DTransposeBias are arenad's own
+# (client/tflm/ops/).
+TFLM_VISION_KERNELS := $(addprefix tensorflow/lite/micro/kernels/, \
+  depth_to_space expand_dims gather hard_swish hard_swish_common \
+  leaky_relu leaky_relu_common mirror_pad pack prelu prelu_common \
+  resize_bilinear resize_nearest_neighbor split split_v squeeze sub \
+  sub_common tanh transpose_conv unpack)
 TFLM_KERNELS := $(addprefix tensorflow/lite/micro/kernels/, \
   activations activations_common add add_common cast concatenation conv \
   conv_common depthwise_conv depthwise_conv_common dequantize \
@@ -492,7 +502,8 @@ TFLM_KERNELS := $(addprefix tensorflow/lite/micro/kernels/, \
   micro_tensor_utils mul mul_common pad pad_common pooling pooling_common \
   quantize quantize_common reduce reduce_common reshape reshape_common \
   softmax softmax_common strided_slice strided_slice_common svdf \
-  svdf_common transpose transpose_common unidirectional_sequence_lstm)
+  svdf_common transpose transpose_common unidirectional_sequence_lstm) \
+  $(TFLM_VISION_KERNELS)
 TFLM_OBJ := $(patsubst %,$(TFLM_DIR)/obj/%.o,$(TFLM_CORE) $(TFLM_KERNELS))
 
 TFLM_SCHEMA_EXTRA := third_party/tflite-schema-slim/operator_code_t.h

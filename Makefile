@@ -559,14 +559,16 @@ tflm: $(TFLM_DIR)/libtflm.a $(BUILD)/libarenad-tflm.a $(BUILD)/libarenad-tflm-op
       $(BUILD)/examples/tflm_infer
 build-tests: tflm
 
-# build/tests/check_tflm (tests/check_tflm.cc and its part
-# tests/check_tflm_infer.cc, C++): TFLM runs arenad's plans. It links a
+# build/tests/check_tflm (tests/check_tflm.cc and its parts
+# tests/check_tflm_infer.cc and tests/check_tflm_ops.cc, C++): TFLM runs
+# arenad's plans, and arenad's TFLM kernels are checked. It links a
 # test build of the planner, compiled with -DARENAD_TFLM_TESTING (the
 # overlapping plan of the negative control), and runs $(BUILD)/arenad,
 # arenactl and examples/tflm_infer.
 TFLM_TEST_FLAGS = -DARENAD_TFLM_TESTING -DTFLM_TEST_BUILD='"$(BUILD)"' -Itests \
                   -Iproto -I$(BUILD)/gen $(call pc_cflags,$(PKGS_CHECK) $(PKGS_PROTO))
-TFLM_TEST_OBJ := $(BUILD)/tests/check_tflm.o $(BUILD)/tests/check_tflm_infer.o
+TFLM_TEST_OBJ := $(BUILD)/tests/check_tflm.o $(BUILD)/tests/check_tflm_infer.o \
+                 $(BUILD)/tests/check_tflm_ops.o
 $(TFLM_TEST_OBJ): TFLM_OWN_FLAGS += $(TFLM_TEST_FLAGS)
 $(TFLM_TEST_OBJ): | $(BUILD)/gen/arenad.pb-c.h
 $(BUILD)/tests/arenad_tflm_testing.o: client/tflm/arenad_tflm.cc $(BUILD)/.flags \
@@ -579,7 +581,8 @@ $(BUILD)/tests/check_main_tflm.o: tests/check_main.c $(BUILD)/.flags
 $(BUILD)/tests/check_tflm: $(TFLM_TEST_OBJ) $(BUILD)/tests/check_main_tflm.o \
                            $(TESTUTIL_OBJ) $(BUILD)/tests/daemon_harness.o \
                            $(BUILD)/tests/arenad_tflm_testing.o $(TFLM_RUN_OBJ) \
-                           $(BUILD)/libarenad-client.a $(TFLM_DIR)/libtflm.a
+                           $(BUILD)/libarenad-tflm-ops.a $(BUILD)/libarenad-client.a \
+                           $(TFLM_DIR)/libtflm.a
 	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_PROTO)) $(CHECK_LIBS)
 $(BUILD)/tests/check_tflm: | $(BUILD)/arenad $(BUILD)/arenactl $(BUILD)/examples/tflm_infer
 TEST_BINS += $(BUILD)/tests/check_tflm

@@ -698,6 +698,7 @@ END_TEST
 
 void check_tflm::AddOpsTests(Suite *s) {
   TCase *tc = tcase_create("ops_half");
+  tcase_set_timeout(tc, 30); /* 1.2 s under the sanitizers */
   tcase_add_test(tc, test_half_edges);
   tcase_add_test(tc, test_half_exhaustive);
   suite_add_tcase(s, tc);
@@ -714,6 +715,7 @@ void check_tflm::AddOpsTests(Suite *s) {
   tcase_add_test(tc, test_transpose_conv_refusals);
   suite_add_tcase(s, tc);
   tc = tcase_create("ops_resolver");
+  tcase_set_timeout(tc, 30);
   tcase_add_test(tc, test_resolver_vision_ops);
   suite_add_tcase(s, tc);
 }

@@ -34,6 +34,9 @@
  *           at once against one arenad share one plan (exactly one
  *           computed, from the daemon's counters); its errors and exit
  *           statuses.
+ *  ops_*    (check_tflm_ops.cc) arenad's own TFLM kernels (FLOAT16
+ *           DEQUANTIZE, Convolution2DTransposeBias) and the operators
+ *           tflm_infer registers.
  */
 #include <check.h>
 #include <fcntl.h>
@@ -210,8 +213,7 @@ const ModelCase kModels[] = {
      "Debian 12 provides as source",
      "SignalWindow"},
     {"dtln_noise_suppression", tflm_infer::kRunOk, NULL, NULL},
-    {"face_detection_short_range", tflm_infer::kRunAllocate,
-     "TFLM's DEQUANTIZE takes no FLOAT16 input", "DEQUANTIZE"},
+    {"face_detection_short_range", tflm_infer::kRunOk, NULL, NULL},
     {"hello_world_float", tflm_infer::kRunOk, NULL, NULL},
     {"keyword_scrambled", tflm_infer::kRunOk, NULL, NULL},
     {"magic_wand", tflm_infer::kRunOk, NULL, NULL},
@@ -681,5 +683,6 @@ Suite *tflm_suite(void) {
   check_tflm::AddInferTests(s);
   check_tflm::AddGeneratedTests(s);
   check_tflm::AddInPlaceTests(s);
+  check_tflm::AddOpsTests(s);
   return s;
 }

@@ -167,6 +167,10 @@ void AddGeneratedTests(Suite *s);
 /* Adds the test case "infer" (check_tflm_infer.cc). */
 void AddInferTests(Suite *s);
 
+/* Adds the test cases "ops_half", "ops_dequantize", "ops_transpose_conv"
+ * and "ops_resolver" (check_tflm_ops.cc). */
+void AddOpsTests(Suite *s);
+
 }  // namespace check_tflm
 
 #endif /* ARENA_CHECK_TFLM_H */

@@ -4,9 +4,12 @@
  *
  * The operator list below is the one the TFLM build compiles (the
  * Makefile section "TensorFlow Lite Micro"): the reference kernels of
- * every builtin operator the bundled models use. A model that needs any
- * other operator is refused before TFLM sees it, with the operator's
- * name, instead of TFLM's "Didn't find op" deep inside AllocateTensors.
+ * every builtin operator the bundled models and MediaPipe's vision models
+ * use, with DEQUANTIZE (which adds FLOAT16 input) and MediaPipe's custom
+ * Convolution2DTransposeBias from arenad's own kernels
+ * (client/tflm/ops/arenad_tflm_ops.h). A model that needs any other
+ * operator is refused before TFLM sees it, with the operator's name,
+ * instead of TFLM's "Didn't find op" deep inside AllocateTensors.
  */
 #include "tflm_infer_run.h"
 
@@ -18,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "arenad_tflm_ops.h"
 #include "tensorflow/lite/micro/micro_allocator.h"
 #include "tensorflow/lite/micro/micro_interpreter.h"
 #include "tensorflow/lite/micro/micro_mutable_op_resolver.h"
@@ -28,23 +32,33 @@ namespace tflm_infer {
 
 namespace {
 
-constexpr int kMaxOps = 32; /* resolver capacity */
+constexpr int kMaxOps = 64; /* resolver capacity (43 registered below) */
 using Resolver = tflite::MicroMutableOpResolver<kMaxOps>;
 
 TfLiteStatus AddOps(Resolver *r) {
   const TfLiteStatus rc[] = {
-      r->AddAdd(),        r->AddAveragePool2D(),
-      r->AddCast(),       r->AddConcatenation(),
-      r->AddConv2D(),     r->AddDepthwiseConv2D(),
-      r->AddDequantize(), r->AddDiv(),
-      r->AddFullyConnected(), r->AddLogistic(),
-      r->AddMaxPool2D(),  r->AddMaximum(),
-      r->AddMean(),       r->AddMinimum(),
-      r->AddMul(),        r->AddPad(),
-      r->AddQuantize(),   r->AddRelu(),
-      r->AddReshape(),    r->AddSoftmax(),
-      r->AddStridedSlice(), r->AddSvdf(),
-      r->AddTranspose(),  r->AddUnidirectionalSequenceLSTM(),
+      arenad::AddTflmOps(r), /* DEQUANTIZE, Convolution2DTransposeBias */
+      r->AddAdd(),           r->AddAveragePool2D(),
+      r->AddCast(),          r->AddConcatenation(),
+      r->AddConv2D(),        r->AddDepthToSpace(),
+      r->AddDepthwiseConv2D(), r->AddDiv(),
+      r->AddExpandDims(),    r->AddFullyConnected(),
+      r->AddGather(),        r->AddHardSwish(),
+      r->AddLeakyRelu(),     r->AddLogistic(),
+      r->AddMaxPool2D(),     r->AddMaximum(),
+      r->AddMean(),          r->AddMinimum(),
+      r->AddMirrorPad(),     r->AddMul(),
+      r->AddPack(),          r->AddPad(),
+      r->AddPrelu(),         r->AddQuantize(),
+      r->AddRelu(),          r->AddRelu6(),
+      r->AddReshape(),       r->AddResizeBilinear(),
+      r->AddResizeNearestNeighbor(), r->AddSoftmax(),
+      r->AddSplit(),         r->AddSplitV(),
+      r->AddSqueeze(),       r->AddStridedSlice(),
+      r->AddSub(),           r->AddSvdf(),
+      r->AddTanh(),          r->AddTranspose(),
+      r->AddTransposeConv(), r->AddUnidirectionalSequenceLSTM(),
+      r->AddUnpack(),
   };
   for (TfLiteStatus s : rc)
     if (s != kTfLiteOk)

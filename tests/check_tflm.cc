@@ -191,12 +191,14 @@ int RunOn(const tflm_infer::Model &m, tflite::MicroMemoryPlanner *p,
 }
 
 /* Asserts a run succeeded with a proven plan. */
-void AssertProven(const char *what, int rc, const tflm_infer::Run &run) {
+void AssertProven(const char *what, int rc, const tflm_infer::Run &run,
+                  const std::vector<int> *alias) {
   char msg[256];
   ck_assert_msg(rc == tflm_infer::kRunOk, "%s: run failed (%d): %s", what, rc,
                 run.error);
   ck_assert_uint_gt(run.n_buffers, 0);
-  ck_assert_msg(Conflicts(Bufs(run), run.head_bytes, msg, sizeof msg) == 0,
+  ck_assert_msg(Conflicts(Bufs(run), run.head_bytes, msg, sizeof msg,
+                          alias) == 0,
                 "%s: %s", what, msg);
   ck_assert_uint_gt(run.n_info, 0);
   ck_assert_uint_eq(run.n_info % kInvokes, 0);
@@ -205,6 +207,13 @@ void AssertProven(const char *what, int rc, const tflm_infer::Run &run) {
 bool SameOutputs(const tflm_infer::Run &a, const tflm_infer::Run &b) {
   return a.outputs_len == b.outputs_len && a.n_info == b.n_info &&
          memcmp(a.outputs, b.outputs, a.outputs_len) == 0;
+}
+
+std::vector<int> PlannerAliases(arenad::TflmPlanner *p, size_t n) {
+  std::vector<int> v(n);
+  for (size_t k = 0; k < n; k++)
+    v[k] = p->AliasOf((int)k);
+  return v;
 }
 
 const ModelCase kModels[] = {
@@ -468,7 +477,9 @@ START_TEST(test_planner_against_greedy) {
   Replay(bufs, &ours, &scratch);
   size_t head = Query(&ours, &bufs);
   char msg[256];
-  ck_assert_msg(Conflicts(bufs, head, msg, sizeof msg) == 0, "%s", msg);
+  std::vector<int> alias = PlannerAliases(&ours, bufs.size());
+  ck_assert_msg(Conflicts(bufs, head, msg, sizeof msg, &alias) == 0, "%s",
+                msg);
   const arenad::TflmPlanInfo &info = ours.info();
   /* arenad's tflm-greedy is TFLM's planner: same arena on these buffers. */
   std::vector<struct planner_tensor> g;
@@ -562,7 +573,9 @@ void RunEmbedded(const char *name, tflm_infer::Run *r, long long *printed,
   *warned = err.find("warning: the plan needs") != std::string::npos;
   tflm_infer::Model pm = Load(out_model);
   tflite::GreedyMemoryPlanner greedy;
-  AssertProven("the embedded plan", RunOn(pm, &greedy, r), *r);
+  int rc = RunOn(pm, &greedy, r);
+  std::vector<int> alias = ModelAliases(*r, pm); /* the pairs embed shared */
+  AssertProven("the embedded plan", rc, *r, &alias);
   size_t n_offline = 0;
   for (size_t i = 0; i < r->n_buffers; i++)
     n_offline += r->buffers[i].offline >= 0;
@@ -588,7 +601,9 @@ START_TEST(test_models) {
   Daemon d;
   arenad::TflmPlanner ours(d.c, m.data, m.len);
   tflm_infer::Run r_ours;
-  AssertProven("arenad's planner", RunOn(m, &ours, &r_ours), r_ours);
+  int rc = RunOn(m, &ours, &r_ours);
+  std::vector<int> alias = PlannerAliases(&ours, r_ours.n_buffers);
+  AssertProven("arenad's planner", rc, r_ours, &alias);
   ck_assert(ours.info().source == arenad::TflmPlanSource::kDaemon);
   ck_assert_msg(SameOutputs(r_own, r_ours), "%s: outputs differ", mc.name);
   ck_assert_uint_eq(r_ours.n_buffers, r_own.n_buffers);
@@ -647,7 +662,8 @@ START_TEST(test_negative_control) {
   tflm_infer::Run r_bad;
   ck_assert_int_eq(RunOn(m, &bad, &r_bad), tflm_infer::kRunOk);
   char msg[256];
-  int n = Conflicts(Bufs(r_bad), r_bad.head_bytes, msg, sizeof msg);
+  std::vector<int> alias = PlannerAliases(&bad, r_bad.n_buffers);
+  int n = Conflicts(Bufs(r_bad), r_bad.head_bytes, msg, sizeof msg, &alias);
   ck_assert_msg(n > 0, "the overlapping plan passed the check");
   ck_assert_ptr_nonnull(strstr(msg, "overlap"));
   bool same = SameOutputs(r_own, r_bad);

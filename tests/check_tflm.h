@@ -20,6 +20,7 @@ extern "C" {
 #include "testutil.h"
 }
 #include <arenad/arenad_client.h>
+#include "arenad_tflm.h"
 #include "tflm_infer_run.h"
 
 /* The Makefile passes its BUILD, where arenad, arenactl and
@@ -118,11 +119,24 @@ struct Arena {
 int RunOn(const tflm_infer::Model &m, tflite::MicroMemoryPlanner *p,
           tflm_infer::Run *run);
 
-/* Asserts a run succeeded with a proven plan. */
-void AssertProven(const char *what, int rc, const tflm_infer::Run &run);
+/* Asserts a run succeeded with a proven plan (with alias: see
+ * Conflicts). */
+void AssertProven(const char *what, int rc, const tflm_infer::Run &run,
+                  const std::vector<int> *alias = nullptr);
 
 /* Whether two runs' outputs are bit-identical. */
 bool SameOutputs(const tflm_infer::Run &a, const tflm_infer::Run &b);
+
+/* The pairs p declared for its n buffers: entry k is the buffer whose
+ * bytes buffer k may reuse, or -1 (arenad::TflmPlanner::AliasOf). */
+std::vector<int> PlannerAliases(arenad::TflmPlanner *p, size_t n);
+
+/* The pairs arenad's reader derives from m, as buffers of run r that
+ * share one offset: entry k is the buffer whose bytes buffer k reuses, or
+ * -1 (check_tflm_share.cc). For a plan TFLM read from the model itself,
+ * such as one arenactl embed wrote. */
+std::vector<int> ModelAliases(const tflm_infer::Run &r,
+                              const tflm_infer::Model &m);
 
 /* A client whose daemon is never there: with its fallback on, every plan
  * is made in the test process. */

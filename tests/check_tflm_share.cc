@@ -130,13 +130,6 @@ int SharingProblems(const tflm_infer::Run &r, const std::vector<int> &alias,
   return bad;
 }
 
-std::vector<int> Aliases(arenad::TflmPlanner *p, size_t n) {
-  std::vector<int> v(n);
-  for (size_t k = 0; k < n; k++)
-    v[k] = p->AliasOf((int)k);
-  return v;
-}
-
 size_t Taken(const tflm_infer::Run &r, const std::vector<int> &alias) {
   size_t n = 0;
   for (size_t o = 0; o < alias.size(); o++)
@@ -153,7 +146,7 @@ size_t RunShared(const char *name, const tflm_infer::Model &m,
   tflm_infer::Run r;
   int rc = RunOn(m, &p, &r);
   ck_assert_msg(rc == tflm_infer::kRunOk, "%s: %s", name, r.error);
-  std::vector<int> alias = Aliases(&p, r.n_buffers);
+  std::vector<int> alias = PlannerAliases(&p, r.n_buffers);
   std::vector<Pair> pairs = ModelPairs(m);
   char msg[256];
   ck_assert_msg(SharingProblems(r, alias, pairs, msg, sizeof msg) == 0,
@@ -241,7 +234,7 @@ START_TEST(test_in_place_control_undeclared) {
   tflm_infer::Run r;
   ck_assert_int_eq(RunOn(m, &p, &r), tflm_infer::kRunOk);
   ck_assert_uint_gt(p.info().n_shared, 0);
-  std::vector<int> alias = Aliases(&p, r.n_buffers);
+  std::vector<int> alias = PlannerAliases(&p, r.n_buffers);
   char msg[256];
   int n = SharingProblems(r, alias, ModelPairs(m), msg, sizeof msg);
   ck_assert_msg(n > 0, "an undeclared share passed the check");
@@ -263,7 +256,7 @@ START_TEST(test_in_place_control_conv) {
   arenad::TflmPlanner p(lc.c, m.data, m.len);
   p.TestOnlyAlias(2, 1);
   ck_assert_int_eq(RunOn(m, &p, &r), tflm_infer::kRunOk);
-  std::vector<int> alias = Aliases(&p, r.n_buffers);
+  std::vector<int> alias = PlannerAliases(&p, r.n_buffers);
   ck_assert_int_eq(alias[2], 1);
   ck_assert_int_eq(r.buffers[2].offset, r.buffers[1].offset);
   char msg[256];
@@ -281,6 +274,22 @@ START_TEST(test_in_place_control_conv) {
 END_TEST
 
 }  // namespace
+
+std::vector<int> ModelAliases(const tflm_infer::Run &r,
+                              const tflm_infer::Model &m) {
+  std::vector<Pair> pairs = ModelPairs(m);
+  std::vector<int> alias(r.n_buffers, -1);
+  for (size_t o = 0; o < r.n_buffers; o++)
+    for (const Pair &p : pairs) {
+      if (!SameBuf(r.buffers[o], p.out))
+        continue;
+      for (size_t i = 0; i < r.n_buffers; i++)
+        if (i != o && SameBuf(r.buffers[i], p.in) &&
+            r.buffers[i].offset == r.buffers[o].offset)
+          alias[o] = (int)i;
+    }
+  return alias;
+}
 
 void AddInPlaceTests(Suite *s) {
   TCase *tc = tcase_create("in-place");

@@ -427,23 +427,21 @@ START_TEST(test_socket_ownership)
 END_TEST
 
 /* arenactl plan MODEL.tflite through the daemon keys the plan by the
- * file's SHA-256 and the model's own input shape. keyword_scrambled
- * declares no in-place pairs, so the graph arenad plans and digests is
- * the one arenactl digests whether or not the request carries aliases. */
+ * file's SHA-256 and the model's own input shape. */
 START_TEST(test_tflite_key)
 {
   struct harness h;
   ck_assert_int_eq(hn_init(&h, NULL), 0);
   ck_assert_int_eq(hn_start(&h), 0);
   char cmd[1024];
-  const char *model = "tests/data/models/keyword_scrambled.tflite";
+  const char *model = "tests/data/models/person_detect.tflite";
   snprintf(cmd, sizeof cmd,
            "build/arenactl -s %s plan --no-fallback %s >/dev/null", h.sock,
            model);
   ck_assert_int_eq(system(cmd), 0);
   snprintf(cmd, sizeof cmd,
            "build/arenactl -s %s get --model-hash $(sha256sum %s | cut -c1-64)"
-           " --shape 1x96 --json | grep -q '\"arena_bytes\":10528'",
+           " --shape 1x96x96x1 --json | grep -q '\"arena_bytes\":55296'",
            h.sock, model);
   ck_assert_int_eq(system(cmd), 0);
   /* another shape finds nothing (exit 1) */

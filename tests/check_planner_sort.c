@@ -80,6 +80,9 @@ END_TEST
 void cp_add_sort_tests(Suite *s)
 {
   TCase *tc = tcase_create("sort");
+  /* about 3 s alone; Check's default of 4 s is too close on a loaded
+   * machine or under the sanitizers */
+  tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_sort_stable);
   suite_add_tcase(s, tc);
 }

@@ -490,7 +490,7 @@ TFLM_CORE := $(addprefix tensorflow/lite/micro/, \
 # FLOAT16 and the custom Convolution2DTransposeBias are arenad's own
 # (client/tflm/ops/).
 TFLM_VISION_KERNELS := $(addprefix tensorflow/lite/micro/kernels/, \
-  depth_to_space expand_dims gather hard_swish hard_swish_common \
+  depth_to_space elu expand_dims gather hard_swish hard_swish_common \
   leaky_relu leaky_relu_common mirror_pad pack prelu prelu_common \
   resize_bilinear resize_nearest_neighbor split split_v squeeze sub \
   sub_common tanh transpose_conv unpack)

@@ -172,6 +172,15 @@ tflm_infer::Model GenConvModel();
  * reuse their input's bytes (check_tflm_gen.cc). Owned by the caller. */
 tflm_infer::Model GenChainModel();
 
+/* A generated chain of every kind of kernel on the in-place allowlist
+ * that this TFLM build has, each output after the first PAD able to
+ * reuse its input's bytes: RELU, RELU6, LEAKY_RELU, LOGISTIC, TANH,
+ * HARD_SWISH, ELU, PRELU, ADD, SUB, MUL, RESHAPE, EXPAND_DIMS, SQUEEZE,
+ * RESHAPE, then QUANTIZE to int8, an int8 requantization (QUANTIZE),
+ * DEQUANTIZE and a PAD to the output (check_tflm_gen.cc). Owned by the
+ * caller. */
+tflm_infer::Model GenKindsModel();
+
 /* Adds the test case "in-place" (check_tflm_share.cc). */
 void AddInPlaceTests(Suite *s);
 

@@ -50,13 +50,15 @@ struct GTensor {
   std::vector<int32_t> shape;
   tflite::TensorType type;
   uint32_t buffer; /* 0: none (an activation) */
+  float scale;     /* > 0: quantized with this scale, zero point 0 */
 };
 
 struct GOp {
   int code; /* index in Gen::codes */
   std::vector<int32_t> in, out;
   tflite::BuiltinOperator kind;
-  int axis;            /* CONCATENATION */
+  int axis;                  /* CONCATENATION */
+  std::vector<int32_t> dims; /* RESHAPE's new shape, SQUEEZE's dims */
 };
 
 struct Gen {
@@ -82,7 +84,7 @@ int AddBuffer(Gen *z, const void *data, size_t len) {
 
 int AddTensor(Gen *z, std::vector<int32_t> shape, tflite::TensorType type,
               int buffer) {
-  z->tensors.push_back({shape, type, (uint32_t)buffer});
+  z->tensors.push_back({shape, type, (uint32_t)buffer, 0.0f});
   return (int)z->tensors.size() - 1;
 }
 
@@ -101,7 +103,7 @@ int ConstI32(Gen *z, std::vector<int32_t> shape,
 }
 
 void AddOp(Gen *z, tflite::BuiltinOperator kind, std::vector<int32_t> in,
-           int out, int axis = 0) {
+           int out, int axis = 0, std::vector<int32_t> dims = {}) {
   int code = -1;
   for (size_t k = 0; k < z->codes.size(); k++)
     if (z->codes[k] == kind)
@@ -110,7 +112,7 @@ void AddOp(Gen *z, tflite::BuiltinOperator kind, std::vector<int32_t> in,
     z->codes.push_back(kind);
     code = (int)z->codes.size() - 1;
   }
-  z->ops.push_back({code, in, {out}, kind, axis});
+  z->ops.push_back({code, in, {out}, kind, axis, dims});
 }
 
 /* An earlier activation: mostly one of the last three, sometimes any. */
@@ -209,24 +211,56 @@ void Start(Gen *z, uint64_t seed) {
 /* The builtin options of an operator, written into fbb. */
 std::pair<tflite::BuiltinOptions, flatbuffers::Offset<void>>
 Options(flatbuffers::FlatBufferBuilder *fbb, const GOp &op) {
+  using B = tflite::BuiltinOperator;
   switch (op.kind) {
-  case tflite::BuiltinOperator_CONCATENATION:
+  case B::BuiltinOperator_CONCATENATION:
     return {tflite::BuiltinOptions_ConcatenationOptions,
             tflite::CreateConcatenationOptions(*fbb, op.axis).Union()};
-  case tflite::BuiltinOperator_STRIDED_SLICE:
+  case B::BuiltinOperator_STRIDED_SLICE:
     return {tflite::BuiltinOptions_StridedSliceOptions,
             tflite::CreateStridedSliceOptions(*fbb).Union()};
-  case tflite::BuiltinOperator_PAD:
+  case B::BuiltinOperator_PAD:
     return {tflite::BuiltinOptions_PadOptions,
             tflite::CreatePadOptions(*fbb).Union()};
-  case tflite::BuiltinOperator_ADD:
+  case B::BuiltinOperator_ADD:
     return {tflite::BuiltinOptions_AddOptions,
             tflite::CreateAddOptions(*fbb).Union()};
-  default: /* CONV_2D */
+  case B::BuiltinOperator_SUB:
+    return {tflite::BuiltinOptions_SubOptions,
+            tflite::CreateSubOptions(*fbb).Union()};
+  case B::BuiltinOperator_MUL:
+    return {tflite::BuiltinOptions_MulOptions,
+            tflite::CreateMulOptions(*fbb).Union()};
+  case B::BuiltinOperator_CONV_2D:
     return {tflite::BuiltinOptions_Conv2DOptions,
             tflite::CreateConv2DOptions(*fbb, tflite::Padding_SAME, 1, 1)
                 .Union()};
+  case B::BuiltinOperator_LEAKY_RELU:
+    return {tflite::BuiltinOptions_LeakyReluOptions,
+            tflite::CreateLeakyReluOptions(*fbb, 0.2f).Union()};
+  case B::BuiltinOperator_RESHAPE:
+    return {tflite::BuiltinOptions_ReshapeOptions,
+            tflite::CreateReshapeOptionsDirect(*fbb, &op.dims).Union()};
+  case B::BuiltinOperator_SQUEEZE:
+    return {tflite::BuiltinOptions_SqueezeOptions,
+            tflite::CreateSqueezeOptionsDirect(*fbb, &op.dims).Union()};
+  case B::BuiltinOperator_EXPAND_DIMS:
+    return {tflite::BuiltinOptions_ExpandDimsOptions,
+            tflite::CreateExpandDimsOptions(*fbb).Union()};
+  default: /* the activations, QUANTIZE, DEQUANTIZE */
+    return {tflite::BuiltinOptions_NONE, 0};
   }
+}
+
+/* The quantization of t: none, or its scale with zero point 0. */
+flatbuffers::Offset<tflite::QuantizationParameters>
+Quant(flatbuffers::FlatBufferBuilder *fbb, const GTensor &t) {
+  if (t.scale <= 0)
+    return 0;
+  std::vector<float> scale = {t.scale};
+  std::vector<int64_t> zero = {0};
+  return tflite::CreateQuantizationParametersDirect(*fbb, nullptr, nullptr,
+                                                    &scale, &zero);
 }
 
 tflm_infer::Model Finish(Gen *z) {
@@ -240,7 +274,8 @@ tflm_infer::Model Finish(Gen *z) {
     const GTensor &t = z->tensors[i];
     std::string name = "t" + std::to_string(i);
     tens.push_back(tflite::CreateTensorDirect(fbb, &t.shape, t.type,
-                                              t.buffer, name.c_str()));
+                                              t.buffer, name.c_str(),
+                                              Quant(&fbb, t)));
   }
   std::vector<flatbuffers::Offset<tflite::Operator>> ops;
   for (const GOp &op : z->ops) {
@@ -266,6 +301,28 @@ tflm_infer::Model Finish(Gen *z) {
   return m;
 }
 
+/* An operator on activation k whose output has k's shape (in[0] = k). */
+int Unary(Gen *z, tflite::BuiltinOperator kind, size_t k,
+          std::vector<int32_t> more = {}) {
+  std::vector<int32_t> in = {z->acts[k]};
+  in.insert(in.end(), more.begin(), more.end());
+  GTensor like = z->tensors[(size_t)z->acts[k]];
+  int t = AddTensor(z, like.shape, like.type, 0);
+  z->tensors[(size_t)t].scale = like.scale;
+  z->acts.push_back(t);
+  z->chans.push_back(z->chans[k]);
+  AddOp(z, kind, in, t);
+  return t;
+}
+
+int ConstF32(Gen *z, std::vector<int32_t> shape, size_t n) {
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = (float)Rand(z, 0, 2000) / 1000.0f - 1.0f;
+  int b = AddBuffer(z, v.data(), v.size() * sizeof v[0]);
+  return AddTensor(z, shape, tflite::TensorType_FLOAT32, b);
+}
+
 }  // namespace
 
 tflm_infer::Model GenConvModel() {
@@ -275,6 +332,56 @@ tflm_infer::Model GenConvModel() {
   Add(&z, 0, 0);  /* activation 1, buffer 1 */
   Conv(&z, 1);    /* activation 2, buffer 2 */
   Add(&z, 2, 2);  /* activation 3: the output */
+  return Finish(&z);
+}
+
+tflm_infer::Model GenKindsModel() {
+  using B = tflite::BuiltinOperator;
+  Gen z;
+  Start(&z, 13);
+  z.inputs = {Act(&z, 8)};
+  int zero = ConstI32(&z, {4, 2}, {0, 0, 0, 0, 0, 0, 0, 0});
+  AddOp(&z, B::BuiltinOperator_PAD, {z.acts[0], zero}, Act(&z, 8));
+  size_t last = 1; /* a copy of the input, which shares nothing */
+  auto next = [&](B kind, std::vector<int32_t> more = {}) {
+    Unary(&z, kind, last, more);
+    last = z.acts.size() - 1;
+  };
+  const B kinds[] = {B::BuiltinOperator_RELU,       B::BuiltinOperator_RELU6,
+                     B::BuiltinOperator_LEAKY_RELU, B::BuiltinOperator_LOGISTIC,
+                     B::BuiltinOperator_TANH,       B::BuiltinOperator_HARD_SWISH,
+                     B::BuiltinOperator_ELU};
+  for (B k : kinds)
+    next(k);
+  next(B::BuiltinOperator_PRELU, {ConstF32(&z, {8}, 8)});
+  next(B::BuiltinOperator_ADD, {ConstF32(&z, {1, kHW, kHW, 8}, 128)});
+  next(B::BuiltinOperator_SUB, {ConstF32(&z, {1, kHW, kHW, 8}, 128)});
+  next(B::BuiltinOperator_MUL, {ConstF32(&z, {1, kHW, kHW, 8}, 128)});
+  /* RESHAPE to [1, 16, 8], EXPAND_DIMS to [1, 1, 16, 8], SQUEEZE and
+   * RESHAPE back: the same bytes under other shapes */
+  std::vector<int32_t> flat = {1, kHW * kHW, 8}, wide = {1, 1, kHW * kHW, 8};
+  int a = AddTensor(&z, flat, tflite::TensorType_FLOAT32, 0);
+  AddOp(&z, B::BuiltinOperator_RESHAPE, {z.acts[last]}, a, 0, flat);
+  int axis = ConstI32(&z, {1}, {0});
+  int e = AddTensor(&z, wide, tflite::TensorType_FLOAT32, 0);
+  AddOp(&z, B::BuiltinOperator_EXPAND_DIMS, {a, axis}, e);
+  int q = AddTensor(&z, flat, tflite::TensorType_FLOAT32, 0);
+  AddOp(&z, B::BuiltinOperator_SQUEEZE, {e}, q, 0, {0});
+  int r = Act(&z, 8);
+  AddOp(&z, B::BuiltinOperator_RESHAPE, {q}, r, 0, {1, kHW, kHW, 8});
+  last = z.acts.size() - 1;
+  /* QUANTIZE to int8, requantize int8 to int8 (a pair), DEQUANTIZE */
+  int i8 = Act(&z, 8);
+  z.tensors[(size_t)i8].type = tflite::TensorType_INT8;
+  z.tensors[(size_t)i8].scale = 1.0f / 64;
+  AddOp(&z, B::BuiltinOperator_QUANTIZE, {r}, i8);
+  int re = Act(&z, 8);
+  z.tensors[(size_t)re].type = tflite::TensorType_INT8;
+  z.tensors[(size_t)re].scale = 1.0f / 32;
+  AddOp(&z, B::BuiltinOperator_QUANTIZE, {i8}, re);
+  int f = Act(&z, 8);
+  AddOp(&z, B::BuiltinOperator_DEQUANTIZE, {re}, f);
+  Pad(&z, z.acts.size() - 1); /* the output, apart from every pair */
   return Finish(&z);
 }
 

@@ -10,7 +10,8 @@
  * one exception: two buffers live at once may overlap only when they are
  * a declared pair at one offset, the input's last scope the output's
  * first, and the operator that writes the output is on this test's own
- * list of kernels that read element i before they write element i. Two
+ * list of kernels that read element i before they write element i. A
+ * generated chain proves every kind of kernel on the allowlist. Two
  * negative controls must fail that check: a plan that shares bytes
  * without declaring the pair, and a pair declared on a CONV_2D.
  */
@@ -35,7 +36,7 @@ namespace {
 const int kSafe[] = {
     tflite::BuiltinOperator_ADD,         tflite::BuiltinOperator_SUB,
     tflite::BuiltinOperator_MUL,         tflite::BuiltinOperator_RELU,
-    tflite::BuiltinOperator_RELU6,       tflite::BuiltinOperator_RELU_N1_TO_1,
+    tflite::BuiltinOperator_RELU6,       tflite::BuiltinOperator_PRELU,
     tflite::BuiltinOperator_LEAKY_RELU,  tflite::BuiltinOperator_LOGISTIC,
     tflite::BuiltinOperator_TANH,        tflite::BuiltinOperator_HARD_SWISH,
     tflite::BuiltinOperator_ELU,         tflite::BuiltinOperator_QUANTIZE,
@@ -225,6 +226,44 @@ START_TEST(test_in_place_generated) {
 }
 END_TEST
 
+/* Every kind of kernel on the allowlist that this TFLM build has, in one
+ * chain where every output may reuse its input: all pairs declared, all
+ * taken, the outputs those of TFLM's own planner. */
+START_TEST(test_in_place_kinds) {
+  tflm_infer::Model m = GenKindsModel();
+  tflite::GreedyMemoryPlanner greedy;
+  tflm_infer::Run own;
+  AssertProven("TFLM's planner", RunOn(m, &greedy, &own), own);
+  LocalClient lc;
+  size_t shared = 0;
+  uint64_t bound = 0;
+  size_t on = RunShared("kinds", m, own, lc.c, &shared, &bound);
+  std::vector<Pair> pairs = ModelPairs(m);
+  ck_assert_uint_eq(shared, pairs.size());
+  const int want[] = {
+      tflite::BuiltinOperator_RELU,       tflite::BuiltinOperator_RELU6,
+      tflite::BuiltinOperator_LEAKY_RELU, tflite::BuiltinOperator_LOGISTIC,
+      tflite::BuiltinOperator_TANH,       tflite::BuiltinOperator_HARD_SWISH,
+      tflite::BuiltinOperator_ELU,        tflite::BuiltinOperator_PRELU,
+      tflite::BuiltinOperator_ADD,        tflite::BuiltinOperator_SUB,
+      tflite::BuiltinOperator_MUL,        tflite::BuiltinOperator_RESHAPE,
+      tflite::BuiltinOperator_EXPAND_DIMS, tflite::BuiltinOperator_SQUEEZE,
+      tflite::BuiltinOperator_QUANTIZE};
+  for (int k : want) {
+    bool seen = false;
+    for (const Pair &p : pairs)
+      seen |= p.op == k;
+    ck_assert_msg(seen, "no pair on %s",
+                  tflite::EnumNameBuiltinOperator((tflite::BuiltinOperator)k));
+  }
+  printf("tflm in-place: every allowlisted kind, %zu pairs shared, head %zu "
+         "(TFLM's own %zu); outputs identical\n", shared, on, own.head_bytes);
+  fflush(stdout);
+  tflm_infer::FreeRun(&own);
+  tflm_infer::FreeModel(&m);
+}
+END_TEST
+
 /* Control: a plan that shares without declaring the pair fails. */
 START_TEST(test_in_place_control_undeclared) {
   tflm_infer::Model m = GenChainModel();
@@ -296,6 +335,7 @@ void AddInPlaceTests(Suite *s) {
   tcase_set_timeout(tc, 900); /* mobilenet under the sanitizers */
   tcase_add_loop_test(tc, test_in_place_models, 0, kNModels);
   tcase_add_test(tc, test_in_place_generated);
+  tcase_add_test(tc, test_in_place_kinds);
   tcase_add_test(tc, test_in_place_control_undeclared);
   tcase_add_test(tc, test_in_place_control_conv);
   suite_add_tcase(s, tc);

@@ -32,7 +32,7 @@ namespace tflm_infer {
 
 namespace {
 
-constexpr int kMaxOps = 64; /* resolver capacity (43 registered below) */
+constexpr int kMaxOps = 64; /* resolver capacity (44 registered below) */
 using Resolver = tflite::MicroMutableOpResolver<kMaxOps>;
 
 TfLiteStatus AddOps(Resolver *r) {
@@ -42,6 +42,7 @@ TfLiteStatus AddOps(Resolver *r) {
       r->AddCast(),          r->AddConcatenation(),
       r->AddConv2D(),        r->AddDepthToSpace(),
       r->AddDepthwiseConv2D(), r->AddDiv(),
+      r->AddElu(),
       r->AddExpandDims(),    r->AddFullyConnected(),
       r->AddGather(),        r->AddHardSwish(),
       r->AddLeakyRelu(),     r->AddLogistic(),

@@ -41,9 +41,9 @@
  *  aliases (planner.h, IN-PLACE SHARING) from an allowlist of kernels
  *  that read element i of an input before they write element i of their
  *  output, kept in tflite_inplace.c with the reason for each: ADD, SUB,
- *  MUL, PRELU, the activations RELU, RELU_N1_TO_1, RELU6, RELU_0_TO_1,
- *  LEAKY_RELU, LOGISTIC, TANH, HARD_SWISH, ELU and GELU, QUANTIZE and
- *  DEQUANTIZE, and the reshapes RESHAPE, SQUEEZE and EXPAND_DIMS. For
+ *  MUL, PRELU, the activations RELU, RELU6, LEAKY_RELU, LOGISTIC, TANH,
+ *  HARD_SWISH and ELU, QUANTIZE and DEQUANTIZE, and the reshapes
+ *  RESHAPE, SQUEEZE and EXPAND_DIMS. For
  *  such an operator k with one output o, o gets has_alias = 1 and alias
  *  = the tensor index of its first input x (absent optional inputs
  *  skipped) such that

@@ -193,7 +193,8 @@ START_TEST(test_infer_in_place) {
   auto outputs = [](const std::string &s) {
     return s.substr(s.find("\noutput "));
   };
-  ck_assert_str_eq(outputs(on).c_str(), outputs(off).c_str());
+  std::string out_on = outputs(on), out_off = outputs(off);
+  ck_assert_str_eq(out_on.c_str(), out_off.c_str());
   std::string again;
   ck_assert_int_eq(Exec({bin, "--socket", sock, "--values", "0", "--in-place",
                          model}, d, &again, &err), 0);

@@ -646,6 +646,38 @@ $(TFLITE_STAMP): $(TFLITE_TARBALL) $(TFLITE_DIR)/.flags
 .PHONY: tflite-lib
 tflite-lib: $(TFLITE_STAMP)
 
+# arenad's C++ on top of TFLite: libarenad-tflite.a (arenad::TflitePlanner,
+# client/tflite/) and the example build/examples/tflite_infer. They are
+# compiled with C++20 (TFLite's headers need it), exceptions and RTTI as
+# TFLite has them, arenad's warnings with -Werror, and TFLite's headers as
+# system headers. A program links libtensorflow-lite.a with the static
+# libraries TFLite's build leaves under _deps/, in one group.
+TFLITE_INCS := $(TFLITE_ROOT)/src/litert $(TFLITE_TFROOT) \
+               $(TFLITE_ROOT)/deps/flatbuffers/include \
+               $(TFLITE_ROOT)/deps/abseil-cpp /usr/include/eigen3
+TFLITE_OWN_FLAGS = -std=c++20 $(OPT) $(CXXWARN) $(SANFLAGS) -MMD -MP \
+                   -I$(BUILD)/include $(INC_PUBLIC) -Iclient/tflite -Iclient/examples \
+                   $(addprefix -isystem ,$(TFLITE_INCS)) $(CXXFLAGS)
+TFLITE_LINK = -Wl,--start-group $(TFLITE_BUILD)/libtensorflow-lite.a \
+              $$(find $(TFLITE_BUILD)/_deps -name '*.a' | sort) -Wl,--end-group \
+              -lfarmhash -lprotobuf -lpthread -ldl
+TFLITE_OWN_OBJ := $(BUILD)/client/tflite/arenad_tflite.o \
+                  $(BUILD)/client/examples/tflite_infer.o \
+                  $(BUILD)/client/examples/tflite_infer_run.o
+$(TFLITE_OWN_OBJ): $(BUILD)/%.o: %.cc $(BUILD)/.flags $(TFLITE_STAMP) | $(CLIENT_INC)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TFLITE_OWN_FLAGS) -c -o $@ $<
+$(BUILD)/libarenad-tflite.a: $(BUILD)/client/tflite/arenad_tflite.o
+	rm -f $@ && ar rcs $@ $^
+$(BUILD)/examples/tflite_infer: $(BUILD)/client/examples/tflite_infer.o \
+                                $(BUILD)/client/examples/tflite_infer_run.o \
+                                $(BUILD)/libarenad-tflite.a $(BUILD)/libarenad-client.a
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(TFLITE_LINK) $(call pc_libs,$(PKGS_PROTO)) -lm
+
+.PHONY: tflite
+tflite: $(BUILD)/libarenad-tflite.a $(BUILD)/examples/tflite_infer
+
 # ---- deps ------------------------------------------------------------------
 deps:
 	@missing=''; for p in $(DEB_DEPS); do \

@@ -77,10 +77,17 @@ TflitePlanner::TflitePlanner(arenad_client_t *client, const void *model,
       model_(model),
       model_len_(model_len),
       resolver_(resolver),
+      n_tensors_(0),
+      temp_arena_(0),
+      temp_given_(false),
       arena_(nullptr),
       in_place_(true),
       test_overlap_(false) {
   memset(&info_, 0, sizeof info_);
+  allocator_.data = this;
+  allocator_.allocate = Allocate;
+  allocator_.reallocate = nullptr;
+  allocator_.deallocate = Deallocate;
 }
 
 TflitePlanner::~TflitePlanner() { free(arena_); }
@@ -114,6 +121,7 @@ int TflitePlanner::Learn(tflite::Interpreter *probe) {
   const tflite::Subgraph &sg = probe->primary_subgraph();
   const std::vector<int> &plan = sg.execution_plan();
   std::set<int> temps;
+  std::vector<TfliteBuffer> tlist;
   std::vector<int64_t> first(probe->tensors_size(), -1), last(first);
   auto use = [&](int t, int64_t at) {
     if (first[t] < 0 || at < first[t])
@@ -133,6 +141,8 @@ int TflitePlanner::Learn(tflite::Interpreter *probe) {
       if (x && x->allocation_type == kTfLiteArenaRw && temps.insert(t).second) {
         info_.n_temporaries++;
         info_.temporary_bytes += x->bytes;
+        tlist.push_back(TfliteBuffer{t, (uint64_t)x->bytes, (int64_t)i,
+                                     (int64_t)i, -1, 0, false, true});
       }
     });
   }
@@ -148,10 +158,12 @@ int TflitePlanner::Learn(tflite::Interpreter *probe) {
     if (first[t] < 0 || temps.count(t) || x->allocation_type != kTfLiteArenaRw)
       continue;
     buffers_.push_back(TfliteBuffer{t, (uint64_t)x->bytes, first[t], last[t],
-                                    -1, 0, false});
+                                    -1, 0, false, false});
   }
+  n_tensors_ = buffers_.size();
+  buffers_.insert(buffers_.end(), tlist.begin(), tlist.end());
   info_.tflite_alone = TfliteArenaBytes(*probe, nullptr);
-  info_.n_tensors = buffers_.size();
+  info_.n_tensors = n_tensors_;
   return 0;
 }
 
@@ -180,24 +192,28 @@ void TflitePlanner::DeclarePairs() {
   planner_tflite_cleanup(&m);
 }
 
-/* Plans buffers_ through arenad under the model's key. */
-int TflitePlanner::Plan() {
+/* Plans the tensors through arenad under the model's key; with_temps
+ * adds the temporaries, pinned at their offsets in TFLite's arena, which
+ * then starts at the arena's base (TEMPORARIES). */
+int TflitePlanner::Plan(bool with_temps) {
   for (auto &b : buffers_)
     b.alias = -1;
   if (in_place_)
     DeclarePairs();
-  std::vector<struct planner_tensor> g(buffers_.size());
-  for (size_t i = 0; i < buffers_.size(); i++) {
+  size_t n = with_temps ? buffers_.size() : n_tensors_;
+  std::vector<struct planner_tensor> g(n);
+  for (size_t i = 0; i < n; i++) {
+    const TfliteBuffer &b = buffers_[i];
     struct planner_tensor *t = &g[i];
     memset(t, 0, sizeof *t);
-    t->id = (uint32_t)buffers_[i].tensor;
-    t->size = buffers_[i].size;
-    t->first = buffers_[i].first;
-    t->last = buffers_[i].last;
-    t->pinned = PLANNER_NOT_PINNED;
-    if (buffers_[i].alias >= 0) {
+    t->id = (uint32_t)b.tensor;
+    t->size = b.size;
+    t->first = b.first;
+    t->last = b.last;
+    t->pinned = b.temporary ? (int64_t)b.offset : PLANNER_NOT_PINNED;
+    if (b.alias >= 0) {
       t->has_alias = 1;
-      t->alias = (uint32_t)buffers_[i].alias;
+      t->alias = (uint32_t)b.alias;
     }
   }
   uint8_t hash[ARENAD_CLIENT_DIGEST_LEN];
@@ -219,9 +235,10 @@ int TflitePlanner::Plan() {
     std::string why = arenad_client_errmsg(client_);
     return Fail(rc, "planning failed: " + why);
   }
-  for (size_t i = 0; i < buffers_.size(); i++)
+  for (size_t i = 0; i < n; i++)
     buffers_[i].offset = r.plan.offsets[i];
-  info_.arena_bytes = info_.plan_bytes = r.plan.arena_bytes;
+  info_.arena_bytes = info_.plan_bytes =
+      std::max<uint64_t>(r.plan.arena_bytes, with_temps ? temp_arena_ : 0);
   info_.lower_bound = r.plan.lower_bound_bytes;
   info_.n_shared = r.plan.n_shared;
   info_.planning_us = r.planning_us;
@@ -235,11 +252,11 @@ int TflitePlanner::Plan() {
   return 0;
 }
 
-/* Test builds: move the second-largest buffer onto the largest one that
- * shares a node with it. */
+/* Test builds: move one tensor onto a larger one that shares a node with
+ * it. */
 void TflitePlanner::Overlap() {
-  for (size_t a = 0; a < buffers_.size(); a++)
-    for (size_t b = 0; b < buffers_.size(); b++) {
+  for (size_t a = 0; a < n_tensors_; a++)
+    for (size_t b = 0; b < n_tensors_; b++) {
       TfliteBuffer &x = buffers_[a], &y = buffers_[b];
       if (a == b || x.size == 0 || y.size == 0 || x.alias == y.tensor ||
           y.alias == x.tensor || x.last < y.first || y.last < x.first ||
@@ -250,10 +267,82 @@ void TflitePlanner::Overlap() {
     }
 }
 
-/* Gives every buffer its address, allocates, and records which TFLite
- * kept (PLACING). */
-int TflitePlanner::Place(tflite::Interpreter *interp) {
-  for (auto &b : buffers_) {
+/* TFLite's allocator hook: the first request for exactly temp_arena_
+ * bytes (TFLite's arena of temporaries) gets the base of arena_; every
+ * other request (its persistent arena, dynamic tensors) the heap. */
+void *TflitePlanner::Allocate(void *self, size_t bytes, size_t alignment) {
+  TflitePlanner *p = static_cast<TflitePlanner *>(self);
+  if (!p->temp_given_ && p->arena_ && bytes == p->temp_arena_) {
+    p->temp_given_ = true;
+    return p->arena_;
+  }
+  size_t a = std::max<size_t>(alignment, sizeof(void *));
+  return aligned_alloc(a, (bytes + a - 1) / a * a);
+}
+
+void TflitePlanner::Deallocate(void *self, void *ptr, size_t, size_t) {
+  TflitePlanner *p = static_cast<TflitePlanner *>(self);
+  if (ptr == p->arena_)
+    p->temp_given_ = false;
+  else
+    free(ptr);
+}
+
+/* Learns where TFLite puts each temporary inside its own arena when every
+ * tensor has a caller-given address: an interpreter with the tensors laid
+ * end to end in a scratch buffer. TFLite's arena then holds the
+ * temporaries alone, its first allocation at offset 0, so the lowest
+ * temporary address is the arena's base. */
+int TflitePlanner::FindTemps() {
+  uint64_t total = 0;
+  for (size_t i = 0; i < n_tensors_; i++) {
+    buffers_[i].offset = total;
+    total += (buffers_[i].size + kAlign - 1) / kAlign * kAlign;
+  }
+  uint8_t *scratch = static_cast<uint8_t *>(
+      aligned_alloc(kAlign, total ? total : kAlign));
+  if (!scratch)
+    return Fail(ARENA_ENOMEM, "out of memory");
+  std::unique_ptr<tflite::Interpreter> b;
+  int rc = NewInterpreter(&b);
+  for (size_t i = 0; !rc && i < n_tensors_; i++) {
+    TfLiteCustomAllocation a = {scratch + buffers_[i].offset,
+                                (size_t)buffers_[i].size};
+    if (b->SetCustomAllocationForTensor(buffers_[i].tensor, a) != kTfLiteOk)
+      rc = Fail(ARENA_EUNSUPPORTED, "TFLite refused a tensor address");
+  }
+  if (!rc && b->AllocateTensors() != kTfLiteOk)
+    rc = Fail(ARENA_EUNSUPPORTED, "TFLite could not allocate the tensors");
+  uintptr_t lo = UINTPTR_MAX;
+  for (size_t i = n_tensors_; !rc && i < buffers_.size(); i++) {
+    const TfLiteTensor *t = b->tensor(buffers_[i].tensor);
+    if (t->allocation_type != kTfLiteArenaRw || !t->data.raw)
+      rc = Fail(ARENA_EUNSUPPORTED, "a temporary is not in TFLite's arena");
+    else
+      lo = std::min(lo, reinterpret_cast<uintptr_t>(t->data.raw));
+  }
+  for (size_t i = n_tensors_; !rc && i < buffers_.size(); i++)
+    buffers_[i].offset =
+        reinterpret_cast<uintptr_t>(b->tensor(buffers_[i].tensor)->data.raw) - lo;
+  if (!rc) {
+    tflite::Subgraph::SubgraphAllocInfo a;
+    b->primary_subgraph().GetMemoryAllocInfo(&a);
+    temp_arena_ = a.arena_size;
+  }
+  b.reset();
+  free(scratch);
+  return rc;
+}
+
+/* Gives every tensor its address (and TFLite's arena of temporaries its
+ * place, with_temps), allocates, and records which TFLite kept
+ * (PLACING). */
+int TflitePlanner::Place(tflite::Interpreter *interp, bool with_temps) {
+  temp_given_ = false;
+  if (with_temps && interp->SetAllocator(&allocator_) != kTfLiteOk)
+    return Fail(ARENA_EUNSUPPORTED, "TFLite refused the allocator");
+  for (size_t i = 0; i < n_tensors_; i++) {
+    const TfliteBuffer &b = buffers_[i];
     TfLiteCustomAllocation a = {arena_ + b.offset, (size_t)b.size};
     if (interp->SetCustomAllocationForTensor(b.tensor, a) != kTfLiteOk)
       return Fail(ARENA_EUNSUPPORTED,
@@ -263,13 +352,25 @@ int TflitePlanner::Place(tflite::Interpreter *interp) {
   if (interp->AllocateTensors() != kTfLiteOk)
     return Fail(ARENA_EUNSUPPORTED, "TFLite could not allocate the tensors");
   info_.n_placed = info_.n_left = 0;
-  for (auto &b : buffers_) {
+  bool temps_ok = true;
+  for (size_t i = 0; i < buffers_.size(); i++) {
+    TfliteBuffer &b = buffers_[i];
     const TfLiteTensor *t = interp->tensor(b.tensor);
-    b.placed = t->allocation_type == kTfLiteCustom &&
-               t->data.raw == reinterpret_cast<char *>(arena_ + b.offset);
+    bool at = t->data.raw == reinterpret_cast<char *>(arena_ + b.offset);
+    if (b.temporary) {
+      b.placed = with_temps && at && t->allocation_type == kTfLiteArenaRw;
+      temps_ok = temps_ok && b.placed;
+      continue;
+    }
+    b.placed = at && t->allocation_type == kTfLiteCustom;
     (b.placed ? info_.n_placed : info_.n_left)++;
   }
+  if (with_temps && (!temps_ok || !temp_given_))
+    return Fail(ARENA_EUNSUPPORTED,
+                "TFLite did not put its temporaries where planned");
   info_.remainder = TfliteArenaBytes(*interp, &info_.dynamic_bytes);
+  if (with_temps) /* that arena is inside arenad's */
+    info_.remainder -= std::min(info_.remainder, temp_arena_);
   return 0;
 }
 
@@ -280,6 +381,23 @@ int TflitePlanner::BuildTfliteOnly(std::unique_ptr<tflite::Interpreter> *out) {
   if ((*out)->AllocateTensors() != kTfLiteOk)
     return Fail(ARENA_EUNSUPPORTED, "TFLite could not allocate the tensors");
   return 0;
+}
+
+/* Plans and places, with or without the temporaries. */
+int TflitePlanner::BuildOn(bool with_temps,
+                           std::unique_ptr<tflite::Interpreter> *out) {
+  int rc = Plan(with_temps);
+  if (rc)
+    return rc;
+  out->reset();
+  free(arena_);
+  size_t bytes = (size_t)((info_.arena_bytes + kAlign - 1) / kAlign * kAlign);
+  arena_ = static_cast<uint8_t *>(aligned_alloc(kAlign, bytes ? bytes : kAlign));
+  if (!arena_)
+    return Fail(ARENA_ENOMEM, "out of memory for the arena");
+  if ((rc = NewInterpreter(out)) || (rc = Place(out->get(), with_temps)))
+    out->reset();
+  return rc;
 }
 
 int TflitePlanner::Build(std::unique_ptr<tflite::Interpreter> *out) {
@@ -305,23 +423,22 @@ int TflitePlanner::Build(std::unique_ptr<tflite::Interpreter> *out) {
   for (auto &v : in_shapes_)
     in_dims_.push_back(arenad_dims{v.data(), v.size()});
   probe.reset();
-  if (buffers_.empty())
-    return BuildTfliteOnly(out) ? Fail(ARENA_EUNSUPPORTED, error_)
-                                : (info_.source = TflitePlanSource::kTflite, 0);
-  if ((rc = Plan()))
+  TflitePlanInfo learned = info_;
+  /* First choice: tensors and temporaries in one plan. */
+  if (n_tensors_ && n_tensors_ < buffers_.size() && FindTemps() == 0 &&
+      BuildOn(true, out) == 0 && info_.total() <= info_.tflite_alone)
+    return 0;
+  /* Then the tensors alone, TFLite keeping its temporaries. */
+  info_ = learned;
+  for (auto &b : buffers_)
+    b.placed = false;
+  if (n_tensors_ && (rc = BuildOn(false, out)))
     return rc;
-  free(arena_);
-  size_t bytes = (size_t)((info_.arena_bytes + kAlign - 1) / kAlign * kAlign);
-  arena_ = static_cast<uint8_t *>(aligned_alloc(kAlign, bytes ? bytes : kAlign));
-  if (!arena_)
-    return Fail(ARENA_ENOMEM, "out of memory for the arena");
-  if ((rc = NewInterpreter(out)) || (rc = Place(out->get())))
-    return rc;
-  if (info_.total() <= info_.tflite_alone)
+  if (n_tensors_ && info_.total() <= info_.tflite_alone)
     return 0;
   /* Not worth it: TFLite's own plan is smaller. */
-  out->reset();
   TflitePlanInfo keep = info_;
+  out->reset();
   if ((rc = BuildTfliteOnly(out)))
     return rc;
   free(arena_);

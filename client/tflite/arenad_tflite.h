@@ -38,16 +38,29 @@
  *  the real interpreter and calls SetCustomAllocationForTensor() for every
  *  planned tensor before AllocateTensors(). After it, a tensor whose data
  *  pointer is still its planned address is placed; one a kernel turned
- *  dynamic (or otherwise moved) is left to TFLite and counted. Kernel
- *  temporaries cannot be handed over (a kernel's Prepare sets them back to
- *  kTfLiteArenaRw), so they stay in TFLite's own, now much smaller, arena.
+ *  dynamic (or otherwise moved) is left to TFLite and counted.
+ *
+ * TEMPORARIES
+ *  Kernel temporaries cannot be given an address (a kernel's Prepare sets
+ *  them back to kTfLiteArenaRw): TFLite keeps them in its own arena. When
+ *  every tensor has its address, that arena holds the temporaries alone.
+ *  So Build() learns, from a second throw-away interpreter with the
+ *  tensors laid end to end, where TFLite puts each temporary inside that
+ *  arena (its first allocation is at offset 0) and how large the arena
+ *  is; plans the tensors together with the temporaries, each pinned at
+ *  its offset and live at its node only; and hands TFLite, through its
+ *  allocator hook (Interpreter::SetAllocator), the base of arenad's arena
+ *  for that arena: the first allocation of exactly its size. Every other
+ *  allocation (TFLite's persistent arena, dynamic tensors) comes from the
+ *  heap. After AllocateTensors() every temporary must be at its planned
+ *  address, or the plan is dropped. Failing that, the tensors alone are
+ *  planned and TFLite keeps its temporaries beside arenad's arena.
  *  TFLite's accounting (Subgraph::GetMemoryAllocInfo, every subgraph)
- *  gives that remainder. When arenad's arena plus the remainder would be
- *  larger than TFLite alone (temporaries that TFLite's joint plan tucks
- *  into gaps between tensors), Build() drops the plan and returns an
- *  interpreter on TFLite's own planner instead, and says so
- *  (TflitePlanSource::kTflite): the total is never larger than TFLite
- *  alone.
+ *  gives what it still allocates outside arenad's arena, the remainder.
+ *  When arenad's arena plus the remainder would be larger than TFLite
+ *  alone, Build() returns an interpreter on TFLite's own planner instead
+ *  and says so (TflitePlanSource::kTflite): the total is never larger
+ *  than TFLite alone.
  *
  * IN-PLACE SHARING
  *  On by default (SetInPlace(false) before Build()). The model is read
@@ -62,9 +75,10 @@
  * OWNERSHIP AND THREADS
  *  The client handle, the resolver and the model bytes are borrowed and
  *  must outlive the planner (TFLite's FlatBufferModel reads the bytes in
- *  place). The planner owns the arena and the FlatBufferModel: every
- *  interpreter Build() returns must be destroyed before the planner. One
- *  planner is used from one thread at a time.
+ *  place). The planner owns the arena, the FlatBufferModel and the
+ *  allocator hook TFLite calls: every interpreter Build() returns must be
+ *  destroyed before the planner. One planner is used from one thread at
+ *  a time.
  */
 #ifndef ARENAD_TFLITE_H
 #define ARENAD_TFLITE_H
@@ -104,6 +118,7 @@ struct TfliteBuffer {
   int alias;       /* the tensor it may share bytes with, or -1 */
   uint64_t offset; /* planned offset in the arena */
   bool placed;     /* after Build(): its data pointer is base + offset */
+  bool temporary;  /* a kernel temporary, pinned where TFLite puts it */
 };
 
 /* Facts about the last Build(). Value struct; every size in bytes. */
@@ -162,8 +177,10 @@ class TflitePlanner {
   int NewInterpreter(std::unique_ptr<tflite::Interpreter> *out);
   int Learn(tflite::Interpreter *probe);
   void DeclarePairs();
-  int Plan();
-  int Place(tflite::Interpreter *interp);
+  int Plan(bool with_temps);
+  int Place(tflite::Interpreter *interp, bool with_temps);
+  int FindTemps();
+  int BuildOn(bool with_temps, std::unique_ptr<tflite::Interpreter> *out);
   void Overlap();
 
   arenad_client_t *client_;                     /* borrowed */
@@ -171,7 +188,10 @@ class TflitePlanner {
   size_t model_len_;
   const tflite::OpResolver &resolver_;          /* borrowed */
   std::unique_ptr<tflite::FlatBufferModel> fb_; /* owned */
-  std::vector<TfliteBuffer> buffers_;
+  std::vector<TfliteBuffer> buffers_; /* tensors, then temporaries */
+  size_t n_tensors_;                  /* tensors at the head of buffers_ */
+  uint64_t temp_arena_;               /* TFLite's arena of temporaries */
+  bool temp_given_;                   /* it was handed base of arena_ */
   std::vector<std::vector<int64_t>> in_shapes_; /* subgraph 0's inputs */
   std::vector<struct arenad_dims> in_dims_;     /* views of in_shapes_ */
   uint8_t *arena_;                              /* owned, 64-byte aligned */
@@ -179,6 +199,11 @@ class TflitePlanner {
   std::string error_;
   bool in_place_;
   bool test_overlap_;
+
+  static void *Allocate(void *self, size_t bytes, size_t alignment);
+  static void Deallocate(void *self, void *ptr, size_t bytes,
+                         size_t alignment);
+  TfLiteAllocator allocator_; /* hands arena_ to TFLite's arena */
 };
 
 /* TFLite's accounting summed over every subgraph of interp: its arena

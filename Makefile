@@ -651,7 +651,9 @@ tflite-lib: $(TFLITE_STAMP)
 # compiled with C++20 (TFLite's headers need it), exceptions and RTTI as
 # TFLite has them, arenad's warnings with -Werror, and TFLite's headers as
 # system headers. A program links libtensorflow-lite.a with the static
-# libraries TFLite's build leaves under _deps/, in one group.
+# libraries TFLite's build leaves under _deps/, in one group (without
+# fft2d's variants that TFLite does not use, which define the same
+# functions as the one it does).
 TFLITE_INCS := $(TFLITE_ROOT)/src/litert $(TFLITE_TFROOT) \
                $(TFLITE_ROOT)/deps/flatbuffers/include \
                $(TFLITE_ROOT)/deps/abseil-cpp /usr/include/eigen3
@@ -659,7 +661,9 @@ TFLITE_OWN_FLAGS = -std=c++20 $(OPT) $(CXXWARN) $(SANFLAGS) -MMD -MP \
                    -I$(BUILD)/include $(INC_PUBLIC) -Iclient/tflite -Iclient/examples \
                    $(addprefix -isystem ,$(TFLITE_INCS)) $(CXXFLAGS)
 TFLITE_LINK = -Wl,--start-group $(TFLITE_BUILD)/libtensorflow-lite.a \
-              $$(find $(TFLITE_BUILD)/_deps -name '*.a' | sort) -Wl,--end-group \
+              $$(find $(TFLITE_BUILD)/_deps -name '*.a' ! -name 'libfft2d_fft4f2d.a' \
+                 ! -name 'libfft2d_fftsg3d.a' ! -name 'libfft2d_shrtdct.a' | sort) \
+              -Wl,--end-group \
               -lfarmhash -lprotobuf -lpthread -ldl
 TFLITE_OWN_OBJ := $(BUILD)/client/tflite/arenad_tflite.o \
                   $(BUILD)/client/examples/tflite_infer.o \
@@ -677,6 +681,32 @@ $(BUILD)/examples/tflite_infer: $(BUILD)/client/examples/tflite_infer.o \
 
 .PHONY: tflite
 tflite: $(BUILD)/libarenad-tflite.a $(BUILD)/examples/tflite_infer
+
+# build/tests/check_tflite_rt (tests/check_tflite_rt.cc, C++): TFLite's
+# interpreter runs arenad's plans on every bundled model (tests/check_
+# tflite.c tests the .tflite reader). It links a test build of the
+# planner, compiled with -DARENAD_TFLITE_TESTING (the overlapping plan of
+# the negative control), and runs $(BUILD)/arenad and
+# examples/tflite_infer.
+$(BUILD)/tests/check_tflite_rt.o: tests/check_tflite_rt.cc $(BUILD)/.flags $(TFLITE_STAMP) | $(CLIENT_INC)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TFLITE_OWN_FLAGS) -DARENAD_TFLITE_TESTING -DTFLITE_TEST_BUILD='"$(BUILD)"' \
+	  -Itests -Iproto -I$(BUILD)/gen $(call pc_cflags,$(PKGS_CHECK) $(PKGS_PROTO)) -c -o $@ $<
+$(BUILD)/tests/arenad_tflite_testing.o: client/tflite/arenad_tflite.cc $(BUILD)/.flags $(TFLITE_STAMP) | $(CLIENT_INC)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TFLITE_OWN_FLAGS) -DARENAD_TFLITE_TESTING -c -o $@ $<
+$(BUILD)/tests/check_main_tflite_rt.o: tests/check_main.c $(BUILD)/.flags
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(INC_PLANNER_ALL) $(EXTRA_CFLAGS_tests) -DCHECK_SUITE=tflite_rt_suite -c -o $@ $<
+$(BUILD)/tests/check_tflite_rt: $(BUILD)/tests/check_tflite_rt.o $(BUILD)/tests/check_main_tflite_rt.o \
+                                $(BUILD)/tests/arenad_tflite_testing.o \
+                                $(BUILD)/client/examples/tflite_infer_run.o $(TESTUTIL_OBJ) \
+                                $(BUILD)/tests/daemon_harness.o $(BUILD)/libarenad-client.a
+	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(TFLITE_LINK) $(call pc_libs,$(PKGS_PROTO)) $(CHECK_LIBS)
+$(BUILD)/tests/check_tflite_rt.o: | $(BUILD)/gen/arenad.pb-c.h
+$(BUILD)/tests/check_tflite_rt: | $(BUILD)/arenad $(BUILD)/examples/tflite_infer
+build-tests: $(BUILD)/tests/check_tflite_rt tflite
+TEST_BINS += $(BUILD)/tests/check_tflite_rt
 
 # ---- deps ------------------------------------------------------------------
 deps:

@@ -20,7 +20,8 @@
 #   deploy/   systemd units and config (no C)
 #
 # Targets: all (default), deps, test (alias check), run, bench, fuzz,
-#          test-browser, tflm (TensorFlow Lite Micro, the TFLM planner and
+#          test-browser, tflite-lib (TensorFlow Lite, built once),
+#          tflm (TensorFlow Lite Micro, the TFLM planner and
 #          its example), clean.
 # Variables: OPT (default -O2 -g), SANITIZE=address,undefined or
 #            SANITIZE=thread (`make SANITIZE=thread test` runs every suite,
@@ -588,6 +589,124 @@ $(BUILD)/tests/check_tflm: $(TFLM_TEST_OBJ) $(BUILD)/tests/check_main_tflm.o \
 $(BUILD)/tests/check_tflm: | $(BUILD)/arenad $(BUILD)/arenactl $(BUILD)/examples/tflm_infer
 TEST_BINS += $(BUILD)/tests/check_tflm
 build-tests: $(BUILD)/tests/check_tflm
+
+# ---- TensorFlow Lite ---------------------------------------------------------
+# Full TensorFlow Lite (tflite::Interpreter) runs arenad's plans in `make
+# test` (docs/client.md, "TensorFlow Lite"). third_party/tflite-litert-
+# f674577.tar.xz (third_party/README.md) is unpacked under $(TFLITE_DIR)
+# and built with its own CMake build and ninja into
+# $(TFLITE_BUILD)/libtensorflow-lite.a, with the flags below and its own
+# compiler flags (arenad's warnings and sanitizers do not apply to it).
+# The build writes the two files the tarball leaves to its builder (an
+# empty CMakeLists.txt for tensorflow/core/example and a TSL source with
+# no definitions) and a CMake file that finds Debian's protobuf. XNNPACK
+# is off: Debian 12's is too old. The library is rebuilt only when the
+# tarball or these flags change ($(TFLITE_STAMP)); a cold build takes
+# about 10 minutes on 2 cores.
+TFLITE_TARBALL := third_party/tflite-litert-f674577.tar.xz
+TFLITE_DIR     := $(BUILD)/tflite
+TFLITE_ROOT    := $(TFLITE_DIR)/tflite-litert-f674577
+TFLITE_TFROOT  := $(TFLITE_ROOT)/src/tfroot
+TFLITE_BUILD   := $(TFLITE_DIR)/cmake
+TFLITE_STAMP   := $(TFLITE_DIR)/.built
+TFLITE_JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
+DEB_DEPS       += cmake ninja-build libeigen3-dev libfarmhash-dev libprotobuf-dev protobuf-compiler
+TFLITE_DEPDIRS := ABSEIL-CPP:abseil-cpp FLATBUFFERS:flatbuffers RUY:ruy \
+                  CPUINFO:cpuinfo ML_DTYPES:ml_dtypes NEON2SSE:neon2sse \
+                  FFT2D:fft2d GEMMLOWP:gemmlowp
+TFLITE_CMAKE_FLAGS = -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DTENSORFLOW_SOURCE_DIR=$(abspath $(TFLITE_TFROOT)) \
+  -DFETCHCONTENT_FULLY_DISCONNECTED=ON -DCMAKE_FIND_PACKAGE_PREFER_CONFIG=ON \
+  "-DCMAKE_IGNORE_PATH=/usr/lib/x86_64-linux-gnu/cmake/flatbuffers;/lib/x86_64-linux-gnu/cmake/flatbuffers" \
+  -DSYSTEM_FARMHASH=ON -DTFLITE_ENABLE_XNNPACK=OFF -DTFLITE_ENABLE_GPU=OFF \
+  -DTFLITE_ENABLE_NNAPI=OFF -DTFLITE_ENABLE_EXTERNAL_DELEGATE=OFF \
+  -DTFLITE_ENABLE_BENCHMARK_MODEL=OFF -DTFLITE_ENABLE_LABEL_IMAGE=OFF \
+  -DCMAKE_PROJECT_INCLUDE=$(abspath $(TFLITE_DIR))/find_protobuf.cmake \
+  $(foreach d,$(TFLITE_DEPDIRS),-DFETCHCONTENT_SOURCE_DIR_$(word 1,$(subst :, ,$(d)))=$(abspath $(TFLITE_ROOT))/deps/$(word 2,$(subst :, ,$(d))))
+
+# Rebuild TFLite when its configure flags change.
+$(TFLITE_DIR)/.flags: FORCE
+	@mkdir -p $(TFLITE_DIR)
+	@echo '$(TFLITE_CMAKE_FLAGS)' | cmp -s - $@ || echo '$(TFLITE_CMAKE_FLAGS)' > $@
+
+$(TFLITE_STAMP): $(TFLITE_TARBALL) $(TFLITE_DIR)/.flags
+	rm -rf $(TFLITE_ROOT) $(TFLITE_BUILD) && mkdir -p $(TFLITE_BUILD)
+	tar -xJf $< -C $(TFLITE_DIR)
+	mkdir -p $(TFLITE_TFROOT)/tensorflow/core/example \
+	  $(TFLITE_TFROOT)/third_party/xla/third_party/tsl/tsl/util
+	echo '# Empty: TFLite builds nothing from this folder.' \
+	  > $(TFLITE_TFROOT)/tensorflow/core/example/CMakeLists.txt
+	echo '// Empty: used only by TFLite'"'"'s benchmark tool, which is not built.' \
+	  > $(TFLITE_TFROOT)/third_party/xla/third_party/tsl/tsl/util/stats_calculator.cc
+	echo 'find_package(Protobuf REQUIRED)' > $(TFLITE_DIR)/find_protobuf.cmake
+	cd $(TFLITE_BUILD) && cmake $(TFLITE_CMAKE_FLAGS) $(abspath $(TFLITE_ROOT))/src/litert/tflite
+	ninja -C $(TFLITE_BUILD) -j $(TFLITE_JOBS) tensorflow-lite
+	touch $@
+
+.PHONY: tflite-lib
+tflite-lib: $(TFLITE_STAMP)
+
+# arenad's C++ on top of TFLite: libarenad-tflite.a (arenad::TflitePlanner,
+# client/tflite/) and the example build/examples/tflite_infer. They are
+# compiled with C++20 (TFLite's headers need it), exceptions and RTTI as
+# TFLite has them, arenad's warnings with -Werror, and TFLite's headers as
+# system headers. A program links libtensorflow-lite.a with the static
+# libraries TFLite's build leaves under _deps/, in one group (without
+# fft2d's variants that TFLite does not use, which define the same
+# functions as the one it does).
+TFLITE_INCS := $(TFLITE_ROOT)/src/litert $(TFLITE_TFROOT) \
+               $(TFLITE_ROOT)/deps/flatbuffers/include \
+               $(TFLITE_ROOT)/deps/abseil-cpp /usr/include/eigen3
+TFLITE_OWN_FLAGS = -std=c++20 $(OPT) $(CXXWARN) $(SANFLAGS) -MMD -MP \
+                   -I$(BUILD)/include $(INC_PUBLIC) -Iclient/tflite -Iclient/examples \
+                   $(addprefix -isystem ,$(TFLITE_INCS)) $(CXXFLAGS)
+TFLITE_LINK = -Wl,--start-group $(TFLITE_BUILD)/libtensorflow-lite.a \
+              $$(find $(TFLITE_BUILD)/_deps -name '*.a' ! -name 'libfft2d_fft4f2d.a' \
+                 ! -name 'libfft2d_fftsg3d.a' ! -name 'libfft2d_shrtdct.a' | sort) \
+              -Wl,--end-group \
+              -lfarmhash -lprotobuf -lpthread -ldl
+TFLITE_OWN_OBJ := $(BUILD)/client/tflite/arenad_tflite.o \
+                  $(BUILD)/client/examples/tflite_infer.o \
+                  $(BUILD)/client/examples/tflite_infer_run.o
+$(TFLITE_OWN_OBJ): $(BUILD)/%.o: %.cc $(BUILD)/.flags $(TFLITE_STAMP) | $(CLIENT_INC)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TFLITE_OWN_FLAGS) -c -o $@ $<
+$(BUILD)/libarenad-tflite.a: $(BUILD)/client/tflite/arenad_tflite.o
+	rm -f $@ && ar rcs $@ $^
+$(BUILD)/examples/tflite_infer: $(BUILD)/client/examples/tflite_infer.o \
+                                $(BUILD)/client/examples/tflite_infer_run.o \
+                                $(BUILD)/libarenad-tflite.a $(BUILD)/libarenad-client.a
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(TFLITE_LINK) $(call pc_libs,$(PKGS_PROTO)) -lm
+
+.PHONY: tflite
+tflite: $(BUILD)/libarenad-tflite.a $(BUILD)/examples/tflite_infer
+
+# build/tests/check_tflite_rt (tests/check_tflite_rt.cc, C++): TFLite's
+# interpreter runs arenad's plans on every bundled model (tests/check_
+# tflite.c tests the .tflite reader). It links a test build of the
+# planner, compiled with -DARENAD_TFLITE_TESTING (the overlapping plan of
+# the negative control), and runs $(BUILD)/arenad and
+# examples/tflite_infer.
+$(BUILD)/tests/check_tflite_rt.o: tests/check_tflite_rt.cc $(BUILD)/.flags $(TFLITE_STAMP) | $(CLIENT_INC)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TFLITE_OWN_FLAGS) -DARENAD_TFLITE_TESTING -DTFLITE_TEST_BUILD='"$(BUILD)"' \
+	  -Itests -Iproto -I$(BUILD)/gen $(call pc_cflags,$(PKGS_CHECK) $(PKGS_PROTO)) -c -o $@ $<
+$(BUILD)/tests/arenad_tflite_testing.o: client/tflite/arenad_tflite.cc $(BUILD)/.flags $(TFLITE_STAMP) | $(CLIENT_INC)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TFLITE_OWN_FLAGS) -DARENAD_TFLITE_TESTING -c -o $@ $<
+$(BUILD)/tests/check_main_tflite_rt.o: tests/check_main.c $(BUILD)/.flags
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(INC_PLANNER_ALL) $(EXTRA_CFLAGS_tests) -DCHECK_SUITE=tflite_rt_suite -c -o $@ $<
+$(BUILD)/tests/check_tflite_rt: $(BUILD)/tests/check_tflite_rt.o $(BUILD)/tests/check_main_tflite_rt.o \
+                                $(BUILD)/tests/arenad_tflite_testing.o \
+                                $(BUILD)/client/examples/tflite_infer_run.o $(TESTUTIL_OBJ) \
+                                $(BUILD)/tests/daemon_harness.o $(BUILD)/libarenad-client.a
+	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(TFLITE_LINK) $(call pc_libs,$(PKGS_PROTO)) $(CHECK_LIBS)
+$(BUILD)/tests/check_tflite_rt.o: | $(BUILD)/gen/arenad.pb-c.h
+$(BUILD)/tests/check_tflite_rt: | $(BUILD)/arenad $(BUILD)/examples/tflite_infer
+build-tests: $(BUILD)/tests/check_tflite_rt tflite
+TEST_BINS += $(BUILD)/tests/check_tflite_rt
 
 # ---- deps ------------------------------------------------------------------
 deps:

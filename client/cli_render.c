@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "cli_model.h"
+#include "cli_render_text.h"
 #include "cli_share.h"
 #include "planner.h"
 
@@ -118,75 +119,6 @@ struct render {
   struct layout l;          /* positions */
 };
 
-/* Human-readable bytes: "1.31 MiB". */
-static void fmt_bytes(char *out, size_t cap, uint64_t v)
-{
-  static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB", "PiB",
-                                     "EiB"};
-  int u = -1;
-  double d = (double)v;
-  while (u < 5 && d >= 1024.0) {
-    d /= 1024.0;
-    u++;
-  }
-  if (u < 0)
-    snprintf(out, cap, "%llu B", (unsigned long long)v);
-  else
-    snprintf(out, cap, u == 0 ? "%.1f %s" : "%.2f %s", d, unit[u]);
-}
-
-/* A step from 1, 2, 5 x 10^k, at least min. */
-static uint64_t nice_step(double min)
-{
-  uint64_t s = 1;
-  for (;;) {
-    if ((double)s >= min)
-      return s;
-    if ((double)(2 * s) >= min)
-      return 2 * s;
-    if ((double)(5 * s) >= min)
-      return 5 * s;
-    if (s > UINT64_MAX / 20)
-      return s;
-    s *= 10;
-  }
-}
-
-/* The width of text in px at font size px, estimated from above: each
- * character at least as wide as in DejaVu Sans (the widest common
- * sans-serif), bold 12 % wider. Control and non-ASCII bytes are written
- * as '?' (cli_xml_escape()). */
-static double text_w(const char *s, double px, int bold)
-{
-  double em = 0;
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (strchr("mwMW@%#&+<=>^~", c))
-      em += 1.0;
-    else if (c >= 'A' && c <= 'Z')
-      em += 0.8;
-    else if (strchr(" .,:;'|!()[]/\\-ijlrtf", c))
-      em += 0.42;
-    else
-      em += 0.66;
-  }
-  return em * px * (bold ? 1.12 : 1.0);
-}
-
-/* Copies the text in into out (cap bytes), cutting its middle to "..."
- * when it is wider than max_w px at px. */
-static void fit_text(char *out, size_t cap, const char *in, double px,
-                     int bold, double max_w)
-{
-  size_t n = strlen(in), keep = n;
-  snprintf(out, cap, "%s", in);
-  while (keep > 0 && (strlen(out) + 1 >= cap || text_w(out, px, bold) > max_w)) {
-    keep--;
-    size_t head = keep / 2, tail = keep - head;
-    snprintf(out, cap, "%.*s...%s", (int)head, in, in + n - tail);
-  }
-}
-
 static double y_of(const struct render *r, uint64_t bytes)
 {
   return r->l.y0 - (double)bytes * r->scale;
@@ -199,7 +131,7 @@ static void line_label(const struct render *r, int which, char *out,
 {
   char h[32];
   uint64_t v = which ? r->p.lower_bound_bytes : r->p.arena_bytes;
-  fmt_bytes(h, sizeof h, v);
+  render_fmt_bytes(h, sizeof h, v);
   if (r->p.arena_bytes == r->p.lower_bound_bytes)
     snprintf(out, cap, "arena top = lower bound %llu (%s)",
              (unsigned long long)v, h);
@@ -241,7 +173,7 @@ static int legend_rows(double max_w, size_t n,
   double x = 0;
   int row = 0;
   for (size_t k = 0; k < n; k++) {
-    double w = SWATCH_W + 6 + text_w(legend[k].text, FONT_PX, 0);
+    double w = SWATCH_W + 6 + render_text_w(legend[k].text, FONT_PX, 0);
     if (x > 0 && x + w > max_w) {
       x = 0;
       row++;
@@ -295,8 +227,8 @@ static double y_labels_w(const struct render *r)
   double w = 0;
   for (uint64_t b = 0; b <= r->top; b += r->ystep) {
     char s[32];
-    fmt_bytes(s, sizeof s, b);
-    double t = text_w(s, FONT_PX, 0);
+    render_fmt_bytes(s, sizeof s, b);
+    double t = render_text_w(s, FONT_PX, 0);
     if (t > w)
       w = t;
     if (b > UINT64_MAX - r->ystep)
@@ -322,8 +254,8 @@ static void pairs_line(struct render *r, double max_w)
     /* what must still fit after this pair: the note on those left out */
     snprintf(rest, sizeof rest, ", ... (%zu more)", r->n_pairs - i - 1);
     int last = i + 1 == r->n_pairs;
-    double w = text_w(out, FONT_PX, 0) + text_w(one, FONT_PX, 0) +
-               (last ? 0 : text_w(rest, FONT_PX, 0));
+    double w = render_text_w(out, FONT_PX, 0) + render_text_w(one, FONT_PX, 0) +
+               (last ? 0 : render_text_w(rest, FONT_PX, 0));
     if (w > max_w || len + sizeof one + sizeof rest >= cap) {
       snprintf(out + len, cap - len, "%s ... (%zu more)", i ? "," : "",
                r->n_pairs - i);
@@ -346,11 +278,11 @@ static void layout(struct render *r)
   double ml = PAD + FONT_PX + 12 + y_labels_w(r) + 8;
   line_label(r, 0, a, sizeof a);
   line_label(r, 1, b, sizeof b);
-  double wa = text_w(a, FONT_PX, 0), wb = text_w(b, FONT_PX, 0);
+  double wa = render_text_w(a, FONT_PX, 0), wb = render_text_w(b, FONT_PX, 0);
   double mr = 10 + (wa > wb ? wa : wb) + PAD;
   /* The header, at most as wide as the picture may be. */
   double hmax = SVG_MAX_W - 2 * PAD;
-  fit_text(l->title, sizeof l->title, r->g.what, TITLE_PX, 1, hmax);
+  render_fit_text(l->title, sizeof l->title, r->g.what, TITLE_PX, 1, hmax);
   snprintf(l->line1, sizeof l->line1,
            "%zu tensors, %zu operators, %s, alignment %llu", r->g.n,
            r->n_ops, planner_algo_name(r->p.algo),
@@ -360,11 +292,11 @@ static void layout(struct render *r)
            (unsigned long long)r->p.arena_bytes,
            (unsigned long long)r->p.lower_bound_bytes,
            (unsigned long long)r->peak);
-  double hw = text_w(l->title, TITLE_PX, 1);
-  if (text_w(l->line1, FONT_PX, 0) > hw)
-    hw = text_w(l->line1, FONT_PX, 0);
-  if (text_w(l->line2, FONT_PX, 0) > hw)
-    hw = text_w(l->line2, FONT_PX, 0);
+  double hw = render_text_w(l->title, TITLE_PX, 1);
+  if (render_text_w(l->line1, FONT_PX, 0) > hw)
+    hw = render_text_w(l->line1, FONT_PX, 0);
+  if (render_text_w(l->line2, FONT_PX, 0) > hw)
+    hw = render_text_w(l->line2, FONT_PX, 0);
   /* The plot: 48 px per operator within [PLOT_MIN_W, SVG_MAX_W]. */
   double pw = (double)r->n_ops * OP_MAX_W;
   if (pw < PLOT_MIN_W)
@@ -391,7 +323,7 @@ static void layout(struct render *r)
   /* Operator ticks: the widest label plus 16 px between labels. */
   char last[24];
   snprintf(last, sizeof last, "%zu", r->n_ops - 1);
-  r->xstep = nice_step((text_w(last, FONT_PX, 0) + 16) / r->opw);
+  r->xstep = render_nice_step((render_text_w(last, FONT_PX, 0) + 16) / r->opw);
 }
 
 /* ---- drawing -------------------------------------------------------------------- */
@@ -432,7 +364,7 @@ static void draw_tensor(FILE *f, const struct render *r, size_t i)
   fputs("</title></rect>\n", f);
   char id[16];
   snprintf(id, sizeof id, "%u", (unsigned)t->id);
-  if (w >= text_w(id, ID_PX, 0) + 4 && h >= ID_PX + 1)
+  if (w >= render_text_w(id, ID_PX, 0) + 4 && h >= ID_PX + 1)
     fprintf(f, "<text class=\"id\" x=\"%.2f\" y=\"%.2f\">%s</text>\n",
             x + w / 2, y + h / 2 + 3.5, id);
 }
@@ -478,7 +410,7 @@ static void draw_axes(FILE *f, const struct render *r)
           (l->x0 + l->x1) / 2, l->y0 + 6 + FONT_PX + 12 + FONT_PX);
   for (uint64_t b = 0; b <= r->top; b += r->ystep) {
     char s[32];
-    fmt_bytes(s, sizeof s, b);
+    render_fmt_bytes(s, sizeof s, b);
     fprintf(f, "<path class=\"grid\" d=\"M%.2f %.2f H%.2f\"/>"
             "<text class=\"yl\" x=\"%.2f\" y=\"%.2f\">%s</text>\n",
             l->x0, y_of(r, b), l->x1, l->x0 - 8, y_of(r, b) + 4, s);

@@ -531,6 +531,13 @@ $(TFLM_OBJ): $(TFLM_DIR)/obj/%.o: $(TFLM_STAMP) $(TFLM_DIR)/.flags
 $(TFLM_DIR)/libtflm.a: $(TFLM_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
+# The arithmetic of the kernels both interpreters' adapters carry
+# (client/ops/): plain C++ with no interpreter headers, in both
+# libarenad-tflm-ops.a and libarenad-tflite.a.
+$(BUILD)/client/ops/conv_transpose_bias.o: client/ops/conv_transpose_bias.cc $(BUILD)/.flags
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXSTD) $(OPT) $(CXXWARN) $(SANFLAGS) -MMD -MP -Iclient/ops $(CXXFLAGS) -c -o $@ $<
+
 # arenad's C++ on top of TFLM: libarenad-tflm.a (arenad::TflmPlanner,
 # client/tflm/), libarenad-tflm-ops.a (the kernels TFLM lacks,
 # client/tflm/ops/: DEQUANTIZE of FLOAT16 and MediaPipe's
@@ -538,14 +545,15 @@ $(TFLM_DIR)/libtflm.a: $(TFLM_OBJ)
 # build/examples/tflm_infer. `make tflm` builds them; `make test` builds
 # them with the tests.
 TFLM_OWN_FLAGS = $(CXXSTD) $(OPT) $(CXXWARN) $(TFLM_DEFS) $(SANFLAGS) -MMD -MP \
-                 -I$(BUILD)/include $(INC_PUBLIC) -Iclient -Iclient/tflm -Iclient/tflm/ops \
+                 -I$(BUILD)/include $(INC_PUBLIC) -Iclient -Iclient/tflm -Iclient/tflm/ops -Iclient/ops \
                  -Iclient/examples $(addprefix -isystem ,$(TFLM_INCS)) $(CXXFLAGS)
 $(BUILD)/%.o: %.cc $(BUILD)/.flags $(TFLM_DIR)/.flags | $(TFLM_STAMP) $(CLIENT_INC)
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLM_OWN_FLAGS) -c -o $@ $<
 $(BUILD)/libarenad-tflm.a: $(BUILD)/client/tflm/arenad_tflm.o
 	rm -f $@ && ar rcs $@ $^
-TFLM_OPS_OBJ := $(patsubst %.cc,$(BUILD)/%.o,$(wildcard client/tflm/ops/*.cc))
+TFLM_OPS_OBJ := $(patsubst %.cc,$(BUILD)/%.o,$(wildcard client/tflm/ops/*.cc)) \
+                $(BUILD)/client/ops/conv_transpose_bias.o
 $(BUILD)/libarenad-tflm-ops.a: $(TFLM_OPS_OBJ)
 	rm -f $@ && ar rcs $@ $^
 TFLM_RUN_OBJ := $(BUILD)/client/examples/tflm_infer_run.o
@@ -570,7 +578,7 @@ TFLM_TEST_FLAGS = -DARENAD_TFLM_TESTING -DTFLM_TEST_BUILD='"$(BUILD)"' -Itests \
                   -Iproto -I$(BUILD)/gen $(call pc_cflags,$(PKGS_CHECK) $(PKGS_PROTO))
 TFLM_TEST_OBJ := $(BUILD)/tests/check_tflm.o $(BUILD)/tests/check_tflm_infer.o \
                  $(BUILD)/tests/check_tflm_gen.o $(BUILD)/tests/check_tflm_share.o \
-                 $(BUILD)/tests/check_tflm_ops.o
+                 $(BUILD)/tests/check_tflm_ops.o $(BUILD)/tests/gen_models.o
 $(TFLM_TEST_OBJ): TFLM_OWN_FLAGS += $(TFLM_TEST_FLAGS)
 $(TFLM_TEST_OBJ): | $(BUILD)/gen/arenad.pb-c.h
 $(BUILD)/tests/arenad_tflm_testing.o: client/tflm/arenad_tflm.cc $(BUILD)/.flags \
@@ -594,21 +602,30 @@ build-tests: $(BUILD)/tests/check_tflm
 # Full TensorFlow Lite (tflite::Interpreter) runs arenad's plans in `make
 # test` (docs/client.md, "TensorFlow Lite"). third_party/tflite-litert-
 # f674577.tar.xz (third_party/README.md) is unpacked under $(TFLITE_DIR)
-# and built with its own CMake build and ninja into
-# $(TFLITE_BUILD)/libtensorflow-lite.a, with the flags below and its own
-# compiler flags (arenad's warnings and sanitizers do not apply to it).
-# The build writes the two files the tarball leaves to its builder (an
-# empty CMakeLists.txt for tensorflow/core/example and a TSL source with
-# no definitions) and a CMake file that finds Debian's protobuf. XNNPACK
-# is off: Debian 12's is too old. The library is rebuilt only when the
-# tarball or these flags change ($(TFLITE_STAMP)); a cold build takes
-# about 10 minutes on 2 cores.
+# and configured with its own CMake build for ninja, with the flags below
+# and its own compiler flags (arenad's warnings and sanitizers do not
+# apply to it). The configure step writes the two files the tarball
+# leaves to its builder (an empty CMakeLists.txt for tensorflow/core/
+# example and a TSL source with no definitions) and a CMake file that
+# finds Debian's protobuf. XNNPACK is off: Debian 12's is too old.
+#
+# Only what arenad's programs link is compiled: the objects whose sources
+# client/tflite/tflite_objects.txt names (the interpreter and the kernels
+# of arenad::TfliteOpResolver), and ruy and cpuinfo, picked from TFLite's
+# build by client/tflite/tflite_objects.sh and archived in $(TFLITE_LIB).
+# That is about a quarter of TFLite's library target: a cold build takes
+# about 10 CPU-minutes where all of it took 70. TFLite is configured
+# again only when the tarball or these flags change ($(TFLITE_CONFIGURED)),
+# and the archive rebuilt when the list changes ($(TFLITE_STAMP)).
 TFLITE_TARBALL := third_party/tflite-litert-f674577.tar.xz
 TFLITE_DIR     := $(BUILD)/tflite
 TFLITE_ROOT    := $(TFLITE_DIR)/tflite-litert-f674577
 TFLITE_TFROOT  := $(TFLITE_ROOT)/src/tfroot
 TFLITE_BUILD   := $(TFLITE_DIR)/cmake
+TFLITE_CONFIGURED := $(TFLITE_DIR)/.configured
 TFLITE_STAMP   := $(TFLITE_DIR)/.built
+TFLITE_LIB     := $(TFLITE_DIR)/libtflite.a
+TFLITE_LIST    := client/tflite/tflite_objects.txt
 TFLITE_JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 DEB_DEPS       += cmake ninja-build libeigen3-dev libfarmhash-dev libprotobuf-dev protobuf-compiler
 TFLITE_DEPDIRS := ABSEIL-CPP:abseil-cpp FLATBUFFERS:flatbuffers RUY:ruy \
@@ -629,8 +646,8 @@ $(TFLITE_DIR)/.flags: FORCE
 	@mkdir -p $(TFLITE_DIR)
 	@echo '$(TFLITE_CMAKE_FLAGS)' | cmp -s - $@ || echo '$(TFLITE_CMAKE_FLAGS)' > $@
 
-$(TFLITE_STAMP): $(TFLITE_TARBALL) $(TFLITE_DIR)/.flags
-	rm -rf $(TFLITE_ROOT) $(TFLITE_BUILD) && mkdir -p $(TFLITE_BUILD)
+$(TFLITE_CONFIGURED): $(TFLITE_TARBALL) $(TFLITE_DIR)/.flags
+	rm -rf $(TFLITE_ROOT) $(TFLITE_BUILD) $(TFLITE_STAMP) && mkdir -p $(TFLITE_BUILD)
 	tar -xJf $< -C $(TFLITE_DIR)
 	mkdir -p $(TFLITE_TFROOT)/tensorflow/core/example \
 	  $(TFLITE_TFROOT)/third_party/xla/third_party/tsl/tsl/util
@@ -640,7 +657,12 @@ $(TFLITE_STAMP): $(TFLITE_TARBALL) $(TFLITE_DIR)/.flags
 	  > $(TFLITE_TFROOT)/third_party/xla/third_party/tsl/tsl/util/stats_calculator.cc
 	echo 'find_package(Protobuf REQUIRED)' > $(TFLITE_DIR)/find_protobuf.cmake
 	cd $(TFLITE_BUILD) && cmake $(TFLITE_CMAKE_FLAGS) $(abspath $(TFLITE_ROOT))/src/litert/tflite
-	ninja -C $(TFLITE_BUILD) -j $(TFLITE_JOBS) tensorflow-lite
+	touch $@
+
+$(TFLITE_STAMP): $(TFLITE_CONFIGURED) $(TFLITE_LIST) client/tflite/tflite_objects.sh
+	sh client/tflite/tflite_objects.sh $(TFLITE_BUILD) $(TFLITE_LIST) > $(TFLITE_DIR)/objects.txt
+	ninja -C $(TFLITE_BUILD) -j $(TFLITE_JOBS) $$(cat $(TFLITE_DIR)/objects.txt)
+	rm -f $(TFLITE_LIB) && cd $(TFLITE_BUILD) && ar rcs $(abspath $(TFLITE_LIB)) $$(cat ../objects.txt)
 	touch $@
 
 .PHONY: tflite-lib
@@ -650,28 +672,25 @@ tflite-lib: $(TFLITE_STAMP)
 # client/tflite/) and the example build/examples/tflite_infer. They are
 # compiled with C++20 (TFLite's headers need it), exceptions and RTTI as
 # TFLite has them, arenad's warnings with -Werror, and TFLite's headers as
-# system headers. A program links libtensorflow-lite.a with the static
-# libraries TFLite's build leaves under _deps/, in one group (without
-# fft2d's variants that TFLite does not use, which define the same
-# functions as the one it does).
+# system headers. A program links $(TFLITE_LIB), which holds all of
+# TFLite it needs, ruy and cpuinfo included.
 TFLITE_INCS := $(TFLITE_ROOT)/src/litert $(TFLITE_TFROOT) \
                $(TFLITE_ROOT)/deps/flatbuffers/include \
                $(TFLITE_ROOT)/deps/abseil-cpp /usr/include/eigen3
 TFLITE_OWN_FLAGS = -std=c++20 $(OPT) $(CXXWARN) $(SANFLAGS) -MMD -MP \
-                   -I$(BUILD)/include $(INC_PUBLIC) -Iclient/tflite -Iclient/examples \
+                   -I$(BUILD)/include $(INC_PUBLIC) -Iclient/tflite -Iclient/ops -Iclient/examples \
                    $(addprefix -isystem ,$(TFLITE_INCS)) $(CXXFLAGS)
-TFLITE_LINK = -Wl,--start-group $(TFLITE_BUILD)/libtensorflow-lite.a \
-              $$(find $(TFLITE_BUILD)/_deps -name '*.a' ! -name 'libfft2d_fft4f2d.a' \
-                 ! -name 'libfft2d_fftsg3d.a' ! -name 'libfft2d_shrtdct.a' | sort) \
-              -Wl,--end-group \
-              -lfarmhash -lprotobuf -lpthread -ldl
+TFLITE_LINK = $(TFLITE_LIB) -lpthread -ldl
 TFLITE_OWN_OBJ := $(BUILD)/client/tflite/arenad_tflite.o \
+                  $(BUILD)/client/tflite/arenad_tflite_ops.o \
                   $(BUILD)/client/examples/tflite_infer.o \
                   $(BUILD)/client/examples/tflite_infer_run.o
 $(TFLITE_OWN_OBJ): $(BUILD)/%.o: %.cc $(BUILD)/.flags $(TFLITE_STAMP) | $(CLIENT_INC)
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLITE_OWN_FLAGS) -c -o $@ $<
-$(BUILD)/libarenad-tflite.a: $(BUILD)/client/tflite/arenad_tflite.o
+$(BUILD)/libarenad-tflite.a: $(BUILD)/client/tflite/arenad_tflite.o \
+                             $(BUILD)/client/tflite/arenad_tflite_ops.o \
+                             $(BUILD)/client/ops/conv_transpose_bias.o
 	rm -f $@ && ar rcs $@ $^
 $(BUILD)/examples/tflite_infer: $(BUILD)/client/examples/tflite_infer.o \
                                 $(BUILD)/client/examples/tflite_infer_run.o \
@@ -692,6 +711,9 @@ $(BUILD)/tests/check_tflite_rt.o: tests/check_tflite_rt.cc $(BUILD)/.flags $(TFL
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLITE_OWN_FLAGS) -DARENAD_TFLITE_TESTING -DTFLITE_TEST_BUILD='"$(BUILD)"' \
 	  -Itests -Iproto -I$(BUILD)/gen $(call pc_cflags,$(PKGS_CHECK) $(PKGS_PROTO)) -c -o $@ $<
+$(BUILD)/tests/gen_models_tflite.o: tests/gen_models.cc $(BUILD)/.flags $(TFLITE_STAMP)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TFLITE_OWN_FLAGS) -DGEN_MODELS_TFLITE -Itests -c -o $@ $<
 $(BUILD)/tests/arenad_tflite_testing.o: client/tflite/arenad_tflite.cc $(BUILD)/.flags $(TFLITE_STAMP) | $(CLIENT_INC)
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLITE_OWN_FLAGS) -DARENAD_TFLITE_TESTING -c -o $@ $<
@@ -700,6 +722,9 @@ $(BUILD)/tests/check_main_tflite_rt.o: tests/check_main.c $(BUILD)/.flags
 	$(CC) $(CFLAGS_ALL) $(INC_PLANNER_ALL) $(EXTRA_CFLAGS_tests) -DCHECK_SUITE=tflite_rt_suite -c -o $@ $<
 $(BUILD)/tests/check_tflite_rt: $(BUILD)/tests/check_tflite_rt.o $(BUILD)/tests/check_main_tflite_rt.o \
                                 $(BUILD)/tests/arenad_tflite_testing.o \
+                                $(BUILD)/client/tflite/arenad_tflite_ops.o \
+                                $(BUILD)/client/ops/conv_transpose_bias.o \
+                                $(BUILD)/tests/gen_models_tflite.o \
                                 $(BUILD)/client/examples/tflite_infer_run.o $(TESTUTIL_OBJ) \
                                 $(BUILD)/tests/daemon_harness.o $(BUILD)/libarenad-client.a
 	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(TFLITE_LINK) $(call pc_libs,$(PKGS_PROTO)) $(CHECK_LIBS)

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "arenad_tflite.h"
-#include "tflite/kernels/register.h"
+#include "arenad_tflite_ops.h"
 #include "tflite_infer_run.h"
 
 namespace {
@@ -191,7 +191,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "tflite_infer: cannot open a client handle\n");
     return 65;
   }
-  tflite::ops::builtin::BuiltinOpResolver resolver;
+  arenad::TfliteOpResolver resolver;
   std::unique_ptr<tflite::Interpreter> interp;
   int status = 0;
   {

@@ -9,8 +9,8 @@
  *    other node runs TFLM's prepare and invoke unchanged. Init and free
  *    are TFLM's for every node.
  *  - Convolution2DTransposeBias, MediaPipe's custom operator: a
- *    transposed convolution plus a bias, float32 (see
- *    Register_CONVOLUTION_2D_TRANSPOSE_BIAS below).
+ *    transposed convolution plus a bias, float32, on the arithmetic of
+ *    client/ops/conv_transpose_bias.h (shared with the TFLite kernel).
  *
  * An interpreter registers them in its op resolver, in place of TFLM's
  * DEQUANTIZE:
@@ -36,13 +36,11 @@
 
 #include <stdint.h>
 
+#include "conv_transpose_bias.h"
 #include "tensorflow/lite/c/common.h"
 #include "tensorflow/lite/micro/micro_common.h"
 
 namespace arenad {
-
-/* The custom code MediaPipe's models give the operator. */
-constexpr char kConvolution2DTransposeBias[] = "Convolution2DTransposeBias";
 
 /* An IEEE 754 binary16 value (its bits) as a float: exact for every
  * finite value, subnormals included; infinities keep their sign; a NaN
@@ -54,25 +52,9 @@ float HalfToFloat(uint16_t half);
 TFLMRegistration Register_DEQUANTIZE_FLOAT16();
 
 /* MediaPipe's Convolution2DTransposeBias, for AddCustom() under
- * kConvolution2DTransposeBias.
- *
- * Inputs: 0 the data, float32 NHWC [n, h, w, in_c]; 1 the weights,
- * float32 [out_c, kh, kw, in_c]; 2 the bias, float32 [out_c]. Output:
- * float32 [n, oh, ow, out_c]. The custom options are the first three
- * int32 fields of TFLite's TfLiteTransposeConvParams, raw and
- * little-endian (12 bytes; longer options are accepted and the rest
- * ignored): padding (1 SAME, 2 VALID; anything else is refused),
- * stride_width, stride_height (both at least 1).
- *
- * Sizes, per spatial dimension with input i, kernel k and stride s, as
- * MediaPipe computes them: VALID pads nothing and gives s*(i-1)+k;
- * SAME pads p = max(0, k - (i-1)%s - 1) in all, p/2 before (the rest
- * after), and gives s*(i-1)+k-p: i*s when k >= s and s divides i (the
- * usual case), s*(i-1) + (i-1)%s + 1 for other i when k >= s. The output
- * tensor's shape in the model must match, or Prepare fails.
- * out[b,y,x,o] = bias[o] + the sum over every input pixel (iy, ix) and
- * kernel tap (ky, kx) with iy*s_h - p_top + ky = y and ix*s_w - p_left +
- * kx = x of in[b,iy,ix,c] * w[o,ky,kx,c] over c. */
+ * kConvolution2DTransposeBias: tensors, options, sizes and values as
+ * client/ops/conv_transpose_bias.h gives them. The output tensor's shape
+ * in the model must match the options, or Prepare fails. */
 TFLMRegistration Register_CONVOLUTION_2D_TRANSPOSE_BIAS();
 
 /* Registers both kernels in r (any tflite::MicroMutableOpResolver):

@@ -1,0 +1,58 @@
+/*
+ * arenad_tflite_ops.h - the operators tflite_infer and arenad's tests run
+ * on TensorFlow Lite: an op resolver with the builtin kernels of the
+ * bundled models and of the in-place allowlist, and MediaPipe's custom
+ * operator Convolution2DTransposeBias.
+ *
+ * TFLite's BuiltinOpResolver registers every builtin kernel, so a program
+ * that uses it links all of them (about 150 kernels, most of a TFLite
+ * build's compile time). arenad::TfliteOpResolver registers only these,
+ * with the same kernels and version ranges as BuiltinOpResolver:
+ *
+ *   ADD AVERAGE_POOL_2D CONCATENATION CONV_2D DEPTHWISE_CONV_2D DEQUANTIZE
+ *   ELU EXPAND_DIMS FULLY_CONNECTED HARD_SWISH LEAKY_RELU LOGISTIC
+ *   MAX_POOL_2D MEAN MUL PAD PRELU QUANTIZE RELU RELU6 RESHAPE SOFTMAX
+ *   SQUEEZE STRIDED_SLICE SUB SVDF TANH TRANSPOSE
+ *   UNIDIRECTIONAL_SEQUENCE_LSTM
+ *
+ * so make builds TFLite's library with only the kernels they need
+ * (Makefile, TFLITE_KEEP). arenad::TflitePlanner itself takes any
+ * tflite::OpResolver: an interpreter with its own TFLite build passes
+ * BuiltinOpResolver and gets every operator.
+ *
+ * OWNERSHIP AND THREADS
+ *  The resolver owns copies of its registrations (MutableOpResolver's
+ *  rule) and keeps no global state; the kernels keep theirs in each
+ *  node. Like any OpResolver it must outlive the interpreters built with
+ *  it.
+ */
+#ifndef ARENAD_TFLITE_OPS_H
+#define ARENAD_TFLITE_OPS_H
+
+#include "conv_transpose_bias.h"
+#include "tflite/core/c/common.h"
+#include "tflite/mutable_op_resolver.h"
+
+namespace arenad {
+
+/* MediaPipe's Convolution2DTransposeBias for TFLite, for AddCustom()
+ * under kConvolution2DTransposeBias: a transposed convolution plus a
+ * bias, float32, with the tensors, options, sizes and values of
+ * client/ops/conv_transpose_bias.h. Prepare sets the output's shape to
+ * the one the options give (MediaPipe's kernel does the same). The
+ * registration is a constant shared by every caller. */
+const TfLiteRegistration *RegisterConvolution2DTransposeBias();
+
+/* Registers the builtin kernels listed above in r, each over the
+ * versions BuiltinOpResolver gives it. */
+void AddTfliteBuiltins(tflite::MutableOpResolver *r);
+
+/* A resolver with the builtins above and Convolution2DTransposeBias. */
+class TfliteOpResolver : public tflite::MutableOpResolver {
+ public:
+  TfliteOpResolver();
+};
+
+}  // namespace arenad
+
+#endif /* ARENAD_TFLITE_OPS_H */

@@ -16,13 +16,18 @@
  *      (its accounting, GetMemoryAllocInfo) is never more than TFLite
  *      alone.
  *
- * The plans are computed in this process (the client's fallback, with a
- * socket where no daemon listens): the daemon path is the client
- * library's and is tested there.
- *
  * Test cases:
- *  models   every bundled model: the ones TFLite runs proven as above
- *           (one table row each), the others refused by TFLite itself.
+ *  models   every bundled model, planned by a real arenad (the client's
+ *           fallback off, so the plan is the daemon's): the ones TFLite
+ *           runs proven as above (one table row each), with the daemon's
+ *           plan the one this process computes itself, the others
+ *           refused by TFLite itself.
+ *  generated  the models of gen_models.h, planned in this process: every
+ *           kind of kernel on the in-place allowlist in one chain, all
+ *           its pairs shared and proven; a chain of ADDs; 24 random
+ *           models of branches; MediaPipe's Convolution2DTransposeBias
+ *           (arenad::TfliteOpResolver's registration), its output also
+ *           checked against a naive scattering reference written here.
  *  control  the negative control: a deliberately overlapping plan
  *           (TflitePlanner's test-only mode) must fail check (b).
  *  infer    the tflite_infer example: 8 processes at once against one
@@ -30,6 +35,7 @@
  *           and print the same outputs; --planner tflite prints them too.
  */
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +46,8 @@
 #include <vector>
 
 #include "arenad_tflite.h"
-#include "tflite/kernels/register.h"
+#include "arenad_tflite_ops.h"
+#include "gen_models.h"
 #include "tflite_infer_run.h"
 extern "C" {
 #include "daemon_harness.h"
@@ -138,14 +145,55 @@ size_t Conflicts(const arenad::TflitePlanner &p, tflite::Interpreter *in) {
   return bad;
 }
 
+/* A client of the daemon at sock with the fallback off: a plan it
+ * returns is the daemon's. */
+arenad_client_t *DaemonClient(const char *sock) {
+  struct arenad_client_options o;
+  arenad_client_options_init(&o);
+  o.socket_path = sock;
+  o.fallback = 0;
+  arenad_client_t *c = NULL;
+  ck_assert_int_eq(arenad_client_open(&o, &c), 0);
+  return c;
+}
+
+/* Proves planner p's interpreter against TFLite's own on the same model,
+ * checks (a) to (d); the outputs of ours in *outputs when asked. */
+void Prove(const char *name, arenad::TflitePlanner *p,
+           tflite::Interpreter *ours, std::vector<uint8_t> *outputs) {
+  std::unique_ptr<tflite::Interpreter> theirs;
+  ck_assert_int_eq(p->BuildTfliteOnly(&theirs), 0);
+  std::vector<uint8_t> a, b;
+  std::string err;
+  ck_assert_msg(arenad::RunTflite(ours, 7, kInvokes, &a, &err), "%s: %s",
+                name, err.c_str());
+  ck_assert_msg(arenad::RunTflite(theirs.get(), 7, kInvokes, &b, &err),
+                "%s: %s", name, err.c_str());
+  ck_assert_msg(a == b, "%s: outputs differ from TFLite's own planner", name);
+  ck_assert_uint_eq(Misplaced(*p, ours), 0);
+  ck_assert_uint_eq(Conflicts(*p, ours), 0);
+  const arenad::TflitePlanInfo &i = p->info();
+  ck_assert_msg(i.total() <= i.tflite_alone,
+                "%s: %llu bytes with arenad, %llu alone", name,
+                (unsigned long long)i.total(),
+                (unsigned long long)i.tflite_alone);
+  ck_assert_uint_eq(i.n_placed + i.n_left, i.n_tensors);
+  if (outputs != nullptr)
+    *outputs = a;
+}
+
 START_TEST(test_models) {
   const Model &m = kModels[_i];
   std::vector<char> bytes = ReadModel(m.name);
-  arenad_client_t *c = LocalClient();
-  tflite::ops::builtin::BuiltinOpResolver resolver;
+  setenv("ARENAD", TFLITE_TEST_BUILD "/arenad", 0);
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  arenad_client_t *c = DaemonClient(h.sock), *lc = LocalClient();
+  arenad::TfliteOpResolver resolver;
   {
     arenad::TflitePlanner p(c, bytes.data(), bytes.size(), resolver);
-    std::unique_ptr<tflite::Interpreter> ours, theirs;
+    std::unique_ptr<tflite::Interpreter> ours;
     int rc = p.Build(&ours);
     if (!m.runs) {
       ck_assert_msg(rc != 0, "%s: TFLite was expected to refuse it (%s)",
@@ -154,38 +202,198 @@ START_TEST(test_models) {
     } else {
       ck_assert_msg(rc == 0, "%s: %s", m.name, p.error());
       const arenad::TflitePlanInfo &i = p.info();
-      ck_assert_int_eq(p.BuildTfliteOnly(&theirs), 0);
-      std::vector<uint8_t> a, b;
-      std::string err;
-      ck_assert_msg(arenad::RunTflite(ours.get(), 7, kInvokes, &a, &err),
-                    "%s: %s", m.name, err.c_str());
-      ck_assert_msg(arenad::RunTflite(theirs.get(), 7, kInvokes, &b, &err),
-                    "%s: %s", m.name, err.c_str());
-      bool same = a == b;
-      ck_assert_msg(same, "%s: outputs differ from TFLite's own planner", m.name);
-      ck_assert_uint_eq(Misplaced(p, ours.get()), 0);
-      ck_assert_uint_eq(Conflicts(p, ours.get()), 0);
-      ck_assert_msg(i.total() <= i.tflite_alone,
-                    "%s: %llu bytes with arenad, %llu alone", m.name,
-                    (unsigned long long)i.total(),
-                    (unsigned long long)i.tflite_alone);
-      ck_assert_uint_eq(i.n_placed + i.n_left, i.n_tensors);
-      printf("tflite_rt: | %s | %llu | %llu + %llu = %llu | %lld | %s | %s, "
-             "%zu/%zu placed, %zu temporaries %llu bytes, %zu in place, "
+      ck_assert_msg(i.source == arenad::TflitePlanSource::kDaemon ||
+                        i.source == arenad::TflitePlanSource::kTflite,
+                    "%s: plan from %s", m.name,
+                    arenad::TflitePlanSourceName(i.source));
+      Prove(m.name, &p, ours.get(), nullptr);
+      /* the daemon's plan is the one this process computes */
+      arenad::TflitePlanner local(lc, bytes.data(), bytes.size(), resolver);
+      std::unique_ptr<tflite::Interpreter> li;
+      ck_assert_int_eq(local.Build(&li), 0);
+      ck_assert_uint_eq(local.info().plan_bytes, i.plan_bytes);
+      ck_assert_uint_eq(local.buffers().size(), p.buffers().size());
+      for (size_t k = 0; k < p.buffers().size(); k++)
+        ck_assert_uint_eq(local.buffers()[k].offset, p.buffers()[k].offset);
+      li.reset();
+      printf("tflite_rt: | %s | %llu | %llu + %llu = %llu | %lld | yes | "
+             "%s, %zu/%zu placed, %zu temporaries %llu bytes, %zu in place, "
              "plan %llu |\n",
              m.name, (unsigned long long)i.tflite_alone,
              (unsigned long long)i.arena_bytes,
              (unsigned long long)i.remainder, (unsigned long long)i.total(),
              (long long)i.tflite_alone - (long long)i.total(),
-             same ? "yes" : "no", arenad::TflitePlanSourceName(i.source),
-             i.n_placed, i.n_tensors, i.n_temporaries,
+             arenad::TflitePlanSourceName(i.source), i.n_placed,
+             i.n_tensors, i.n_temporaries,
              (unsigned long long)i.temporary_bytes, i.n_shared,
              (unsigned long long)i.plan_bytes);
     }
     ours.reset();
-    theirs.reset();
+  }
+  arenad_client_close(lc);
+  arenad_client_close(c);
+  hn_cleanup(&h);
+}
+END_TEST
+
+/* The builtin code of the node of interp that writes tensor t, or -1. */
+int WriterOf(tflite::Interpreter *interp, int t) {
+  for (int n : interp->execution_plan()) {
+    const auto *nr = interp->node_and_registration(n);
+    for (int k = 0; k < nr->first.outputs->size; k++)
+      if (nr->first.outputs->data[k] == t)
+        return nr->second.builtin_code;
+  }
+  return -1;
+}
+
+/* The builtin codes of the writers of the in-place pairs p shared: an
+ * output and its declared input at one offset. */
+std::vector<int> SharedKinds(const arenad::TflitePlanner &p,
+                             tflite::Interpreter *interp) {
+  std::vector<int> kinds;
+  for (const auto &b : p.buffers()) {
+    if (b.alias < 0 || !b.placed)
+      continue;
+    for (const auto &x : p.buffers())
+      if (x.tensor == b.alias && x.placed && x.offset == b.offset) {
+        int w = WriterOf(interp, x.first > b.first ? x.tensor : b.tensor);
+        kinds.push_back(w);
+      }
+  }
+  return kinds;
+}
+
+/* Plans and proves one generated model in this process; the planner's
+ * info in *info, the kinds of the pairs shared in *kinds. */
+void ProveGenerated(const char *name, const std::vector<uint8_t> &bytes,
+                    arenad::TflitePlanInfo *info, std::vector<int> *kinds,
+                    std::vector<uint8_t> *outputs) {
+  arenad_client_t *c = LocalClient();
+  arenad::TfliteOpResolver resolver;
+  {
+    arenad::TflitePlanner p(c, bytes.data(), bytes.size(), resolver);
+    std::unique_ptr<tflite::Interpreter> ours;
+    ck_assert_msg(p.Build(&ours) == 0, "%s: %s", name, p.error());
+    Prove(name, &p, ours.get(), outputs);
+    *info = p.info();
+    if (kinds != nullptr)
+      *kinds = SharedKinds(p, ours.get());
+    ours.reset();
   }
   arenad_client_close(c);
+}
+
+/* Every allowlisted kind shares its input's bytes in TFLite's kernels
+ * with identical outputs: all pairs declared are taken. */
+START_TEST(test_generated_kinds) {
+  arenad::TflitePlanInfo i;
+  std::vector<int> kinds;
+  ProveGenerated("kinds", gen_models::KindsModel(), &i, &kinds, nullptr);
+  ck_assert_uint_eq(kinds.size(), i.n_shared);
+  const int want[] = {
+      tflite::BuiltinOperator_RELU,       tflite::BuiltinOperator_RELU6,
+      tflite::BuiltinOperator_LEAKY_RELU, tflite::BuiltinOperator_LOGISTIC,
+      tflite::BuiltinOperator_TANH,       tflite::BuiltinOperator_HARD_SWISH,
+      tflite::BuiltinOperator_ELU,        tflite::BuiltinOperator_PRELU,
+      tflite::BuiltinOperator_ADD,        tflite::BuiltinOperator_SUB,
+      tflite::BuiltinOperator_MUL,        tflite::BuiltinOperator_RESHAPE,
+      tflite::BuiltinOperator_EXPAND_DIMS, tflite::BuiltinOperator_SQUEEZE,
+      tflite::BuiltinOperator_QUANTIZE};
+  for (int k : want) {
+    bool seen = false;
+    for (int x : kinds)
+      seen |= x == k;
+    ck_assert_msg(seen, "no pair shared on %s",
+                  tflite::EnumNameBuiltinOperator((tflite::BuiltinOperator)k));
+  }
+  printf("tflite_rt kinds: every allowlisted kind, %zu pairs shared, arena "
+         "%llu + %llu (TFLite alone %llu); outputs identical\n",
+         i.n_shared, (unsigned long long)i.arena_bytes,
+         (unsigned long long)i.remainder,
+         (unsigned long long)i.tflite_alone);
+}
+END_TEST
+
+/* A chain whose two ADDs may reuse their inputs, and 24 random models of
+ * branches: proven, never more memory than TFLite alone. */
+START_TEST(test_generated_random) {
+  arenad::TflitePlanInfo i;
+  ProveGenerated("chain", gen_models::ChainModel(), &i, nullptr, nullptr);
+  ck_assert_uint_gt(i.n_shared, 0);
+  uint64_t alone = 0, ours = 0;
+  int smaller = 0;
+  for (uint64_t seed = 0; seed < 24; seed++) {
+    std::string name = "random " + std::to_string(seed);
+    ProveGenerated(name.c_str(), gen_models::RandomModel(seed), &i, nullptr,
+                   nullptr);
+    alone += i.tflite_alone;
+    ours += i.total();
+    smaller += i.total() < i.tflite_alone;
+  }
+  printf("tflite_rt generated: 24 models, smaller than TFLite alone on %d; "
+         "%llu bytes in all against %llu; outputs identical\n",
+         smaller, (unsigned long long)ours, (unsigned long long)alone);
+}
+END_TEST
+
+/* The transposed convolution of gen_models::TransposeConvModel() by
+ * scattering, in double: for every input pixel and kernel tap, the
+ * product lands on output (iy*2 - 0 + ky, ix*2 - 0 + kx) (SAME with these
+ * sizes pads 1 in all, after). */
+std::vector<double> ScatterReference(const float *in, const float *w,
+                                     const float *bias) {
+  constexpr int kIn = 4, kC = 3, kK = 3, kS = 2, kOut = 8, kOc = 2;
+  std::vector<double> out((size_t)kOut * kOut * kOc);
+  for (int y = 0; y < kOut; y++)
+    for (int x = 0; x < kOut; x++)
+      for (int o = 0; o < kOc; o++)
+        out[((size_t)y * kOut + x) * kOc + o] = bias[o];
+  for (int iy = 0; iy < kIn; iy++)
+    for (int ix = 0; ix < kIn; ix++)
+      for (int ky = 0; ky < kK; ky++)
+        for (int kx = 0; kx < kK; kx++) {
+          int y = iy * kS + ky, x = ix * kS + kx;
+          if (y >= kOut || x >= kOut)
+            continue;
+          for (int o = 0; o < kOc; o++)
+            for (int c = 0; c < kC; c++)
+              out[((size_t)y * kOut + x) * kOc + o] +=
+                  (double)in[((size_t)iy * kIn + ix) * kC + c] *
+                  w[(((size_t)o * kK + ky) * kK + kx) * kC + c];
+        }
+  return out;
+}
+
+START_TEST(test_generated_transpose_conv) {
+  std::vector<uint8_t> bytes = gen_models::TransposeConvModel();
+  arenad::TflitePlanInfo i;
+  ProveGenerated("transpose conv", bytes, &i, nullptr, nullptr);
+  /* its values: one invoke on a second interpreter of TFLite's own */
+  arenad::TfliteOpResolver resolver;
+  arenad_client_t *c = LocalClient();
+  {
+    arenad::TflitePlanner p(c, bytes.data(), bytes.size(), resolver);
+    std::unique_ptr<tflite::Interpreter> in;
+    ck_assert_int_eq(p.BuildTfliteOnly(&in), 0);
+    std::vector<uint8_t> out;
+    std::string err;
+    ck_assert_msg(arenad::RunTflite(in.get(), 7, 1, &out, &err), "%s",
+                  err.c_str());
+    std::vector<double> want = ScatterReference(
+        in->tensor(0)->data.f, in->tensor(1)->data.f, in->tensor(2)->data.f);
+    const float *got = in->tensor(3)->data.f;
+    const float *sum = in->tensor(4)->data.f;
+    for (size_t k = 0; k < want.size(); k++) {
+      ck_assert_msg(fabs(got[k] - want[k]) <= 1e-5 * (1 + fabs(want[k])),
+                    "value %zu: %g, reference %g", k, (double)got[k], want[k]);
+      ck_assert(sum[k] == got[k] + got[k]);
+    }
+    in.reset();
+  }
+  arenad_client_close(c);
+  printf("tflite_rt transpose conv: outputs identical, values within "
+         "rounding of the reference, %zu pairs shared\n", i.n_shared);
 }
 END_TEST
 
@@ -193,7 +401,7 @@ END_TEST
  * places. */
 START_TEST(test_negative_control) {
   arenad_client_t *c = LocalClient();
-  tflite::ops::builtin::BuiltinOpResolver resolver;
+  arenad::TfliteOpResolver resolver;
   bool caught = false;
   for (int k = 0; k < kNModels && !caught; k++) {
     if (!kModels[k].runs)
@@ -300,6 +508,12 @@ Suite *tflite_rt_suite(void) {
   TCase *tc = tcase_create("models");
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, test_models, 0, kNModels);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("generated");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_generated_kinds);
+  tcase_add_test(tc, test_generated_random);
+  tcase_add_test(tc, test_generated_transpose_conv);
   suite_add_tcase(s, tc);
   tc = tcase_create("control");
   tcase_set_timeout(tc, 300);

@@ -158,27 +158,12 @@ struct LocalClient {
   arenad_client_t *c = NULL;
 };
 
-/* A generated model of seed (check_tflm_gen.cc), owned by the caller
- * (tflm_infer::FreeModel). */
+/* The models of gen_models.h as tflm_infer::Models, 16-byte aligned
+ * copies owned by the caller (tflm_infer::FreeModel; check_tflm_gen.cc):
+ * RandomModel(seed), ConvModel(), ChainModel() and KindsModel(). */
 tflm_infer::Model GenModel(uint64_t seed);
-
-/* A generated model whose buffer 2, the output of a 3x3 CONV_2D, could
- * legally share the bytes of buffer 1, its input, but must not: the
- * kernel reads neighbours of an element after writing it
- * (check_tflm_gen.cc). Owned by the caller. */
 tflm_infer::Model GenConvModel();
-
-/* A generated chain PAD, ADD, ADD, PAD whose two ADD outputs may each
- * reuse their input's bytes (check_tflm_gen.cc). Owned by the caller. */
 tflm_infer::Model GenChainModel();
-
-/* A generated chain of every kind of kernel on the in-place allowlist
- * that this TFLM build has, each output after the first PAD able to
- * reuse its input's bytes: RELU, RELU6, LEAKY_RELU, LOGISTIC, TANH,
- * HARD_SWISH, ELU, PRELU, ADD, SUB, MUL, RESHAPE, EXPAND_DIMS, SQUEEZE,
- * RESHAPE, then QUANTIZE to int8, an int8 requantization (QUANTIZE),
- * DEQUANTIZE and a PAD to the output (check_tflm_gen.cc). Owned by the
- * caller. */
 tflm_infer::Model GenKindsModel();
 
 /* Adds the test case "in-place" (check_tflm_share.cc). */

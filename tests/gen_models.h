@@ -1,0 +1,57 @@
+/*
+ * gen_models.h - small TFLite models built in memory for the interpreter
+ * suites: the TFLite Micro suite (check_tflm_gen.cc, check_tflm_share.cc)
+ * and the full TensorFlow Lite suite (check_tflite_rt.cc) run the same
+ * models.
+ *
+ * Every model is a .tflite flatbuffer (schema version 3) built with the
+ * FlatBuffers builder API from a seeded generator: the same call gives
+ * the same bytes. Activations are [1, 4, 4, C] float32 unless said
+ * otherwise, constants are seeded, and the graph input is tensor 0.
+ *
+ * OWNERSHIP
+ *  Each function returns the model's bytes by value; an interpreter that
+ *  needs them aligned copies them.
+ */
+#ifndef ARENAD_TEST_GEN_MODELS_H
+#define ARENAD_TEST_GEN_MODELS_H
+
+#include <stdint.h>
+
+#include <vector>
+
+namespace gen_models {
+
+/* A random model of seed: CONCATENATION, STRIDED_SLICE, PAD and ADD on
+ * earlier activations, C from 1 to 24 (often recent ones, sometimes old
+ * ones, so lifetimes overlap in many ways); the output concatenates the
+ * last ones made. Branches leave tensors of many sizes live at once,
+ * where a greedy planner fragments its arena. */
+std::vector<uint8_t> RandomModel(uint64_t seed);
+
+/* ADD, a 3x3 CONV_2D, ADD: the CONV_2D's output could legally share the
+ * bytes of its input (buffer 1) but must not, since the kernel reads
+ * neighbours of an element after writing it. */
+std::vector<uint8_t> ConvModel();
+
+/* A chain PAD, ADD, ADD, PAD whose two ADD outputs may each reuse their
+ * input's bytes. */
+std::vector<uint8_t> ChainModel();
+
+/* A chain of every kind of kernel on the in-place allowlist, each output
+ * after the first PAD able to reuse its input's bytes: RELU, RELU6,
+ * LEAKY_RELU, LOGISTIC, TANH, HARD_SWISH, ELU, PRELU, ADD, SUB, MUL,
+ * RESHAPE, EXPAND_DIMS, SQUEEZE, RESHAPE, then QUANTIZE to int8, an int8
+ * requantization (QUANTIZE), DEQUANTIZE and a PAD to the output. */
+std::vector<uint8_t> KindsModel();
+
+/* MediaPipe's custom operator Convolution2DTransposeBias on an input of
+ * [1, 4, 4, 3] (SAME, stride 2, a 3x3 kernel of 2 output channels, so
+ * the output is [1, 8, 8, 2]), then an ADD of that output to itself, the
+ * graph's output. The weights and the bias are small integers, tensors 1
+ * and 2; the transposed convolution's output is tensor 3. */
+std::vector<uint8_t> TransposeConvModel();
+
+}  // namespace gen_models
+
+#endif /* ARENAD_TEST_GEN_MODELS_H */

@@ -3,9 +3,11 @@
  * model subcommands (cli_model.h), and `arenactl import`.
  *
  * DESIGN
- *  The file is read whole; "TFL3" at bytes 4..7 selects the TFLite reader
- *  (planner/formats/tflite.h), a first non-blank '{' selects the plan-JSON
- *  reader of cli_json.c, anything else goes to the CSV parser.
+ *  The file is read whole (cli_input.c, which refuses one that cannot be
+ *  any of these as soon as its bytes show it); "TFL3" at bytes 4..7
+ *  selects the TFLite reader (planner/formats/tflite.h), a first
+ *  non-blank '{' selects the plan-JSON reader of cli_json.c, anything
+ *  else goes to the CSV parser.
  */
 #include "cli_model.h"
 
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "cli_daemon.h"
+#include "cli_input.h"
 #include "cli_share.h"
 #include "digest.h"
 
@@ -345,17 +348,17 @@ static int load_csv(const char *what, const char *buf, size_t len,
 int cli_graph_load(const char *path, const struct cli_load_opts *o,
                    struct cli_graph *g)
 {
-  char err[ARENA_ERR_LEN] = "";
   char *buf = NULL;
   size_t len = 0;
   const char *what = strcmp(path, "-") ? path : "<stdin>";
   cli_graph_cleanup(g);
   g->what = what;
-  int rc = cli_read_file(path, &buf, &len, err);
-  if (rc) {
-    cli_error(what, "%s", err);
-    return rc == ARENA_ENOMEM ? CLI_EX_OSERR : CLI_EX_NOINPUT;
-  }
+  int rc = cli_input_read(what, path,
+                          o && o->tflite_only ? CLI_INPUT_TFLITE
+                                              : CLI_INPUT_ANY,
+                          &buf, &len);
+  if (rc)
+    return rc;
   size_t k = 0;
   while (k < len && isspace((unsigned char)buf[k]))
     k++;

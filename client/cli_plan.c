@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cli_daemon.h"
+#include "cli_input.h"
 #include "cli_model.h"
 #include "cli_share.h"
 #include "digest.h"
@@ -446,11 +447,9 @@ static int load(const char *file, const char *shape_in, int in_place,
   char *buf = NULL;
   size_t len = 0;
   const char *what = strcmp(file, "-") ? file : "<stdin>";
-  int rc = cli_read_file(file, &buf, &len, err);
-  if (rc) {
-    cli_error(what, "%s", err);
-    return rc == ARENA_ENOMEM ? CLI_EX_OSERR : CLI_EX_NOINPUT;
-  }
+  int rc = cli_input_read(what, file, CLI_INPUT_GRAPH, &buf, &len);
+  if (rc)
+    return rc;
   planner_sha256(buf, len, hash); /* the model hash of the cache key */
   if (planner_tflite_is_model(buf, len)) {
     /* TFLite: cli_model.c resizes it as import and explain do */

@@ -4,12 +4,22 @@
  * limits. A --shape is refused with one status whatever the file (CSV
  * or .tflite); the largest tensor and the last operator plan or are
  * refused as LIMITS says; explain and render chart 10^7 operators, not
- * one more.
+ * one more; refusing an input costs memory in proportion to what came
+ * before its first error, not to its size (measured as the peak
+ * resident memory of the arenactl process, from wait4(), against
+ * sources of 256 MiB, with a bound of 64 MiB that a run needs twenty
+ * times less than and that reading a whole source passes fourfold).
  */
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check_models.h"
 #include "testutil.h"
@@ -136,6 +146,165 @@ START_TEST(test_operator_limit)
 }
 END_TEST
 
+/* ---- the memory of refusing an input -------------------------------------- */
+
+#define SOURCE_BYTES ((size_t)256 << 20) /* each bounded source */
+#define MEM_BOUND_KIB (64L << 10)        /* peak resident memory allowed */
+
+/* What a bounded source holds: head, then pattern repeated, SOURCE_BYTES
+ * in all. */
+struct source {
+  const char *head;    /* written first, may be "" */
+  const char *pattern; /* then repeated; NULL: zero bytes */
+  size_t pattern_len;  /* bytes of pattern */
+};
+
+/* Writes the source to fd, stopping early when the reader goes away;
+ * runs in a child process of its own. */
+static void write_source(int fd, const struct source *src)
+{
+  static char zeros[1 << 16];
+  char chunk[1 << 16];
+  size_t n = 0, fill = 0;
+  const char *rep = src->pattern ? src->pattern : zeros;
+  size_t rlen = src->pattern ? src->pattern_len : sizeof zeros;
+  while (fill + rlen <= sizeof chunk) {
+    memcpy(chunk + fill, rep, rlen);
+    fill += rlen;
+  }
+  size_t hl = strlen(src->head);
+  if (hl && write(fd, src->head, hl) != (ssize_t)hl)
+    _exit(0);
+  for (n = hl; n < SOURCE_BYTES;) {
+    size_t k = SOURCE_BYTES - n < fill ? SOURCE_BYTES - n : fill;
+    ssize_t w = write(fd, chunk, k);
+    if (w <= 0)
+      _exit(0);
+    n += (size_t)w;
+  }
+  _exit(0);
+}
+
+/* Runs arenactl (args, NULL-terminated) in the temp dir, its standard
+ * input the source (src) or the file in_path (src NULL), its standard
+ * error kept in *err (owned); returns its exit status and sets *kib to
+ * its peak resident memory. */
+static int run_measured(const char *const *args, const struct source *src,
+                        const char *in_path, long *kib, char **err)
+{
+  char exe[PATH_MAX], errp[PATH_MAX + 16];
+  const char *p = getenv("ARENACTL");
+  ck_assert_ptr_nonnull(realpath(p && *p ? p : "build/arenactl", exe));
+  snprintf(errp, sizeof errp, "%s/.measured", cm_tmpdir());
+  int pipefd[2] = {-1, -1};
+  pid_t writer = -1;
+  if (src) {
+    ck_assert_int_eq(pipe(pipefd), 0);
+    writer = fork();
+    ck_assert_int_ge(writer, 0);
+    if (writer == 0) {
+      close(pipefd[0]);
+      signal(SIGPIPE, SIG_DFL);
+      write_source(pipefd[1], src);
+    }
+    close(pipefd[1]);
+  }
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    int in = src ? pipefd[0] : open(in_path, O_RDONLY);
+    int out = open("/dev/null", O_WRONLY);
+    int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (in < 0 || out < 0 || e < 0 || chdir(cm_tmpdir()) != 0 ||
+        dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(e, 2) < 0)
+      _exit(127);
+    const char *argv[16] = {exe};
+    for (size_t k = 0; args[k] && k < 14; k++)
+      argv[k + 1] = args[k];
+    execv(exe, (char *const *)argv);
+    _exit(127);
+  }
+  if (src)
+    close(pipefd[0]);
+  int st = 0;
+  struct rusage ru;
+  ck_assert_int_eq(wait4(pid, &st, 0, &ru), pid);
+  if (writer > 0)
+    ck_assert_int_eq(waitpid(writer, NULL, 0), writer);
+  *kib = ru.ru_maxrss;
+  *err = tu_read_file(errp, NULL);
+  ck_assert_ptr_nonnull(*err);
+  ck_assert_msg(WIFEXITED(st), "arenactl died of signal %d", WTERMSIG(st));
+  return WEXITSTATUS(st);
+}
+
+/* Asserts that arenactl refuses the source with status and a message
+ * containing msg, within MEM_BOUND_KIB. */
+static void assert_refused_cheaply(const char *const *args,
+                                   const struct source *src,
+                                   const char *in_path, int status,
+                                   const char *msg)
+{
+  long kib;
+  char *err;
+  int rc = run_measured(args, src, in_path, &kib, &err);
+  ck_assert_msg(kib < MEM_BOUND_KIB, "%s %s: %ld KiB to refuse it: %s",
+                args[0], src ? src->head : in_path, kib, err);
+  ck_assert_msg(rc == status, "%s %s: status %d, want %d: %s", args[0],
+                src ? src->head : in_path, rc, status, err);
+  cm_assert_contains(err, msg);
+  free(err);
+}
+
+/* Bounded streams that can begin no valid input, on standard input:
+ * each is refused at its first error, within the bound, however long. */
+START_TEST(test_refusing_costs_little)
+{
+  static const char *const plan[] = {"plan", "--local", "-", NULL};
+  static const char *const explain[] = {"explain", "-", NULL};
+  static const char *const import[] = {"import", "-", NULL};
+  static const char junk[] = {'\x13', '\xf1', '\n', '\x00', 'q', '\xa7'};
+  const struct source zeros = {"", NULL, 0};
+  const struct source binary = {"", junk, sizeof junk};
+  const struct source yes = {"", "y\n", 2};
+  const struct source no_line_end = {"", "y", 1};
+  const struct source rows_then_junk = {"id,size,first,last\n0,8,0,1\n",
+                                        "x\n", 2};
+  const struct source json_junk = {"{\"tensors\":[", "\x00", 1};
+  assert_refused_cheaply(plan, &zeros, NULL, 65,
+                         "line 1: longer than 1048576 bytes");
+  assert_refused_cheaply(plan, &binary, NULL, 65, "line 1: missing header");
+  assert_refused_cheaply(plan, &yes, NULL, 65, "line 1: missing header");
+  assert_refused_cheaply(plan, &no_line_end, NULL, 65, "longer than");
+  assert_refused_cheaply(plan, &rows_then_junk, NULL, 65,
+                         "line 3: expected 4 fields, found 1");
+  assert_refused_cheaply(explain, &zeros, NULL, 65, "longer than");
+  assert_refused_cheaply(explain, &json_junk, NULL, 65,
+                         "plan JSON, byte 12: expected '{'");
+  assert_refused_cheaply(import, &zeros, NULL, 65, "not a TFLite model");
+}
+END_TEST
+
+/* Files: one of 512 MiB of zero bytes (sparse, under the size limit) is
+ * refused at its first MiB; one over the limit by its size, unread. */
+START_TEST(test_refusing_files_costs_little)
+{
+  static const char *const plan[] = {"plan", "--local", "big", NULL};
+  static const char *const embed[] = {"embed", "big", "-o", "out", NULL};
+  char path[PATH_MAX + 16];
+  snprintf(path, sizeof path, "%s/big", cm_tmpdir());
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(ftruncate(fd, (off_t)512 << 20), 0);
+  assert_refused_cheaply(plan, NULL, "/dev/null", 65, "longer than");
+  assert_refused_cheaply(embed, NULL, "/dev/null", 65, "not a TFLite model");
+  ck_assert_int_eq(ftruncate(fd, ((off_t)1 << 30) + 1), 0);
+  ck_assert_int_eq(close(fd), 0);
+  assert_refused_cheaply(plan, NULL, "/dev/null", 66,
+                         "file is larger than 1073741824 bytes");
+}
+END_TEST
+
 void cm_add_input_tests(Suite *s)
 {
   TCase *tc = tcase_create("input");
@@ -144,5 +313,7 @@ void cm_add_input_tests(Suite *s)
   tcase_add_test(tc, test_shape_same_status_any_file);
   tcase_add_test(tc, test_largest_tensor);
   tcase_add_test(tc, test_operator_limit);
+  tcase_add_test(tc, test_refusing_costs_little);
+  tcase_add_test(tc, test_refusing_files_costs_little);
   suite_add_tcase(s, tc);
 }

@@ -87,11 +87,28 @@ void cli_error(const char *what, const char *fmt, ...) CLI_PRINTF(2, 3);
  * a new buffer. On success *buf is owned by the caller (free with free()),
  * NUL-terminated, and *len holds its length without the NUL. Returns 0,
  * ARENA_ENOENT (missing, a directory, or no permission),
- * ARENA_EIO (a read error), ARENA_ETOOBIG (over CLI_MAX_FILE_LEN) or
- * ARENA_ENOMEM, with the reason in err. On failure *buf is NULL and *len
- * 0. */
+ * ARENA_EIO (a read error), ARENA_ETOOBIG (over CLI_MAX_FILE_LEN: a
+ * regular file by its size, before any reading; a stream once it passes
+ * the limit) or ARENA_ENOMEM, with the reason in err. On failure *buf is
+ * NULL and *len 0. */
 CLI_WUR int cli_read_file(const char *path, char **buf, size_t *len,
                           char err[ARENA_ERR_LEN]);
+
+/* Asked after each part of a file that cli_read_file_checked() reads:
+ * buf[0 .. len) is all read so far (borrowed, not NUL-terminated), ctx
+ * the caller's. Returns 0 to read on, or an error code (any but those
+ * cli_read_file() returns) with a message in err to stop reading: the
+ * file is refused. */
+typedef int (*cli_read_check_cb)(void *ctx, const char *buf, size_t len,
+                                 char err[ARENA_ERR_LEN]);
+
+/* cli_read_file() that reads in parts of at most 256 KiB and calls check
+ * (may be NULL) after each, so that a file whose first bytes are already
+ * wrong is refused after those: its memory stays in proportion to what
+ * was read. Returns what cli_read_file() returns, or check's code. */
+CLI_WUR int cli_read_file_checked(const char *path, cli_read_check_cb check,
+                                  void *ctx, char **buf, size_t *len,
+                                  char err[ARENA_ERR_LEN]);
 
 /* Parses a byte count: decimal digits with an optional binary suffix K, M
  * or G (1024, 1024^2, 1024^3). Returns 0 and sets *v, or ARENA_EINVAL for

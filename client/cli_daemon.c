@@ -242,6 +242,39 @@ int cli_parse_shape(const char *s, struct cli_shape *sh)
   return 0;
 }
 
+/* Whether text has a '-' before a digit: a negative dimension, which
+ * cli_parse_shape() reads as a syntax error. */
+static int has_negative(const char *s)
+{
+  for (; *s; s++)
+    if (s[0] == '-' && s[1] >= '0' && s[1] <= '9')
+      return 1;
+  return 0;
+}
+
+int cli_shape_arg(const char *what, const char *text, struct cli_shape *sh)
+{
+  int rc = cli_parse_shape(text, sh);
+  if (rc == 0 && sh->n_inputs > 0)
+    return 0;
+  if (rc == ARENA_ENOMEM) {
+    cli_error(what, "out of memory");
+    return CLI_EX_OSERR;
+  }
+  if (rc == 0 || (rc == ARENA_EPARSE && !has_negative(text))) {
+    cli_shape_cleanup(sh);
+    cli_error(what, "--shape '%s': %sexpected dimensions like 1x96x96x1 "
+              "(inputs separated by commas) or a batch alone, like 4",
+              text, *text ? "" : "no dimensions given; ");
+    return CLI_EX_USAGE;
+  }
+  cli_error(what, "--shape '%s': %s", text,
+            rc == ARENA_EPARSE      ? "a dimension is negative"
+            : rc == ARENA_EOVERFLOW ? "a dimension is too large"
+                                    : "too many inputs or dimensions");
+  return CLI_EX_DATAERR;
+}
+
 void cli_json_str(const char *s)
 {
   putchar('"');
@@ -299,14 +332,11 @@ int cli_daemon_plan(const char *what, const struct cli_daemon_args *a,
   int rc;
   memset(src, 0, sizeof *src);
   /* The shape is checked with or without the daemon, so that --local
-   * refuses what the daemon path refuses. */
-  rc = cli_parse_shape(shape ? shape : "", &sh);
-  if (rc) {
-    cli_error(what, "--shape '%s': expected dims like 1x224x224x3, inputs "
-                    "separated by commas",
-              shape);
-    return CLI_EX_USAGE;
-  }
+   * refuses what the daemon path refuses, and as the model commands
+   * check it, so that a CSV and a .tflite refuse it alike. */
+  memset(&sh, 0, sizeof sh);
+  if (shape && (rc = cli_shape_arg(what, shape, &sh)) != 0)
+    return rc;
   if (local) {
     cli_shape_cleanup(&sh);
     struct timespec t0, t1;

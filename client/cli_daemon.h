@@ -77,6 +77,18 @@ struct cli_shape {
 CLI_WUR int cli_parse_shape(const char *s, struct cli_shape *sh);
 void cli_shape_cleanup(struct cli_shape *sh);
 
+/* Reads the value of a --shape option (text, borrowed) into *sh, the
+ * same way for `plan` on any file and for the model commands, so that a
+ * shape is refused with the same status whatever it is given for: text
+ * that is not a shape at all ("", "4y1", "1,,2") is a usage error; dims
+ * that read as numbers but that no input shape can have (a negative
+ * one, one of more than 18 digits, over 1024 inputs or rank 32) are bad
+ * input. what names the input in the message ("arenactl: WHAT: --shape
+ * 'TEXT': ..."). Returns 0 (*sh owned, free with cli_shape_cleanup), or
+ * prints and returns CLI_EX_USAGE, CLI_EX_DATAERR or CLI_EX_OSERR, with
+ * *sh empty. */
+int cli_shape_arg(const char *what, const char *text, struct cli_shape *sh);
+
 /* Prints s (borrowed; may be NULL, printed as "") as a JSON string with
  * quotes and escapes. */
 void cli_json_str(const char *s);
@@ -100,7 +112,8 @@ struct cli_plan_source {
 };
 
 /* Plans g under o for the model hash (SHA-256 of the input file) and the
- * --shape value (borrowed; NULL means no inputs). With local = 1 plans in
+ * --shape value (borrowed; NULL means no inputs; otherwise read by
+ * cli_shape_arg(), which may refuse it). With local = 1 plans in
  * this process; otherwise asks the daemon, falling back to local planning
  * when fallback = 1. On success fills *p (planner_plan_init()ed; owned,
  * planner_plan_cleanup) and *src and returns 0; otherwise prints an error

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_input.h"
 #include "cli_model.h"
 #include "cli_share.h"
 #include "planner.h"
@@ -291,10 +292,8 @@ int cli_embed_main(int argc, char **argv)
   planner_tflite_init(&m);
   planner_plan_init(&p);
   const char *what = a.file;
-  if ((rc = cli_read_file(a.file, &buf, &len, err)) != 0) {
-    cli_error(what, "%s", err);
-    return rc == ARENA_ENOMEM ? CLI_EX_OSERR : CLI_EX_NOINPUT;
-  }
+  if ((rc = cli_input_read(what, a.file, CLI_INPUT_TFLITE, &buf, &len)) != 0)
+    return rc;
   memset(&to, 0, sizeof to);
   to.keep_dequant = 1;
   to.skip_variable = 1;

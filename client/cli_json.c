@@ -267,29 +267,56 @@ static int jplan_key(struct json *j, const char *k, void *ctx)
   return jskip(j);
 }
 
+/* Reads the plan in buf[0 .. len) into g. Returns 0, or -1 with j's
+ * position and message saying where and why it stopped. */
+static int read_plan(struct json *j, const char *buf, size_t len,
+                     struct cli_graph *g)
+{
+  struct jplan jp;
+  memset(j, 0, sizeof *j);
+  memset(&jp, 0, sizeof jp);
+  j->p = buf;
+  j->e = buf + len;
+  jp.g = g;
+  g->kind = CLI_GRAPH_PLAN;
+  int rc = jobject(j, jplan_key, &jp);
+  if (rc == 0) {
+    jws(j);
+    if (j->p != j->e)
+      rc = jfail(j, "text after the JSON object");
+  }
+  if (rc == 0 && g->n == 0)
+    rc = jfail(j, "the plan has no tensors");
+  return rc;
+}
+
 int cli_json_load(const char *what, const char *buf, size_t len,
                   struct cli_graph *g)
 {
   struct json j;
-  struct jplan jp;
-  memset(&j, 0, sizeof j);
-  memset(&jp, 0, sizeof jp);
-  j.p = buf;
-  j.e = buf + len;
-  jp.g = g;
-  g->kind = CLI_GRAPH_PLAN;
-  int rc = jobject(&j, jplan_key, &jp);
-  if (rc == 0) {
-    jws(&j);
-    if (j.p != j.e)
-      rc = jfail(&j, "text after the JSON object");
-  }
-  if (rc == 0 && g->n == 0)
-    rc = jfail(&j, "the plan has no tensors");
-  if (rc) {
+  if (read_plan(&j, buf, len, g)) {
     cli_error(what, "plan JSON, byte %zu: %s", (size_t)(j.p - buf), j.msg);
     return strstr(j.msg, "memory") ? CLI_EX_OSERR : CLI_EX_DATAERR;
   }
   return 0;
+}
+
+int cli_json_prefix_check(const char *buf, size_t len,
+                          char err[ARENA_ERR_LEN])
+{
+  struct json j;
+  struct cli_graph g;
+  memset(&g, 0, sizeof g);
+  int rc = read_plan(&j, buf, len, &g);
+  free(g.tensors); /* the reader fills nothing else */
+  free(g.offsets);
+  /* The reader only moves forward, so one that stopped before the end
+   * never saw the end: the bytes after cannot change its verdict. One
+   * that ran out of bytes, or of memory, may yet read the whole. */
+  if (rc == 0 || j.p == j.e || strstr(j.msg, "memory"))
+    return 0;
+  snprintf(err, ARENA_ERR_LEN, "plan JSON, byte %zu: %s",
+           (size_t)(j.p - buf), j.msg);
+  return ARENA_EPARSE;
 }
 

@@ -3,9 +3,11 @@
  * model subcommands (cli_model.h), and `arenactl import`.
  *
  * DESIGN
- *  The file is read whole; "TFL3" at bytes 4..7 selects the TFLite reader
- *  (planner/formats/tflite.h), a first non-blank '{' selects the plan-JSON
- *  reader of cli_json.c, anything else goes to the CSV parser.
+ *  The file is read whole (cli_input.c, which refuses one that cannot be
+ *  any of these as soon as its bytes show it); "TFL3" at bytes 4..7
+ *  selects the TFLite reader (planner/formats/tflite.h), a first
+ *  non-blank '{' selects the plan-JSON reader of cli_json.c, anything
+ *  else goes to the CSV parser.
  */
 #include "cli_model.h"
 
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "cli_daemon.h"
+#include "cli_input.h"
 #include "cli_share.h"
 #include "digest.h"
 
@@ -90,16 +93,6 @@ static int shape_error(const char *what, const char *text, const char *fmt,
   va_end(ap);
   cli_error(what, "--shape '%s': %s", text, msg);
   return CLI_EX_DATAERR;
-}
-
-/* Whether text has a '-' before a digit: a negative dimension, which
- * cli_parse_shape() reads as a syntax error. */
-static int has_negative(const char *s)
-{
-  for (; *s; s++)
-    if (s[0] == '-' && isdigit((unsigned char)s[1]))
-      return 1;
-  return 0;
 }
 
 /* Checks that every given dim is a possible TFLite dimension. */
@@ -183,32 +176,17 @@ static int check_input_dims(const char *what, const char *text,
  * the batch it asks for. The shape is either the batch alone ("4") or
  * one dims list per graph input, inputs separated by commas
  * ("4x96x96x1,4x10"). Prints and returns CLI_EX_USAGE when the text is
- * not a shape, CLI_EX_DATAERR when it cannot apply to the model. */
+ * not a shape, CLI_EX_DATAERR when it cannot apply to the model (or to
+ * any: cli_shape_arg()). */
 static int check_shape(const char *what, const char *text,
                        const struct planner_tflite_model *m, uint64_t *batch)
 {
   struct cli_shape sh;
-  int rc = cli_parse_shape(text, &sh);
   *batch = 0;
-  if (rc == ARENA_ENOMEM) {
-    cli_error(what, "out of memory");
-    return CLI_EX_OSERR;
-  }
-  if (rc == ARENA_EPARSE && !has_negative(text)) {
-    cli_error(what, "--shape '%s': expected dimensions like 1x96x96x1 "
-              "(inputs separated by commas) or a batch alone, like 4",
-              text);
-    return CLI_EX_USAGE;
-  }
+  int rc = cli_shape_arg(what, text, &sh);
   if (rc)
-    return shape_error(what, text, "%s",
-                       rc == ARENA_EPARSE ? "a dimension is negative"
-                       : rc == ARENA_EOVERFLOW
-                           ? "a dimension is too large"
-                           : "too many inputs or dimensions");
-  if (sh.n_inputs == 0)
-    rc = shape_error(what, text, "no dimensions given");
-  else if (m->n_inputs == 0)
+    return rc;
+  if (m->n_inputs == 0)
     rc = shape_error(what, text, "the model has no graph input");
   else
     rc = check_dim_values(what, text, &sh);
@@ -370,17 +348,17 @@ static int load_csv(const char *what, const char *buf, size_t len,
 int cli_graph_load(const char *path, const struct cli_load_opts *o,
                    struct cli_graph *g)
 {
-  char err[ARENA_ERR_LEN] = "";
   char *buf = NULL;
   size_t len = 0;
   const char *what = strcmp(path, "-") ? path : "<stdin>";
   cli_graph_cleanup(g);
   g->what = what;
-  int rc = cli_read_file(path, &buf, &len, err);
-  if (rc) {
-    cli_error(what, "%s", err);
-    return rc == ARENA_ENOMEM ? CLI_EX_OSERR : CLI_EX_NOINPUT;
-  }
+  int rc = cli_input_read(what, path,
+                          o && o->tflite_only ? CLI_INPUT_TFLITE
+                                              : CLI_INPUT_ANY,
+                          &buf, &len);
+  if (rc)
+    return rc;
   size_t k = 0;
   while (k < len && isspace((unsigned char)buf[k]))
     k++;

@@ -69,6 +69,14 @@ int cli_graph_load(const char *path, const struct cli_load_opts *o,
 int cli_json_load(const char *what, const char *buf, size_t len,
                   struct cli_graph *g);
 
+/* cli_json.c: whether buf[0 .. len) (borrowed) can begin plan JSON, for
+ * reading it in parts (cli_input.c). Returns 0 when the reader takes it
+ * whole or runs out of bytes (or memory) before it finds an error, else
+ * ARENA_EPARSE with the message cli_json_load() would print for the
+ * whole file, whatever follows, in err. */
+int cli_json_prefix_check(const char *buf, size_t len,
+                          char err[ARENA_ERR_LEN]);
+
 /* A borrowed planner view of g's tensors. */
 struct planner_graph cli_graph_view(const struct cli_graph *g);
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cli_daemon.h"
+#include "cli_input.h"
 #include "cli_model.h"
 #include "cli_share.h"
 #include "digest.h"
@@ -335,6 +336,45 @@ static void print_sharing(const struct plan_args *a,
   printf("%s\n", sh->n > PAIRS_SHOWN ? ", ... (explain lists them all)" : "");
 }
 
+/* The naive layout at the plan's alignment: every tensor in bytes of
+ * its own, each size rounded up to a multiple of its alignment (the
+ * larger of --align and its own), as no reuse at that alignment needs.
+ * Validation keeps the sum below 2^63: each term is at most the size
+ * plus its alignment - 1. */
+static uint64_t naive_aligned(const struct planner_csv *c, uint64_t alignment)
+{
+  uint64_t sum = 0;
+  for (size_t i = 0; i < c->n_tensors; i++) {
+    const struct planner_tensor *t = &c->tensors[i];
+    uint64_t a = t->align > alignment ? t->align : alignment;
+    sum += t->size ? (t->size + a - 1) / a * a : 0;
+  }
+  return sum;
+}
+
+/* The naive and saving lines: the saving is measured against the naive
+ * layout at the same alignment, so that padding, which no plan at that
+ * alignment avoids, never shows as a negative saving; an arena above it
+ * (pinned offsets, or tensors' own larger alignments, can do that) is
+ * said so in bytes. */
+static void print_saving(const struct planner_plan *p, uint64_t aligned)
+{
+  const char *at = aligned != p->naive_bytes ? " at this alignment" : "";
+  printf("naive:           %llu bytes", (unsigned long long)p->naive_bytes);
+  if (*at)
+    printf(" (%llu with each size rounded up to its alignment)",
+           (unsigned long long)aligned);
+  printf("\n");
+  if (!aligned)
+    return;
+  if (p->arena_bytes <= aligned)
+    printf("saving:          %.2f%% vs naive%s\n",
+           100.0 - percent(p->arena_bytes, aligned), at);
+  else
+    printf("saving:          none: the arena is %llu bytes above naive%s\n",
+           (unsigned long long)(p->arena_bytes - aligned), at);
+}
+
 static void print_text(const struct plan_args *a, const struct planner_csv *c,
                        const struct planner_plan *p, const struct sharing *sh)
 {
@@ -358,10 +398,7 @@ static void print_text(const struct plan_args *a, const struct planner_csv *c,
          planner_bound_name(p->bound));
   if (sh->declared)
     print_sharing(a, c, sh);
-  printf("naive:           %llu bytes\n", (unsigned long long)p->naive_bytes);
-  if (p->naive_bytes)
-    printf("saving:          %.2f%% vs naive\n",
-           100.0 - percent(p->arena_bytes, p->naive_bytes));
+  print_saving(p, naive_aligned(c, a->o.alignment));
   printf("proven optimal:  %s\n", p->proven_optimal ? "yes" : "no");
   if (a->o.capacity)
     print_capacity(p, a->o.capacity);
@@ -394,11 +431,14 @@ static void print_json(const struct plan_args *a, const struct planner_csv *c,
                        const struct planner_plan *p, const struct sharing *sh)
 {
   printf("{\"arena_bytes\":%llu,\"lower_bound_bytes\":%llu,"
-         "\"naive_bytes\":%llu,\"algorithm\":\"%s\",\"proven_optimal\":%s,"
+         "\"naive_bytes\":%llu,\"naive_aligned_bytes\":%llu,"
+         "\"algorithm\":\"%s\",\"proven_optimal\":%s,"
          "\"alignment\":%llu,\"bound\":\"%s\"",
          (unsigned long long)p->arena_bytes,
          (unsigned long long)p->lower_bound_bytes,
-         (unsigned long long)p->naive_bytes, planner_algo_name(p->algo),
+         (unsigned long long)p->naive_bytes,
+         (unsigned long long)naive_aligned(c, a->o.alignment),
+         planner_algo_name(p->algo),
          p->proven_optimal ? "true" : "false",
          (unsigned long long)a->o.alignment, planner_bound_name(p->bound));
   if (a->o.capacity)
@@ -446,11 +486,9 @@ static int load(const char *file, const char *shape_in, int in_place,
   char *buf = NULL;
   size_t len = 0;
   const char *what = strcmp(file, "-") ? file : "<stdin>";
-  int rc = cli_read_file(file, &buf, &len, err);
-  if (rc) {
-    cli_error(what, "%s", err);
-    return rc == ARENA_ENOMEM ? CLI_EX_OSERR : CLI_EX_NOINPUT;
-  }
+  int rc = cli_input_read(what, file, CLI_INPUT_GRAPH, &buf, &len);
+  if (rc)
+    return rc;
   planner_sha256(buf, len, hash); /* the model hash of the cache key */
   if (planner_tflite_is_model(buf, len)) {
     /* TFLite: cli_model.c resizes it as import and explain do */

@@ -43,39 +43,60 @@ static int set_err(char *err, int code, const char *fmt, ...)
   return code;
 }
 
-/* Reads fd to its end into a growing buffer. */
-static int read_fd(int fd, char **buf, size_t *len, char *err)
+/* Bytes one read() may bring at most, so that a check sees a file in
+ * parts however it arrives. */
+#define READ_CHUNK ((size_t)1 << 18)
+
+/* Makes room in *b (capacity *cap bytes of data, plus one for the NUL)
+ * for more data, doubling up to CLI_MAX_FILE_LEN + 1 bytes: one byte
+ * past the limit tells a file of exactly the limit from a larger one. */
+static int grow(char **b, size_t *cap, char *err)
+{
+  size_t nc = *cap * 2 < CLI_MAX_FILE_LEN + 1 ? *cap * 2
+                                              : CLI_MAX_FILE_LEN + 1;
+  char *nb = realloc(*b, nc + 1);
+  if (!nb)
+    return set_err(err, ARENA_ENOMEM, "out of memory");
+  *b = nb;
+  *cap = nc;
+  return 0;
+}
+
+/* Reads fd to its end into a growing buffer, in parts of at most
+ * READ_CHUNK bytes, asking check (may be NULL) after each. */
+static int read_fd(int fd, cli_read_check_cb check, void *ctx, char **buf,
+                   size_t *len, char *err)
 {
   size_t cap = 1 << 16, n = 0;
+  int rc = 0;
   char *b = malloc(cap + 1);
   if (!b)
     return set_err(err, ARENA_ENOMEM, "out of memory");
   for (;;) {
-    if (n == cap) {
-      if (cap >= CLI_MAX_FILE_LEN) {
-        free(b);
-        return set_err(err, ARENA_ETOOBIG, "file is larger than %zu bytes",
-                       CLI_MAX_FILE_LEN);
-      }
-      char *nb = realloc(b, cap * 2 + 1);
-      if (!nb) {
-        free(b);
-        return set_err(err, ARENA_ENOMEM, "out of memory");
-      }
-      b = nb;
-      cap *= 2;
-    }
-    ssize_t got = read(fd, b + n, cap - n);
+    if (n == cap && (rc = grow(&b, &cap, err)) != 0)
+      break;
+    size_t want = cap - n < READ_CHUNK ? cap - n : READ_CHUNK;
+    ssize_t got = read(fd, b + n, want);
     if (got < 0 && errno == EINTR)
       continue;
     if (got < 0) {
-      int e = errno;
-      free(b);
-      return set_err(err, ARENA_EIO, "read error: %s", strerror(e));
+      rc = set_err(err, ARENA_EIO, "read error: %s", strerror(errno));
+      break;
     }
     if (got == 0)
       break;
     n += (size_t)got;
+    if (n > CLI_MAX_FILE_LEN) {
+      rc = set_err(err, ARENA_ETOOBIG, "file is larger than %zu bytes",
+                   CLI_MAX_FILE_LEN);
+      break;
+    }
+    if (check && (rc = check(ctx, b, n, err)) != 0)
+      break;
+  }
+  if (rc) {
+    free(b);
+    return rc;
   }
   b[n] = '\0';
   *buf = b;
@@ -83,14 +104,15 @@ static int read_fd(int fd, char **buf, size_t *len, char *err)
   return 0;
 }
 
-int cli_read_file(const char *path, char **buf, size_t *len,
-                  char err[ARENA_ERR_LEN])
+int cli_read_file_checked(const char *path, cli_read_check_cb check,
+                          void *ctx, char **buf, size_t *len,
+                          char err[ARENA_ERR_LEN])
 {
   struct stat st;
   *buf = NULL;
   *len = 0;
   if (strcmp(path, "-") == 0)
-    return read_fd(STDIN_FILENO, buf, len, err);
+    return read_fd(STDIN_FILENO, check, ctx, buf, len, err);
   int fd = open(path, O_RDONLY);
   if (fd < 0)
     return set_err(err, ARENA_ENOENT, "cannot open: %s", strerror(errno));
@@ -98,9 +120,21 @@ int cli_read_file(const char *path, char **buf, size_t *len,
     close(fd);
     return set_err(err, ARENA_ENOENT, "cannot read: is a directory");
   }
-  int rc = read_fd(fd, buf, len, err);
+  /* A regular file says its size: one over the limit costs no reading. */
+  if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > CLI_MAX_FILE_LEN) {
+    close(fd);
+    return set_err(err, ARENA_ETOOBIG, "file is larger than %zu bytes",
+                   CLI_MAX_FILE_LEN);
+  }
+  int rc = read_fd(fd, check, ctx, buf, len, err);
   close(fd);
   return rc;
+}
+
+int cli_read_file(const char *path, char **buf, size_t *len,
+                  char err[ARENA_ERR_LEN])
+{
+  return cli_read_file_checked(path, NULL, NULL, buf, len, err);
 }
 
 /* ---- numbers and options ---------------------------------------------------- */

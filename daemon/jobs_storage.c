@@ -64,6 +64,15 @@ static void work_list(struct job *j)
     j->status = ARENAD__V1__STATUS__INVALID_ARGUMENT;
     return;
   }
+  /* An enum value this daemon does not know is an error in the message
+   * (docs/protocol.md, "Compatibility rules"), never read as NEWEST.
+   * Compared as int: a peer can send any 32-bit value. */
+  if ((int)m->order != (int)ARENAD__V1__LIST_ORDER__NEWEST &&
+      (int)m->order != (int)ARENAD__V1__LIST_ORDER__MOST_USED) {
+    snprintf(j->err, sizeof j->err, "unknown list order %d", (int)m->order);
+    j->status = ARENAD__V1__STATUS__INVALID_ARGUMENT;
+    return;
+  }
   struct storage_list_query q = {
       m->model_hash.len ? m->model_hash.data : NULL, m->model_hash.len,
       m->order == ARENAD__V1__LIST_ORDER__MOST_USED ? STORAGE_ORDER_MOST_USED

@@ -39,15 +39,17 @@ int wire_shape_from_msg(Arenad__V1__Dims *const *dims, size_t n,
                         struct wire_shape *out, char err[ARENA_ERR_LEN])
 {
   memset(out, 0, sizeof *out);
+  /* INVALID_ARGUMENT, as documented for Plan and Lookup alike: the shape
+   * limits are the protocol's, not a size the daemon could allow. */
   if (n > WIRE_MAX_INPUTS)
-    return fail(err, ARENA_ETOOBIG, "input shape has %zu inputs, over %u",
+    return fail(err, ARENA_EINVAL, "input shape has %zu inputs, over %u",
                 n, WIRE_MAX_INPUTS);
   size_t total = 0;
   for (size_t i = 0; i < n; i++) {
     if (!dims[i])
       return fail(err, ARENA_EINVAL, "input %zu has no dims", i);
     if (dims[i]->n_dims > WIRE_MAX_RANK)
-      return fail(err, ARENA_ETOOBIG, "input %zu has rank %zu, over %u", i,
+      return fail(err, ARENA_EINVAL, "input %zu has rank %zu, over %u", i,
                   dims[i]->n_dims, WIRE_MAX_RANK);
     for (size_t k = 0; k < dims[i]->n_dims; k++)
       if (dims[i]->dims[k] < 0)
@@ -177,9 +179,9 @@ int wire_graph_from_plan(const Arenad__V1__Plan *m,
     t->first = m->tensor_first[i];
     t->last = m->tensor_last[i];
     t->align = m->n_tensor_align ? m->tensor_align[i] : 0;
+    /* as sent: planner_validate below refuses any value below -1 and
+     * names it in its message */
     t->pinned = m->n_tensor_pinned ? m->tensor_pinned[i] : PLANNER_NOT_PINNED;
-    if (t->pinned < PLANNER_NOT_PINNED)
-      t->pinned = INT64_MIN; /* rejected by planner_validate below */
     int arc = alias_from_msg(m, i, t, rc ? NULL : err); /* first wins */
     rc = rc ? rc : arc;
   }

@@ -45,8 +45,9 @@ struct wire_graph {
 };
 
 /* Checks a message's shape list and copies it into *out (owned; free with
- * wire_shape_cleanup). Returns 0, ARENA_EINVAL or ARENA_ENOMEM, with err
- * (optional) explaining. */
+ * wire_shape_cleanup). Returns 0, ARENA_EINVAL (more than WIRE_MAX_INPUTS
+ * inputs, an input of rank over WIRE_MAX_RANK, a missing or negative
+ * dim) or ARENA_ENOMEM, with err (optional) explaining. */
 int wire_shape_from_msg(Arenad__V1__Dims *const *dims, size_t n,
                         struct wire_shape *out, char err[ARENA_ERR_LEN]);
 void wire_shape_cleanup(struct wire_shape *s);

@@ -311,10 +311,14 @@ START_TEST(test_stream_stretch_fits)
   size_t n = cut_stretch(t, 4096, &lb);
   ck_assert_uint_gt(n, 1000);
   uint64_t cap = lb + lb / 1000, last = 0;
+  /* Below 500 the question stays open, and each run also minimises
+   * with the same effort (its nodes count too), so a fitting run at 500
+   * may report fewer nodes than an open one at 200. */
   static const uint32_t efforts[] = {50, 100, 200};
   for (size_t k = 0; k < 3; k++) {
     struct planner_plan p;
     fit_at(t, n, cap, efforts[k], &p);
+    ck_assert_int_eq(p.fit, PLANNER_FIT_UNKNOWN);
     ck_assert_uint_gt(p.nodes_explored, last); /* more effort, more nodes */
     last = p.nodes_explored;
     planner_plan_cleanup(&p);
@@ -323,7 +327,7 @@ START_TEST(test_stream_stretch_fits)
   fit_at(t, n, cap, 500, &a);
   ck_assert_int_eq(a.fit, PLANNER_FIT_YES);
   ck_assert_uint_le(a.arena_bytes, cap);
-  ck_assert_uint_gt(a.nodes_explored, last);
+  ck_assert_uint_gt(a.nodes_explored, 0);
   fit_at(t, n, cap, 500, &b); /* the same plan every time */
   ck_assert_uint_eq(b.nodes_explored, a.nodes_explored);
   ck_assert_mem_eq(b.offsets, a.offsets, n * sizeof *a.offsets);

@@ -946,5 +946,6 @@ Suite *models_suite(void)
   tcase_add_test(tc, test_render_many_operators);
   suite_add_tcase(s, tc);
   cm_add_layout_tests(s);
+  cm_add_input_tests(s);
   return s;
 }

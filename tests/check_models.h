@@ -42,5 +42,7 @@ size_t cm_count(const char *s, const char *needle);
 
 /* Adds the test case "layout" (check_models_layout.c). */
 void cm_add_layout_tests(Suite *s);
+/* Adds the test case "input" (check_models_input.c). */
+void cm_add_input_tests(Suite *s);
 
 #endif /* ARENA_CHECK_MODELS_H */

@@ -296,12 +296,50 @@ START_TEST(test_overflow_is_bad_input)
 }
 END_TEST
 
+/* The largest tensor: 2^63 - 1 bytes at alignment 1 plans, with every
+ * algorithm, into an arena of exactly that size (its offset needs no
+ * padding); at alignment 2 it may need one byte of padding and is bad
+ * input. The last operator may be 2^63 - 2, not 2^63 - 1. */
+START_TEST(test_largest_tensor)
+{
+  const uint64_t lim = UINT64_MAX / 2;
+  struct planner_tensor t = {3, lim, 0, INT64_MAX - 1, 0, PLANNER_NOT_PINNED,
+                             0, 0};
+  struct planner_graph g = {&t, 1};
+  char err[ARENA_ERR_LEN];
+  for (int a = 0; a < PLANNER_ALGO__COUNT; a++) {
+    struct planner_options o;
+    planner_options_init(&o);
+    o.algo = (enum planner_algo)a;
+    o.alignment = 1;
+    struct planner_plan p;
+    planner_plan_init(&p);
+    err[0] = '\0';
+    ck_assert_msg(planner_run(&g, &o, &p, err) == 0, "%s: %s",
+                  planner_algo_name(o.algo), err);
+    ck_assert_uint_eq(p.arena_bytes, lim);
+    ck_assert_uint_eq(p.lower_bound_bytes, lim);
+    ck_assert_uint_eq(p.offsets[0], 0);
+    ck_assert_int_eq(planner_verify(&g, &o, &p, err), 0);
+    planner_plan_cleanup(&p);
+    o.alignment = 2;
+    ck_assert_int_eq(planner_run(&g, &o, &p, err), ARENA_EOVERFLOW);
+    ck_assert_ptr_nonnull(strstr(err, "at tensor 3"));
+  }
+  ck_assert_int_eq(validate_one(&t, 1, 1, err), 0);
+  t.last = INT64_MAX;
+  ck_assert_int_eq(validate_one(&t, 1, 1, err), ARENA_EOVERFLOW);
+  ck_assert_ptr_nonnull(strstr(err, "tensor 3: last operator too large"));
+}
+END_TEST
+
 void cp_add_validation_tests(Suite *s)
 {
   TCase *tc = tcase_create("validation");
   tcase_add_test(tc, test_validation_errors);
   tcase_add_test(tc, test_validation_order);
   tcase_add_test(tc, test_overflow_is_bad_input);
+  tcase_add_test(tc, test_largest_tensor);
   tcase_add_test(tc, test_run_reports_errors);
   tcase_add_test(tc, test_verify_catches_bad_plans);
   tcase_add_test(tc, test_verify_containment);

@@ -128,7 +128,8 @@ struct planner_tensor {
   uint32_t id;     /* unique within the graph */
   uint64_t size;   /* bytes; 0 is legal and takes no space */
   int64_t first;   /* first operator that touches it, inclusive, >= 0 */
-  int64_t last;    /* last operator that touches it, inclusive, >= first */
+  int64_t last;    /* last operator that touches it, inclusive, >= first,
+                      < INT64_MAX */
   uint64_t align;  /* own alignment in bytes, power of two; 0 = none */
   int64_t pinned;  /* fixed offset in bytes, or PLANNER_NOT_PINNED */
   uint32_t alias;  /* with has_alias: the id of the tensor whose bytes
@@ -160,7 +161,9 @@ enum planner_fit {
   PLANNER_FIT_NA = 0,      /* no capacity was given */
   PLANNER_FIT_YES = 1,     /* the returned plan fits the capacity */
   PLANNER_FIT_NO = 2,      /* proven: no plan fits the capacity */
-  PLANNER_FIT_UNKNOWN = 3, /* no fitting plan found, none ruled out */
+  PLANNER_FIT_UNKNOWN = 3, /* no fitting plan found, none ruled out; the
+                              plan is the best found, never larger than
+                              planning without the capacity gives */
 };
 
 /* Which bound a plan's lower_bound_bytes comes from. */
@@ -227,9 +230,10 @@ uint32_t planner_cpu_threads(void);
  * tensors, an alias that names the tensor itself or an id not in the
  * graph), ARENA_ELIFETIME (first > last or negative), ARENA_EDUPID,
  * ARENA_EALIGN (global or per-tensor alignment not a power of two or above
- * PLANNER_MAX_ALIGNMENT), ARENA_EOVERFLOW (the sizes, each with its
- * alignment padding, plus the highest pinned end exceed 2^63 - 1 bytes,
- * the largest arena), ARENA_EPINNED (a pinned offset that is misaligned,
+ * PLANNER_MAX_ALIGNMENT), ARENA_EOVERFLOW (the sizes, each with the
+ * most padding its offset can need, its effective alignment - 1, plus
+ * the highest pinned end exceed 2^63 - 1 bytes, the largest arena; or a
+ * last operator of INT64_MAX), ARENA_EPINNED (a pinned offset that is misaligned,
  * or two pinned tensors that collide). Describes the first offending
  * tensor in err. O(n log n) time, O(n) memory. */
 int planner_validate(const struct planner_graph *g,

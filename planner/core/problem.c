@@ -214,11 +214,13 @@ static int check_rows(const struct planner_graph *g,
       return rc;
     }
     /* the worst arena any heuristic can build: everything stacked above
-     * the highest pinned tensor, each tensor padded by its alignment.
+     * the highest pinned tensor, each tensor's offset rounded up to its
+     * alignment, which adds at most alignment - 1 bytes below it (none at
+     * alignment 1, so one tensor of 2^63 - 1 bytes fits exactly).
      * size <= ARENA_LIMIT and alignment <= 2^32: need cannot wrap, but it
      * can exceed ARENA_LIMIT on its own, and ARENA_LIMIT - need must not
      * be computed then. */
-    uint64_t need = t->size + planner__eff_align(t, o);
+    uint64_t need = t->size + (planner__eff_align(t, o) - 1);
     if (over == n && (need > ARENA_LIMIT || total > ARENA_LIMIT - need))
       over = i;
     total += over == n ? need : 0;

@@ -200,8 +200,8 @@ static enum num read_u64(struct span s, uint64_t max, uint64_t *v)
     else
       x = x * 10 + d;
   }
-  if (neg)
-    return x == 0 && !big ? NUM_OK : NUM_NEGATIVE;
+  if (neg) /* "-0" too: numbers take no sign */
+    return NUM_NEGATIVE;
   if (big || x > max)
     return NUM_RANGE;
   *v = x;

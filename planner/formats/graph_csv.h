@@ -28,7 +28,7 @@
  *  lines are skipped anywhere, CRLF line ends are accepted, the last line
  *  may lack its newline, blanks around a field are ignored. Numbers are
  *  plain decimal digits (a leading '-' is read only to reject it with a
- *  clear message); overflow is an error. An `offset` field pins the tensor
+ *  clear message, "-0" included); overflow is an error. An `offset` field pins the tensor
  *  at that byte offset; an empty field or -1 leaves it free. An empty
  *  `align` field or 0 means the tensor has no alignment of its own. An
  *  `alias` field names, by id, the tensor whose bytes this one may reuse

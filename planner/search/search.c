@@ -50,6 +50,11 @@
  *  stretch as one window at that target and plans the rest around it;
  *  it runs even when no pass ran and the staircase plans did not help,
  *  since it does not draw on the effort.
+ *
+ *  Then the exact search, with what is left of the effort: minimisation,
+ *  or, with a capacity, first the capacity question; when that stays
+ *  open, the minimisation with the same units from the same plan, and
+ *  the smaller plan of the two (decide()).
  */
 #include "search.h"
 
@@ -166,6 +171,65 @@ static int improve(const struct planner__prob *p, uint64_t *offsets,
   return rc;
 }
 
+/* Keeps the smaller of the capacity search's plan (offsets, res) and
+ * the minimisation's (min_off, m): the minimisation's on a tie, which is
+ * the plan planning without the capacity gives. The bound is the larger
+ * one proven; fit and optimality are judged on the plan kept. */
+static void keep_smaller(const struct planner__prob *p, uint64_t *offsets,
+                         struct planner_plan *res, const uint64_t *min_off,
+                         const struct planner_plan *m)
+{
+  uint64_t cap = p->o->capacity;
+  if (m->arena_bytes <= res->arena_bytes) {
+    memcpy(offsets, min_off, p->n * sizeof *offsets);
+    res->arena_bytes = m->arena_bytes;
+  }
+  if (m->lower_bound_bytes > res->lower_bound_bytes) {
+    res->lower_bound_bytes = m->lower_bound_bytes;
+    res->bound = m->bound;
+  }
+  res->nodes_explored += m->nodes_explored;
+  res->proven_optimal = res->arena_bytes <= res->lower_bound_bytes;
+  res->fit = res->arena_bytes <= cap          ? PLANNER_FIT_YES
+             : res->lower_bound_bytes > cap ? PLANNER_FIT_NO
+                                            : PLANNER_FIT_UNKNOWN;
+}
+
+/* The capacity question, from the plan in offsets after the passes, with
+ * work units work .. limit. The exact search first tries to fit the
+ * capacity (its capacity mode), which decides most questions. When that
+ * stays open it has found no plan at all, only spent the effort; so the
+ * minimisation then runs with the same work units from the same plan,
+ * exactly as planning without the capacity does, and the smaller of the
+ * two plans is kept. An open question thus reports the best arena found,
+ * never a larger one than planning without the capacity, for at most
+ * twice the effort. Returns as planner__exact_within(). */
+static int decide(const struct planner__prob *p, uint64_t *offsets,
+                  struct planner_plan *res, uint64_t limit, uint64_t work)
+{
+  uint64_t *min_off = malloc(p->n * sizeof *min_off);
+  if (!min_off)
+    return ARENA_ENOMEM;
+  memcpy(min_off, offsets, p->n * sizeof *min_off);
+  struct planner_plan m = *res; /* the figures only: its offsets stay
+                                   res's, and are never touched */
+  uint64_t w = work;
+  int rc = planner__exact_within(p, offsets, res, 0, limit, &w);
+  if (!rc && res->fit == PLANNER_FIT_UNKNOWN) {
+    struct planner_options mo = *p->o;
+    struct planner__prob mp = *p; /* the same problem, without capacity */
+    mo.capacity = 0;
+    mp.o = &mo;
+    m.nodes_explored = 0;
+    w = work;
+    rc = planner__exact_within(&mp, min_off, &m, 0, limit, &w);
+    if (!rc)
+      keep_smaller(p, offsets, res, min_off, &m);
+  }
+  free(min_off);
+  return rc;
+}
+
 int planner__exact(const struct planner__prob *p, uint64_t *offsets,
                    struct planner_plan *res)
 {
@@ -178,7 +242,9 @@ int planner__exact(const struct planner__prob *p, uint64_t *offsets,
   if (res->arena_bytes > res->lower_bound_bytes &&
       (!o->capacity || res->arena_bytes > o->capacity))
     rc = improve(p, offsets, &res->arena_bytes, limit, &work);
-  if (!rc)
+  if (!rc && o->capacity)
+    rc = decide(p, offsets, res, limit, work);
+  else if (!rc)
     rc = planner__exact_within(p, offsets, res, 0, limit, &work);
   res->search_us = elapsed_us(&t0);
   return rc;

@@ -28,6 +28,10 @@
  * res->search_us are set. Honours o->capacity, o->effort (0 means
  * PLANNER_DEFAULT_EFFORT; see EFFORT in planner.h) and o->stop, and reads
  * no clock except to report search_us. Never leaves offsets[] invalid.
+ * With a capacity that the search can neither meet nor prove out of
+ * reach (res->fit PLANNER_FIT_UNKNOWN), offsets[] holds the better of
+ * what the capacity search and the minimisation found, never a larger
+ * arena than without the capacity; that costs up to twice the effort.
  * Returns 0, ARENA_ENOMEM or ARENA_ECANCELED. */
 int planner__exact(const struct planner__prob *p, uint64_t *offsets,
                    struct planner_plan *res);

@@ -37,6 +37,7 @@
 #include "log.h"
 #include "report.h"
 #include "server.h"
+#include "sockguard.h"
 #include "storage.h"
 #include "wire.h"
 #include "wire_plan.h"
@@ -81,6 +82,8 @@ struct server {
   int listening;                   /* listener open */
   int activated;                   /* listener came from systemd */
   int bound;                       /* we created the socket file */
+  struct sockguard guard;          /* the lock beside the socket, held
+                                      while this daemon serves its path */
   uv_signal_t sig_term, sig_int, sig_hup;
   uv_timer_t tick;                 /* watchdog and STATUS= */
   uv_timer_t drain;                /* shutdown deadline */

@@ -7,7 +7,8 @@
  * check_daemon_evict.c; use counts: check_daemon_uses.c;
  * SIGHUP while jobs run: check_daemon_reload.c; injected faults:
  * check_daemon_faults.c; the in-memory cache alone:
- * check_daemon_hotcache.c; in-place sharing: check_daemon_share.c.)
+ * check_daemon_hotcache.c; in-place sharing: check_daemon_share.c;
+ * restarts after SIGKILL: check_daemon_restart.c.)
  */
 #include <check.h>
 #include <signal.h>
@@ -673,5 +674,6 @@ Suite *daemon_suite(void)
   add_case(s, "faults", 60, cd_add_faults_tests);
   add_case(s, "hotcache", 30, cd_add_hotcache_tests);
   add_case(s, "share", 120, cd_add_share_tests);
+  add_case(s, "restart", 120, cd_add_restart_tests);
   return s;
 }

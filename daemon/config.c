@@ -34,6 +34,8 @@ static const struct key keys[] = {
     {"daemon", "log_level", K_STR, F(log_level), 0, 0},
     {"daemon", "workers", K_UINT, F(workers), 1, 128},
     {"limits", "max_connections", K_UINT, F(max_connections), 1, 1000000},
+    {"limits", "max_connections_per_uid", K_UINT,
+     F(max_connections_per_uid), 1, 1000000},
     {"limits", "max_inflight_per_conn", K_UINT, F(max_inflight_per_conn), 1,
      100000},
     {"limits", "max_queued_jobs", K_UINT, F(max_queued_jobs), 1, 1000000},
@@ -44,6 +46,8 @@ static const struct key keys[] = {
     {"limits", "write_queue_bytes", K_U64, F(write_queue_bytes), 4096,
      1ull << 32},
     {"limits", "idle_timeout_ms", K_U64, F(idle_timeout_ms), 10,
+     86400000ull},
+    {"limits", "handshake_timeout_ms", K_U64, F(handshake_timeout_ms), 10,
      86400000ull},
     {"limits", "drain_timeout_ms", K_U64, F(drain_timeout_ms), 0,
      3600000ull},
@@ -79,6 +83,7 @@ void daemon_config_defaults(struct daemon_config *c)
   snprintf(c->log_level, sizeof c->log_level, "info");
   c->workers = 2;
   c->max_connections = 256;
+  c->max_connections_per_uid = 128;
   c->max_inflight_per_conn = 32;
   c->max_queued_jobs = 256;
   c->max_frame_bytes = 16u << 20;
@@ -86,6 +91,7 @@ void daemon_config_defaults(struct daemon_config *c)
   c->max_tensors = 2097152;
   c->write_queue_bytes = 4u << 20;
   c->idle_timeout_ms = 60000;
+  c->handshake_timeout_ms = 5000;
   c->drain_timeout_ms = 10000;
   c->default_effort = PLANNER_DEFAULT_EFFORT;
   c->max_effort = 10 * PLANNER_DEFAULT_EFFORT;

@@ -101,7 +101,8 @@ struct server {
   uv_timer_t uses_timer;           /* collects and flushes uses */
   uv_work_t uses_work;             /* the timer's flush job */
   int uses_flushing;               /* uses_work is queued or running */
-  struct conn *conns;              /* all open connections */
+  struct conn *conns, *conns_tail; /* all open connections, least
+                                      recently active first (conn.c) */
   unsigned n_conns;
   struct job *jobs;                /* plan jobs in flight (single-flight) */
   unsigned n_jobs;                 /* all jobs queued or running */

@@ -609,6 +609,11 @@ void conn_accept(struct server *s)
   }
   c->s = s;
   c->id = ++s->next_conn_id;
+  /* libuv accepts a whole backlog in one callback, on the loop time of
+   * its start: after a stall (the process stopped, the machine busy)
+   * that time is old, and a handshake counted from it would end before
+   * the connection's first bytes are even read. */
+  uv_update_time(&s->loop);
   c->active_ms = uv_now(&s->loop);
   wire_reader_init(&c->rd, s->cfg.max_frame_bytes);
   uv_pipe_init(&s->loop, &c->pipe, 0);

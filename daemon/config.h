@@ -62,12 +62,15 @@ void daemon_config_defaults(struct daemon_config *c);
 
 /* Reads an ini file into c (keys not in the file keep their values).
  * Returns 0, ARENA_ENOENT (file missing), ARENA_EPARSE (syntax error,
- * unknown key or bad value; err names the line and key). */
+ * unknown key, bad value, or a key the file sets twice; err names the
+ * line and key). On failure c may hold the values read before the bad
+ * line. */
 int daemon_config_load(struct daemon_config *c, const char *path,
                        char err[ARENA_ERR_LEN]);
 
 /* Sets one key ("section.key" or a bare key) from text, as the ini file
- * would. Returns 0 or ARENA_EPARSE with err explaining. */
+ * would (a later call for the same key wins: command-line overrides).
+ * Returns 0 or ARENA_EPARSE with err explaining. */
 int daemon_config_set(struct daemon_config *c, const char *section,
                       const char *key, const char *value,
                       char err[ARENA_ERR_LEN]);

@@ -9,7 +9,8 @@
  * check_daemon_faults.c; the in-memory cache alone:
  * check_daemon_hotcache.c; in-place sharing: check_daemon_share.c;
  * restarts after SIGKILL: check_daemon_restart.c; connection limits:
- * check_daemon_lockout.c.)
+ * check_daemon_lockout.c; what the configuration file refuses:
+ * check_daemon_config.c.)
  */
 #include <check.h>
 #include <signal.h>
@@ -634,5 +635,6 @@ Suite *daemon_suite(void)
   add_case(s, "share", 120, cd_add_share_tests);
   add_case(s, "restart", 120, cd_add_restart_tests);
   add_case(s, "lockout", 120, cd_add_lockout_tests);
+  add_case(s, "config", 60, cd_add_config_tests);
   return s;
 }

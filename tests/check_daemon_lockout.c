@@ -156,10 +156,8 @@ START_TEST(test_busy_table_refuses_then_reload)
     ck_assert(still_open(fds[i]));
 
   /* raise the limit with SIGHUP: now a fourth connection is served */
-  FILE *f = fopen(h.conf, "a");
-  ck_assert_ptr_nonnull(f);
-  fprintf(f, "[limits]\nmax_connections = 10\n");
-  fclose(f);
+  ck_assert_int_eq(
+      hn_write_conf(&h, "[limits]\nmax_connections = 10\n" SLOW_CONF), 0);
   kill(h.pid, SIGHUP);
   fds[3] = -1;
   for (int i = 0; i < 200 && fds[3] < 0; i++) { /* until it is reloaded */

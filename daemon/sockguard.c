@@ -37,6 +37,7 @@
 
 enum probe_state {
   PROBE_REFUSED,  /* nothing listens on the path */
+  PROBE_DENIED,   /* we may not connect: nothing can be told */
   PROBE_SILENT,   /* a listener, but no answer (yet) */
   PROBE_ANSWERED, /* a live peer wrote back */
 };
@@ -155,8 +156,8 @@ static int send_ping(int fd)
 }
 
 /* Connects to path without blocking and sends a Ping. Sets *fd to the
- * connection (or -1) and returns REFUSED when nothing listens, SILENT
- * otherwise. */
+ * connection (or -1) and returns REFUSED when nothing listens, DENIED
+ * when the socket's mode keeps us out, SILENT otherwise. */
 static enum probe_state probe_open(const char *path, int *fd)
 {
   struct sockaddr_un a = {.sun_family = AF_UNIX};
@@ -171,7 +172,9 @@ static enum probe_state probe_open(const char *path, int *fd)
     int e = errno;
     close(s);
     /* EAGAIN: a listener whose backlog is full, alive or dying. */
-    return e == ECONNREFUSED || e == ENOENT ? PROBE_REFUSED : PROBE_SILENT;
+    return e == ECONNREFUSED || e == ENOENT ? PROBE_REFUSED
+           : e == EACCES || e == EPERM      ? PROBE_DENIED
+                                            : PROBE_SILENT;
   }
   if (send_ping(s) != 0) {
     close(s);
@@ -186,8 +189,9 @@ static enum probe_state probe_open(const char *path, int *fd)
 static enum probe_state probe_step(struct claim *c)
 {
   if (c->probe < 0) {
-    if (probe_open(c->path, &c->probe) == PROBE_REFUSED)
-      return PROBE_REFUSED;
+    enum probe_state ps = probe_open(c->path, &c->probe);
+    if (ps == PROBE_REFUSED || ps == PROBE_DENIED)
+      return ps;
     if (c->probe < 0) {
       sleep_step();
       return PROBE_SILENT;
@@ -225,7 +229,7 @@ static int step_held(struct claim *c)
                 "another arenad is serving on %s (it holds %s and answers); "
                 "not taking it over",
                 c->path, c->g->path);
-  if (ps == PROBE_REFUSED)
+  if (ps == PROBE_REFUSED || ps == PROBE_DENIED)
     sleep_step();
   return STEP_AGAIN;
 }
@@ -247,6 +251,12 @@ static int step_path(struct claim *c)
                 "something answers on %s although no arenad holds %s (a "
                 "program that takes no lock); not taking it over",
                 c->path, c->g->path);
+  if (ps == PROBE_DENIED)
+    return fail(c->err, ARENA_EBUSY,
+                "%s may not be connected to, so whether it is served "
+                "cannot be told; not taking it over (remove it if nothing "
+                "serves it)",
+                c->path);
   if (ps == PROBE_SILENT)
     return STEP_AGAIN;
   dlog(c->log, DLOG_NOTICE, "removing stale socket %s", c->path);

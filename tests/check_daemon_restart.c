@@ -15,8 +15,10 @@
  * answer, a dying one that lets go of its lock and then of its socket,
  * and a program that answers on the path without taking the lock.
  */
+#define _GNU_SOURCE 1 /* setresuid, setresgid */
 #include <check.h>
 #include <errno.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -55,11 +57,12 @@ static uint64_t now_ms(void)
   return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Starts build/arenad (or $ARENAD) on h's configuration and returns its
- * pid without waiting for anything: unlike hn_start, which takes any
+/* Starts build/arenad (or $ARENAD) on h's configuration, as uid:gid
+ * unless they are -1 (others than ours need root), and returns its pid
+ * without waiting for anything: unlike hn_start, which takes any
  * accepted connection as the new daemon's, this must not be fooled by
  * the socket of a daemon that is still dying. */
-static pid_t spawn(const struct harness *h)
+static pid_t spawn_as(const struct harness *h, int uid, int gid)
 {
   const char *bin = getenv("ARENAD");
   if (!bin)
@@ -70,10 +73,18 @@ static pid_t spawn(const struct harness *h)
       _exit(126);
     setenv("ASAN_OPTIONS", "quarantine_size_mb=4:malloc_context_size=8", 0);
     setenv("TSAN_OPTIONS", "halt_on_error=1", 0);
+    if (uid >= 0 && (setgroups(0, NULL) != 0 || setresgid(gid, gid, gid) != 0 ||
+                     setresuid(uid, uid, uid) != 0))
+      _exit(126);
     execl(bin, bin, "--config", h->conf, (char *)NULL);
     _exit(127);
   }
   return pid;
+}
+
+static pid_t spawn(const struct harness *h)
+{
+  return spawn_as(h, -1, -1);
 }
 
 /* The pid a daemon answering on h's socket reports in Stats, 0 when
@@ -370,6 +381,31 @@ START_TEST(test_unusable_lock_file)
 }
 END_TEST
 
+/* A socket that the daemon's user may not connect to cannot be told
+ * apart, live or stale: it is left alone (exit 1) with a message that
+ * says so. Needs root, for a daemon running as another user. */
+START_TEST(test_foreign_socket_kept)
+{
+  if (geteuid() != 0) {
+    printf("daemon: foreign socket: not checked (needs root)\n");
+    return;
+  }
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(chown(h.dir, 65534, 65534), 0);
+  int lfd = silent_listener(h.sock);
+  ck_assert_int_eq(chmod(h.sock, 0600), 0);
+  close(lfd); /* stale or not, nobody may connect to it */
+  pid_t pid = spawn_as(&h, 65534, 65534);
+  ck_assert_int_eq(exit_status(pid), 1);
+  ck_assert(log_has(&h, "may not be connected to"));
+  struct stat st;
+  ck_assert_int_eq(lstat(h.sock, &st), 0);
+  ck_assert_int_eq(chown(h.dir, 0, 0), 0);
+  hn_cleanup(&h);
+}
+END_TEST
+
 void cd_add_restart_tests(TCase *tc)
 {
   tcase_add_test(tc, test_restart_after_kill);
@@ -377,4 +413,5 @@ void cd_add_restart_tests(TCase *tc)
   tcase_add_test(tc, test_dying_holder_waited_for);
   tcase_add_test(tc, test_answering_listener_kept);
   tcase_add_test(tc, test_unusable_lock_file);
+  tcase_add_test(tc, test_foreign_socket_kept);
 }

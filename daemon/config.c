@@ -4,6 +4,13 @@
  * DESIGN: one table lists every key with its section, type and field
  * offset, so loading, command-line overrides and --check-config printing
  * cannot disagree about what exists.
+ *
+ * A file is read strictly: a key set twice (in one section or two, or
+ * under its deprecated name and its own) is an error rather than a
+ * silent "last one wins", a list of ids with an empty entry ("0,,1") is
+ * an error rather than one entry fewer, and a number outside its range
+ * is an error rather than a special meaning (for the database caps, 0
+ * would have been "no limit": see the note in keys[]).
  */
 #include "config.h"
 
@@ -25,38 +32,52 @@ struct key {
   enum kind kind;
   size_t off;
   uint64_t min, max; /* for numbers */
+  const char *below; /* why a number below min is refused, or NULL */
 };
 
 #define F(field) offsetof(struct daemon_config, field)
 static const struct key keys[] = {
-    {"daemon", "socket", K_STR, F(socket_path), 0, 0},
-    {"daemon", "database", K_STR, F(db_path), 0, 0},
-    {"daemon", "log_level", K_STR, F(log_level), 0, 0},
-    {"daemon", "workers", K_UINT, F(workers), 1, 128},
-    {"limits", "max_connections", K_UINT, F(max_connections), 1, 1000000},
+    {"daemon", "socket", K_STR, F(socket_path), 0, 0, NULL},
+    {"daemon", "database", K_STR, F(db_path), 0, 0, NULL},
+    {"daemon", "log_level", K_STR, F(log_level), 0, 0, NULL},
+    {"daemon", "workers", K_UINT, F(workers), 1, 128, NULL},
+    {"limits", "max_connections", K_UINT, F(max_connections), 1, 1000000,
+     NULL},
+    {"limits", "max_connections_per_uid", K_UINT,
+     F(max_connections_per_uid), 1, 1000000, NULL},
     {"limits", "max_inflight_per_conn", K_UINT, F(max_inflight_per_conn), 1,
-     100000},
-    {"limits", "max_queued_jobs", K_UINT, F(max_queued_jobs), 1, 1000000},
-    {"limits", "max_frame_bytes", K_U64, F(max_frame_bytes), 64, 1ull << 30},
+     100000, NULL},
+    {"limits", "max_queued_jobs", K_UINT, F(max_queued_jobs), 1, 1000000,
+     NULL},
+    {"limits", "max_frame_bytes", K_U64, F(max_frame_bytes), 64, 1ull << 30,
+     NULL},
     {"limits", "request_mem_bytes", K_U64, F(request_mem_bytes), 4096,
-     1ull << 34},
-    {"limits", "max_tensors", K_U64, F(max_tensors), 1, 16000000},
+     1ull << 34, NULL},
+    {"limits", "max_tensors", K_U64, F(max_tensors), 1, 16000000, NULL},
     {"limits", "write_queue_bytes", K_U64, F(write_queue_bytes), 4096,
-     1ull << 32},
+     1ull << 32, NULL},
     {"limits", "idle_timeout_ms", K_U64, F(idle_timeout_ms), 10,
-     86400000ull},
+     86400000ull, NULL},
+    {"limits", "handshake_timeout_ms", K_U64, F(handshake_timeout_ms), 10,
+     86400000ull, NULL},
     {"limits", "drain_timeout_ms", K_U64, F(drain_timeout_ms), 0,
-     3600000ull},
+     3600000ull, NULL},
     {"planner", "default_effort", K_U32, F(default_effort), 0,
-     DAEMON_EFFORT_MAX},
-    {"planner", "max_effort", K_U32, F(max_effort), 1, DAEMON_EFFORT_MAX},
-    {"cache", "memory_bytes", K_U64, F(memory_cache_bytes), 0, 1ull << 40},
+     DAEMON_EFFORT_MAX, NULL},
+    {"planner", "max_effort", K_U32, F(max_effort), 1, DAEMON_EFFORT_MAX,
+     NULL},
+    {"cache", "memory_bytes", K_U64, F(memory_cache_bytes), 0, 1ull << 40,
+     NULL},
     {"cache", "memory_entries", K_U64, F(memory_cache_entries), 0,
-     100000000ull},
-    {"cache", "db_max_bytes", K_U64, F(db_max_bytes), 0, 1ull << 50},
-    {"cache", "db_max_entries", K_U64, F(db_max_entries), 0, 1ull << 40},
-    {"access", "allow_uids", K_UIDS, F(allow_uids), 0, 0},
-    {"access", "allow_gids", K_GIDS, F(allow_gids), 0, 0},
+     100000000ull, NULL},
+    /* The storage reads a cap of 0 as "no limit"; a configuration that
+     * says 0 most likely means something else, so it is refused. */
+    {"cache", "db_max_bytes", K_U64, F(db_max_bytes), 1, 1ull << 50,
+     "0 would mean no limit at all; give the most bytes the cache may hold"},
+    {"cache", "db_max_entries", K_U64, F(db_max_entries), 1, 1ull << 40,
+     "0 would mean no limit at all; give the most plans the cache may hold"},
+    {"access", "allow_uids", K_UIDS, F(allow_uids), 0, 0, NULL},
+    {"access", "allow_gids", K_GIDS, F(allow_gids), 0, 0, NULL},
 };
 #undef F
 
@@ -79,6 +100,7 @@ void daemon_config_defaults(struct daemon_config *c)
   snprintf(c->log_level, sizeof c->log_level, "info");
   c->workers = 2;
   c->max_connections = 256;
+  c->max_connections_per_uid = 128;
   c->max_inflight_per_conn = 32;
   c->max_queued_jobs = 256;
   c->max_frame_bytes = 16u << 20;
@@ -86,6 +108,7 @@ void daemon_config_defaults(struct daemon_config *c)
   c->max_tensors = 2097152;
   c->write_queue_bytes = 4u << 20;
   c->idle_timeout_ms = 60000;
+  c->handshake_timeout_ms = 5000;
   c->drain_timeout_ms = 10000;
   c->default_effort = PLANNER_DEFAULT_EFFORT;
   c->max_effort = 10 * PLANNER_DEFAULT_EFFORT;
@@ -120,20 +143,59 @@ static int parse_u64(const char *v, uint64_t min, uint64_t max,
   return 0;
 }
 
-/* Parses "1000, 1001" into ids. */
-static int parse_ids(const char *v, unsigned *ids, unsigned *n)
+static const char *skip_blanks(const char *p)
 {
-  char buf[1024];
-  snprintf(buf, sizeof buf, "%s", v);
-  *n = 0;
-  for (char *save = NULL, *tok = strtok_r(buf, ", \t", &save); tok;
-       tok = strtok_r(NULL, ", \t", &save)) {
-    uint64_t x;
-    if (*n >= DAEMON_MAX_ALLOW || parse_u64(tok, 0, UINT32_MAX - 1, &x))
-      return -1;
-    ids[(*n)++] = (unsigned)x;
+  while (*p == ' ' || *p == '\t')
+    p++;
+  return p;
+}
+
+/* Parses one id of a list at *p, up to the next comma or the end, and
+ * moves *p past it. Writes what is wrong with it into why (len bytes)
+ * and returns -1, or returns 0. */
+static int parse_id(const char **p, unsigned *id, char *why, size_t len)
+{
+  const char *s = skip_blanks(*p), *e = s;
+  uint64_t x = 0;
+  while (*e >= '0' && *e <= '9' && x <= UINT32_MAX)
+    x = x * 10 + (uint64_t)(*e++ - '0');
+  const char *end = skip_blanks(e);
+  if (e == s && (*end == ',' || *end == '\0')) {
+    snprintf(why, len, "an empty entry (two commas, or one at an end)");
+    return -1;
   }
+  if (e == s || (*end != ',' && *end != '\0') || x > UINT32_MAX - 1) {
+    snprintf(why, len, "'%.*s' is not a numeric id from 0 to %u",
+             (int)strcspn(s, ","), s, UINT32_MAX - 1);
+    return -1;
+  }
+  *id = (unsigned)x;
+  *p = end;
   return 0;
+}
+
+/* Parses "1000, 1001" into ids: numeric ids separated by commas, blanks
+ * around them allowed; nothing at all is the empty list. Returns 0, or
+ * -1 with why (len bytes) saying what is wrong. */
+static int parse_ids(const char *v, unsigned *ids, unsigned *n, char *why,
+                     size_t len)
+{
+  const char *p = skip_blanks(v);
+  *n = 0;
+  if (*p == '\0')
+    return 0;
+  for (;;) {
+    if (*n == DAEMON_MAX_ALLOW) {
+      snprintf(why, len, "more than %d ids", DAEMON_MAX_ALLOW);
+      return -1;
+    }
+    if (parse_id(&p, &ids[*n], why, len))
+      return -1;
+    (*n)++;
+    if (*p == '\0')
+      return 0;
+    p++; /* the comma */
+  }
 }
 
 static int named(const char *sec, const char *name, const char *section,
@@ -161,86 +223,86 @@ static const struct key *find_key(const char *section, const char *name,
   return NULL;
 }
 
-static int set_value(struct daemon_config *c, const struct key *k,
-                     const char *v)
+/* Sets the id list of k from v. Returns 0, or -1 with why
+ * (ARENA_ERR_LEN bytes) saying what is wrong. */
+static int set_ids(struct daemon_config *c, const struct key *k,
+                   const char *v, char *why)
+{
+  unsigned ids[DAEMON_MAX_ALLOW], n;
+  if (parse_ids(v, ids, &n, why, ARENA_ERR_LEN))
+    return -1;
+  for (unsigned i = 0; i < n; i++)
+    if (k->kind == K_UIDS)
+      c->allow_uids[i] = (uid_t)ids[i];
+    else
+      c->allow_gids[i] = (gid_t)ids[i];
+  if (k->kind == K_UIDS)
+    c->n_allow_uids = n;
+  else
+    c->n_allow_gids = n;
+  return 0;
+}
+
+/* Sets the number k from v, like set_ids. */
+static int set_number(struct daemon_config *c, const struct key *k,
+                      const char *v, char *why)
 {
   char *base = (char *)c + k->off;
   uint64_t x;
-  switch (k->kind) {
-  case K_STR: {
-    size_t cap = k->off == offsetof(struct daemon_config, log_level)
-                     ? sizeof c->log_level
-                     : DAEMON_PATH_MAX;
-    if (strlen(v) >= cap)
-      return -1;
-    memcpy(base, v, strlen(v) + 1);
-    return 0;
+  if (parse_u64(v, k->min, k->max, &x)) {
+    if (k->below && k->min > 0 && parse_u64(v, 0, k->min - 1, &x) == 0)
+      snprintf(why, ARENA_ERR_LEN, "'%s' is refused: %s (%" PRIu64
+               " to %" PRIu64 ")", v, k->below, k->min, k->max);
+    else
+      snprintf(why, ARENA_ERR_LEN, "'%s' is not a whole number from %" PRIu64
+               " to %" PRIu64, v, k->min, k->max);
+    return -1;
   }
-  case K_UINT:
-    if (parse_u64(v, k->min, k->max, &x))
-      return -1;
-    *(unsigned *)(void *)base = (unsigned)x;
-    return 0;
-  case K_U32:
-    if (parse_u64(v, k->min, k->max, &x))
-      return -1;
-    *(uint32_t *)(void *)base = (uint32_t)x;
-    return 0;
-  case K_U64:
-    if (parse_u64(v, k->min, k->max, &x))
-      return -1;
+  if (k->kind == K_U64)
     *(uint64_t *)(void *)base = x;
-    return 0;
-  case K_UIDS: {
-    unsigned ids[DAEMON_MAX_ALLOW], n;
-    if (parse_ids(v, ids, &n))
-      return -1;
-    for (unsigned i = 0; i < n; i++)
-      c->allow_uids[i] = (uid_t)ids[i];
-    c->n_allow_uids = n;
-    return 0;
-  }
-  case K_GIDS: {
-    unsigned ids[DAEMON_MAX_ALLOW], n;
-    if (parse_ids(v, ids, &n))
-      return -1;
-    for (unsigned i = 0; i < n; i++)
-      c->allow_gids[i] = (gid_t)ids[i];
-    c->n_allow_gids = n;
-    return 0;
-  }
-  }
-  return -1;
+  else if (k->kind == K_U32)
+    *(uint32_t *)(void *)base = (uint32_t)x;
+  else
+    *(unsigned *)(void *)base = (unsigned)x;
+  return 0;
 }
 
-int daemon_config_set(struct daemon_config *c, const char *section,
-                      const char *key, const char *value,
-                      char err[ARENA_ERR_LEN])
+static int set_value(struct daemon_config *c, const struct key *k,
+                     const char *v, char *why)
 {
-  const struct alias *al;
-  const struct key *k = find_key(section, key, &al);
-  if (!k) {
-    if (err)
-      snprintf(err, ARENA_ERR_LEN, "unknown key '%s%s%s'",
-               section && *section ? section : "",
-               section && *section ? "." : "", key);
-    return ARENA_EPARSE;
+  if (k->kind == K_UIDS || k->kind == K_GIDS)
+    return set_ids(c, k, v, why);
+  if (k->kind != K_STR)
+    return set_number(c, k, v, why);
+  size_t cap = k->off == offsetof(struct daemon_config, log_level)
+                   ? sizeof c->log_level
+                   : DAEMON_PATH_MAX;
+  if (strlen(v) >= cap) {
+    snprintf(why, ARENA_ERR_LEN, "value too long");
+    return -1;
   }
-  if (set_value(c, k, value)) {
-    if (err) {
-      if (k->kind == K_STR)
-        snprintf(err, ARENA_ERR_LEN, "%s.%s: value too long", k->section,
-                 k->name);
-      else if (k->kind == K_UIDS || k->kind == K_GIDS)
-        snprintf(err, ARENA_ERR_LEN,
-                 "%s.%s: expected up to %d numeric ids separated by commas",
-                 k->section, k->name, DAEMON_MAX_ALLOW);
-      else
-        snprintf(err, ARENA_ERR_LEN,
-                 "%s.%s: '%s' is not a whole number from %" PRIu64
-                 " to %" PRIu64,
-                 k->section, k->name, value, k->min, k->max);
-    }
+  memcpy((char *)c + k->off, v, strlen(v) + 1);
+  return 0;
+}
+
+static int unknown_key(const char *section, const char *key, char *err)
+{
+  if (err)
+    snprintf(err, ARENA_ERR_LEN, "unknown key '%s%s%s'",
+             section && *section ? section : "",
+             section && *section ? "." : "", key);
+  return ARENA_EPARSE;
+}
+
+/* Sets key k (named by its deprecated alias al, or NULL) from value. */
+static int set_key(struct daemon_config *c, const struct key *k,
+                   const struct alias *al, const char *value, char *err)
+{
+  char why[ARENA_ERR_LEN];
+  if (set_value(c, k, value, why)) {
+    if (err)
+      snprintf(err, ARENA_ERR_LEN, "%s.%s: %.200s", k->section,
+               al ? al->name : k->name, why);
     return ARENA_EPARSE;
   }
   if (al) {
@@ -250,22 +312,60 @@ int daemon_config_set(struct daemon_config *c, const char *section,
   return 0;
 }
 
+int daemon_config_set(struct daemon_config *c, const char *section,
+                      const char *key, const char *value,
+                      char err[ARENA_ERR_LEN])
+{
+  const struct alias *al;
+  const struct key *k = find_key(section, key, &al);
+  return k ? set_key(c, k, al, value, err) : unknown_key(section, key, err);
+}
+
+#define N_KEYS (sizeof keys / sizeof *keys)
+
 struct load_ctx {
   struct daemon_config *c;
   char *err;
   int failed;
+  unsigned char seen[N_KEYS]; /* 1: set in this file, 2: under an alias */
 };
+
+/* A key the file already set: an error, whatever the two values. */
+static int set_twice(const struct key *k, const struct alias *al,
+                     unsigned char first, char *err)
+{
+  const struct alias *old = NULL;
+  for (size_t i = 0; !old && i < sizeof aliases / sizeof *aliases; i++)
+    if (strcmp(aliases[i].key, k->name) == 0 &&
+        strcmp(aliases[i].section, k->section) == 0)
+      old = &aliases[i];
+  if (err && (al || first == 2) && old)
+    snprintf(err, ARENA_ERR_LEN,
+             "%s.%s is set more than once (%s is its old name)", k->section,
+             k->name, old->full);
+  else if (err)
+    snprintf(err, ARENA_ERR_LEN, "%s.%s is set more than once", k->section,
+             k->name);
+  return ARENA_EPARSE;
+}
 
 static int on_ini(void *user, const char *section, const char *name,
                   const char *value)
 {
   struct load_ctx *lc = user;
+  const struct alias *al;
   if (lc->failed)
     return 0;
-  if (daemon_config_set(lc->c, section, name, value, lc->err)) {
+  const struct key *k = find_key(section, name, &al);
+  int rc = !k                       ? unknown_key(section, name, lc->err)
+           : lc->seen[k - keys] != 0 ? set_twice(k, al, lc->seen[k - keys],
+                                                lc->err)
+                                     : set_key(lc->c, k, al, value, lc->err);
+  if (rc) {
     lc->failed = 1;
     return 0;
   }
+  lc->seen[k - keys] = al ? 2 : 1;
   return 1;
 }
 
@@ -273,7 +373,10 @@ int daemon_config_load(struct daemon_config *c, const char *path,
                        char err[ARENA_ERR_LEN])
 {
   char why[ARENA_ERR_LEN] = "";
-  struct load_ctx lc = {c, why, 0};
+  struct load_ctx lc;
+  memset(&lc, 0, sizeof lc);
+  lc.c = c;
+  lc.err = why;
   FILE *f = fopen(path, "r");
   if (!f) {
     if (err)

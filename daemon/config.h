@@ -29,6 +29,7 @@ struct daemon_config {
   char log_level[16];             /* dlog level name */
   unsigned workers;               /* planning threads, 1..128 */
   unsigned max_connections;       /* open connections at once */
+  unsigned max_connections_per_uid; /* open connections of one peer uid */
   unsigned max_inflight_per_conn; /* unanswered requests per connection */
   unsigned max_queued_jobs;       /* planning jobs queued or running */
   uint64_t max_frame_bytes;       /* largest request frame */
@@ -36,6 +37,9 @@ struct daemon_config {
   uint64_t max_tensors;           /* tensors in one graph */
   uint64_t write_queue_bytes;     /* unsent reply bytes before reads stop */
   uint64_t idle_timeout_ms;       /* close a silent, idle connection */
+  uint64_t handshake_timeout_ms;  /* close a connection that sent no
+                                     complete frame by then (or by
+                                     idle_timeout_ms, if sooner) */
   uint64_t drain_timeout_ms;      /* SIGTERM: wait this long for jobs */
   uint32_t default_effort;        /* exact-search effort when a request
                                      sets none; 0 = PLANNER_DEFAULT_EFFORT */
@@ -58,12 +62,15 @@ void daemon_config_defaults(struct daemon_config *c);
 
 /* Reads an ini file into c (keys not in the file keep their values).
  * Returns 0, ARENA_ENOENT (file missing), ARENA_EPARSE (syntax error,
- * unknown key or bad value; err names the line and key). */
+ * unknown key, bad value, or a key the file sets twice; err names the
+ * line and key). On failure c may hold the values read before the bad
+ * line. */
 int daemon_config_load(struct daemon_config *c, const char *path,
                        char err[ARENA_ERR_LEN]);
 
 /* Sets one key ("section.key" or a bare key) from text, as the ini file
- * would. Returns 0 or ARENA_EPARSE with err explaining. */
+ * would (a later call for the same key wins: command-line overrides).
+ * Returns 0 or ARENA_EPARSE with err explaining. */
 int daemon_config_set(struct daemon_config *c, const char *section,
                       const char *key, const char *value,
                       char err[ARENA_ERR_LEN]);

@@ -11,6 +11,20 @@
  * A connection is freed only after both of its handles' close callbacks
  * and all of its write callbacks have run.
  *
+ * ROOM FOR NEW CLIENTS: s->conns is kept in order of last activity
+ * (accepted, a request read, a reply done), least recent first. A
+ * connection is idle when it waits for nothing: no request in flight, no
+ * reply unsent, not closing. A new connection past
+ * max_connections_per_uid for its peer's uid closes that uid's least
+ * recently active idle connection, and one past max_connections the
+ * least recently active idle connection of any uid; only when there is
+ * none is it refused with BUSY. So idle connections can never keep a
+ * fresh client out, and one uid can take at most its share of the
+ * table. Counting a uid's connections walks the list, which happens only
+ * when the table holds more connections than the per-uid cap. Before its
+ * first complete frame a connection is closed at handshake_timeout_ms
+ * (or idle_timeout_ms, if sooner).
+ *
  * Out of memory at accept: libuv stops reading a listener until its
  * pending connection is accepted, so a connection that cannot be
  * allocated is still accepted, into the server's spare pipe handle, and
@@ -42,7 +56,10 @@ struct conn {
   uv_pipe_t pipe;         /* the socket; pipe.data = this */
   uv_timer_t idle;        /* idle timeout; idle.data = this */
   struct server *s;
-  struct conn *prev, *next; /* s->conns list */
+  struct conn *prev, *next; /* s->conns list, least recently active
+                               first */
+  uint64_t active_ms;     /* uv_now at accept, or at the last request read
+                             or reply done */
   struct wire_reader rd;  /* frames received, not yet handled */
   unsigned inflight;      /* requests waiting on jobs */
   size_t write_queued;    /* reply bytes handed to libuv, not yet sent */
@@ -52,6 +69,7 @@ struct conn {
   int closing;            /* conn_close has run */
   int close_after_write;  /* a fatal reply is queued: close once sent */
   int has_cred;           /* peer credentials known */
+  int got_frame;          /* a complete frame arrived: past the handshake */
   pid_t pid;
   uid_t uid;
   gid_t gid;
@@ -94,6 +112,45 @@ static void on_handle_closed(uv_handle_t *h)
   maybe_free(c);
 }
 
+static void list_unlink(struct conn *c)
+{
+  struct server *s = c->s;
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    s->conns = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  else
+    s->conns_tail = c->prev;
+  c->prev = c->next = NULL;
+}
+
+static void list_append(struct conn *c)
+{
+  struct server *s = c->s;
+  c->prev = s->conns_tail;
+  c->next = NULL;
+  if (s->conns_tail)
+    s->conns_tail->next = c;
+  else
+    s->conns = c;
+  s->conns_tail = c;
+}
+
+/* c was active just now: it moves to the end of the list (a closing
+ * connection has left the list and stays out). */
+static void conn_touch(struct conn *c)
+{
+  if (c->closing)
+    return;
+  c->active_ms = uv_now(&c->s->loop);
+  if (c->s->conns_tail != c) {
+    list_unlink(c);
+    list_append(c);
+  }
+}
+
 static void conn_close(struct conn *c)
 {
   if (c->closing)
@@ -101,12 +158,7 @@ static void conn_close(struct conn *c)
   struct server *s = c->s;
   c->closing = 1;
   jobs_detach_conn(s, c);
-  if (c->prev)
-    c->prev->next = c->next;
-  else
-    s->conns = c->next;
-  if (c->next)
-    c->next->prev = c->prev;
+  list_unlink(c);
   s->n_conns--;
   uv_read_stop((uv_stream_t *)&c->pipe);
   uv_close((uv_handle_t *)&c->pipe, on_handle_closed);
@@ -255,7 +307,9 @@ static void handle_frame(struct conn *c, const uint8_t *body, size_t len)
 {
   struct server *s = c->s;
   Arenad__V1__Request *req;
+  c->got_frame = 1;
   uv_timer_again(&c->idle);
+  conn_touch(c);
   int rc = wire_unpack_request(body, len, s->cfg.request_mem_bytes, &req);
   if (rc) {
     protocol_error(c, rc,
@@ -356,8 +410,14 @@ static void on_idle(uv_timer_t *t)
   if (c->inflight || c->write_queued)
     return; /* busy, not idle: the repeating timer checks again */
   char who[96];
-  dlog(&c->s->log, DLOG_INFO, "%s: idle for %" PRIu64 " ms, closing",
-       conn_peer_desc(c, who, sizeof who), c->s->cfg.idle_timeout_ms);
+  conn_peer_desc(c, who, sizeof who);
+  if (c->got_frame)
+    dlog(&c->s->log, DLOG_INFO, "%s: idle for %" PRIu64 " ms, closing", who,
+         uv_now(&c->s->loop) - c->active_ms);
+  else
+    dlog(&c->s->log, DLOG_INFO,
+         "%s: no request within %" PRIu64 " ms of connecting, closing", who,
+         uv_now(&c->s->loop) - c->active_ms);
   conn_close(c);
 }
 
@@ -370,6 +430,7 @@ static void conn_job_done(struct conn *c)
 {
   c->inflight--;
   uv_timer_again(&c->idle);
+  conn_touch(c);
   pump(c);
 }
 
@@ -462,6 +523,83 @@ static void refuse(struct server *s)
   uv_close((uv_handle_t *)&s->spare, on_spare_closed);
 }
 
+/* Whether c waits for nothing, so that closing it loses no work. */
+static int conn_idle(const struct conn *c)
+{
+  return !c->closing && !c->close_after_write && c->inflight == 0 &&
+         c->write_queued == 0;
+}
+
+static int same_peer(const struct conn *a, const struct conn *b)
+{
+  return a->has_cred == b->has_cred && (!a->has_cred || a->uid == b->uid);
+}
+
+/* Whether the connections of c's peer uid, c among them, are more than
+ * max_connections_per_uid. */
+static int over_uid_cap(const struct server *s, const struct conn *c)
+{
+  unsigned cap = s->cfg.max_connections_per_uid, n = 0;
+  if (s->n_conns <= cap)
+    return 0;
+  for (const struct conn *o = s->conns; o; o = o->next)
+    if (same_peer(o, c) && ++n > cap)
+      return 1;
+  return 0;
+}
+
+/* Closes the least recently active idle connection other than c (of c's
+ * uid only, when same_uid), to make room for c. Returns whether there was
+ * one. */
+static int evict_idle(struct server *s, const struct conn *c, int same_uid,
+                      const char *limit)
+{
+  struct conn *v = s->conns;
+  while (v && (v == c || !conn_idle(v) || (same_uid && !same_peer(v, c))))
+    v = v->next;
+  if (!v)
+    return 0;
+  char who[96], whom[96];
+  dlog(&s->log, DLOG_WARNING,
+       "%s: %s reached: closed %s, idle for %" PRIu64 " ms, to make room",
+       conn_peer_desc(c, who, sizeof who), limit,
+       conn_peer_desc(v, whom, sizeof whom), uv_now(&s->loop) - v->active_ms);
+  conn_close(v);
+  return 1;
+}
+
+/* Makes room for the new connection c under max_connections_per_uid and
+ * max_connections, closing idle connections; refuses c with BUSY when it
+ * cannot. Returns whether c stays. */
+static int make_room(struct server *s, struct conn *c, const char *who)
+{
+  const char *limit = NULL;
+  if (over_uid_cap(s, c) &&
+      !evict_idle(s, c, 1, "max_connections_per_uid"))
+    limit = "max_connections_per_uid";
+  else if (s->n_conns > s->cfg.max_connections &&
+           !evict_idle(s, c, 0, "max_connections"))
+    limit = "max_connections";
+  if (!limit)
+    return 1;
+  s->c.busy_rejections++;
+  dlog(&s->log, DLOG_WARNING,
+       "%s: over %s and no connection idle, sent BUSY", who, limit);
+  reject(c, ARENAD__V1__STATUS__BUSY,
+         strcmp(limit, "max_connections") == 0
+             ? "too many connections"
+             : "too many connections from this user");
+  return 0;
+}
+
+/* The first deadline of a new connection: its handshake, unless the idle
+ * timeout comes sooner. */
+static uint64_t handshake_ms(const struct server *s)
+{
+  uint64_t h = s->cfg.handshake_timeout_ms, i = s->cfg.idle_timeout_ms;
+  return h < i ? h : i;
+}
+
 void conn_accept(struct server *s)
 {
   struct conn *c = conn_new(s);
@@ -471,16 +609,19 @@ void conn_accept(struct server *s)
   }
   c->s = s;
   c->id = ++s->next_conn_id;
+  /* libuv accepts a whole backlog in one callback, on the loop time of
+   * its start: after a stall (the process stopped, the machine busy)
+   * that time is old, and a handshake counted from it would end before
+   * the connection's first bytes are even read. */
+  uv_update_time(&s->loop);
+  c->active_ms = uv_now(&s->loop);
   wire_reader_init(&c->rd, s->cfg.max_frame_bytes);
   uv_pipe_init(&s->loop, &c->pipe, 0);
   uv_timer_init(&s->loop, &c->idle);
   c->pipe.data = c->idle.data = c;
   c->handles = 2;
   int rc = uv_accept((uv_stream_t *)&s->listener, (uv_stream_t *)&c->pipe);
-  c->next = s->conns;
-  if (s->conns)
-    s->conns->prev = c;
-  s->conns = c;
+  list_append(c);
   s->n_conns++;
   if (rc < 0) {
     conn_close(c);
@@ -491,13 +632,8 @@ void conn_accept(struct server *s)
   char who[96];
   conn_peer_desc(c, who, sizeof who);
   dlog(&s->log, DLOG_DEBUG, "%s: connected", who);
-  if (s->n_conns > s->cfg.max_connections) {
-    s->c.busy_rejections++;
-    dlog(&s->log, DLOG_WARNING, "%s: over max_connections (%u), sent BUSY",
-         who, s->cfg.max_connections);
-    reject(c, ARENAD__V1__STATUS__BUSY, "too many connections");
-    return;
-  }
+  /* The allow-lists first: a peer that may not connect never makes room
+   * for itself by closing anyone. */
   if (!allowed(s, c)) {
     s->c.denied++;
     dlog(&s->log, DLOG_WARNING, "%s: not in the allow-lists, sent DENIED",
@@ -506,8 +642,9 @@ void conn_accept(struct server *s)
            "this user or group may not use arenad");
     return;
   }
-  uv_timer_start(&c->idle, on_idle, s->cfg.idle_timeout_ms,
-                 s->cfg.idle_timeout_ms);
+  if (!make_room(s, c, who))
+    return;
+  uv_timer_start(&c->idle, on_idle, handshake_ms(s), s->cfg.idle_timeout_ms);
   pump(c);
 }
 

@@ -1,12 +1,15 @@
 /*
  * server.c - arenad's lifecycle: opening storage, the listening socket
- * (bound here, or inherited from systemd), signals, systemd notification
- * and the watchdog, SIGHUP reloads, and the graceful drain on SIGTERM.
+ * (bound here once the lock beside it is ours, see sockguard.h, or
+ * inherited from systemd), signals, systemd notification and the
+ * watchdog, SIGHUP reloads, and the graceful drain on SIGTERM.
  *
- * Shutdown order: stop accepting, stop reading, let queued and running
- * jobs finish and replies flush (up to drain_timeout_ms, then cancel),
- * close every handle, run the loop dry, write the hot cache's last use
- * counts (uses.c), then flush and close storage.
+ * Shutdown order: stop accepting (remove the socket file, then let go
+ * of its lock, so that a new daemon may start at once), stop reading,
+ * let queued and running jobs finish and replies flush (up to
+ * drain_timeout_ms, then cancel), close every handle, run the loop dry,
+ * write the hot cache's last use counts (uses.c), then flush and close
+ * storage.
  *
  * The top of daemon/'s layers (report.h): it calls conn.c, jobs.c and
  * uses.c, and none of them calls it. Before anything runs it fills
@@ -30,6 +33,10 @@
 #include "server_int.h"
 
 #define TICK_MS_DEFAULT 2000
+/* How long a new daemon waits for the holder of the socket's lock, or a
+ * listener on the path, that does not answer a Ping to go away: a daemon
+ * that was killed lets go once the kernel has finished with it. */
+#define TAKEOVER_WAIT_MS 10000
 
 static void storage_log(void *ctx, enum storage_log_level level,
                         const char *msg)
@@ -94,24 +101,6 @@ static int open_storage(struct server *s)
   return 0;
 }
 
-/* Is something listening on path? 1 yes, 0 no (stale or absent). */
-static int socket_alive(const char *path)
-{
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return 0;
-  struct sockaddr_un a = {.sun_family = AF_UNIX};
-  size_t n = strlen(path);
-  if (n >= sizeof a.sun_path) {
-    close(fd);
-    return 0;
-  }
-  memcpy(a.sun_path, path, n + 1);
-  int alive = connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
-  close(fd);
-  return alive;
-}
-
 static void on_connection(uv_stream_t *server, int status)
 {
   struct server *s = server->data;
@@ -125,23 +114,12 @@ static void on_connection(uv_stream_t *server, int status)
 static int bind_socket(struct server *s)
 {
   const char *path = s->cfg.socket_path;
-  struct stat st;
-  if (lstat(path, &st) == 0) {
-    if (!S_ISSOCK(st.st_mode)) {
-      dlog(&s->log, DLOG_ERR, "%s exists and is not a socket; not touching it",
-           path);
-      return -1;
-    }
-    if (socket_alive(path)) {
-      dlog(&s->log, DLOG_ERR,
-           "another arenad is already listening on %s; not taking it over",
-           path);
-      return -1;
-    }
-    dlog(&s->log, DLOG_NOTICE, "removing stale socket %s", path);
-    unlink(path);
+  char err[ARENA_ERR_LEN] = "";
+  make_parent(path); /* the lock file lives there too */
+  if (sockguard_claim(&s->guard, path, TAKEOVER_WAIT_MS, &s->log, err)) {
+    dlog(&s->log, DLOG_ERR, "%s", err);
+    return -1;
   }
-  make_parent(path);
   mode_t old = umask(0117); /* the socket is born 0660 */
   int rc = uv_pipe_bind(&s->listener, path);
   umask(old);
@@ -154,6 +132,37 @@ static int bind_socket(struct server *s)
   return rc;
 }
 
+/* Under socket activation: takes the lock beside the socket systemd
+ * passed, so that an arenad started by hand on that path sees it is
+ * served; without it (another holder, no file name, no access) the
+ * socket is served all the same. */
+static void lock_activated(struct server *s)
+{
+  struct sockaddr_un a;
+  socklen_t len = sizeof a;
+  char err[ARENA_ERR_LEN] = "";
+  memset(&a, 0, sizeof a);
+  if (getsockname(SD_LISTEN_FDS_START, (struct sockaddr *)&a, &len) != 0 ||
+      a.sun_family != AF_UNIX || a.sun_path[0] == '\0' ||
+      len >= sizeof a) /* unnamed, abstract or unterminated */
+    return;
+  if (sockguard_try(&s->guard, a.sun_path, err))
+    dlog(&s->log, DLOG_WARNING, "%s; serving the socket from systemd anyway",
+         err);
+}
+
+/* Stops serving the socket path: removes the socket file we created,
+ * then lets go of the lock, in that order, so that a daemon that takes
+ * the lock next finds the path free. Done when the drain begins, so a
+ * new daemon may start while this one finishes its jobs. */
+static void release_path(struct server *s)
+{
+  if (s->bound)
+    unlink(s->cfg.socket_path);
+  s->bound = 0;
+  sockguard_release(&s->guard);
+}
+
 /* Binds (or adopts systemd's socket); listening starts later, once the
  * cache is open. */
 static int open_listener(struct server *s)
@@ -164,6 +173,7 @@ static int open_listener(struct server *s)
   if (sd_listen_fds(1) <= 0)
     return bind_socket(s);
   s->activated = 1;
+  lock_activated(s);
   int rc = uv_pipe_open(&s->listener, SD_LISTEN_FDS_START);
   if (rc)
     dlog(&s->log, DLOG_ERR, "cannot use the socket from systemd: %s",
@@ -298,6 +308,7 @@ static void begin_drain(struct server *s, const char *why)
     uv_close((uv_handle_t *)&s->listener, close_cb_noop);
     s->listening = 0;
   }
+  release_path(s);
   conn_pause_all(s);
   uv_timer_start(&s->drain, on_drain_timeout, s->cfg.drain_timeout_ms, 0);
   maybe_finish_drain(s);
@@ -438,6 +449,7 @@ int server_run(const struct daemon_config *cfg,
   if (!s)
     return 1;
   s->reload = reload_info;
+  sockguard_init(&s->guard);
   apply_config(s, cfg);
   int rc = setup(s, cfg);
   if (rc) {
@@ -446,6 +458,7 @@ int server_run(const struct daemon_config *cfg,
       finish(s);
       teardown(s);
     }
+    release_path(s);
     free(s);
     return 1;
   }
@@ -456,10 +469,8 @@ int server_run(const struct daemon_config *cfg,
   sd_notify(0, "READY=1");
   notify_status(s);
   uv_run(&s->loop, UV_RUN_DEFAULT);
-  int bound = s->bound;
   teardown(s);
-  if (bound)
-    unlink(s->cfg.socket_path);
+  release_path(s); /* done at the drain's start; this is for safety */
   dlog(&s->log, DLOG_INFO, "stopped");
   free(s);
   return 0;

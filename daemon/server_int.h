@@ -37,6 +37,7 @@
 #include "log.h"
 #include "report.h"
 #include "server.h"
+#include "sockguard.h"
 #include "storage.h"
 #include "wire.h"
 #include "wire_plan.h"
@@ -81,6 +82,8 @@ struct server {
   int listening;                   /* listener open */
   int activated;                   /* listener came from systemd */
   int bound;                       /* we created the socket file */
+  struct sockguard guard;          /* the lock beside the socket, held
+                                      while this daemon serves its path */
   uv_signal_t sig_term, sig_int, sig_hup;
   uv_timer_t tick;                 /* watchdog and STATUS= */
   uv_timer_t drain;                /* shutdown deadline */
@@ -98,7 +101,8 @@ struct server {
   uv_timer_t uses_timer;           /* collects and flushes uses */
   uv_work_t uses_work;             /* the timer's flush job */
   int uses_flushing;               /* uses_work is queued or running */
-  struct conn *conns;              /* all open connections */
+  struct conn *conns, *conns_tail; /* all open connections, least
+                                      recently active first (conn.c) */
   unsigned n_conns;
   struct job *jobs;                /* plan jobs in flight (single-flight) */
   unsigned n_jobs;                 /* all jobs queued or running */

@@ -8,7 +8,10 @@
  * SIGHUP while jobs run: check_daemon_reload.c; injected faults:
  * check_daemon_faults.c; the in-memory cache alone:
  * check_daemon_hotcache.c; in-place sharing: check_daemon_share.c;
- * the status of malformed requests: check_daemon_status.c.)
+ * the status of malformed requests: check_daemon_status.c;
+ * restarts after SIGKILL: check_daemon_restart.c; connection limits:
+ * check_daemon_lockout.c; what the configuration file refuses:
+ * check_daemon_config.c.)
  */
 #include <check.h>
 #include <signal.h>
@@ -315,48 +318,6 @@ START_TEST(test_disconnect_cancels)
 }
 END_TEST
 
-START_TEST(test_max_connections_and_reload)
-{
-  struct harness h;
-  ck_assert_int_eq(hn_init(&h, "[limits]\nmax_connections = 3\n"), 0);
-  ck_assert_int_eq(hn_start(&h), 0);
-  int fds[4];
-  for (int i = 0; i < 3; i++)
-    fds[i] = hn_connect(&h);
-  int extra = hn_connect(&h);
-  Arenad__V1__Response *r = hn_recv(extra, 5000);
-  ck_assert_ptr_nonnull(r);
-  ck_assert_int_eq(r->status, ARENAD__V1__STATUS__BUSY);
-  wire_free_response(r);
-  ck_assert(hn_wait_closed(extra, 5000));
-  close(extra);
-
-  /* raise the limit with SIGHUP: now a fourth connection is served */
-  FILE *f = fopen(h.conf, "a");
-  fprintf(f, "[limits]\nmax_connections = 10\n");
-  fclose(f);
-  kill(h.pid, SIGHUP);
-  struct timespec ts = {0, 200 * 1000000L};
-  nanosleep(&ts, NULL);
-  fds[3] = hn_connect(&h);
-  Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
-  Arenad__V1__Ping ping = ARENAD__V1__PING__INIT;
-  req.protocol_version = 1;
-  req.request_id = 4;
-  req.body_case = ARENAD__V1__REQUEST__BODY_PING;
-  req.ping = &ping;
-  ck_assert_int_eq(hn_send(fds[3], &req), 0);
-  r = hn_recv(fds[3], 5000);
-  ck_assert_ptr_nonnull(r);
-  ck_assert_int_eq(r->status, ARENAD__V1__STATUS__OK);
-  wire_free_response(r);
-  for (int i = 0; i < 4; i++)
-    close(fds[i]);
-  ck_assert_int_eq(hn_stop(&h), 0);
-  hn_cleanup(&h);
-}
-END_TEST
-
 /* Waits for the daemon, which was sent SIGTERM, to exit with status 0. */
 void cd_assert_exits_0(struct harness *h)
 {
@@ -659,7 +620,6 @@ Suite *daemon_suite(void)
   tcase_add_test(tc, test_single_flight);
   tcase_add_test(tc, test_bad_peers);
   tcase_add_test(tc, test_disconnect_cancels);
-  tcase_add_test(tc, test_max_connections_and_reload);
   tcase_add_test(tc, test_sigterm_drains);
   tcase_add_test(tc, test_socket_ownership);
   tcase_add_test(tc, test_check_config);
@@ -675,5 +635,8 @@ Suite *daemon_suite(void)
   add_case(s, "hotcache", 30, cd_add_hotcache_tests);
   add_case(s, "share", 120, cd_add_share_tests);
   add_case(s, "status", 60, cd_add_status_tests);
+  add_case(s, "restart", 120, cd_add_restart_tests);
+  add_case(s, "lockout", 120, cd_add_lockout_tests);
+  add_case(s, "config", 60, cd_add_config_tests);
   return s;
 }

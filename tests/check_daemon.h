@@ -3,7 +3,8 @@
  * share: reply checks, and the functions that add the tests of
  * check_daemon_evict.c, check_daemon_uses.c, check_daemon_reload.c,
  * check_daemon_faults.c, check_daemon_hotcache.c,
- * check_daemon_share.c and check_daemon_status.c to the daemon suite.
+ * check_daemon_share.c, check_daemon_status.c, check_daemon_restart.c,
+ * check_daemon_lockout.c and check_daemon_config.c to the daemon suite.
  */
 #ifndef ARENA_CHECK_DAEMON_H
 #define ARENA_CHECK_DAEMON_H
@@ -49,5 +50,11 @@ void cd_add_hotcache_tests(TCase *tc);
 void cd_add_share_tests(TCase *tc);
 /* check_daemon_status.c: the documented status of malformed requests */
 void cd_add_status_tests(TCase *tc);
+/* check_daemon_restart.c: restarts at once after SIGKILL under load */
+void cd_add_restart_tests(TCase *tc);
+/* check_daemon_lockout.c: room for new clients (connection limits) */
+void cd_add_lockout_tests(TCase *tc);
+/* check_daemon_config.c: what the configuration file refuses */
+void cd_add_config_tests(TCase *tc);
 
 #endif

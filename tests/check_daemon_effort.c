@@ -252,10 +252,11 @@ START_TEST(test_effort_keys_applied)
   static const uint32_t caps[] = {30, 60};
   for (int i = 0; i < 2; i++) {
     if (i) {
-      FILE *f = fopen(h.conf, "a");
-      ck_assert_ptr_nonnull(f);
-      fprintf(f, "max_effort = %u\n", caps[i]);
-      fclose(f);
+      char conf[96];
+      snprintf(conf, sizeof conf,
+               "[planner]\ndefault_budget_ms = 7\nmax_effort = %u\n",
+               caps[i]);
+      ck_assert_int_eq(hn_write_conf(&h, conf), 0);
       kill(h.pid, SIGHUP);
       nanosleep(&(struct timespec){0, 300 * 1000000L}, NULL);
     }

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -459,6 +460,33 @@ END_TEST
 
 /* ---- socket activation ------------------------------------------------------ */
 
+/* The activated daemon serving act holds the lock beside it, so a
+ * daemon started by hand on act gives up (exit 1) and act is still
+ * served. */
+static void assert_activated_kept(const char *act)
+{
+  char lock[320];
+  snprintf(lock, sizeof lock, "%s.lock", act);
+  int kfd = open(lock, O_RDONLY | O_CLOEXEC);
+  ck_assert_int_ge(kfd, 0);
+  ck_assert_int_ne(flock(kfd, LOCK_EX | LOCK_NB), 0);
+  close(kfd);
+  struct harness h2;
+  ck_assert_int_eq(hn_init(&h2, NULL), 0);
+  FILE *f = fopen(h2.conf, "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f, "[daemon]\nsocket = %s\ndatabase = %s\n", act, h2.db);
+  fclose(f);
+  struct launch l = {.listen_fd = -1};
+  launch(&h2, &l);
+  ck_assert_int_eq(wait_exit(&h2), 1);
+  hn_cleanup(&h2);
+  int fd = connect_path(act);
+  ck_assert_int_ge(fd, 0);
+  ping_fd(fd, 9);
+  close(fd);
+}
+
 START_TEST(test_socket_activation_launcher)
 {
   struct harness h;
@@ -483,6 +511,7 @@ START_TEST(test_socket_activation_launcher)
   close(fd);
   /* It served the inherited socket and did not bind its configured one. */
   ck_assert_int_ne(lstat(h.sock, &st), 0);
+  assert_activated_kept(act);
   ck_assert_int_eq(cdp_stop_daemon(&h), 0);
   /* ...and left the activated socket file alone. */
   ck_assert_int_eq(lstat(act, &st), 0);

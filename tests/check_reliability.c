@@ -19,6 +19,8 @@
  *               garbage while the daemon runs.
  *   fallback    the daemon is killed while 16 library clients wait on it.
  *   flood       a connection flood past max_connections.
+ *   lockout     300 idle connections against the default limits: a fresh
+ *               client is served while they are open.
  *   slow        a client that never reads, and one that trickles a frame.
  *   abusive     huge graphs, maximum-size frames, repeated requests; the
  *               daemon's RSS is measured.
@@ -38,7 +40,7 @@
  * in the order above:
  *   check_reliability_database.c   crash, disk_full, tamper
  *   check_reliability_fallback.c   fallback
- *   check_reliability_hostile.c    flood, slow, abusive
+ *   check_reliability_hostile.c    flood, lockout, slow, abusive
  *   check_reliability_isolation.c  poison, access
  *   check_reliability_soak.c       soak
  * This file holds what they share (declared in check_reliability.h): the
@@ -519,7 +521,7 @@ Suite *reliability_suite(void)
   tcase_set_timeout(tc, rel_full_mode() ? 3600 : 180);
   reliability_add_database(tc);  /* crash, disk_full, tamper */
   reliability_add_fallback(tc);  /* fallback */
-  reliability_add_hostile(tc);   /* flood, slow, abusive */
+  reliability_add_hostile(tc);   /* flood, lockout, slow, abusive */
   reliability_add_isolation(tc); /* poison, access */
   reliability_add_soak(tc);      /* soak */
   tcase_add_test(tc, test_summary);

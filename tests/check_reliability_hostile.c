@@ -3,6 +3,8 @@
  * that flood, stall or abuse the daemon (see check_reliability.c):
  *
  *   flood       a connection flood past max_connections.
+ *   lockout     300 idle connections against the default limits, and a
+ *               fresh client.
  *   slow        a client that never reads, and one that trickles a frame.
  *   abusive     huge graphs, maximum-size frames, repeated requests; the
  *               daemon's RSS is measured.
@@ -54,7 +56,7 @@ START_TEST(test_connection_flood)
   wire_free_response(r);
 
   int *fds = calloc(flood, sizeof *fds);
-  unsigned busy = 0, refused = 0, open_ok = 0;
+  unsigned busy = 0, refused = 0, open_ok = 0, closed = 0;
   double worst = 0;
   for (unsigned i = 0; i < flood; i++) {
     fds[i] = hn_connect(&h);
@@ -75,16 +77,23 @@ START_TEST(test_connection_flood)
         worst = rel_now_ms() - t0;
     }
   }
-  /* past the limit: one BUSY reply, then the daemon hangs up */
+  /* Past the limit each new connection closes the least recently active
+   * idle one (closed without a reply), or, with none idle, gets one BUSY
+   * reply and is closed itself. The flood connections are all idle, and
+   * the newest stay open (polled briefly; the others were closed long
+   * ago). */
   for (unsigned i = 0; i < flood; i++) {
     if (fds[i] < 0)
       continue;
     struct pollfd p = {fds[i], POLLIN, 0};
-    if (poll(&p, 1, i < 40 ? 50 : 2000) > 0) {
+    if (poll(&p, 1, i + 40 >= flood ? 50 : 2000) > 0) {
       r = hn_recv(fds[i], 2000);
       if (r && r->status == ARENAD__V1__STATUS__BUSY) {
         busy++;
         ck_assert(hn_wait_closed(fds[i], 2000));
+      } else {
+        ck_assert_ptr_null(r); /* no other reply to a silent client */
+        closed++;
       }
       wire_free_response(r);
     } else {
@@ -93,7 +102,7 @@ START_TEST(test_connection_flood)
   }
   rel_rss_peak(&f, &h);
   ck_assert_uint_le(open_ok, 32);
-  ck_assert_uint_ge(busy + refused, flood - 32);
+  ck_assert_uint_ge(busy + closed + refused, flood - 32);
   for (unsigned i = 0; i < flood; i++)
     if (fds[i] >= 0)
       close(fds[i]);
@@ -111,11 +120,90 @@ START_TEST(test_connection_flood)
   ck_assert_int_eq(hn_stop(&h), 0);
   char extra[160];
   snprintf(extra, sizeof extra,
-           "flood=%u busy=%u backlog_refused=%u served_while_flooded=%" PRIu64
-           " worst_ms=%.1f",
-           flood, busy, refused, f.requests, worst);
+           "flood=%u idle_closed=%u busy=%u backlog_refused=%u "
+           "served_while_flooded=%" PRIu64 " worst_ms=%.1f",
+           flood, closed, busy, refused, f.requests, worst);
   rel_figs_report("flood", &f, extra);
   rel_vgraph_free(&v);
+  hn_cleanup(&h);
+}
+END_TEST
+
+/* ---- lockout: idle connections against the default limits ------------- */
+
+/* Raises the soft limit on open files towards want (at most the hard
+ * limit); returns the soft limit now in force. */
+static unsigned raise_nofile(unsigned want)
+{
+  struct rlimit rl;
+  getrlimit(RLIMIT_NOFILE, &rl);
+  if (rl.rlim_cur < want) {
+    rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
+  getrlimit(RLIMIT_NOFILE, &rl);
+  return (unsigned)rl.rlim_cur;
+}
+
+/* 300 connections that never send a byte, against the default
+ * max_connections (256) and max_connections_per_uid (128), with the
+ * handshake and idle timeouts far away so that only the limits act: a
+ * fresh client is served while all 300 are still open on this side, and
+ * so is a plan on a new connection after it. Reports the fresh client's
+ * time to a Pong (fresh_ms), a figure, not a bound. */
+START_TEST(test_idle_lockout)
+{
+  if (rel_skipped("lockout"))
+    return;
+  unsigned idle = 300;
+  unsigned lim = raise_nofile(idle + 128);
+  if (idle + 64 > lim)
+    idle = lim - 64; /* the daemon, started from here, has the same */
+  struct figs f = {0};
+  struct harness h;
+  rel_setup(&h, NULL, "[limits]\nhandshake_timeout_ms = 600000\n"
+                      "idle_timeout_ms = 600000\n");
+  ck_assert_int_eq(rel_start(&h), 0);
+  int *fds = calloc(idle, sizeof *fds);
+  ck_assert_ptr_nonnull(fds);
+  unsigned opened = 0;
+  for (unsigned i = 0; i < idle; i++) {
+    fds[i] = hn_connect(&h);
+    opened += fds[i] >= 0;
+    f.bad_inputs += fds[i] >= 0;
+  }
+  ck_assert_uint_eq(opened, idle);
+  double t0 = rel_now_ms();
+  ck_assert(rel_ping_ok(&h));
+  double fresh_ms = rel_now_ms() - t0;
+  f.requests++;
+  /* The fresh client came in while the idle ones were open: the
+   * timeouts are ten minutes away. The daemon kept at most 128 of them
+   * (one uid) and closed the rest without a word. */
+  unsigned kept = 0;
+  for (unsigned i = 0; i < idle; i++) {
+    struct pollfd p = {fds[i], POLLIN, 0};
+    if (poll(&p, 1, 0) == 0)
+      kept++;
+    else
+      ck_assert_ptr_null(hn_recv(fds[i], 2000));
+  }
+  ck_assert_uint_le(kept, 128);
+  struct vgraph v;
+  rel_vgraph_make(&v, 300, 11, PLANNER_ALGO_GREEDY_SIZE, "lockout");
+  rel_expect_plan(&h, &v, &f);
+  rel_vgraph_free(&v);
+  rel_rss_peak(&f, &h);
+  for (unsigned i = 0; i < idle; i++)
+    close(fds[i]);
+  free(fds);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  char extra[160];
+  snprintf(extra, sizeof extra, "idle=%u kept_open=%u fresh_ms=%.1f", idle,
+           kept, fresh_ms);
+  rel_figs_report("lockout", &f, extra);
+  ck_assert_uint_eq(f.failures, 0);
+  ck_assert_uint_eq(f.wrong, 0);
   hn_cleanup(&h);
 }
 END_TEST
@@ -448,6 +536,7 @@ END_TEST
 void reliability_add_hostile(TCase *tc)
 {
   tcase_add_test(tc, test_connection_flood);
+  tcase_add_test(tc, test_idle_lockout);
   tcase_add_test(tc, test_slow_clients);
   tcase_add_test(tc, test_abusive_requests);
 }

@@ -320,6 +320,7 @@ START_TEST(test_access)
     ck_assert_msg(!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "cwd") ||
                       !strcmp(n, "arenad.conf") ||
                       !strcmp(n, "arenad.log") ||
+                      !strcmp(n, "arenad.sock.lock") ||
                       !strncmp(n, "cache.db", 8),
                   "unexpected file %s", n);
   }

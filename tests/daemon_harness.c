@@ -27,6 +27,19 @@ static void sleep_ms(int ms)
   nanosleep(&ts, NULL);
 }
 
+int hn_write_conf(const struct harness *h, const char *extra_conf)
+{
+  const char *extra = extra_conf ? extra_conf : "";
+  FILE *f = fopen(h->conf, "w");
+  if (!f)
+    return -1;
+  /* arenad refuses a key set twice, so the default level only goes in
+   * when extra sets none. */
+  fprintf(f, "[daemon]\nsocket = %s\ndatabase = %s\n%s%s\n", h->sock, h->db,
+          strstr(extra, "log_level") ? "" : "log_level = debug\n", extra);
+  return fclose(f) == 0 ? 0 : -1;
+}
+
 int hn_init(struct harness *h, const char *extra_conf)
 {
   memset(h, 0, sizeof *h);
@@ -37,13 +50,7 @@ int hn_init(struct harness *h, const char *extra_conf)
   snprintf(h->db, sizeof h->db, "%s/cache.db", h->dir);
   snprintf(h->conf, sizeof h->conf, "%s/arenad.conf", h->dir);
   snprintf(h->log, sizeof h->log, "%s/arenad.log", h->dir);
-  FILE *f = fopen(h->conf, "w");
-  if (!f)
-    return -1;
-  fprintf(f, "[daemon]\nsocket = %s\ndatabase = %s\nlog_level = debug\n%s\n",
-          h->sock, h->db, extra_conf ? extra_conf : "");
-  fclose(f);
-  return 0;
+  return hn_write_conf(h, extra_conf);
 }
 
 int hn_start(struct harness *h)

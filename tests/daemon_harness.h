@@ -27,6 +27,11 @@ struct harness {
 /* Creates the temp dir and writes extra_conf (ini text, may be NULL)
  * as the config file. Returns 0 or -1. */
 int hn_init(struct harness *h, const char *extra_conf);
+/* Rewrites the config file: the harness's socket, database and log level
+ * (debug, unless extra_conf sets log_level), then extra_conf (may be
+ * NULL). arenad refuses a key set twice, so a test that changes a value
+ * for SIGHUP rewrites the file rather than appending. Returns 0 or -1. */
+int hn_write_conf(const struct harness *h, const char *extra_conf);
 /* Starts build/arenad (or $ARENAD) and waits until it accepts. */
 int hn_start(struct harness *h);
 /* SIGTERM and wait; returns the exit status, or -1 on a timeout/crash. */

@@ -673,5 +673,6 @@ Suite *daemon_suite(void)
   add_case(s, "faults", 60, cd_add_faults_tests);
   add_case(s, "hotcache", 30, cd_add_hotcache_tests);
   add_case(s, "share", 120, cd_add_share_tests);
+  add_case(s, "ack", 60, cd_add_ack_tests);
   return s;
 }

@@ -2,8 +2,8 @@
  * check_daemon.h - what the daemon test files (tests/check_daemon*.c)
  * share: reply checks, and the functions that add the tests of
  * check_daemon_evict.c, check_daemon_uses.c, check_daemon_reload.c,
- * check_daemon_faults.c, check_daemon_hotcache.c and
- * check_daemon_share.c to the daemon suite.
+ * check_daemon_faults.c, check_daemon_hotcache.c, check_daemon_share.c
+ * and check_daemon_ack.c to the daemon suite.
  */
 #ifndef ARENA_CHECK_DAEMON_H
 #define ARENA_CHECK_DAEMON_H
@@ -47,5 +47,7 @@ void cd_add_faults_tests(TCase *tc);
 void cd_add_hotcache_tests(TCase *tc);
 /* check_daemon_share.c: in-place sharing through the daemon */
 void cd_add_share_tests(TCase *tc);
+/* check_daemon_ack.c: Accepted for work taken on, when asked */
+void cd_add_ack_tests(TCase *tc);
 
 #endif

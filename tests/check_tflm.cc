@@ -676,6 +676,34 @@ START_TEST(test_negative_control) {
 }
 END_TEST
 
+/* The hooks that corrupt a plan on purpose are in the test build of the
+ * planner only: no code of them in libarenad-tflm.a, which programs
+ * link, nor in tflm_infer, which links it; the test build's object has
+ * them, so the check can tell. */
+START_TEST(test_hooks_only_in_test_build) {
+  const char *kNm = "/usr/bin/nm"; /* binutils, beside the compiler */
+  const char *overlap = "_ZN6arenad11TflmPlanner7OverlapEv";
+  char *dir = tu_mkdtemp();
+  std::string out, err;
+  const char *production[] = {TFLM_TEST_BUILD "/libarenad-tflm.a",
+                              TFLM_TEST_BUILD "/examples/tflm_infer"};
+  for (const char *f : production) {
+    ck_assert_msg(Exec({kNm, "--defined-only", f}, dir, &out, &err) == 0,
+                  "nm %s: %s", f, err.c_str());
+    ck_assert_msg(out.find("TflmPlanner") != std::string::npos,
+                  "%s defines no TflmPlanner at all", f);
+    ck_assert_msg(out.find(overlap) == std::string::npos,
+                  "%s contains the test-only plan corruption", f);
+  }
+  const char *test = TFLM_TEST_BUILD "/tests/arenad_tflm_testing.o";
+  ck_assert_int_eq(Exec({kNm, "--defined-only", test}, dir, &out, &err), 0);
+  ck_assert_msg(out.find(overlap) != std::string::npos,
+                "%s lacks the hook the negative control needs", test);
+  tu_rm_rf(dir);
+  free(dir);
+}
+END_TEST
+
 }  // namespace
 
 Suite *tflm_suite(void) {
@@ -695,6 +723,7 @@ Suite *tflm_suite(void) {
   tc = tcase_create("control");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_negative_control);
+  tcase_add_test(tc, test_hooks_only_in_test_build);
   suite_add_tcase(s, tc);
   check_tflm::AddInferTests(s);
   check_tflm::AddGeneratedTests(s);

@@ -193,7 +193,9 @@ class TflmPlanner : public tflite::MicroMemoryPlanner {
   int Add(int size, int first, int last, int64_t pinned);
   int PlanIfNeeded();
   int Plan();
+#ifdef ARENAD_TFLM_TESTING
   void Overlap();
+#endif
 
   arenad_client_t *client_;            /* borrowed */
   uint8_t model_hash_[ARENAD_CLIENT_DIGEST_LEN]; /* SHA-256 of the model */
@@ -206,6 +208,8 @@ class TflmPlanner : public tflite::MicroMemoryPlanner {
   struct arenad_client_result result_; /* the plan, owned */
   TflmPlanInfo info_;                  /* facts about the plan */
   bool planned_;                       /* offsets_ matches buffers_ */
+  /* Read only by code of test builds (-DARENAD_TFLM_TESTING); kept in
+   * every build so that the layout does not depend on the define. */
   bool test_overlap_;                  /* test builds: corrupt the plan */
   int test_alias_out_, test_alias_in_; /* test builds: an extra pair */
   bool test_hide_aliases_;             /* test builds: AliasOf() says -1 */

@@ -35,7 +35,9 @@
  *  that runs the same model file therefore shares one cached plan. When
  *  the daemon fails and the client's fallback is on (the default), the
  *  plan is computed in this process (the same plan: planning is
- *  deterministic).
+ *  deterministic). A daemon that does not answer at all (stopped, hung)
+ *  holds the first query, and so AllocateTensors(), for the client's
+ *  answer timeout (arenad_client.h, TIMEOUTS), 2 s by default.
  *
  * IN-PLACE SHARING
  *  On by default (SetInPlace(false) turns it off before AllocateTensors).

@@ -571,9 +571,12 @@ build-tests: tflm
 # build/tests/check_tflm (tests/check_tflm.cc and its parts
 # tests/check_tflm_infer.cc and tests/check_tflm_ops.cc, C++): TFLM runs
 # arenad's plans, and arenad's TFLM kernels are checked. It links a
-# test build of the planner, compiled with -DARENAD_TFLM_TESTING (the
-# overlapping plan of the negative control), and runs $(BUILD)/arenad,
-# arenactl and examples/tflm_infer.
+# test build of the planner, $(BUILD)/tests/arenad_tflm_testing.o,
+# compiled with -DARENAD_TFLM_TESTING (the overlapping plan of the
+# negative control and the other hooks that corrupt a plan); the
+# production libarenad-tflm.a is compiled without it, and the suite
+# checks with nm that neither it nor tflm_infer contains the hooks. It
+# runs $(BUILD)/arenad, arenactl and examples/tflm_infer.
 TFLM_TEST_FLAGS = -DARENAD_TFLM_TESTING -DTFLM_TEST_BUILD='"$(BUILD)"' -Itests \
                   -Iproto -I$(BUILD)/gen $(call pc_cflags,$(PKGS_CHECK) $(PKGS_PROTO))
 TFLM_TEST_OBJ := $(BUILD)/tests/check_tflm.o $(BUILD)/tests/check_tflm_infer.o \
@@ -594,7 +597,8 @@ $(BUILD)/tests/check_tflm: $(TFLM_TEST_OBJ) $(BUILD)/tests/check_main_tflm.o \
                            $(BUILD)/libarenad-tflm-ops.a $(BUILD)/libarenad-client.a \
                            $(TFLM_DIR)/libtflm.a
 	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_PROTO)) $(CHECK_LIBS)
-$(BUILD)/tests/check_tflm: | $(BUILD)/arenad $(BUILD)/arenactl $(BUILD)/examples/tflm_infer
+$(BUILD)/tests/check_tflm: | $(BUILD)/arenad $(BUILD)/arenactl $(BUILD)/examples/tflm_infer \
+                             $(BUILD)/libarenad-tflm.a
 TEST_BINS += $(BUILD)/tests/check_tflm
 build-tests: $(BUILD)/tests/check_tflm
 

@@ -16,6 +16,15 @@
  *  id arrives, discarding stale ones. Every wait goes through poll() on a
  *  monotonic deadline, so no call blocks longer than its timeouts.
  *
+ *  Two deadlines bound a request (struct wait). The plan deadline is
+ *  fixed when it starts. The answer deadline moves: it is the answer
+ *  timeout after the daemon last took or sent a byte, and it stops
+ *  counting once the daemon acknowledges the request (every request asks
+ *  for that with want_ack; the daemon acknowledges work it queues). So a
+ *  stopped daemon, which takes no byte and sends none, is given up on
+ *  after the answer timeout, while an acknowledged search may run until
+ *  the plan deadline.
+ *
  *  The connection is dropped after any transport failure, timeout or
  *  malformed reply, because after those the byte stream can no longer be
  *  trusted to be at a frame boundary (a late reply to the abandoned
@@ -35,6 +44,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,23 +85,66 @@ static int left_ms(uint64_t deadline)
 
 /* ---- options and lifecycle ---------------------------------------------- */
 
-void arenad_client_options_init(struct arenad_client_options *o)
+/* The fields of struct arenad_client_options that every caller has: the
+ * struct as it was before the sized calls (see SIZED OPTIONS in
+ * arenad_client.h). A caller of the unsized entry points has these
+ * bytes, perhaps no more. */
+#define OPTIONS_V1_END                                                       \
+  (offsetof(struct arenad_client_options, fallback) + sizeof(int))
+
+/* Whether field f of struct arenad_client_options lies within a caller's
+ * first `size` bytes. */
+#define HAS_FIELD(size, f)                                                   \
+  (offsetof(struct arenad_client_options, f) +                               \
+       sizeof(((struct arenad_client_options *)0)->f) <=                     \
+   (size))
+
+void arenad_client_options_init_sized(struct arenad_client_options *o,
+                                      size_t size)
 {
-  memset(o, 0, sizeof *o);
-  o->connect_timeout_ms = ARENAD_CLIENT_DEFAULT_CONNECT_TIMEOUT_MS;
-  o->request_timeout_ms = ARENAD_CLIENT_DEFAULT_REQUEST_TIMEOUT_MS;
-  o->fallback = 1;
+  memset(o, 0, size);
+  if (HAS_FIELD(size, connect_timeout_ms))
+    o->connect_timeout_ms = ARENAD_CLIENT_DEFAULT_CONNECT_TIMEOUT_MS;
+  if (HAS_FIELD(size, request_timeout_ms))
+    o->request_timeout_ms = ARENAD_CLIENT_DEFAULT_REQUEST_TIMEOUT_MS;
+  if (HAS_FIELD(size, fallback))
+    o->fallback = 1;
+  if (HAS_FIELD(size, answer_timeout_ms))
+    o->answer_timeout_ms = ARENAD_CLIENT_DEFAULT_ANSWER_TIMEOUT_MS;
 }
 
-int arenad_client_open(const struct arenad_client_options *o,
-                       arenad_client_t **out)
+/* The unsized entry points keep their symbols for programs built
+ * against the older header; the parentheses stop the header's macros of
+ * the same names. */
+void(arenad_client_options_init)(struct arenad_client_options *o)
+{
+  arenad_client_options_init_sized(o, OPTIONS_V1_END);
+}
+
+int(arenad_client_open)(const struct arenad_client_options *o,
+                        arenad_client_t **out)
+{
+  return arenad_client_open_sized(o, OPTIONS_V1_END, out);
+}
+
+/* A timeout from the options, or its default for 0. */
+static uint32_t or_default(uint32_t ms, uint32_t def)
+{
+  return ms ? ms : def;
+}
+
+int arenad_client_open_sized(const struct arenad_client_options *o,
+                             size_t size, arenad_client_t **out)
 {
   struct arenad_client_options def;
   struct sockaddr_un sa;
   *out = NULL;
+  if (o && size < OPTIONS_V1_END)
+    return ARENA_EINVAL;
   if (!o) {
-    arenad_client_options_init(&def);
+    arenad_client_options_init_sized(&def, sizeof def);
     o = &def;
+    size = sizeof def;
   }
   const char *path = o->socket_path;
   if (!path) {
@@ -109,12 +162,13 @@ int arenad_client_open(const struct arenad_client_options *o,
     free(c);
     return ARENA_ENOMEM;
   }
-  c->connect_timeout_ms = o->connect_timeout_ms
-                              ? o->connect_timeout_ms
-                              : ARENAD_CLIENT_DEFAULT_CONNECT_TIMEOUT_MS;
-  c->request_timeout_ms = o->request_timeout_ms
-                              ? o->request_timeout_ms
-                              : ARENAD_CLIENT_DEFAULT_REQUEST_TIMEOUT_MS;
+  c->connect_timeout_ms = or_default(o->connect_timeout_ms,
+                                     ARENAD_CLIENT_DEFAULT_CONNECT_TIMEOUT_MS);
+  c->request_timeout_ms = or_default(o->request_timeout_ms,
+                                     ARENAD_CLIENT_DEFAULT_REQUEST_TIMEOUT_MS);
+  c->answer_timeout_ms = or_default(
+      HAS_FIELD(size, answer_timeout_ms) ? o->answer_timeout_ms : 0,
+      ARENAD_CLIENT_DEFAULT_ANSWER_TIMEOUT_MS);
   c->fallback = o->fallback != 0;
   c->fd = -1;
   c->next_id = 1;
@@ -152,6 +206,14 @@ const char *arenad_client_errmsg(const arenad_client_t *c)
 const char *arenad_client__socket_path(const arenad_client_t *c)
 {
   return c->socket_path;
+}
+
+void arenad_client__get_timeouts(const arenad_client_t *c,
+                                 struct arenad_client__timeouts *t)
+{
+  t->connect_ms = c->connect_timeout_ms;
+  t->answer_ms = c->answer_timeout_ms;
+  t->plan_ms = c->request_timeout_ms;
 }
 
 /* ---- connecting --------------------------------------------------------- */
@@ -233,28 +295,60 @@ static int connect_daemon(arenad_client_t *c)
  * connection may cure. */
 #define STALE 1
 
-/* Writes all len bytes before deadline. Returns 0, STALE (the peer closed
- * the connection), or an error code with errmsg set. */
+/* How long the current request may still take (see TIMEOUTS in
+ * arenad_client.h). */
+struct wait {
+  uint64_t plan_deadline; /* the whole request: the plan timeout */
+  uint64_t heard_ms;      /* when the daemon last showed it answers: the
+                             request's start, or any byte it took or sent */
+  int acked;              /* 1: it accepted the request as work */
+};
+
+/* When the current wait ends: the plan deadline, or, until the daemon
+ * has acknowledged the request, the answer timeout after it was last
+ * heard from, whichever comes first. */
+static uint64_t wait_end(const arenad_client_t *c, const struct wait *w)
+{
+  uint64_t answer = w->heard_ms + c->answer_timeout_ms;
+  return w->acked || answer > w->plan_deadline ? w->plan_deadline : answer;
+}
+
+/* The error for a wait that reached wait_end(); `silence` says what the
+ * daemon did not do, for the answer timeout's message. */
+static int timed_out(arenad_client_t *c, const struct wait *w,
+                     const char *silence)
+{
+  if (wait_end(c, w) == w->plan_deadline)
+    return arenad_client__fail(c, ARENA_ETIMEDOUT,
+                               "no reply from %s within %u ms (the plan "
+                               "timeout)",
+                               c->socket_path, c->request_timeout_ms);
+  return arenad_client__fail(c, ARENA_ETIMEDOUT,
+                             "%s is not answering: it %s for %u ms (the "
+                             "answer timeout)",
+                             c->socket_path, silence, c->answer_timeout_ms);
+}
+
+/* Writes all len bytes within the wait w. Returns 0, STALE (the peer
+ * closed the connection), or an error code with errmsg set. */
 static int send_all(arenad_client_t *c, const uint8_t *buf, size_t len,
-                    uint64_t deadline)
+                    struct wait *w)
 {
   size_t done = 0;
   while (done < len) {
     ssize_t n = send(c->fd, buf + done, len - done, MSG_NOSIGNAL);
     if (n > 0) {
       done += (size_t)n;
+      w->heard_ms = now_ms();
       continue;
     }
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       struct pollfd p = {c->fd, POLLOUT, 0};
-      int r = poll(&p, 1, left_ms(deadline));
+      int r = poll(&p, 1, left_ms(wait_end(c, w)));
       if (r == 0)
-        return arenad_client__fail(c, ARENA_ETIMEDOUT,
-                                   "timed out after %u ms sending a request "
-                                   "to %s",
-                                   c->request_timeout_ms, c->socket_path);
+        return timed_out(c, w, "took no byte of the request");
       continue;
     }
     if (n < 0 && (errno == EPIPE || errno == ECONNRESET))
@@ -265,14 +359,15 @@ static int send_all(arenad_client_t *c, const uint8_t *buf, size_t len,
   return 0;
 }
 
-/* Reads what is available into the reader, waiting until deadline.
- * Returns 0 after reading some bytes, STALE at EOF, or an error code. */
-static int fill(arenad_client_t *c, uint64_t deadline)
+/* Reads what is available into the reader, waiting within w. Returns 0
+ * after reading some bytes, STALE at EOF, or an error code. */
+static int fill(arenad_client_t *c, struct wait *w)
 {
   uint8_t buf[65536];
   for (;;) {
     ssize_t n = recv(c->fd, buf, sizeof buf, 0);
     if (n > 0) {
+      w->heard_ms = now_ms();
       int rc = wire_reader_feed(&c->rd, buf, (size_t)n);
       if (rc)
         return arenad_client__fail(c, rc, "reading a reply: %s",
@@ -289,18 +384,24 @@ static int fill(arenad_client_t *c, uint64_t deadline)
       return arenad_client__fail(c, ARENA_EUNAVAIL, "reading from %s: %s",
                                  c->socket_path, strerror(errno));
     struct pollfd p = {c->fd, POLLIN, 0};
-    int r = poll(&p, 1, left_ms(deadline));
+    int r = poll(&p, 1, left_ms(wait_end(c, w)));
     if (r == 0)
-      return arenad_client__fail(c, ARENA_ETIMEDOUT,
-                                 "no reply from %s within %u ms",
-                                 c->socket_path, c->request_timeout_ms);
+      return timed_out(c, w, "sent nothing back");
   }
 }
 
-/* Waits for the response to request id. Returns 0 with *resp set, STALE
- * at EOF between frames, or an error code (EOF inside a frame is
- * ARENA_EPROTO). */
-static int receive(arenad_client_t *c, uint64_t id, uint64_t deadline,
+/* Whether r acknowledges request id: the daemon took it on as a job and
+ * replies later. */
+static int is_ack(const Arenad__V1__Response *r, uint64_t id)
+{
+  return r->request_id == id && r->status == ARENAD__V1__STATUS__OK &&
+         r->body_case == ARENAD__V1__RESPONSE__BODY_ACCEPTED;
+}
+
+/* Waits for the response to request id within w. Returns 0 with *resp
+ * set, STALE at EOF between frames, or an error code (EOF inside a frame
+ * is ARENA_EPROTO). */
+static int receive(arenad_client_t *c, uint64_t id, struct wait *w,
                    Arenad__V1__Response **resp)
 {
   for (;;) {
@@ -321,15 +422,18 @@ static int receive(arenad_client_t *c, uint64_t id, uint64_t deadline,
         return arenad_client__fail(c, ARENA_EPROTO,
                                    "malformed reply from %s: %s",
                                    c->socket_path, arena_strerror(rc));
-      if (r->request_id == id ||
-          (r->request_id == 0 && r->status != ARENAD__V1__STATUS__OK)) {
+      if (is_ack(r, id)) {
+        w->acked = 1;
+      } else if (r->request_id == id ||
+                 (r->request_id == 0 && r->status != ARENAD__V1__STATUS__OK)) {
         *resp = r;
         return 0;
       }
-      wire_free_response(r); /* stale: a reply to an abandoned request */
+      /* an acknowledgement, or a stale reply to an abandoned request */
+      wire_free_response(r);
       continue;
     }
-    rc = fill(c, deadline);
+    rc = fill(c, w);
     if (rc == STALE) {
       if (wire_reader_pending(&c->rd))
         return arenad_client__fail(c, ARENA_EPROTO,
@@ -343,6 +447,26 @@ static int receive(arenad_client_t *c, uint64_t id, uint64_t deadline,
   }
 }
 
+/* One attempt of arenad_client__call on the current connection: sends
+ * the frame buf (len bytes) and waits for the reply to id. Returns 0
+ * with *resp set, STALE, or an error code. */
+static int attempt(arenad_client_t *c, const uint8_t *buf, size_t len,
+                   uint64_t id, Arenad__V1__Response **resp)
+{
+  uint64_t t0 = now_ms();
+  struct wait w = {t0 + c->request_timeout_ms, t0, 0};
+  int rc = send_all(c, buf, len, &w);
+  if (rc == STALE) {
+    /* The daemon may have refused this connection with a BUSY or DENIED
+     * reply before closing it: read that if it is there. */
+    struct wait brief = {now_ms() + 100, now_ms(), 1};
+    return receive(c, id, &brief, resp) == 0 ? 0 : STALE;
+  }
+  if (rc)
+    return rc;
+  return receive(c, id, &w, resp);
+}
+
 int arenad_client__call(arenad_client_t *c, Arenad__V1__Request *req,
                         Arenad__V1__Response **resp)
 {
@@ -351,6 +475,7 @@ int arenad_client__call(arenad_client_t *c, Arenad__V1__Request *req,
   *resp = NULL;
   c->errmsg[0] = '\0';
   req->protocol_version = WIRE_PROTOCOL_VERSION;
+  req->want_ack = 1;
   req->request_id = c->next_id++;
   if (c->next_id == 0)
     c->next_id = 1; /* id 0 is reserved for connection-level replies */
@@ -360,22 +485,11 @@ int arenad_client__call(arenad_client_t *c, Arenad__V1__Request *req,
         c, rc, "request too large for one frame (%zu bytes at most)",
         (size_t)WIRE_DEFAULT_MAX_FRAME);
 
-  for (int attempt = 0; attempt < 2; attempt++) {
+  for (int n = 0; n < 2; n++) {
     int reused = c->fd >= 0;
     if (c->fd < 0 && (rc = connect_daemon(c)) != 0)
       break;
-    uint64_t deadline = now_ms() + c->request_timeout_ms;
-    rc = send_all(c, buf, len, deadline);
-    if (rc == STALE) {
-      /* The daemon may have refused this connection with a BUSY or
-       * DENIED reply before closing it: read that if it is there. */
-      rc = receive(c, req->request_id, now_ms() + 100, resp);
-      if (rc == 0)
-        break;
-      rc = STALE;
-    } else if (rc == 0) {
-      rc = receive(c, req->request_id, deadline, resp);
-    }
+    rc = attempt(c, buf, len, req->request_id, resp);
     if (rc != STALE)
       break;
     drop(c);

@@ -17,7 +17,7 @@
  *  (arena_error.h); arenad_client_errmsg() gives the text of the last
  *  failure, including the daemon's own message. Daemon statuses map to:
  *      daemon unreachable          ARENA_EUNAVAIL
- *      no reply within the timeout ARENA_ETIMEDOUT
+ *      no answer or no reply in time ARENA_ETIMEDOUT (see TIMEOUTS)
  *      BUSY                        ARENA_EBUSY
  *      DENIED                      ARENA_EDENIED
  *      UNSUPPORTED_VERSION         ARENA_EVERSION
@@ -27,6 +27,36 @@
  *      INTERNAL                    ARENA_EINTERNAL
  *      malformed reply             ARENA_EPROTO
  *      plan fails verification     ARENA_EVERIFY
+ *
+ * TIMEOUTS
+ *  Three, each in milliseconds in struct arenad_client_options:
+ *   - connect_timeout_ms (default 1000): connecting to the socket.
+ *   - answer_timeout_ms (default 2000): how long the daemon may leave a
+ *     request without a sign that it is answering: without taking any
+ *     of its bytes while it is sent, and then without sending any byte
+ *     back until it has either replied or acknowledged the request as
+ *     accepted work (a planning or storage job; docs/protocol.md,
+ *     want_ack). A stopped or hung daemon is therefore noticed within
+ *     this time, and with fallback on the graph is planned locally.
+ *   - request_timeout_ms, the plan timeout (default 30000): the whole
+ *     request, from the first byte sent to the last byte of the reply,
+ *     however long an acknowledged search runs.
+ *  A call blocks at most about the connect timeout plus the plan
+ *  timeout (twice, in the rare retry on a stale connection). A daemon
+ *  that stops after it has acknowledged a request holds the call until
+ *  the plan timeout. A daemon older than the acknowledgement never
+ *  sends one, so against it a request must be answered within the
+ *  answer timeout.
+ *
+ * SIZED OPTIONS (ABI)
+ *  struct arenad_client_options grows only at its end. The names
+ *  arenad_client_options_init() and arenad_client_open() are macros
+ *  that pass the library the size of the struct the program was
+ *  compiled with (as zlib's deflateInit passes sizeof(z_stream)), so
+ *  the library never reads or writes beyond a caller's struct and gives
+ *  every field the program does not know its default. Programs built
+ *  against a header from before the size was passed call the functions
+ *  of those names, which use only the fields up to fallback.
  *
  * THREADS
  *  A handle is not thread-safe: use one handle per thread, or hold a lock
@@ -70,7 +100,8 @@ extern "C" {
 #define ARENAD_CLIENT_DEFAULT_SOCKET "/run/arenad/arenad.sock"
 #define ARENAD_CLIENT_SOCKET_ENV "ARENAD_SOCKET"
 #define ARENAD_CLIENT_DEFAULT_CONNECT_TIMEOUT_MS 1000u
-#define ARENAD_CLIENT_DEFAULT_REQUEST_TIMEOUT_MS 30000u
+#define ARENAD_CLIENT_DEFAULT_REQUEST_TIMEOUT_MS 30000u /* the plan timeout */
+#define ARENAD_CLIENT_DEFAULT_ANSWER_TIMEOUT_MS 2000u
 #define ARENAD_CLIENT_DIGEST_LEN 32u /* bytes in a graph or options digest */
 #define ARENAD_CLIENT_MAX_MODEL_HASH 64u /* bytes */
 
@@ -78,12 +109,18 @@ extern "C" {
 typedef struct arenad_client arenad_client_t;
 
 /* How to reach the daemon. Value struct; arenad_client_options_init()
- * fills the defaults. */
+ * fills the defaults. New fields are only ever appended (see SIZED
+ * OPTIONS). The timeouts are described under TIMEOUTS. */
 struct arenad_client_options {
   const char *socket_path;     /* NULL: $ARENAD_SOCKET, else the default */
   uint32_t connect_timeout_ms; /* 0: ARENAD_CLIENT_DEFAULT_CONNECT_... */
-  uint32_t request_timeout_ms; /* 0: ARENAD_CLIENT_DEFAULT_REQUEST_... */
+  uint32_t request_timeout_ms; /* the plan timeout, the whole request;
+                                  0: ARENAD_CLIENT_DEFAULT_REQUEST_... */
   int fallback;                /* 1: plan locally when the daemon fails */
+  /* -- appended: read only through the sized calls -- */
+  uint32_t answer_timeout_ms;  /* silence allowed before the daemon has
+                                  replied or acknowledged; 0:
+                                  ARENAD_CLIENT_DEFAULT_ANSWER_... */
 };
 
 /* The dims of one graph input. */
@@ -125,18 +162,39 @@ struct arenad_client_result {
                            time of the computation that stored it */
 };
 
-/* Fills o with the defaults: socket from the environment or the default
- * path, default timeouts, fallback enabled. */
-ARENAD_CLIENT_API void arenad_client_options_init(struct arenad_client_options *o);
+/* Fills the first `size` bytes of o (caller-allocated, at least that
+ * large) with the defaults: socket from the environment or the default
+ * path, default timeouts, fallback enabled; bytes beyond the fields this
+ * library knows are zeroed. Call it as arenad_client_options_init(o),
+ * which passes sizeof(struct arenad_client_options). */
+ARENAD_CLIENT_API void arenad_client_options_init_sized(
+    struct arenad_client_options *o, size_t size);
 
-/* Creates a handle. o (borrowed; NULL means the defaults) is copied,
- * socket path included. Does not connect: the first request does, so a
- * daemon that is down at open time costs nothing. Returns 0 and sets *out
- * (owned, free with arenad_client_close), ARENA_EINVAL (socket path empty
- * or too long for a Unix socket) or ARENA_ENOMEM; *out is NULL on
- * failure. */
+/* Creates a handle. o (borrowed; NULL means the defaults) is read for
+ * its first `size` bytes and copied, socket path included; a field
+ * beyond them takes its default, one beyond what this library knows is
+ * ignored. Does not connect: the first request does, so a daemon that is
+ * down at open time costs nothing. Returns 0 and sets *out (owned, free
+ * with arenad_client_close), ARENA_EINVAL (socket path empty or too long
+ * for a Unix socket; o given with a size that does not reach past
+ * fallback) or ARENA_ENOMEM; *out is NULL on failure. Call it as
+ * arenad_client_open(o, out), which passes sizeof(struct
+ * arenad_client_options). */
+ARENAD_CLIENT_API int arenad_client_open_sized(
+    const struct arenad_client_options *o, size_t size,
+    arenad_client_t **out);
+
+/* The entry points of programs built against a header without the
+ * sized calls: they read and write only the fields up to fallback, and
+ * the handle takes the default for every later one. */
+ARENAD_CLIENT_API void arenad_client_options_init(struct arenad_client_options *o);
 ARENAD_CLIENT_API int arenad_client_open(const struct arenad_client_options *o,
                                          arenad_client_t **out);
+
+#define arenad_client_options_init(o)                                        \
+  arenad_client_options_init_sized((o), sizeof(struct arenad_client_options))
+#define arenad_client_open(o, out)                                           \
+  arenad_client_open_sized((o), sizeof(struct arenad_client_options), (out))
 
 /* Closes the connection and frees the handle. Accepts NULL. */
 ARENAD_CLIENT_API void arenad_client_close(arenad_client_t *c);
@@ -155,7 +213,8 @@ ARENAD_CLIENT_API void arenad_client_result_cleanup(struct arenad_client_result 
 
 /* Plans graph g under options o (NULL: planner_options_init defaults) for
  * the model key k; all three borrowed. Blocks up to the connect timeout
- * plus the request timeout. The graph is validated locally first; the
+ * plus the plan timeout; a daemon that does not answer is given up on
+ * after the answer timeout (TIMEOUTS). The graph is validated locally first; the
  * daemon's plan is checked with planner_verify and its graph digest must
  * equal the digest of g. On success fills *out (initialised or cleaned;
  * old contents freed) with offsets in g's order.

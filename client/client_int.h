@@ -37,12 +37,16 @@ int arenad_client__shape_init(struct arenad_client__shape *s,
                               const struct arenad_model_key *k);
 void arenad_client__shape_cleanup(struct arenad_client__shape *s);
 
-/* Sends req (borrowed; its protocol_version and request_id are set here)
- * and waits for the response with the same request id, connecting first
- * when needed. Returns 0 and sets *resp (owned; free with
+/* Sends req (borrowed; its protocol_version, request_id and want_ack
+ * are set here) and waits for the response with the same request id,
+ * connecting first when needed. An Accepted response to it (the daemon
+ * took it on as a job) is not returned: it lifts the answer timeout, and
+ * the wait goes on for the reply until the plan timeout (see TIMEOUTS in
+ * arenad_client.h). Returns 0 and sets *resp (owned; free with
  * wire_free_response) whatever the response's status, or a transport
  * error: ARENA_EUNAVAIL (cannot connect, or the connection closed before
- * a reply), ARENA_EDENIED (no permission on the socket), ARENA_ETIMEDOUT,
+ * a reply), ARENA_EDENIED (no permission on the socket), ARENA_ETIMEDOUT
+ * (the answer or the plan timeout passed),
  * ARENA_EPROTO (malformed or truncated reply), ARENA_ETOOBIG (request
  * over the frame limit), ARENA_ENOMEM. When the daemon refuses the whole
  * connection (a response with request id 0 and a non-OK status, e.g.
@@ -64,6 +68,16 @@ int arenad_client__check_status(arenad_client_t *c,
 
 /* The socket path the handle connects to (owned by the handle). */
 const char *arenad_client__socket_path(const arenad_client_t *c);
+
+/* The handle's connect, answer and plan timeouts, in milliseconds, as
+ * arenad_client_open settled them (defaults filled in). */
+struct arenad_client__timeouts {
+  uint32_t connect_ms; /* > 0 */
+  uint32_t answer_ms;  /* > 0 */
+  uint32_t plan_ms;    /* > 0: request_timeout_ms */
+};
+void arenad_client__get_timeouts(const arenad_client_t *c,
+                                 struct arenad_client__timeouts *t);
 
 /* Sets the handle's errmsg (printf-style) and returns code. */
 int arenad_client__fail(arenad_client_t *c, int code, const char *fmt, ...)

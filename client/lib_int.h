@@ -17,7 +17,8 @@
 struct arenad_client {
   char *socket_path;           /* owned, NUL-terminated, fits sun_path */
   uint32_t connect_timeout_ms; /* > 0 */
-  uint32_t request_timeout_ms; /* > 0 */
+  uint32_t request_timeout_ms; /* > 0: the plan timeout */
+  uint32_t answer_timeout_ms;  /* > 0 */
   int fallback;                /* 1: plan locally when the daemon fails */
   int fd;                      /* connected socket, or -1 */
   int reused;                  /* 1: fd was opened by an earlier call */

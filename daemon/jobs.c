@@ -11,7 +11,10 @@
  *  asks storage, plans on a miss, and stores the verified plan; the
  *  after-work callback, back on the loop, answers every waiter and fills
  *  the hot LRU. Storage handles are used by one worker at a time under
- *  st_lock.
+ *  st_lock. A request whose client set want_ack is told with an Accepted
+ *  response as soon as it is a job or has joined one (jobs__ack), so
+ *  that the client can tell a daemon at work from one that does not
+ *  answer; a hot hit or a refusal is answered at once instead.
  *
  *  A connection that goes away detaches from its jobs. A job nobody
  *  waits for is cancelled: uv_cancel() if it has not started, otherwise
@@ -393,6 +396,19 @@ void jobs_cancel_all(struct server *s)
       cancel_plan(s, j);
 }
 
+void jobs__ack(struct server *s, struct conn *c, uint64_t request_id,
+               int want_ack)
+{
+  if (!want_ack)
+    return;
+  Arenad__V1__Response r = ARENAD__V1__RESPONSE__INIT;
+  Arenad__V1__Accepted a = ARENAD__V1__ACCEPTED__INIT;
+  r.request_id = request_id;
+  r.body_case = ARENAD__V1__RESPONSE__BODY_ACCEPTED;
+  r.accepted = &a;
+  s->report.send(c, &r);
+}
+
 int jobs__queue_full(struct server *s, struct conn *c, uint64_t request_id)
 {
   if (s->n_jobs < s->cfg.max_queued_jobs)
@@ -632,15 +648,18 @@ void jobs_submit_plan(struct server *s, struct conn *c, uint64_t request_id,
     wire_free_request(req);
     return;
   }
+  int want_ack = req->want_ack;
   struct job *j = find_flight(s, ident, len, h);
   if (j) {
     free(ident);
     wire_free_request(req);
-    if (jobs__add_waiter(j, c, request_id) == 0)
+    if (jobs__add_waiter(j, c, request_id) == 0) {
       s->c.single_flight_joined++;
-    else
+      jobs__ack(s, c, request_id, want_ack);
+    } else {
       s->report.send_status(c, request_id, ARENAD__V1__STATUS__INTERNAL,
                             "out of memory");
+    }
     return;
   }
   if (jobs__queue_full(s, c, request_id) || !(j = jobs__new(s, JOB_PLAN, req))) {
@@ -661,4 +680,5 @@ void jobs_submit_plan(struct server *s, struct conn *c, uint64_t request_id,
     return;
   }
   jobs__link(s, j);
+  jobs__ack(s, c, request_id, want_ack);
 }

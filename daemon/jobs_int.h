@@ -87,6 +87,14 @@ void jobs__reject_new(struct job *j, struct conn *c, uint64_t request_id,
 void jobs__link(struct server *s, struct job *j);
 void jobs__unlink(struct server *s, struct job *j);
 
+/* A request taken on as a job (queued, waiting for a long slot, or
+ * joining one in flight): when its client asked with want_ack, tells it
+ * at once with an Accepted response for request_id on c, so that the
+ * client knows the daemon is answering while the job runs. Does nothing
+ * otherwise. */
+void jobs__ack(struct server *s, struct conn *c, uint64_t request_id,
+               int want_ack);
+
 /* When s holds as many jobs as its queue limit, answers request_id on c
  * with BUSY and returns 1; otherwise returns 0. */
 int jobs__queue_full(struct server *s, struct conn *c, uint64_t request_id);

@@ -410,6 +410,7 @@ void jobs_submit_storage(struct server *s, struct conn *c,
 {
   struct job *j;
   char msg[ARENA_ERR_LEN];
+  int want_ack = req->want_ack;
   if (jobs__queue_full(s, c, request_id) ||
       !(j = jobs__new(s, JOB_STORAGE, req))) {
     wire_free_request(req);
@@ -430,4 +431,5 @@ void jobs_submit_storage(struct server *s, struct conn *c,
     return;
   }
   jobs__link(s, j);
+  jobs__ack(s, c, request_id, want_ack);
 }

@@ -53,6 +53,10 @@ enum ct_mode {
   M_LOOKUP_DECOY,  /* lookups: only plans for other graphs */
   M_LOOKUP_WRONG,  /* lookups: the matching digests, overlapping offsets */
   M_SHARE_ANYWAY,  /* correct plans, but in-place sharing always on */
+  M_ACK_SLOW,      /* Accepted (when asked), then after delay_ms as M_GOOD */
+  M_SLOW,          /* as a daemon before Accepted: delay_ms, then M_GOOD */
+  M_ACK_SILENT,    /* Accepted (when asked), then never a reply */
+  M_NO_READ,       /* accept the connection, never read from it */
 };
 
 #define CT_MAX_CONNS 8
@@ -71,6 +75,8 @@ struct ct_fake {
   _Atomic int closed;            /* connections closed by the fake */
   _Atomic int lookup_digest_len; /* graph_digest filter of the last lookup */
   _Atomic int last_version;      /* protocol_version of the last request */
+  _Atomic int last_want_ack;     /* want_ack of the last request */
+  int delay_ms;                  /* for M_ACK_SLOW and M_SLOW */
 };
 
 /* The fake of the current test; ct_setup() resets it. */
@@ -111,5 +117,7 @@ void client_add_fake_daemon(TCase *tc);
 void client_add_arenactl(TCase *tc);
 /* Adds the tests of the "share" case (check_client_share.c). */
 void client_add_share(TCase *tc);
+/* Adds the tests of the "timeouts" case (check_client_timeouts.c). */
+void client_add_timeouts(TCase *tc);
 
 #endif

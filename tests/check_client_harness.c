@@ -7,7 +7,8 @@
  * Each accepted connection is served in a scripted way (a "mode"): right
  * plans, wrong plans, plans for another graph, plans that share bytes in
  * place when the request turned sharing off, refusals with each status,
- * silence, a reply cut off in the middle, garbage, and canned replies to
+ * silence, acknowledged or slow replies, a connection never read, a
+ * reply cut off in the middle, garbage, and canned replies to
  * ping, stats, list, evict and lookup for the arenactl tests. Also here:
  * the test graph and model key, the fixture, and the client helpers.
  */
@@ -102,6 +103,7 @@ static Arenad__V1__Request *read_req(int fd, struct wire_reader *rd)
         return NULL;
       ct_fk.requests++;
       ct_fk.last_version = (int)q->protocol_version;
+      ct_fk.last_want_ack = q->want_ack;
       return q;
     }
     struct pollfd p = {fd, POLLIN, 0};
@@ -293,8 +295,44 @@ static void answer(int fd, const Arenad__V1__Request *q, enum ct_mode m)
   }
 }
 
+/* Waits ms milliseconds, or less when the test stops the fake. */
+static void pause_ms(int ms)
+{
+  for (int t = 0; t < ms && !ct_fk.stop; t += 10)
+    poll(NULL, 0, 10);
+}
+
+/* Acknowledges request q as accepted work, when it asked. */
+static void send_ack(int fd, const Arenad__V1__Request *q)
+{
+  if (!q->want_ack)
+    return;
+  Arenad__V1__Response r = ARENAD__V1__RESPONSE__INIT;
+  Arenad__V1__Accepted a = ARENAD__V1__ACCEPTED__INIT;
+  r.request_id = q->request_id;
+  r.body_case = ARENAD__V1__RESPONSE__BODY_ACCEPTED;
+  r.accepted = &a;
+  send_resp(fd, &r);
+}
+
+/* Serves one request in the modes that take their time: acknowledge or
+ * not, wait or never answer. */
+static void answer_late(int fd, const Arenad__V1__Request *q, enum ct_mode m)
+{
+  if (m == M_ACK_SLOW || m == M_ACK_SILENT)
+    send_ack(fd, q);
+  if (m == M_ACK_SILENT)
+    return;
+  pause_ms(ct_fk.delay_ms);
+  answer(fd, q, M_GOOD);
+}
+
 static void serve_conn(int fd, enum ct_mode m)
 {
+  if (m == M_NO_READ) {
+    pause_ms(60000);
+    return;
+  }
   if (m == M_REFUSE) {
     Arenad__V1__Response r = ARENAD__V1__RESPONSE__INIT;
     r.status = ct_fk.status;
@@ -310,7 +348,9 @@ static void serve_conn(int fd, enum ct_mode m)
       wire_free_request(q);
       break;
     }
-    if (m != M_SILENT)
+    if (m == M_ACK_SLOW || m == M_SLOW || m == M_ACK_SILENT)
+      answer_late(fd, q, m);
+    else if (m != M_SILENT)
       answer(fd, q, m);
     wire_free_request(q);
     if (m == M_ONE_THEN_CLOSE || m == M_CLOSE_MID)

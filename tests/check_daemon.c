@@ -11,7 +11,8 @@
  * the status of malformed requests: check_daemon_status.c;
  * restarts after SIGKILL: check_daemon_restart.c; connection limits:
  * check_daemon_lockout.c; what the configuration file refuses:
- * check_daemon_config.c.)
+ * check_daemon_config.c; the acknowledgement of accepted work:
+ * check_daemon_ack.c.)
  */
 #include <check.h>
 #include <signal.h>
@@ -638,5 +639,6 @@ Suite *daemon_suite(void)
   add_case(s, "restart", 120, cd_add_restart_tests);
   add_case(s, "lockout", 120, cd_add_lockout_tests);
   add_case(s, "config", 60, cd_add_config_tests);
+  add_case(s, "ack", 60, cd_add_ack_tests);
   return s;
 }

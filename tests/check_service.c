@@ -1,8 +1,8 @@
 /*
  * check_service.c - the daemon through the real client library: a load
  * test with 32 concurrent client processes, lookups without the graph,
- * the local fallback when the daemon is down, and in-place sharing on
- * and off.
+ * the local fallback when the daemon is down or stopped, a long search
+ * waited for, and in-place sharing on and off.
  */
 #include <check.h>
 #include <dirent.h>
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "arenad_client.h"
@@ -469,6 +470,134 @@ START_TEST(test_share_through_daemon)
 }
 END_TEST
 
+static double elapsed_ms(const struct timespec *t0)
+{
+  struct timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  return (double)(t1.tv_sec - t0->tv_sec) * 1e3 +
+         (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* Plans graph g of model `hash` with default timeouts and fallback on,
+ * on client c; returns the call's time in ms, with the result in r. */
+static double plan_stopped(arenad_client_t *c, const struct hn_graph *g,
+                           const char *hash, struct arenad_client_result *r)
+{
+  struct planner_graph pg = {g->t, g->n};
+  struct arenad_model_key k = {(const uint8_t *)hash, strlen(hash), NULL, 0};
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  ck_assert_int_eq(arenad_client_plan(c, &pg, NULL, &k, r), 0);
+  return elapsed_ms(&t0);
+}
+
+/* A stopped daemon (SIGSTOP) neither reads nor answers: with the default
+ * timeouts (answer 2 s, plan 30 s) a client falls back well before the
+ * plan timeout, on a connection it kept and on a new one alike, and the
+ * daemon serves again once resumed. The guard resumes and kills the
+ * daemon should the test fail while it is stopped. */
+START_TEST(test_stopped_daemon_falls_back)
+{
+  struct hn_graph a, b, x;
+  hn_random_graph(&a, 80, 21);
+  hn_random_graph(&b, 80, 22);
+  hn_random_graph(&x, 80, 23);
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  struct arenad_client_options o;
+  arenad_client_options_init(&o);
+  o.socket_path = h.sock;
+  arenad_client_t *kept = NULL, *fresh = NULL;
+  ck_assert_int_eq(arenad_client_open(&o, &kept), 0);
+  ck_assert_int_eq(arenad_client_open(&o, &fresh), 0);
+  struct arenad_client_result r;
+  arenad_client_result_init(&r);
+  plan_stopped(kept, &x, "stop-x", &r); /* connects; the daemon answers */
+  ck_assert_int_eq(r.local, 0);
+
+  struct tu_stop stop;
+  ck_assert_int_eq(tu_stop_start(&stop, (int)h.pid, 120), 0);
+  double ms_kept = plan_stopped(kept, &a, "stop-a", &r);
+  int local_kept = r.local, why_kept = r.fallback_reason;
+  char msg[600];
+  snprintf(msg, sizeof msg, "%s", arenad_client_errmsg(kept));
+  double ms_fresh = plan_stopped(fresh, &b, "stop-b", &r);
+  int local_fresh = r.local, why_fresh = r.fallback_reason;
+  tu_stop_end(&stop);
+
+  ck_assert_int_eq(local_kept, 1);
+  ck_assert_int_eq(why_kept, ARENA_ETIMEDOUT);
+  ck_assert_msg(strstr(msg, "answer timeout"), "%s", msg);
+  ck_assert_int_eq(local_fresh, 1);
+  ck_assert_int_eq(why_fresh, ARENA_ETIMEDOUT);
+  printf("stopped daemon: fell back after %.0f ms (kept connection), "
+         "%.0f ms (new connection)\n", ms_kept, ms_fresh);
+  ck_assert_msg(ms_kept < 15000 && ms_fresh < 15000,
+                "fell back after %.0f and %.0f ms, not well before the "
+                "30 s plan timeout", ms_kept, ms_fresh);
+
+  /* Resumed, it answers again. */
+  plan_stopped(fresh, &x, "stop-x", &r);
+  ck_assert_int_eq(r.local, 0);
+  arenad_client_result_cleanup(&r);
+  arenad_client_close(kept);
+  arenad_client_close(fresh);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+  hn_graph_free(&a);
+  hn_graph_free(&b);
+  hn_graph_free(&x);
+}
+END_TEST
+
+/* A search that runs for longer than the answer timeout is waited for:
+ * the daemon acknowledges the job, and the plan comes from it. The
+ * search is `best` on MiniMalloc's E with effort 1000, which ends on its
+ * effort after seconds (about 2.5 s here, against an answer timeout of
+ * 300 ms); the test says so if it was too quick to test anything. */
+START_TEST(test_long_search_is_waited_for)
+{
+  struct hn_graph g;
+  char file[512];
+  snprintf(file, sizeof file, "%s/minimalloc/E.1048576.csv", tu_data_dir());
+  ck_assert_int_eq(hn_load_csv(file, &g), 0);
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, "[planner]\nmax_effort = 1000\n"), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  struct arenad_client_options co;
+  arenad_client_options_init(&co);
+  co.socket_path = h.sock;
+  co.answer_timeout_ms = 300;
+  co.request_timeout_ms = 120000;
+  arenad_client_t *c = NULL;
+  ck_assert_int_eq(arenad_client_open(&co, &c), 0);
+  struct planner_graph pg = {g.t, g.n};
+  struct planner_options o;
+  planner_options_init(&o);
+  o.effort = 1000;
+  struct arenad_model_key k = {(const uint8_t *)"long", 4, NULL, 0};
+  struct arenad_client_result r;
+  arenad_client_result_init(&r);
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int rc = arenad_client_plan(c, &pg, &o, &k, &r);
+  double ms = elapsed_ms(&t0);
+  ck_assert_msg(rc == 0 && r.local == 0, "%s: %s", arena_err_name(rc),
+                arenad_client_errmsg(c));
+  printf("long search: %.0f ms, planning %.0f ms, answer timeout 300 ms\n",
+         ms, (double)r.planning_us / 1e3);
+  ck_assert_msg(r.planning_us > 300000,
+                "the search took %.0f ms, too short to test the wait",
+                (double)r.planning_us / 1e3);
+  arenad_client_result_cleanup(&r);
+  arenad_client_close(c);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+  hn_graph_free(&g);
+}
+END_TEST
+
 Suite *service_suite(void)
 {
   Suite *s = suite_create("service");
@@ -479,6 +608,12 @@ Suite *service_suite(void)
   tcase_add_test(tc, test_same_hash_different_graphs);
   tcase_add_test(tc, test_local_matches_daemon_loaded);
   tcase_add_test(tc, test_share_through_daemon);
+  suite_add_tcase(s, tc);
+  /* Room for the 30 s plan timeout the stopped daemon must not cost. */
+  tc = tcase_create("stall");
+  tcase_set_timeout(tc, 180);
+  tcase_add_test(tc, test_stopped_daemon_falls_back);
+  tcase_add_test(tc, test_long_search_is_waited_for);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -676,6 +676,42 @@ START_TEST(test_negative_control) {
 }
 END_TEST
 
+/* The defined symbols of file f, as `nm --defined-only` lists them
+ * (nm from PATH, as the deploy suite runs it); "" when nm fails. */
+std::string DefinedSymbols(const char *f) {
+  std::string cmd = std::string("nm --defined-only '") + f + "' 2>/dev/null";
+  FILE *p = popen(cmd.c_str(), "r");
+  if (!p)
+    return "";
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0)
+    out.append(buf, n);
+  return pclose(p) == 0 ? out : "";
+}
+
+/* The hooks that corrupt a plan on purpose are in the test build of the
+ * planner only: no code of them in libarenad-tflm.a, which programs
+ * link, nor in tflm_infer, which links it; the test build's object has
+ * them, so the check can tell. */
+START_TEST(test_hooks_only_in_test_build) {
+  const char *overlap = "_ZN6arenad11TflmPlanner7OverlapEv";
+  const char *production[] = {TFLM_TEST_BUILD "/libarenad-tflm.a",
+                              TFLM_TEST_BUILD "/examples/tflm_infer"};
+  for (const char *f : production) {
+    std::string syms = DefinedSymbols(f);
+    ck_assert_msg(syms.find("TflmPlanner") != std::string::npos,
+                  "nm %s: no TflmPlanner at all, or nm failed", f);
+    ck_assert_msg(syms.find(overlap) == std::string::npos,
+                  "%s contains the test-only plan corruption", f);
+  }
+  const char *test = TFLM_TEST_BUILD "/tests/arenad_tflm_testing.o";
+  ck_assert_msg(DefinedSymbols(test).find(overlap) != std::string::npos,
+                "%s lacks the hook the negative control needs", test);
+}
+END_TEST
+
 }  // namespace
 
 Suite *tflm_suite(void) {
@@ -695,6 +731,7 @@ Suite *tflm_suite(void) {
   tc = tcase_create("control");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_negative_control);
+  tcase_add_test(tc, test_hooks_only_in_test_build);
   suite_add_tcase(s, tc);
   check_tflm::AddInferTests(s);
   check_tflm::AddGeneratedTests(s);

@@ -2,8 +2,8 @@
  * check_tflm_infer.cc - the tflm_infer example (test case "infer" of
  * tflm_suite; C++): 8 processes at once against one arenad share one
  * plan (exactly one computed, from the daemon's counters); its errors
- * and exit statuses, and arenas around the smallest that works with
- * either planner.
+ * and exit statuses, the plan line when no plan was made, arenas around
+ * the smallest that works with either planner, and a stopped arenad.
  */
 #include <check.h>
 #include <fcntl.h>
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <string>
@@ -88,15 +89,27 @@ START_TEST(test_infer_eight_processes) {
 }
 END_TEST
 
+/* Appends "a-b" (or "a") for the run of arenas that ends at `last`,
+ * started at `first`, to *text. */
+void AddRange(std::string *text, int first, int last) {
+  if (!text->empty())
+    *text += ", ";
+  *text += std::to_string(first);
+  if (last != first)
+    *text += "-" + std::to_string(last);
+}
+
 /* Runs tflm_infer on model with each planner and every arena from `from`
  * to `to` bytes in steps of `step`; counts[status]++ per run (statuses
  * above 127, a death by signal, fail the test), and a 70 must say that
- * TFLM crashed. */
+ * TFLM crashed. Prints, per planner, the arenas on which TFLM crashed. */
 void Sweep(const std::string &bin, const std::string &dir, const char *model,
            int from, int to, int step, int counts[128]) {
   std::string out, err;
-  for (int bytes = from; bytes <= to; bytes += step)
-    for (const char *p : {"tflm", "arenad"}) {
+  for (const char *p : {"tflm", "arenad"}) {
+    std::string crashed;
+    int first = -1;
+    for (int bytes = from; bytes <= to; bytes += step) {
       int st = Exec({bin, "--planner", p, "--socket", dir + "/none.sock",
                      "--arena-bytes", std::to_string(bytes), ModelPath(model)},
                     dir, &out, &err);
@@ -105,7 +118,18 @@ void Sweep(const std::string &bin, const std::string &dir, const char *model,
       ck_assert_msg(st != 70 || err.find("TFLite Micro crashed") !=
                     std::string::npos, "%s", err.c_str());
       counts[st]++;
+      if (st == 70 && first < 0)
+        first = bytes;
+      if (first >= 0 && (st != 70 || bytes + step > to)) {
+        AddRange(&crashed, first, st == 70 ? bytes : bytes - step);
+        first = -1;
+      }
     }
+    printf("tflm infer: %s --planner %s, arenas of %d to %d bytes in steps "
+           "of %d: TFLM crashed (exit 70) at %s\n", model, p, from, to, step,
+           crashed.empty() ? "none" : crashed.c_str());
+  }
+  fflush(stdout);
 }
 
 START_TEST(test_infer_errors) {
@@ -133,6 +157,11 @@ START_TEST(test_infer_errors) {
       {{bin, "--no-fallback", "--socket", d + "/none.sock",
         ModelPath("hello_world_float")},
        65, "daemon unreachable"},
+      {{bin, "--answer-timeout", "0", "m"}, 64, "bad option or value"},
+      {{bin, "--plan-timeout", "soon", "m"}, 64, "bad option or value"},
+      {{bin, "--connect-timeout", "86400001", "m"}, 64,
+       "bad option or value"},
+      {{bin, "--connect-timeout"}, 64, "bad option or value"},
   };
   int st;
   for (auto &c : cases) {
@@ -147,20 +176,39 @@ START_TEST(test_infer_errors) {
    * keeps its state in the arena's free space; asking it for the head
    * after AllocateTensors() once read overwritten memory there.) */
   int counts[128] = {0};
-  Sweep(bin, d, "hello_world_float", 1536, 2304, 16, counts);
+  Sweep(bin, d, "hello_world_float", 1024, 2304, 16, counts);
   ck_assert_int_gt(counts[0], 0);
-  ck_assert_int_eq(counts[0] + counts[65], 2 * 49);
-  /* On dtln_noise_suppression TFLM itself crashes on some arenas that are
-   * too small (it uses failed allocations unchecked); tflm_infer runs the
-   * model in a child and reports that as exit 70, never dying itself. */
+  ck_assert_int_gt(counts[65], 0);
+  ck_assert_int_eq(counts[0] + counts[65], 2 * 81);
+  /* On dtln_noise_suppression TFLM itself crashes on many arenas that are
+   * too small (it uses failed allocations unchecked), from the smallest
+   * tflm_infer accepts on; tflm_infer runs the model in a child and
+   * reports that as exit 70, never dying itself. */
   memset(counts, 0, sizeof counts);
-  Sweep(bin, d, "dtln_noise_suppression", 4032, 6464, 64, counts);
-  ck_assert_int_eq(counts[0] + counts[65] + counts[70], 2 * 39);
-  int crashed = counts[70];
-  printf("tflm infer: dtln_noise_suppression, arenas of 4032 to 6464 bytes: "
-         "TFLM crashed on %d of 78 runs, each reported as exit 70\n",
-         crashed);
-  fflush(stdout);
+  Sweep(bin, d, "dtln_noise_suppression", 1024, 6464, 64, counts);
+  ck_assert_int_eq(counts[0] + counts[65] + counts[70], 2 * 86);
+  ck_assert_int_gt(counts[70], 0);
+  /* An arena too small for TFLM's own bookkeeping: AllocateTensors fails
+   * before TFLM asks the planner for anything, and the plan line says so
+   * rather than describing a plan that was never made. */
+  for (const char *p : {"arenad", "tflm"}) {
+    st = Exec({bin, "--planner", p, "--socket", d + "/none.sock",
+               "--arena-bytes", "1024", ModelPath("hello_world_float")},
+              d, &out, &err);
+    ck_assert_int_eq(st, 65);
+    ck_assert_msg(out.find("plan: none, AllocateTensors failed before "
+                           "TFLite Micro asked the planner for one") !=
+                      std::string::npos &&
+                      out.find("plan: from") == std::string::npos &&
+                      out.find("GreedyMemoryPlanner") == std::string::npos,
+                  "--planner %s: %s", p, out.c_str());
+  }
+  /* A planning failure is a failure on the plan line too. */
+  st = Exec({bin, "--no-fallback", "--socket", d + "/none.sock",
+             ModelPath("hello_world_float")}, d, &out, &err);
+  ck_assert_int_eq(st, 65);
+  ck_assert_msg(out.find("plan: none, planning failed: daemon unreachable") !=
+                std::string::npos, "%s", out.c_str());
   /* With fallback (the default) a missing daemon only changes the source. */
   st = Exec({bin, "--socket", d + "/none.sock", ModelPath("hello_world_float")},
                d, &out, &err);
@@ -174,6 +222,43 @@ START_TEST(test_infer_errors) {
                 std::string::npos, "%s", out.c_str());
   tu_rm_rf(dir);
   free(dir);
+}
+END_TEST
+
+/* A stopped arenad (SIGSTOP) costs tflm_infer, and so AllocateTensors,
+ * the answer timeout (2 s by default), not the 30 s plan timeout: it
+ * plans locally and runs. --answer-timeout reaches the client. A guard
+ * resumes and kills the daemon should the test end while it is stopped. */
+START_TEST(test_infer_stopped_daemon) {
+  Daemon d;
+  std::string out, err, bin = TFLM_TEST_BUILD "/examples/tflm_infer";
+  std::string model = ModelPath("hello_world_float");
+  ck_assert_int_eq(Exec({bin, "--socket", d.h.sock, model}, d.h.dir, &out,
+                        &err), 0);
+  ck_assert_msg(out.find("plan: from daemon,") != std::string::npos, "%s",
+                out.c_str());
+  struct tu_stop stop;
+  ck_assert_int_eq(tu_stop_start(&stop, (int)d.h.pid, 120), 0);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int st = Exec({bin, "--socket", d.h.sock, model}, d.h.dir, &out, &err);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  std::string out2, err2;
+  int st2 = Exec({bin, "--socket", d.h.sock, "--answer-timeout", "700",
+                  model}, d.h.dir, &out2, &err2);
+  tu_stop_end(&stop);
+  double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+              (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+  ck_assert_msg(st == 0, "exit %d: %s", st, err.c_str());
+  ck_assert_msg(out.find("plan: from local (arenad: ") != std::string::npos &&
+                    out.find("is not answering") != std::string::npos,
+                "%s", out.c_str());
+  printf("tflm infer: a stopped arenad, plan from local after %.0f ms\n", ms);
+  fflush(stdout);
+  ck_assert_msg(ms < 15000, "took %.0f ms, not well before the 30 s plan "
+                "timeout", ms);
+  ck_assert_msg(st2 == 0 && out2.find("for 700 ms (the answer timeout)") !=
+                std::string::npos, "exit %d: %s", st2, out2.c_str());
 }
 END_TEST
 
@@ -258,5 +343,6 @@ void check_tflm::AddInferTests(Suite *s) {
   tcase_add_test(tc, test_infer_errors);
   tcase_add_test(tc, test_infer_names_every_missing_op);
   tcase_add_test(tc, test_infer_in_place);
+  tcase_add_test(tc, test_infer_stopped_daemon);
   suite_add_tcase(s, tc);
 }

@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 char *tu_read_file(const char *path, size_t *len)
@@ -166,4 +168,81 @@ void tu_hogs_stop(struct tu_hogs *h)
     waitpid((pid_t)h->pid[i], NULL, 0);
   }
   h->n = 0;
+}
+
+/* The guard of tu_stop_start(): waits on the pipe for the word that the
+ * test is done with the stopped process; at EOF (the test process is
+ * gone) or after max_s seconds it resumes and kills the process. */
+static void stop_guard(int fd, pid_t target, unsigned max_s)
+{
+  struct pollfd p = {fd, POLLIN, 0};
+  char b = 0;
+  int r;
+  while ((r = poll(&p, 1, (int)max_s * 1000)) < 0 && errno == EINTR)
+    ;
+  if (r <= 0 || read(fd, &b, 1) != 1) {
+    kill(target, SIGCONT);
+    kill(target, SIGKILL);
+  }
+  _exit(0);
+}
+
+int tu_stop_start(struct tu_stop *s, int pid, unsigned max_s)
+{
+  int fds[2];
+  s->target = 0;
+  s->guard = 0;
+  s->fd = -1;
+  if (pid <= 0 || pipe(fds) != 0)
+    return -1;
+  /* Close-on-exec: a program the test starts must not hold the pipe
+   * open, or the guard would miss the test's end. */
+  fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+  fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+  pid_t g = fork();
+  if (g < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return -1;
+  }
+  if (g == 0) {
+    close(fds[1]);
+    stop_guard(fds[0], (pid_t)pid, max_s);
+  }
+  close(fds[0]);
+  s->guard = (int)g;
+  s->fd = fds[1];
+  if (kill((pid_t)pid, SIGSTOP) != 0) {
+    tu_stop_end(s);
+    return -1;
+  }
+  s->target = pid;
+  /* A child of ours reports the stop to waitpid; give it 5 s. Any other
+   * process is taken as stopped once the signal is sent. */
+  for (int i = 0; i < 500; i++) {
+    int st;
+    pid_t r = waitpid((pid_t)pid, &st, WUNTRACED | WNOHANG);
+    if (r != 0)
+      break;
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  return 0;
+}
+
+void tu_stop_end(struct tu_stop *s)
+{
+  if (s->target > 0)
+    kill((pid_t)s->target, SIGCONT);
+  if (s->fd >= 0) {
+    char b = 1;
+    if (write(s->fd, &b, 1) != 1)
+      b = 0; /* the guard is gone already */
+    close(s->fd);
+  }
+  if (s->guard > 0)
+    waitpid((pid_t)s->guard, NULL, 0);
+  s->target = 0;
+  s->guard = 0;
+  s->fd = -1;
 }

@@ -57,4 +57,22 @@ int tu_hogs_start(struct tu_hogs *h, int n, unsigned max_s);
 /* Kills and reaps the hogs. */
 void tu_hogs_stop(struct tu_hogs *h);
 
+/* A process stopped with SIGSTOP on purpose (a daemon that does not
+ * answer), under a guard: a child process that resumes it with SIGCONT
+ * and kills it with SIGKILL should the calling process end, fail or be
+ * killed before tu_stop_end(), or after max_s seconds at most. So a
+ * failed or timed-out test never leaves a stopped process behind. */
+struct tu_stop {
+  int target; /* the stopped process, or 0 */
+  int guard;  /* the guard's process id, or 0 */
+  int fd;     /* write end of the pipe the guard waits on, or -1 */
+};
+
+/* Starts the guard, then stops pid and waits (up to 5 s) until it is
+ * stopped. Returns 0, or -1 (nothing stopped, no guard left). */
+int tu_stop_start(struct tu_stop *s, int pid, unsigned max_s);
+/* Resumes the process (SIGCONT) and ends the guard without it killing
+ * anything. Accepts a struct that tu_stop_start() failed on. */
+void tu_stop_end(struct tu_stop *s);
+
 #endif

@@ -13,12 +13,19 @@
  * TFLM's own GreedyMemoryPlanner instead, for comparison.
  *
  * The model runs in a child process: TFLM does not check every
- * allocation, and on some arenas that are too small it dereferences a
- * failed one and crashes (seen in its builtin-data allocator, in
- * UNIDIRECTIONAL_SEQUENCE_LSTM's Prepare and in GreedyMemoryPlanner, on
- * dtln_noise_suppression with arenas of 4,080 to 5,872 bytes). The parent
- * turns such a crash (a signal, or under a sanitizer its exit status)
- * into exit status 70 and a message.
+ * allocation, and on some arenas that are too small it uses a failed one
+ * and crashes (seen in its parsers of operator options, in
+ * UNIDIRECTIONAL_SEQUENCE_LSTM's and QUANTIZE's Prepare and in
+ * GreedyMemoryPlanner; on dtln_noise_suppression with arenas of 1,712 to
+ * 4,800 bytes with either planner, and of 5,120 to 5,872 with TFLM's; see
+ * docs/client.md). The parent turns such a crash (a signal, or under a
+ * sanitizer its exit status) into exit status 70 and a message.
+ *
+ * The plan line says what happened: where the plan came from, or that
+ * there was none because AllocateTensors failed before TFLM asked the
+ * planner, or because planning failed. --connect-timeout,
+ * --answer-timeout and --plan-timeout set the client's timeouts
+ * (arenad_client.h, TIMEOUTS).
  *
  * Usage: see usage() below. Exit status: 0 ran; 64 bad command line;
  * 65 the model is invalid or cannot run here (operators this TFLM build
@@ -41,6 +48,7 @@
 namespace {
 
 constexpr size_t kDefaultArena = 64u << 20; /* bytes */
+constexpr unsigned long long kMaxTimeoutMs = 86400000; /* a day */
 
 void usage(FILE *f) {
   fprintf(f,
@@ -61,6 +69,12 @@ void usage(FILE *f) {
           "                     operators write their output over their input\n"
           "                     (the default)\n"
           "  --no-in-place      give every tensor bytes of its own\n"
+          "  --connect-timeout MS  the longest connecting to arenad may take\n"
+          "                     (default %u)\n"
+          "  --answer-timeout MS   the longest arenad may stay silent before it\n"
+          "                     replies or acknowledges the request (default %u)\n"
+          "  --plan-timeout MS  the longest the whole request may take, an\n"
+          "                     acknowledged search included (default %u)\n"
           "  --arena-bytes N    arena size (default %zu)\n"
           "  --seed N           seed of the input values (default 1)\n"
           "  --invokes N        number of invokes (default 1)\n"
@@ -71,7 +85,10 @@ void usage(FILE *f) {
           "Exit status: 0 ran, 64 bad command line, 65 the model is invalid\n"
           "or cannot run, 66 cannot read the model, 70 invoke failed or TFLite\n"
           "Micro crashed (an arena too small), 71 out of memory.\n",
-          ARENAD_CLIENT_DEFAULT_SOCKET, kDefaultArena);
+          ARENAD_CLIENT_DEFAULT_SOCKET,
+          ARENAD_CLIENT_DEFAULT_CONNECT_TIMEOUT_MS,
+          ARENAD_CLIENT_DEFAULT_ANSWER_TIMEOUT_MS,
+          ARENAD_CLIENT_DEFAULT_REQUEST_TIMEOUT_MS, kDefaultArena);
 }
 
 /* The command line. */
@@ -81,6 +98,9 @@ struct Args {
   int fallback;          /* 1: plan locally when arenad fails */
   int tflm;              /* 1: TFLM's own planner */
   int in_place;          /* 1: in-place sharing (the default) */
+  uint32_t connect_ms;   /* the client's connect timeout; 0: default */
+  uint32_t answer_ms;    /* its answer timeout; 0: default */
+  uint32_t plan_ms;      /* its plan (request) timeout; 0: default */
   size_t arena_bytes;    /* arena size */
   unsigned long long seed; /* input seed */
   int invokes;           /* >= 1 */
@@ -117,6 +137,17 @@ int parse(int argc, char **argv, Args *a) {
     } else if (!strcmp(o, "--planner") && v &&
                (!strcmp(v, "arenad") || !strcmp(v, "tflm"))) {
       a->tflm = !strcmp(v, "tflm");
+      i++;
+    } else if ((!strcmp(o, "--connect-timeout") ||
+                !strcmp(o, "--answer-timeout") ||
+                !strcmp(o, "--plan-timeout")) &&
+               !number(v, 1, kMaxTimeoutMs, &n)) {
+      if (!strcmp(o, "--connect-timeout"))
+        a->connect_ms = (uint32_t)n;
+      else if (!strcmp(o, "--answer-timeout"))
+        a->answer_ms = (uint32_t)n;
+      else
+        a->plan_ms = (uint32_t)n;
       i++;
     } else if (!strcmp(o, "--arena-bytes") && !number(v, 1024, 1ull << 31, &n)) {
       a->arena_bytes = (size_t)n;
@@ -228,6 +259,9 @@ int run(const Args &a) {
   arenad_client_options_init(&co);
   co.socket_path = a.socket;
   co.fallback = a.fallback;
+  co.connect_timeout_ms = a.connect_ms;
+  co.answer_timeout_ms = a.answer_ms;
+  co.request_timeout_ms = a.plan_ms;
   arenad_client_t *c = NULL;
   uint8_t *arena = static_cast<uint8_t *>(
       aligned_alloc(16, (a.arena_bytes + 15) / 16 * 16));
@@ -248,11 +282,18 @@ int run(const Args &a) {
   rc = tflm_infer::RunModel(m, planner, arena, a.arena_bytes, a.seed,
                             a.invokes, &r);
   printf("model: %s\n", a.model);
-  if (a.tflm)
+  if (rc == tflm_infer::kRunUnsupported)
+    ; /* refused before TFLM saw the model: nothing to say of a plan */
+  else if (!r.plan_asked)
+    printf("plan: none, AllocateTensors failed before TFLite Micro asked "
+           "the planner for one (%zu buffers added)\n", r.n_buffers);
+  else if (a.tflm)
     printf("plan: TFLite Micro's GreedyMemoryPlanner, head %zu bytes\n",
            r.head_bytes);
-  else if (ours.status() == 0 && rc != tflm_infer::kRunUnsupported)
+  else if (ours.status() == 0)
     print_plan(&ours, c);
+  else
+    printf("plan: none, planning failed: %s\n", ours.error());
   if (rc == tflm_infer::kRunOk || rc == tflm_infer::kRunInvoke)
     printf("arena: %zu bytes used (head %zu)\n", r.arena_used_bytes,
            r.head_bytes);
@@ -319,7 +360,7 @@ int isolated(const Args &a) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  Args a = {NULL, NULL, 1, 0, 1, kDefaultArena, 1, 1, 16};
+  Args a = {NULL, NULL, 1, 0, 1, 0, 0, 0, kDefaultArena, 1, 1, 16};
   int rc = parse(argc, argv, &a);
   if (rc)
     return rc < 0 ? 0 : rc;

@@ -147,6 +147,7 @@ class Tap : public tflite::MicroMemoryPlanner {
   Tap(tflite::MicroMemoryPlanner *inner, Run *out) : in_(inner), out_(out) {}
   TfLiteStatus Init(unsigned char *s, int n) override {
     out_->n_buffers = 0;
+    out_->plan_asked = 0;
     return in_->Init(s, n);
   }
   TfLiteStatus AddBuffer(int size, int first, int last) override {
@@ -160,10 +161,12 @@ class Tap : public tflite::MicroMemoryPlanner {
     return in_->AddBuffer(size, first, last, off);
   }
   size_t GetMaximumMemorySize() override {
+    out_->plan_asked = 1;
     return out_->head_bytes = in_->GetMaximumMemorySize();
   }
   int GetBufferCount() override { return in_->GetBufferCount(); }
   TfLiteStatus GetOffsetForBuffer(int i, int *off) override {
+    out_->plan_asked = 1;
     TfLiteStatus st = in_->GetOffsetForBuffer(i, off);
     if (st == kTfLiteOk && i >= 0 && (size_t)i < out_->n_buffers)
       out_->buffers[i].offset = *off;

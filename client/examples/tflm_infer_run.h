@@ -82,6 +82,10 @@ struct Run {
   size_t arena_used_bytes; /* MicroInterpreter::arena_used_bytes() */
   size_t head_bytes;       /* the planner's GetMaximumMemorySize(), as TFLM
                               read it while planning */
+  int plan_asked;          /* 1: TFLM asked the planner for the head size
+                              or an offset, so a plan was made (or its
+                              making failed); 0: AllocateTensors stopped
+                              before that */
   PlannedBuffer *buffers;  /* n_buffers, in TFLM's order; owned */
   size_t n_buffers;        /* buffers TFLM planned */
   uint8_t *outputs;        /* every output of every invoke, in order; owned */

@@ -13,6 +13,15 @@
  *  arenad_client.h are called (planner.h is used for its types). The planner is compiled
  *  with TFLM's flags (no exceptions, no RTTI); it allocates with
  *  malloc/realloc and reports failures instead of throwing.
+ *
+ *  TEST BUILDS
+ *  The hooks that corrupt a plan or its declarations on purpose, for the
+ *  negative controls of the tests, are compiled only with
+ *  -DARENAD_TFLM_TESTING, into the test binary's own object of this file;
+ *  libarenad-tflm.a has no code that could run them (the tflm suite
+ *  checks its symbols). Their fields stay in every build, so that the
+ *  class has one layout for objects compiled with the define and without
+ *  it, which the test binary links together.
  */
 #include "arenad_tflm.h"
 
@@ -251,8 +260,12 @@ void TflmPlanner::DeclarePairs() {
 
 int TflmPlanner::AliasOf(int buffer) {
   if (PlanIfNeeded() || buffer < 0 || (size_t)buffer >= n_buffers_ ||
-      test_hide_aliases_ || !buffers_[buffer].has_alias)
+      !buffers_[buffer].has_alias)
     return -1;
+#ifdef ARENAD_TFLM_TESTING
+  if (test_hide_aliases_)
+    return -1;
+#endif
   return (int)buffers_[buffer].alias;
 }
 
@@ -372,13 +385,16 @@ int TflmPlanner::Plan() {
   info_.planning_us = result_.planning_us;
   info_.n_shared = p->n_shared;
   info_.lower_bound_unshared_bytes = p->lower_bound_unshared_bytes;
+#ifdef ARENAD_TFLM_TESTING
   if (test_overlap_)
     Overlap();
+#endif
   return 0;
 }
 
-/* Test builds: puts the first buffer that shares time with an earlier one
- * at that earlier buffer's offset. */
+#ifdef ARENAD_TFLM_TESTING
+/* Test builds only (never in libarenad-tflm.a): puts the first buffer
+ * that shares time with an earlier one at that earlier buffer's offset. */
 void TflmPlanner::Overlap() {
   for (size_t j = 1; j < n_buffers_; j++)
     for (size_t i = 0; i < j; i++) {
@@ -390,6 +406,7 @@ void TflmPlanner::Overlap() {
       }
     }
 }
+#endif
 
 int TflmPlanner::PlanIfNeeded() {
   if (status_)

@@ -35,7 +35,9 @@
  *  that runs the same model file therefore shares one cached plan. When
  *  the daemon fails and the client's fallback is on (the default), the
  *  plan is computed in this process (the same plan: planning is
- *  deterministic).
+ *  deterministic). A daemon that does not answer at all (stopped, hung)
+ *  holds the first query, and so AllocateTensors(), for the client's
+ *  answer timeout (arenad_client.h, TIMEOUTS), 2 s by default.
  *
  * IN-PLACE SHARING
  *  On by default (SetInPlace(false) turns it off before AllocateTensors).
@@ -193,7 +195,9 @@ class TflmPlanner : public tflite::MicroMemoryPlanner {
   int Add(int size, int first, int last, int64_t pinned);
   int PlanIfNeeded();
   int Plan();
+#ifdef ARENAD_TFLM_TESTING
   void Overlap();
+#endif
 
   arenad_client_t *client_;            /* borrowed */
   uint8_t model_hash_[ARENAD_CLIENT_DIGEST_LEN]; /* SHA-256 of the model */
@@ -206,6 +210,8 @@ class TflmPlanner : public tflite::MicroMemoryPlanner {
   struct arenad_client_result result_; /* the plan, owned */
   TflmPlanInfo info_;                  /* facts about the plan */
   bool planned_;                       /* offsets_ matches buffers_ */
+  /* Read only by code of test builds (-DARENAD_TFLM_TESTING); kept in
+   * every build so that the layout does not depend on the define. */
   bool test_overlap_;                  /* test builds: corrupt the plan */
   int test_alias_out_, test_alias_in_; /* test builds: an extra pair */
   bool test_hide_aliases_;             /* test builds: AliasOf() says -1 */

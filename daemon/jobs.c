@@ -45,6 +45,7 @@
 
 #include "jobs_int.h"
 #include "keycodec.h"
+#include "memory.h"
 #include "server_int.h"
 
 /* ---- identity bytes of a Plan request ---------------------------------- */
@@ -565,7 +566,10 @@ static void after_plan(uv_work_t *w, int status)
         answer_plan(j, wt);
       s->report.job_done(c);
     }
+  int large = daemon_memory_large(j->req->plan->n_tensor_ids);
   jobs__free(j);
+  if (large)
+    daemon_memory_release();
   if (s->draining)
     s->report.drain_check(s);
 }

@@ -89,7 +89,7 @@ static Arenad__V1__Status precheck(const struct server *s,
 {
   size_t n = m->n_tensor_ids;
   if (n > s->limits.max_tensors) {
-    snprintf(msg, len, "graph has %zu tensors, over the limit of %zu", n,
+    snprintf(msg, len, "graph has %zu tensors, over max_tensors (%zu)", n,
              s->limits.max_tensors);
     return ARENAD__V1__STATUS__TOO_LARGE;
   }

@@ -51,8 +51,9 @@ int daemon_memory_setup(void);
 int daemon_memory_large(size_t n_tensors);
 
 /* Gives the free memory inside every heap back to the system (glibc's
- * malloc_trim). Costs a walk of the heaps' free lists, about a
- * millisecond; meant for the end of a large job. */
+ * malloc_trim). Costs a walk of the heaps' free lists (about 0.1 ms
+ * measured after jobs of 2 * 10^4 to 10^6 tensors); meant for the end of
+ * a large job. */
 void daemon_memory_release(void);
 
 #endif

@@ -9,9 +9,10 @@
  *  job already in flight (single flight) or starts a new one on the libuv
  *  worker pool. The worker validates the graph, computes its digests,
  *  asks storage, plans on a miss, and stores the verified plan; the
- *  after-work callback, back on the loop, answers every waiter and fills
- *  the hot LRU. Storage handles are used by one worker at a time under
- *  st_lock.
+ *  after-work callback, back on the loop, answers every waiter, fills
+ *  the hot LRU and, after a large job, gives the allocator's free memory
+ *  back to the system (memory.h). Storage handles are used by one worker
+ *  at a time under st_lock.
  *
  *  A connection that goes away detaches from its jobs. A job nobody
  *  waits for is cancelled: uv_cancel() if it has not started, otherwise

@@ -249,7 +249,7 @@ int hotcache_put(struct hotcache *hc, const uint8_t *ident, size_t len,
 {
   size_t bytes = sizeof(struct entry) + len + plan->n_offsets * 8 +
                  plan->use_key_len;
-  if (bytes > hc->max_bytes || hc->max_entries == 0)
+  if (bytes > hc->max_bytes / HOT_ENTRY_SHARE || hc->max_entries == 0)
     return -1;
   struct entry *old = find(hc, ident, len, h);
   if (old)

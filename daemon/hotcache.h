@@ -12,6 +12,12 @@
  * when it entered the cache. Bounded by bytes and by entries; least
  * recently used first out. Used by the loop thread only.
  *
+ *  One plan may take at most HOT_ENTRY_SHARE-th of the byte cap: a
+ *  larger one is not cached, so that one huge graph neither pushes out
+ *  the hot set nor stays resident in an idle daemon (its repeats are
+ *  answered from the database, in a time small beside that of sending
+ *  the request).
+ *
  * USES
  *  Each hit is counted on its entry, under the entry's use key: opaque
  *  bytes the caller gives at put that name the plan in the database.
@@ -31,6 +37,9 @@
 #include "planner.h"
 
 struct hotcache;
+
+/* The largest entry is the byte cap divided by this. */
+#define HOT_ENTRY_SHARE 8
 
 /* A cached plan. Arrays are owned by the cache. */
 struct hot_plan {
@@ -80,8 +89,9 @@ const struct hot_plan *hotcache_get(struct hotcache *hc, const uint8_t *ident,
 
 /* Copies ident and plan, use key included, in (replacing an entry with
  * the same identity, whose uncollected uses stay pending).
- * Returns 0, or -1 on OOM or when the entry alone exceeds the byte cap
- * (then nothing is cached). */
+ * Returns 0, or -1 on OOM or when the entry alone exceeds its share of
+ * the byte cap, max_bytes / HOT_ENTRY_SHARE (then nothing is cached and
+ * an entry with the same identity stays as it was). */
 int hotcache_put(struct hotcache *hc, const uint8_t *ident, size_t len,
                  uint64_t h, const struct hot_plan *plan);
 

@@ -9,12 +9,14 @@
  *  job already in flight (single flight) or starts a new one on the libuv
  *  worker pool. The worker validates the graph, computes its digests,
  *  asks storage, plans on a miss, and stores the verified plan; the
- *  after-work callback, back on the loop, answers every waiter and fills
- *  the hot LRU. Storage handles are used by one worker at a time under
- *  st_lock. A request whose client set want_ack is told with an Accepted
- *  response as soon as it is a job or has joined one (jobs__ack), so
- *  that the client can tell a daemon at work from one that does not
- *  answer; a hot hit or a refusal is answered at once instead.
+ *  after-work callback, back on the loop, answers every waiter, fills
+ *  the hot LRU and, after a large job, gives the allocator's free memory
+ *  back to the system (memory.h). Storage handles are used by one worker
+ *  at a time under st_lock. A request whose client set want_ack is told
+ *  with an Accepted response as soon as it is a job or has joined one
+ *  (jobs__ack), so that the client can tell a daemon at work from one
+ *  that does not answer; a hot hit or a refusal is answered at once
+ *  instead.
  *
  *  A connection that goes away detaches from its jobs. A job nobody
  *  waits for is cancelled: uv_cancel() if it has not started, otherwise
@@ -48,6 +50,7 @@
 
 #include "jobs_int.h"
 #include "keycodec.h"
+#include "memory.h"
 #include "server_int.h"
 
 /* ---- identity bytes of a Plan request ---------------------------------- */
@@ -91,7 +94,7 @@ static Arenad__V1__Status precheck(const struct server *s,
 {
   size_t n = m->n_tensor_ids;
   if (n > s->limits.max_tensors) {
-    snprintf(msg, len, "graph has %zu tensors, over the limit of %zu", n,
+    snprintf(msg, len, "graph has %zu tensors, over max_tensors (%zu)", n,
              s->limits.max_tensors);
     return ARENAD__V1__STATUS__TOO_LARGE;
   }
@@ -581,7 +584,10 @@ static void after_plan(uv_work_t *w, int status)
         answer_plan(j, wt);
       s->report.job_done(c);
     }
+  int large = daemon_memory_large(j->req->plan->n_tensor_ids);
   jobs__free(j);
+  if (large)
+    daemon_memory_release();
   if (s->draining)
     s->report.drain_check(s);
 }

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "arena_version.h"
+#include "memory.h"
 #include "server_int.h"
 
 #define TICK_MS_DEFAULT 2000
@@ -397,6 +398,9 @@ static int setup(struct server *s, const struct daemon_config *cfg)
    * `workers` of them (jobs.c), the spare serves everything else. */
   snprintf(n, sizeof n, "%u", cfg->workers + 1);
   setenv("UV_THREADPOOL_SIZE", n, 1);
+  if (daemon_memory_setup())
+    dlog(&s->log, DLOG_WARNING, "could not fix the allocator's thresholds: "
+                                "memory of large requests may stay resident");
   if (uv_loop_init(&s->loop))
     return -2;
   if (uv_mutex_init(&s->st_lock)) {

@@ -266,7 +266,8 @@ START_TEST(test_bad_peers)
   struct hn_graph g;
   hn_random_graph(&g, 1001, 1);
   fd = hn_connect(&h);
-  expect_status(fd, &g, 0, ARENAD__V1__STATUS__TOO_LARGE, NULL);
+  expect_status(fd, &g, 0, ARENAD__V1__STATUS__TOO_LARGE,
+                "graph has 1001 tensors, over max_tensors (1000)");
   /* invalid graph: lifetime ends before it starts */
   g.n = 10;
   g.t[3].first = 9;

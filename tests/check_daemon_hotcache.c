@@ -2,8 +2,8 @@
  * check_daemon_hotcache.c - unit tests of the daemon's in-memory plan
  * cache (daemon/hotcache.c) and the use counts it keeps: which hits are
  * counted, the order a take lists them in, counts of entries pushed out
- * or replaced, counts dropped with entries removed on purpose, and the
- * plan fields an entry keeps.
+ * or replaced, counts dropped with entries removed on purpose, the
+ * plan fields an entry keeps, and the largest plan it takes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,8 +156,49 @@ START_TEST(plan_fields_survive)
 }
 END_TEST
 
+/* Puts a plan of n offsets under a one-letter identity; returns what
+ * hotcache_put returned. */
+static int put_sized(struct hotcache *hc, char name, size_t n)
+{
+  uint8_t ident[2] = {1, (uint8_t)name};
+  uint64_t *offsets = calloc(n, sizeof *offsets);
+  ck_assert_ptr_nonnull(offsets);
+  struct hot_plan p;
+  memset(&p, 0, sizeof p);
+  p.offsets = offsets;
+  p.n_offsets = n;
+  int rc = hotcache_put(hc, ident, 2, hot_hash(ident, 2), &p);
+  free(offsets);
+  return rc;
+}
+
+/* One plan takes at most an eighth of the byte cap: a larger one is not
+ * cached, although it would fit the cap, and leaves the others alone. */
+START_TEST(one_plan_takes_at_most_its_share)
+{
+  const uint64_t cap = 64 << 10, share = cap / HOT_ENTRY_SHARE;
+  struct hotcache *hc = hotcache_new(cap, 100);
+  ck_assert_ptr_nonnull(hc);
+  /* 8 KiB of offsets alone: over the share, well within the cap */
+  ck_assert_int_eq(put_sized(hc, 'b', share / 8), -1);
+  run(hc, "!b");
+  /* three quarters of the share, with the entry's own bytes */
+  for (char name = 'c'; name < 'c' + HOT_ENTRY_SHARE; name++)
+    ck_assert_int_eq(put_sized(hc, name, share * 3 / 4 / 8), 0);
+  run(hc, "?c ?d ?j");
+  ck_assert_int_eq(put_sized(hc, 'c', share / 8 + 1), -1);
+  run(hc, "?c !b"); /* the entry with that identity stays */
+  uint64_t e, bytes;
+  hotcache_usage(hc, &e, &bytes);
+  ck_assert_uint_eq(e, HOT_ENTRY_SHARE);
+  ck_assert_uint_le(bytes, cap);
+  hotcache_free(hc);
+}
+END_TEST
+
 void cd_add_hotcache_tests(TCase *tc)
 {
+  tcase_add_test(tc, one_plan_takes_at_most_its_share);
   tcase_add_test(tc, plan_fields_survive);
   tcase_add_test(tc, hits_are_counted_least_recent_first);
   tcase_add_test(tc, pushed_out_and_replaced_entries_keep_their_counts);

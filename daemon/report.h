@@ -12,8 +12,8 @@
  *  Some calls skip a layer, all downward: server.c calls jobs.c
  *  (cancel) and uses.c (timer, last flush), conn.c calls jobs.c
  *  (plans, detach), and the job files call uses.c and dbhealth.c. The
- *  helpers config.c, log.c, hotcache.c, keycodec.c, sockguard.c and memory.c call
- *  none of the layered files.
+ *  helpers config.c, log.c, hotcache.c, keycodec.c, sockguard.c and
+ *  memory.c call none of the layered files.
  *
  *  What a lower layer has to tell one above it goes through struct
  *  daemon_report instead of a call into that file, the way a libuv

@@ -11,9 +11,10 @@
  *
  * This file holds the "api" case (options, status codes, bad inputs, no
  * daemon at all) and client_suite(), which also runs the "fake-daemon"
- * case (check_client_fake.c) and the "arenactl" case, arenactl's daemon
- * commands against the fake (check_client_cli.c). Shared helpers are
- * declared in check_client.h.
+ * case (check_client_fake.c), the "share" case (check_client_share.c),
+ * the "digests" case (check_client_digest.c) and the "arenactl" case,
+ * arenactl's daemon commands against the fake (check_client_cli.c).
+ * Shared helpers are declared in check_client.h.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -215,6 +216,12 @@ Suite *client_suite(void)
   tcase_add_checked_fixture(tc, ct_setup, ct_teardown);
   tcase_set_timeout(tc, 30);
   client_add_share(tc);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("digests");
+  tcase_add_checked_fixture(tc, ct_setup, ct_teardown);
+  tcase_set_timeout(tc, 30);
+  client_add_digests(tc);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("arenactl");

@@ -111,5 +111,7 @@ void client_add_fake_daemon(TCase *tc);
 void client_add_arenactl(TCase *tc);
 /* Adds the tests of the "share" case (check_client_share.c). */
 void client_add_share(TCase *tc);
+/* Adds the tests of the "digests" case (check_client_digest.c). */
+void client_add_digests(TCase *tc);
 
 #endif

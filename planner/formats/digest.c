@@ -66,34 +66,46 @@ static void store_le32(uint8_t *p, uint32_t v)
     p[i] = (uint8_t)(v >> (8 * i));
 }
 
-/* Compresses one 64-byte block into the chaining value h. */
+/* The functions of FIPS 180-4, 4.1.2. Ch and Maj are written in forms
+ * with one operation fewer than the standard's, and equal to them bit
+ * for bit. */
+#define BSIG0(x) (rotr((x), 2) ^ rotr((x), 13) ^ rotr((x), 22))
+#define BSIG1(x) (rotr((x), 6) ^ rotr((x), 11) ^ rotr((x), 25))
+#define SSIG0(x) (rotr((x), 7) ^ rotr((x), 18) ^ ((x) >> 3))
+#define SSIG1(x) (rotr((x), 17) ^ rotr((x), 19) ^ ((x) >> 10))
+#define CH(e, f, g) ((g) ^ ((e) & ((f) ^ (g))))
+#define MAJ(a, b, c) (((a) & (b)) | ((c) & ((a) | (b))))
+
+/* Round i, with the working variables named as they stand at its start.
+ * Instead of shifting all eight along, the next round names them one
+ * place further on: the new a is written over h and the new e over d. */
+#define ROUND(a, b, c, d, e, f, g, h, i)                                      \
+  do {                                                                        \
+    uint32_t t1 = (h) + BSIG1(e) + CH(e, f, g) + K[i] + w[i];                 \
+    (d) += t1;                                                                \
+    (h) = t1 + BSIG0(a) + MAJ(a, b, c);                                       \
+  } while (0)
+
+/* Compresses one 64-byte block into the chaining value h. Eight rounds
+ * per pass of the loop bring the names back to where they started. */
 static void compress(uint32_t h[8], const uint8_t *block)
 {
   uint32_t w[64];
   for (int i = 0; i < 16; i++)
     w[i] = load_be32(block + 4 * i);
-  for (int i = 16; i < 64; i++) {
-    uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
-    uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
-    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-  }
+  for (int i = 16; i < 64; i++)
+    w[i] = SSIG1(w[i - 2]) + w[i - 7] + SSIG0(w[i - 15]) + w[i - 16];
   uint32_t a = h[0], b = h[1], c = h[2], d = h[3];
   uint32_t e = h[4], f = h[5], g = h[6], hh = h[7];
-  for (int i = 0; i < 64; i++) {
-    uint32_t S1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
-    uint32_t ch = (e & f) ^ (~e & g);
-    uint32_t t1 = hh + S1 + ch + K[i] + w[i];
-    uint32_t S0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
-    uint32_t maj = (a & b) ^ (a & c) ^ (b & c);
-    uint32_t t2 = S0 + maj;
-    hh = g;
-    g = f;
-    f = e;
-    e = d + t1;
-    d = c;
-    c = b;
-    b = a;
-    a = t1 + t2;
+  for (int i = 0; i < 64; i += 8) {
+    ROUND(a, b, c, d, e, f, g, hh, i);
+    ROUND(hh, a, b, c, d, e, f, g, i + 1);
+    ROUND(g, hh, a, b, c, d, e, f, i + 2);
+    ROUND(f, g, hh, a, b, c, d, e, i + 3);
+    ROUND(e, f, g, hh, a, b, c, d, i + 4);
+    ROUND(d, e, f, g, hh, a, b, c, i + 5);
+    ROUND(c, d, e, f, g, hh, a, b, i + 6);
+    ROUND(b, c, d, e, f, g, hh, a, i + 7);
   }
   h[0] += a;
   h[1] += b;

@@ -12,8 +12,14 @@
  *  except the sort permutation, and none at all when the tensors already
  *  come in strictly ascending id order (the common case for graphs that a
  *  client builds from an interpreter's tensor table).
+ *
+ *  Whole blocks go to planner__sha256_blocks(), which uses the x86 SHA
+ *  instructions where the build and the processor have them (four to
+ *  six times the portable code's speed here) and the portable compress()
+ *  below everywhere else.
  */
 #include "digest.h"
+#include "digest_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +123,88 @@ static void compress(uint32_t h[8], const uint8_t *block)
   h[7] += hh;
 }
 
+/* ---- whole blocks: portable, or the x86 SHA extensions ----------------- */
+
+/* With GCC on x86-64, the processor's SHA-256 instructions compress a
+ * block four to six times as fast as the portable code, when the
+ * processor has them (__builtin_cpu_supports reads what libgcc found
+ * at start, so asking costs nothing). Other compilers and processors use
+ * the portable code; both give the same bytes (check_digest compares
+ * them). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&     \
+    __GNUC__ >= 12
+#define DIGEST_SHA_NI 1
+#include <immintrin.h>
+
+/* The next four message words, from the four before them (w[g & 3]
+ * holds words 4g - 16 .. 4g - 13, and so on; FIPS 180-4, 6.2.2 step 1). */
+__attribute__((target("sha,sse4.1"))) static __m128i
+schedule(const __m128i *w, int g)
+{
+  __m128i x = _mm_sha256msg1_epu32(w[g & 3], w[(g - 3) & 3]);
+  x = _mm_add_epi32(x, _mm_alignr_epi8(w[(g - 1) & 3], w[(g - 2) & 3], 4));
+  return _mm_sha256msg2_epu32(x, w[(g - 1) & 3]);
+}
+
+/* Message words 4g .. 4g + 3 of the block at p, in host order. */
+__attribute__((target("sha,sse4.1"))) static __m128i
+load_words(const uint8_t *p, int g)
+{
+  const __m128i be =
+      _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+  return _mm_shuffle_epi8(_mm_loadu_si128((const void *)(p + 16 * g)), be);
+}
+
+/* Compresses n blocks into h. The instructions keep the working
+ * variables as two vectors, (A, B, E, F) and (C, D, G, H) from the high
+ * lane down, and run two rounds at a time. */
+__attribute__((target("sha,sse4.1"))) static void
+compress_sha_ni(uint32_t h[8], const uint8_t *p, size_t n)
+{
+  __m128i badc = _mm_shuffle_epi32(_mm_loadu_si128((const void *)h), 0xB1);
+  __m128i hgfe =
+      _mm_shuffle_epi32(_mm_loadu_si128((const void *)(h + 4)), 0x1B);
+  __m128i abef = _mm_alignr_epi8(badc, hgfe, 8);
+  __m128i cdgh = _mm_blend_epi16(hgfe, badc, 0xF0);
+  for (; n > 0; n--, p += 64) {
+    __m128i abef0 = abef, cdgh0 = cdgh, w[4];
+    for (int g = 0; g < 16; g++) {
+      w[g & 3] = g < 4 ? load_words(p, g) : schedule(w, g);
+      __m128i k = _mm_loadu_si128((const void *)&K[4 * g]);
+      __m128i wk = _mm_add_epi32(w[g & 3], k);
+      cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);
+      abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(wk, 0x0E));
+    }
+    abef = _mm_add_epi32(abef, abef0);
+    cdgh = _mm_add_epi32(cdgh, cdgh0);
+  }
+  __m128i abef_r = _mm_shuffle_epi32(abef, 0x1B); /* lanes A, B, E, F */
+  __m128i cdgh_r = _mm_shuffle_epi32(cdgh, 0xB1); /* lanes G, H, C, D */
+  _mm_storeu_si128((void *)h, _mm_blend_epi16(abef_r, cdgh_r, 0xF0));
+  _mm_storeu_si128((void *)(h + 4), _mm_alignr_epi8(cdgh_r, abef_r, 8));
+}
+
+static int have_sha_ni(void)
+{
+  return __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1");
+}
+#endif
+
+int planner__sha256_blocks(uint32_t h[8], const uint8_t *blocks, size_t n,
+                           int accel)
+{
+#ifdef DIGEST_SHA_NI
+  if (accel && have_sha_ni()) {
+    compress_sha_ni(h, blocks, n);
+    return 1;
+  }
+#endif
+  (void)accel;
+  for (; n > 0; n--, blocks += 64)
+    compress(h, blocks);
+  return 0;
+}
+
 void planner_sha256_init(struct planner_sha256 *s)
 {
   /* Initial hash value: fractional parts of the square roots of the first
@@ -144,13 +232,13 @@ void planner_sha256_update(struct planner_sha256 *s, const void *data,
     len -= take;
     if (s->buf_len < 64)
       return;
-    compress(s->h, s->buf);
+    (void)planner__sha256_blocks(s->h, s->buf, 1, 1);
     s->buf_len = 0;
   }
-  while (len >= 64) {
-    compress(s->h, p);
-    p += 64;
-    len -= 64;
+  if (len >= 64) {
+    (void)planner__sha256_blocks(s->h, p, len / 64, 1);
+    p += len / 64 * 64;
+    len %= 64;
   }
   if (len > 0) {
     memcpy(s->buf, p, len);

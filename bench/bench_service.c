@@ -315,7 +315,9 @@ static double start_timed(struct harness *h)
 {
   char nsock[300];
   snprintf(nsock, sizeof nsock, "%s/notify.sock", h->dir);
-  int nfd = socket(AF_UNIX, SOCK_DGRAM, 0);
+  /* Not inherited: a daemon holding this socket open would block on its
+   * periodic STATUS= messages once nobody reads them any more. */
+  int nfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   struct sockaddr_un a = {.sun_family = AF_UNIX};
   memcpy(a.sun_path, nsock, strlen(nsock) + 1);
   unlink(nsock);

@@ -1,15 +1,29 @@
 /*
  * bench_service.c - arenad's service figures, all measured in one run on
  * this machine:
- *  - cache hits: latency (median, p99) and throughput with 1, 8 and 32
- *    concurrent clients, over the raw wire and through the client
- *    library (which also digests and verifies every plan);
+ *  - cache hits: latency (median, p99), throughput and CPU time per
+ *    request (client and server together) with 1, 8 and 32 concurrent
+ *    clients, over the raw wire and through the client library (which
+ *    also digests the graph, unless the handle digested the same graph
+ *    for its previous call, and verifies every plan); the library once
+ *    with the same graph every call, and once alternating between two
+ *    graphs, so that every call digests its graph;
  *  - the same figures for a bare echo server (below) that answers each
  *    request frame with a frame of the same size as arenad's reply, over
- *    the same kind of socket, and the ratio between the two;
- *  - misses: throughput of cold plans with 1 and 2 workers;
+ *    the same kind of socket, and the ratios between the two;
+ *  - misses: throughput of cold plans with 1 and 2 workers, at the
+ *    default effort (which every pool thread runs, workers + 1) and above
+ *    it (long searches, which at most `workers` threads run), with the
+ *    CPU the daemon used meanwhile;
  *  - footprint: idle RSS and the time from exec to READY=1.
- * Times are wall clock; quote ratios, not absolute numbers.
+ * Every figure is measured in several rounds (-r N, default 3), the paths
+ * taking turns within a round, and printed as the median over the rounds;
+ * a ratio is the median of the rounds' ratios, with their range. Times
+ * are wall clock, CPU times from getrusage() and /proc; quote ratios, not
+ * absolute numbers.
+ *
+ * Usage: bench_service [DATA_DIR] [-r ROUNDS]  (DATA_DIR is not used:
+ * `make bench` passes it to every benchmark).
  */
 #include <errno.h>
 #include <poll.h>
@@ -18,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -31,6 +46,7 @@
 #include "wire_plan.h"
 
 #define MODEL "tests/data/models/mobilenet_v2_quantized_1x3x224x224.csv"
+#define MAX_ROUNDS 15
 
 static double now_us(void)
 {
@@ -43,6 +59,42 @@ static int cmp_d(const void *a, const void *b)
 {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
+}
+
+/* Median of n values (sorts v). */
+static double median(double *v, int n)
+{
+  qsort(v, (size_t)n, sizeof *v, cmp_d);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* CPU time of this process (user and system), us. */
+static double self_cpu_us(void)
+{
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
+         ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
+
+/* CPU time of process pid (user and system) from /proc, us; 0 if
+ * unknown. */
+static double proc_cpu_us(pid_t pid)
+{
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return 0;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  const char *p = strrchr(buf, ')'); /* the name may hold spaces */
+  unsigned long ut = 0, st = 0;
+  if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+                   &ut, &st) != 2)
+    return 0;
+  return (double)(ut + st) * 1e6 / (double)sysconf(_SC_CLK_TCK);
 }
 
 /* ---- the bare echo server --------------------------------------------- */
@@ -124,14 +176,24 @@ static int echo_start(struct echo *e, const char *dir, size_t reply_len)
 
 /* ---- load generators ------------------------------------------------------ */
 
-enum mode { MODE_WIRE, MODE_LIBRARY, MODE_ECHO };
+enum mode { MODE_ECHO, MODE_WIRE, MODE_LIBRARY, MODE_LIBRARY_NEW, N_MODES };
+
+static const char *const mode_name[N_MODES] = {
+    "bare echo", "arenad hit, raw wire", "arenad hit, client library",
+    "arenad hit, client library, graph digested every call"};
+
+/* The graphs a load run sends. */
+struct graphs {
+  const struct hn_graph *g;  /* the model */
+  const struct hn_graph *g2; /* the model with one tensor larger */
+  const uint8_t *frame;      /* packed request for g (wire and echo) */
+  size_t frame_len;
+};
 
 struct worker {
   enum mode mode;
   const char *path;          /* socket */
-  const struct hn_graph *g;
-  const uint8_t *frame;      /* packed request (wire and echo) */
-  size_t frame_len;
+  const struct graphs *gs;
   int n;                     /* requests */
   double *lat;               /* n latencies, us */
   int failures;
@@ -158,57 +220,72 @@ static int raw_roundtrip(int fd, const uint8_t *frame, size_t len,
   return n > cap ? -1 : read_full(fd, buf, n);
 }
 
+/* Requests through the client library on one handle: the same graph
+ * every call, or (MODE_LIBRARY_NEW) two graphs in turn, so that the
+ * handle never holds the digest of the graph it is given. */
+static void run_library(struct worker *w)
+{
+  struct arenad_client_options o;
+  arenad_client_options_init(&o);
+  o.socket_path = w->path;
+  arenad_client_t *c;
+  arenad_client_open(&o, &c);
+  const struct hn_graph *hg[2] = {w->gs->g, w->gs->g2};
+  struct planner_options po;
+  planner_options_init(&po);
+  struct arenad_model_key k = {(const uint8_t *)"bench", 5, NULL, 0};
+  for (int i = 0; i < w->n; i++) {
+    const struct hn_graph *x = hg[w->mode == MODE_LIBRARY_NEW ? i % 2 : 0];
+    struct planner_graph g = {x->t, x->n};
+    struct arenad_client_result r;
+    arenad_client_result_init(&r);
+    double t0 = now_us();
+    w->failures += arenad_client_plan(c, &g, &po, &k, &r) != 0 || !r.cached;
+    w->lat[i] = now_us() - t0;
+    arenad_client_result_cleanup(&r);
+  }
+  arenad_client_close(c);
+}
+
 static void *run_worker(void *arg)
 {
   struct worker *w = arg;
-  uint8_t *buf = malloc(1 << 22);
-  if (w->mode == MODE_LIBRARY) {
-    struct arenad_client_options o;
-    arenad_client_options_init(&o);
-    o.socket_path = w->path;
-    arenad_client_t *c;
-    arenad_client_open(&o, &c);
-    struct planner_graph g = {w->g->t, w->g->n};
-    struct planner_options po;
-    planner_options_init(&po);
-    struct arenad_model_key k = {(const uint8_t *)"bench", 5, NULL, 0};
-    for (int i = 0; i < w->n; i++) {
-      struct arenad_client_result r;
-      arenad_client_result_init(&r);
-      double t0 = now_us();
-      w->failures += arenad_client_plan(c, &g, &po, &k, &r) != 0 || !r.cached;
-      w->lat[i] = now_us() - t0;
-      arenad_client_result_cleanup(&r);
-    }
-    arenad_client_close(c);
-  } else {
-    int fd = connect_path(w->path);
-    for (int i = 0; i < w->n; i++) {
-      double t0 = now_us();
-      w->failures += raw_roundtrip(fd, w->frame, w->frame_len, buf, 1 << 22) != 0;
-      w->lat[i] = now_us() - t0;
-    }
-    close(fd);
+  if (w->mode == MODE_LIBRARY || w->mode == MODE_LIBRARY_NEW) {
+    run_library(w);
+    return NULL;
   }
+  uint8_t *buf = malloc(1 << 22);
+  int fd = connect_path(w->path);
+  for (int i = 0; i < w->n; i++) {
+    double t0 = now_us();
+    w->failures += raw_roundtrip(fd, w->gs->frame, w->gs->frame_len, buf,
+                                 1 << 22) != 0;
+    w->lat[i] = now_us() - t0;
+  }
+  close(fd);
   free(buf);
   return NULL;
 }
 
 struct result {
-  double p50, p99, rps;
+  double p50, p99, rps; /* latency percentiles us, requests per second */
+  double cpu_us;        /* CPU per request, clients and server, us */
   int failures;
 };
 
+/* Runs `clients` threads of per_client requests each against path;
+ * server is the serving process (0: this one, as for the echo). */
 static struct result run_load(enum mode mode, const char *path,
-                              const struct hn_graph *g, const uint8_t *frame,
-                              size_t frame_len, int clients, int per_client)
+                              pid_t server, const struct graphs *gs,
+                              int clients, int per_client)
 {
   struct worker *w = calloc((size_t)clients, sizeof *w);
   pthread_t *t = calloc((size_t)clients, sizeof *t);
   double *all = malloc(sizeof(double) * (size_t)clients * (size_t)per_client);
+  double c0 = self_cpu_us(), s0 = server ? proc_cpu_us(server) : 0;
   double t0 = now_us();
   for (int i = 0; i < clients; i++) {
-    w[i] = (struct worker){mode, path, g, frame, frame_len, per_client,
+    w[i] = (struct worker){mode, path, gs, per_client,
                            all + (size_t)i * (size_t)per_client, 0};
     pthread_create(&t[i], NULL, run_worker, &w[i]);
   }
@@ -218,11 +295,13 @@ static struct result run_load(enum mode mode, const char *path,
     r.failures += w[i].failures;
   }
   double secs = (now_us() - t0) / 1e6;
+  double cpu = self_cpu_us() - c0 + (server ? proc_cpu_us(server) - s0 : 0);
   size_t n = (size_t)clients * (size_t)per_client;
   qsort(all, n, sizeof *all, cmp_d);
   r.p50 = all[n / 2];
   r.p99 = all[n * 99 / 100];
   r.rps = (double)n / secs;
+  r.cpu_us = cpu / (double)n;
   free(all);
   free(w);
   free(t);
@@ -236,7 +315,9 @@ static double start_timed(struct harness *h)
 {
   char nsock[300];
   snprintf(nsock, sizeof nsock, "%s/notify.sock", h->dir);
-  int nfd = socket(AF_UNIX, SOCK_DGRAM, 0);
+  /* Not inherited: a daemon holding this socket open would block on its
+   * periodic STATUS= messages once nobody reads them any more. */
+  int nfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   struct sockaddr_un a = {.sun_family = AF_UNIX};
   memcpy(a.sun_path, nsock, strlen(nsock) + 1);
   unlink(nsock);
@@ -262,53 +343,191 @@ static double start_timed(struct harness *h)
   return ready;
 }
 
-static void bench_misses(int workers)
+/* Sends one plan request for g and waits for it; returns the reply
+ * (owned) or NULL. */
+static Arenad__V1__Response *plan_once(const struct harness *h,
+                                       const struct hn_graph *g)
+{
+  int fd = hn_connect(h);
+  hn_send_plan(fd, 1, g, "bench", 0, 64, 0);
+  Arenad__V1__Response *r = hn_recv(fd, 30000);
+  close(fd);
+  return r;
+}
+
+/* ---- misses --------------------------------------------------------------- */
+
+enum { MISS_CLIENTS = 4, MISS_TENSORS = 2000 };
+
+/* The miss configurations, in the order printed. */
+static const struct miss_case {
+  int workers;
+  uint32_t effort; /* 0: the daemon's default (40); above it: long */
+  int n;           /* cold plans */
+} miss_cases[] = {
+    {1, 0, 64}, {2, 0, 64}, {1, 2 * PLANNER_DEFAULT_EFFORT, 32},
+    {2, 2 * PLANNER_DEFAULT_EFFORT, 32},
+};
+#define N_MISS_CASES (sizeof miss_cases / sizeof miss_cases[0])
+
+struct miss_result {
+  double plans_s; /* cold plans per second */
+  double cores;   /* daemon CPU time / wall time */
+  int failures;
+};
+
+/* Plans mc->n fresh random graphs, MISS_CLIENTS at a time, on a fresh
+ * daemon. */
+static struct miss_result bench_misses(const struct miss_case *mc, int round)
 {
   struct harness h;
   char conf[64];
   snprintf(conf, sizeof conf, "[daemon]\nworkers = %d\nlog_level = warning\n",
-           workers);
+           mc->workers);
   hn_init(&h, conf);
   hn_start(&h);
-  enum { N = 64, CLIENTS = 4 };
-  struct hn_graph g[N];
-  for (int i = 0; i < N; i++)
-    hn_random_graph(&g[i], 2000, 1000 + (uint64_t)i);
-  double t0 = now_us();
-  int done = 0, fails = 0;
-  for (int base = 0; base < N; base += CLIENTS) {
-    int fds[CLIENTS];
-    for (int k = 0; k < CLIENTS; k++) {
+  struct hn_graph *g = calloc((size_t)mc->n, sizeof *g);
+  for (int i = 0; i < mc->n; i++)
+    hn_random_graph(&g[i], MISS_TENSORS,
+                    1000 + (uint64_t)i + 100000 * (uint64_t)round);
+  struct miss_result mr = {0};
+  double t0 = now_us(), c0 = proc_cpu_us(h.pid);
+  for (int base = 0; base < mc->n; base += MISS_CLIENTS) {
+    int fds[MISS_CLIENTS];
+    for (int k = 0; k < MISS_CLIENTS; k++) {
       fds[k] = hn_connect(&h);
-      hn_send_plan(fds[k], 1, &g[base + k], "miss", 0, 64, 0);
+      hn_send_plan(fds[k], 1, &g[base + k], "miss", 0, 64, mc->effort);
     }
-    for (int k = 0; k < CLIENTS; k++) {
+    for (int k = 0; k < MISS_CLIENTS; k++) {
       Arenad__V1__Response *r = hn_recv(fds[k], 60000);
-      fails += !r || r->status != ARENAD__V1__STATUS__OK;
-      done++;
+      mr.failures += !r || r->status != ARENAD__V1__STATUS__OK;
       wire_free_response(r);
       close(fds[k]);
     }
   }
-  double secs = (now_us() - t0) / 1e6;
-  printf("| misses, %d worker%s | %d cold plans of 2000 tensors | %.1f plans/s | failures %d |\n",
-         workers, workers > 1 ? "s" : "", done, done / secs, fails);
-  for (int i = 0; i < N; i++)
+  double us = now_us() - t0;
+  mr.cores = (proc_cpu_us(h.pid) - c0) / us;
+  mr.plans_s = mc->n / (us / 1e6);
+  for (int i = 0; i < mc->n; i++)
     hn_graph_free(&g[i]);
+  free(g);
   hn_stop(&h);
   hn_cleanup(&h);
+  return mr;
+}
+
+/* Planning threads at once: the pool (workers + 1) runs plans at the
+ * default effort, at most `workers` run long ones. */
+static int planning_at_once(const struct miss_case *mc)
+{
+  int threads = mc->effort ? mc->workers : mc->workers + 1;
+  return threads < MISS_CLIENTS ? threads : MISS_CLIENTS;
+}
+
+static void print_misses(int rounds)
+{
+  struct miss_result mr[N_MISS_CASES][MAX_ROUNDS];
+  for (int k = 0; k < rounds; k++)
+    for (size_t c = 0; c < N_MISS_CASES; c++)
+      mr[c][k] = bench_misses(&miss_cases[c], k);
+  printf("| misses (%d cold plans of %d tensors at a time) | planning at "
+         "once | plans/s | range | daemon CPU, cores | failures |\n",
+         MISS_CLIENTS, MISS_TENSORS);
+  printf("|---|---:|---:|---|---:|---:|\n");
+  for (size_t c = 0; c < N_MISS_CASES; c++) {
+    const struct miss_case *mc = &miss_cases[c];
+    double ps[MAX_ROUNDS], cores[MAX_ROUNDS];
+    int fails = 0;
+    for (int k = 0; k < rounds; k++) {
+      ps[k] = mr[c][k].plans_s;
+      cores[k] = mr[c][k].cores;
+      fails += mr[c][k].failures;
+    }
+    double m = median(ps, rounds); /* sorts ps: ps[0] min, last max */
+    printf("| %d worker%s, effort %u%s | %d | %.1f | %.1f-%.1f | %.2f | %d |\n",
+           mc->workers, mc->workers > 1 ? "s" : "",
+           mc->effort ? mc->effort : PLANNER_DEFAULT_EFFORT,
+           mc->effort ? " (long)" : "", planning_at_once(mc), m, ps[0],
+           ps[rounds - 1], median(cores, rounds), fails);
+  }
+  printf("\n");
+}
+
+/* ---- hits ----------------------------------------------------------------- */
+
+/* Prints one path's row: medians over the rounds, and the median and
+ * range of its per-round ratios to the echo. */
+static void print_hit_row(int clients, enum mode m, struct result *r,
+                          struct result *echo, int rounds)
+{
+  double p50[MAX_ROUNDS], p99[MAX_ROUNDS], rps[MAX_ROUNDS], cpu[MAX_ROUNDS];
+  double q50[MAX_ROUNDS], qrps[MAX_ROUNDS], qcpu[MAX_ROUNDS];
+  int fails = 0;
+  for (int k = 0; k < rounds; k++) {
+    p50[k] = r[k].p50;
+    p99[k] = r[k].p99;
+    rps[k] = r[k].rps;
+    cpu[k] = r[k].cpu_us;
+    q50[k] = r[k].p50 / echo[k].p50;
+    qrps[k] = echo[k].rps / r[k].rps;
+    qcpu[k] = r[k].cpu_us / echo[k].cpu_us;
+    fails += r[k].failures;
+  }
+  double m50 = median(q50, rounds), mrps = median(qrps, rounds),
+         mcpu = median(qcpu, rounds);
+  printf("| %d | %s | %.1f | %.1f | %.0f | %.1f | %.2f (%.2f-%.2f) | "
+         "%.2f (%.2f-%.2f) | %.2f | %d |\n",
+         clients, mode_name[m], median(p50, rounds), median(p99, rounds),
+         median(rps, rounds), median(cpu, rounds), m50, q50[0],
+         q50[rounds - 1], mrps, qrps[0], qrps[rounds - 1], mcpu, fails);
+}
+
+static void print_hits(const struct harness *h, const struct echo *e,
+                       const struct graphs *gs, int rounds)
+{
+  printf("| clients | path | p50 us | p99 us | req/s | CPU us/req | "
+         "vs echo p50 | vs echo req/s | vs echo CPU | failures |\n");
+  printf("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  int clients[] = {1, 8, 32};
+  for (int c = 0; c < 3; c++) {
+    int per = clients[c] == 1 ? 4000 : 16000 / clients[c];
+    struct result r[N_MODES][MAX_ROUNDS];
+    for (int k = 0; k < rounds; k++)
+      for (int m = 0; m < N_MODES; m++)
+        r[m][k] = run_load((enum mode)m, m == MODE_ECHO ? e->path : h->sock,
+                           m == MODE_ECHO ? 0 : h->pid, gs, clients[c], per);
+    for (int m = 0; m < N_MODES; m++)
+      print_hit_row(clients[c], (enum mode)m, r[m], r[MODE_ECHO], rounds);
+  }
+  printf("\n");
+}
+
+static int parse_rounds(int argc, char **argv)
+{
+  int rounds = 3;
+  for (int i = 1; i < argc; i++)
+    if ((!strcmp(argv[i], "-r") || !strcmp(argv[i], "--rounds")) &&
+        i + 1 < argc)
+      rounds = atoi(argv[++i]);
+  if (rounds < 1 || rounds > MAX_ROUNDS) {
+    fprintf(stderr, "bench_service: rounds must be 1 to %d\n", MAX_ROUNDS);
+    return -1;
+  }
+  return rounds;
 }
 
 int main(int argc, char **argv)
 {
-  (void)argc;
-  (void)argv;
+  int rounds = parse_rounds(argc, argv);
+  if (rounds < 0)
+    return 64;
   signal(SIGPIPE, SIG_IGN);
-  struct hn_graph g;
-  if (hn_load_csv(MODEL, &g)) {
+  struct hn_graph g, g2;
+  if (hn_load_csv(MODEL, &g) || hn_load_csv(MODEL, &g2)) {
     fprintf(stderr, "bench_service: cannot read %s\n", MODEL);
     return 1;
   }
+  g2.t[g2.n - 1].size += 64;
   struct harness h;
   hn_init(&h, "[daemon]\nlog_level = warning\n");
   double ready_us = start_timed(&h);
@@ -316,48 +535,31 @@ int main(int argc, char **argv)
   nanosleep(&ts, NULL);
   long idle_rss = hn_rss_kib(&h);
 
-  size_t flen;
-  uint8_t *frame = hn_plan_frame(1, &g, "bench", 0, 64, 0, &flen);
-  /* warm the cache and learn the reply size */
-  int fd = hn_connect(&h);
-  hn_send_raw(fd, frame, flen);
-  Arenad__V1__Response *r = hn_recv(fd, 30000);
+  struct graphs gs = {&g, &g2, NULL, 0};
+  uint8_t *frame = hn_plan_frame(1, &g, "bench", 0, 64, 0, &gs.frame_len);
+  gs.frame = frame;
+  /* warm the cache with both graphs and learn the reply size */
+  wire_free_response(plan_once(&h, &g2));
+  Arenad__V1__Response *r = plan_once(&h, &g);
   size_t reply_len = protobuf_c_message_get_packed_size(&r->base);
   wire_free_response(r);
-  close(fd);
 
   struct echo e;
   echo_start(&e, h.dir, reply_len);
 
-  printf("\n## Service (one run, this machine; %s, %zu tensors; request %zu B, reply %zu B)\n\n",
-         "mobilenet_v2", g.n, flen, reply_len + 4);
-  printf("| clients | path | p50 us | p99 us | req/s | vs echo p50 | vs echo req/s | failures |\n");
-  printf("|---:|---|---:|---:|---:|---:|---:|---:|\n");
-  int clients[] = {1, 8, 32};
-  for (int k = 0; k < 3; k++) {
-    int per = clients[k] == 1 ? 4000 : 16000 / clients[k];
-    struct result ec = run_load(MODE_ECHO, e.path, &g, frame, flen, clients[k], per);
-    struct result wi = run_load(MODE_WIRE, h.sock, &g, frame, flen, clients[k], per);
-    struct result li = run_load(MODE_LIBRARY, h.sock, &g, frame, flen, clients[k], per);
-    printf("| %d | bare echo | %.1f | %.1f | %.0f | 1.00 | 1.00 | %d |\n",
-           clients[k], ec.p50, ec.p99, ec.rps, ec.failures);
-    printf("| %d | arenad hit, raw wire | %.1f | %.1f | %.0f | %.2f | %.2f | %d |\n",
-           clients[k], wi.p50, wi.p99, wi.rps, wi.p50 / ec.p50, ec.rps / wi.rps,
-           wi.failures);
-    printf("| %d | arenad hit, client library | %.1f | %.1f | %.0f | %.2f | %.2f | %d |\n",
-           clients[k], li.p50, li.p99, li.rps, li.p50 / ec.p50, ec.rps / li.rps,
-           li.failures);
-  }
-  printf("\n");
+  printf("\n## Service (this machine; %s, %zu tensors; request %zu B, reply "
+         "%zu B; medians of %d rounds, ratios with their range)\n\n",
+         "mobilenet_v2", g.n, gs.frame_len, reply_len + 4, rounds);
+  print_hits(&h, &e, &gs, rounds);
   hn_stop(&h);
   hn_cleanup(&h);
   free(frame);
   hn_graph_free(&g);
+  hn_graph_free(&g2);
 
-  printf("| measure | figure | | |\n|---|---|---|---|\n");
-  bench_misses(1);
-  bench_misses(2);
-  printf("| footprint | idle RSS %ld KiB | start to READY=1 %.1f ms | |\n\n",
+  print_misses(rounds);
+  printf("| footprint | idle RSS %ld KiB | start to READY=1 %.1f ms |\n"
+         "|---|---|---|\n\n",
          idle_rss, ready_us / 1000.0);
   return 0;
 }

@@ -5,9 +5,11 @@
  * wrappers for programs that link only the shared library (see
  * arenad_client.h).
  *
- * The lowest layer of the library: it may use proto/wire and the planner
- * and calls nothing else in client/. lib_message.c (keys, statuses) and
- * lib_request.c (plan and lookup, with the local fallback) sit above it.
+ * The lowest layer of the library: it may use proto/wire, the planner
+ * and lib_digest.c (the handle's memory of digests, which it sets up and
+ * frees), and calls nothing else in client/. lib_message.c (keys,
+ * statuses) and lib_request.c (plan and lookup, with the local fallback)
+ * sit above it.
  *
  * DESIGN
  *  A handle holds at most one connection (fd >= 0) and a wire_reader for
@@ -173,6 +175,7 @@ int arenad_client_open_sized(const struct arenad_client_options *o,
   c->fd = -1;
   c->next_id = 1;
   wire_reader_init(&c->rd, ARENAD_CLIENT_MAX_RESPONSE_FRAME);
+  arenad_client__digests_init(&c->digests);
   *out = c;
   return 0;
 }
@@ -194,6 +197,7 @@ void arenad_client_close(arenad_client_t *c)
     return;
   drop(c);
   wire_reader_cleanup(&c->rd);
+  arenad_client__digests_cleanup(&c->digests);
   free(c->socket_path);
   free(c);
 }

@@ -1,14 +1,16 @@
 /*
  * lib_int.h - the layout of the client handle, shared by the client
  * library's own files: arenad_client.c (the handle and its connection)
- * and lib_request.c (plan and lookup). Included by nothing else: arenactl
- * and the tests see the handle only through arenad_client.h and
- * client_int.h, so it stays opaque to them.
+ * and lib_request.c (plan and lookup); the handle's memory of digests is
+ * lib_digest.h's. Included by nothing else: arenactl and the tests see
+ * the handle only through arenad_client.h and client_int.h, so it stays
+ * opaque to them.
  */
 #ifndef ARENAD_CLIENT_LIB_INT_H
 #define ARENAD_CLIENT_LIB_INT_H
 
 #include "client_int.h"
+#include "lib_digest.h"
 
 #define ERRMSG_LEN (2 * ARENA_ERR_LEN) /* room for ours plus the daemon's */
 
@@ -25,6 +27,7 @@ struct arenad_client {
   struct wire_reader rd;       /* bytes from fd not yet taken as frames */
   uint64_t next_id;            /* request id of the next request, >= 1 */
   char errmsg[ERRMSG_LEN];     /* last error text, "" when none */
+  struct arenad_client__digests digests; /* the last graph digested */
 };
 
 #endif /* ARENAD_CLIENT_LIB_INT_H */

@@ -9,7 +9,8 @@
  * planner_run ignore the aliases by themselves.
  *
  * The top layer of the library: it may use arenad_client.c (the handle
- * and arenad_client__call), lib_message.c (keys, shapes, statuses),
+ * and arenad_client__call), lib_digest.c (the handle's memory of
+ * digests), lib_message.c (keys, shapes, statuses),
  * proto/wire_plan and the planner; nothing in the library calls into it.
  */
 #include "lib_int.h"
@@ -159,31 +160,6 @@ static int plan_remote(arenad_client_t *c, const struct planner_graph *g,
   return rc;
 }
 
-/* The graph digest of g as the daemon keys it under o: with in-place
- * sharing off, the digest of g without its aliases, since the daemon
- * clears them before it digests (wire_graph_from_plan). Returns 0,
- * ARENA_ENOMEM or a planner_graph_digest() code. */
-static int keyed_digest(const struct planner_graph *g,
-                        const struct planner_options *o,
-                        uint8_t out[PLANNER_DIGEST_LEN])
-{
-  size_t n = g->n_tensors, k = 0;
-  while (!o->in_place && k < n && !g->tensors[k].has_alias)
-    k++;
-  if (o->in_place || k == n) /* nothing to clear */
-    return planner_graph_digest(g, out);
-  struct planner_tensor *t = malloc(n * sizeof *t);
-  if (!t)
-    return ARENA_ENOMEM;
-  memcpy(t, g->tensors, n * sizeof *t);
-  for (size_t i = 0; i < n; i++)
-    t[i].has_alias = 0;
-  struct planner_graph bare = {t, n};
-  int rc = planner_graph_digest(&bare, out);
-  free(t);
-  return rc;
-}
-
 /* Validates the caller's inputs and computes both digests into out. */
 static int prepare(arenad_client_t *c, const struct planner_graph *g,
                    const struct planner_options *o,
@@ -197,10 +173,12 @@ static int prepare(arenad_client_t *c, const struct planner_graph *g,
                                err[0] ? err : arena_strerror(rc));
   if ((rc = arenad_client__check_key(k, err)) != 0)
     return arenad_client__fail(c, rc, "invalid model key: %s", err);
-  if ((rc = keyed_digest(g, o, out->graph_digest)) != 0)
+  /* The graph digest as the daemon keys it: with in-place sharing off,
+   * that of g without its aliases (wire_graph_from_plan clears them). */
+  if ((rc = arenad_client__digests_get(&c->digests, g, o, out->graph_digest,
+                                       out->options_digest)) != 0)
     return arenad_client__fail(c, rc, "digest of the graph: %s",
                                arena_strerror(rc));
-  planner_options_digest(o, out->options_digest);
   return 0;
 }
 

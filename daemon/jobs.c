@@ -21,9 +21,10 @@
  *  A connection that goes away detaches from its jobs. A job nobody
  *  waits for is cancelled: uv_cancel() if it has not started, otherwise
  *  the planner's stop callback sees the flag at its next poll. A plan
- *  job lets the planner run best's heuristics on one thread per CPU the
- *  daemon may run on (planner.h, THREADS); the plan does not depend on
- *  the count.
+ *  job lets the planner run best's heuristics on its share of the CPUs
+ *  the daemon may run on: all of them when it plans alone, half when
+ *  another job plans beside it, and so on, at least one (planner.h,
+ *  THREADS); the plan does not depend on the count.
  *
  *  EFFORT AND THE SPARE WORKER
  *  On the loop thread every Plan request gets its effort: its own, or
@@ -454,6 +455,17 @@ Arenad__V1__Status jobs__status_of(int rc)
   }
 }
 
+/* The planner threads of a job that starts planning while `busy` jobs
+ * plan, itself included: an equal share of the CPUs arenad may run on,
+ * at least one. Jobs planning side by side thus never ask for more
+ * threads than there are CPUs, which would only add the threads' work
+ * and memory; a job keeps its share when others start after it. */
+static uint32_t planner_threads(unsigned busy)
+{
+  uint32_t cpus = planner_cpu_threads();
+  return cpus > busy ? cpus / busy : 1;
+}
+
 static void plan_in_worker(struct job *j, struct wire_graph *g,
                            struct storage_key *k)
 {
@@ -475,10 +487,12 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
   o.effort = j->effort; /* set on the loop thread: SIGHUP cannot race */
   o.stop = job_stop; /* an atomic load: safe from the planner's threads */
   o.stop_ctx = j;
-  o.threads = planner_cpu_threads(); /* the plan is the same for any */
+  unsigned busy = atomic_fetch_add(&s->n_planning, 1) + 1;
+  o.threads = planner_threads(busy); /* the plan is the same for any */
   uint64_t t0 = uv_hrtime();
   rc = planner_run(&pg, &o, &j->plan, j->err);
   j->planning_us = (uv_hrtime() - t0) / 1000;
+  atomic_fetch_sub(&s->n_planning, 1);
   if (rc) {
     j->status = jobs__status_of(rc);
     return;

@@ -13,8 +13,9 @@
  *  (used by workers, one at a time, under st_lock), storage_ok/storage_err
  *  (written by workers, read by the loop, under status_lock), the queue of
  *  hot-cache uses (pushed by the loop, taken by workers, under uses_lock;
- *  see uses.c), the log level (atomic), and each job's cancel flag (set
- *  by the loop, polled by the planner on a worker). The loop never waits
+ *  see uses.c), the log level (atomic), each job's cancel flag (set
+ *  by the loop, polled by the planner on a worker), and n_planning
+ *  (atomic, counted by workers around planner_run()). The loop never waits
  *  on st_lock: status_lock and uses_lock are only held to copy a few
  *  bytes, never across sqlite.
  *
@@ -110,6 +111,9 @@ struct server {
                                       cfg.workers (see jobs.c) */
   struct job *wait_head, *wait_tail; /* long plan jobs waiting for a slot,
                                         oldest first */
+  atomic_uint n_planning;          /* plan jobs inside planner_run() on
+                                      workers, which share the CPUs among
+                                      them (jobs.c); zero from calloc */
   struct counters c;
   uint64_t start_ms;               /* uv_now at start */
   int draining;

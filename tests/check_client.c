@@ -12,8 +12,9 @@
  * This file holds the "api" case (options, status codes, bad inputs, no
  * daemon at all) and client_suite(), which also runs the "fake-daemon"
  * case (check_client_fake.c), the "share" case (check_client_share.c),
- * the "timeouts" case (check_client_timeouts.c) and the "arenactl" case,
- * arenactl's daemon commands against the fake (check_client_cli.c). Shared helpers are
+ * the "timeouts" case (check_client_timeouts.c), the "digests" case
+ * (check_client_digest.c) and the "arenactl" case, arenactl's daemon
+ * commands against the fake (check_client_cli.c). Shared helpers are
  * declared in check_client.h.
  */
 #include <check.h>
@@ -223,6 +224,10 @@ Suite *client_suite(void)
   tcase_add_checked_fixture(tc, ct_setup, ct_teardown);
   tcase_set_timeout(tc, 90);
   client_add_timeouts(tc);
+  tc = tcase_create("digests");
+  tcase_add_checked_fixture(tc, ct_setup, ct_teardown);
+  tcase_set_timeout(tc, 30);
+  client_add_digests(tc);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("arenactl");

@@ -119,5 +119,7 @@ void client_add_arenactl(TCase *tc);
 void client_add_share(TCase *tc);
 /* Adds the tests of the "timeouts" case (check_client_timeouts.c). */
 void client_add_timeouts(TCase *tc);
+/* Adds the tests of the "digests" case (check_client_digest.c). */
+void client_add_digests(TCase *tc);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * check_digest.c - tests for planner/digest.{c,h}: SHA-256 against the
  * FIPS 180-4 example vectors, streaming versus one-shot hashing, the
+ * processor's SHA instructions against the portable code, the
  * canonical graph and options digests (version 1, and version 2 for
  * graphs that declare aliases and options with in-place sharing off),
  * and the hex helpers.
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "digest.h"
+#include "digest_int.h"
 #include "graph_csv.h"
 #include "testutil.h"
 
@@ -558,6 +560,35 @@ START_TEST(hex_rejects)
 }
 END_TEST
 
+/* The processor's SHA instructions, where the build and the processor
+ * have them, and the portable code give the same chaining value for any
+ * blocks from any starting value; where they are missing both calls run
+ * the portable code and must still agree. */
+START_TEST(sha_blocks_both_ways)
+{
+  enum { MAX_BLOCKS = 40 };
+  uint8_t *m = malloc(64 * MAX_BLOCKS + 1);
+  ck_assert_ptr_nonnull(m);
+  uint64_t seed = 77;
+  for (size_t i = 0; i < 64 * MAX_BLOCKS + 1; i++)
+    m[i] = (uint8_t)tu_rand_range(&seed, 0, 255);
+  int accelerated = 0;
+  for (size_t n = 1; n <= MAX_BLOCKS; n++) {
+    uint32_t a[8], b[8];
+    for (int i = 0; i < 8; i++)
+      a[i] = b[i] = (uint32_t)tu_rand_range(&seed, 0, UINT32_MAX);
+    /* from an odd address too: the blocks need no alignment */
+    const uint8_t *p = m + (n & 1);
+    ck_assert_int_eq(planner__sha256_blocks(a, p, n, 0), 0);
+    accelerated |= planner__sha256_blocks(b, p, n, 1);
+    ck_assert_mem_eq(a, b, sizeof a);
+  }
+  printf("digest: SHA instructions %s\n",
+         accelerated ? "used" : "not available, portable code only");
+  free(m);
+}
+END_TEST
+
 Suite *digest_suite(void)
 {
   Suite *s = suite_create("digest");
@@ -568,6 +599,7 @@ Suite *digest_suite(void)
   tcase_add_test(tc, sha_two_blocks);
   tcase_add_test(tc, sha_million_a);
   tcase_add_test(tc, sha_stream_boundaries);
+  tcase_add_test(tc, sha_blocks_both_ways);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("canonical");

@@ -2,7 +2,8 @@
  * check_service.c - the daemon through the real client library: a load
  * test with 32 concurrent client processes, lookups without the graph,
  * the local fallback when the daemon is down or stopped, a long search
- * waited for, and in-place sharing on and off.
+ * waited for, concurrent misses that share the CPUs, and in-place
+ * sharing on and off.
  */
 #include <check.h>
 #include <dirent.h>
@@ -375,6 +376,51 @@ START_TEST(test_local_matches_daemon_loaded)
 }
 END_TEST
 
+/* Jobs planning side by side share the CPUs (jobs.c): each of three
+ * concurrent misses, on graphs large enough for `best` to use threads,
+ * gets the plan planner_run() makes on one thread, whatever share of
+ * the CPUs its job had. */
+START_TEST(test_side_by_side_jobs_match_local)
+{
+  enum { N = 3 };
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, "[daemon]\nworkers = 2\n"), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  struct hn_graph g[N];
+  int fd[N];
+  for (int i = 0; i < N; i++) {
+    hn_random_graph(&g[i], 6000, 300 + (uint64_t)i);
+    fd[i] = hn_connect(&h);
+    ck_assert_int_ge(fd[i], 0);
+  }
+  for (int i = 0; i < N; i++) /* all sent before any reply is read */
+    ck_assert_int_eq(hn_send_plan(fd[i], 1, &g[i], "side", 0, 64, 0), 0);
+  for (int i = 0; i < N; i++) {
+    Arenad__V1__Response *r = hn_recv(fd[i], 120000);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->status, ARENAD__V1__STATUS__OK);
+    ck_assert_int_eq(r->plan->cached, 0);
+    struct planner_graph pg = {g[i].t, g[i].n};
+    struct planner_options o;
+    planner_options_init(&o);
+    o.threads = 1;
+    struct planner_plan p;
+    planner_plan_init(&p);
+    ck_assert_int_eq(planner_run(&pg, &o, &p, NULL), 0);
+    ck_assert_uint_eq(r->plan->n_offsets, g[i].n);
+    ck_assert_mem_eq(r->plan->offsets, p.offsets, g[i].n * 8);
+    ck_assert_uint_eq(r->plan->arena_bytes, p.arena_bytes);
+    ck_assert_uint_eq(r->plan->nodes_explored, p.nodes_explored);
+    planner_plan_cleanup(&p);
+    wire_free_response(r);
+    close(fd[i]);
+    hn_graph_free(&g[i]);
+  }
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+}
+END_TEST
+
 /* Two chains of three tensors, each output over its input, one after
  * the other: four legal in-place pairs when with_aliases. */
 static void share_chain(struct planner_tensor *t, int with_aliases)
@@ -607,6 +653,7 @@ Suite *service_suite(void)
   tcase_add_test(tc, test_fallback_matches_daemon);
   tcase_add_test(tc, test_same_hash_different_graphs);
   tcase_add_test(tc, test_local_matches_daemon_loaded);
+  tcase_add_test(tc, test_side_by_side_jobs_match_local);
   tcase_add_test(tc, test_share_through_daemon);
   suite_add_tcase(s, tc);
   /* Room for the 30 s plan timeout the stopped daemon must not cost. */

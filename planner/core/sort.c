@@ -99,7 +99,8 @@ static void histograms(const uint64_t *key, size_t n, struct digits d,
                        uint32_t (*count)[1u << RADIX_MAX_BITS])
 {
   uint64_t mask = ((uint64_t)1 << d.width) - 1;
-  memset(count, 0, d.passes * sizeof *count);
+  for (unsigned p = 0; p < d.passes; p++) /* only the buckets in use */
+    memset(count[p], 0, (mask + 1) * sizeof count[p][0]);
   for (size_t i = 0; i < n; i++) {
     uint64_t k = key[i] >> d.lo;
     for (unsigned p = 0; p < d.passes; p++, k >>= d.width)

@@ -224,6 +224,8 @@ Suite *client_suite(void)
   tcase_add_checked_fixture(tc, ct_setup, ct_teardown);
   tcase_set_timeout(tc, 90);
   client_add_timeouts(tc);
+  suite_add_tcase(s, tc);
+
   tc = tcase_create("digests");
   tcase_add_checked_fixture(tc, ct_setup, ct_teardown);
   tcase_set_timeout(tc, 30);

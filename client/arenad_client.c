@@ -306,6 +306,10 @@ struct wait {
   uint64_t heard_ms;      /* when the daemon last showed it answers: the
                              request's start, or any byte it took or sent */
   int acked;              /* 1: it accepted the request as work */
+  int ready;              /* 1: bytes may be waiting, so read before
+                             polling (0 right after a request is sent:
+                             the reply cannot be there yet, and a read
+                             would only return EAGAIN) */
 };
 
 /* When the current wait ends: the plan deadline, or, until the daemon
@@ -364,14 +368,24 @@ static int send_all(arenad_client_t *c, const uint8_t *buf, size_t len,
 }
 
 /* Reads what is available into the reader, waiting within w. Returns 0
- * after reading some bytes, STALE at EOF, or an error code. */
+ * after reading some bytes, STALE at EOF, or an error code. Unless bytes
+ * may be waiting (w->ready), it polls before it reads. */
 static int fill(arenad_client_t *c, struct wait *w)
 {
   uint8_t buf[65536];
   for (;;) {
+    if (!w->ready) {
+      struct pollfd p = {c->fd, POLLIN, 0};
+      int r = poll(&p, 1, left_ms(wait_end(c, w)));
+      if (r == 0)
+        return timed_out(c, w, "sent nothing back");
+      if (r < 0 && errno == EINTR)
+        continue;
+    }
     ssize_t n = recv(c->fd, buf, sizeof buf, 0);
     if (n > 0) {
       w->heard_ms = now_ms();
+      w->ready = (size_t)n == sizeof buf;
       int rc = wire_reader_feed(&c->rd, buf, (size_t)n);
       if (rc)
         return arenad_client__fail(c, rc, "reading a reply: %s",
@@ -387,10 +401,7 @@ static int fill(arenad_client_t *c, struct wait *w)
     if (errno != EAGAIN && errno != EWOULDBLOCK)
       return arenad_client__fail(c, ARENA_EUNAVAIL, "reading from %s: %s",
                                  c->socket_path, strerror(errno));
-    struct pollfd p = {c->fd, POLLIN, 0};
-    int r = poll(&p, 1, left_ms(wait_end(c, w)));
-    if (r == 0)
-      return timed_out(c, w, "sent nothing back");
+    w->ready = 0;
   }
 }
 
@@ -458,12 +469,12 @@ static int attempt(arenad_client_t *c, const uint8_t *buf, size_t len,
                    uint64_t id, Arenad__V1__Response **resp)
 {
   uint64_t t0 = now_ms();
-  struct wait w = {t0 + c->request_timeout_ms, t0, 0};
+  struct wait w = {t0 + c->request_timeout_ms, t0, 0, 0};
   int rc = send_all(c, buf, len, &w);
   if (rc == STALE) {
     /* The daemon may have refused this connection with a BUSY or DENIED
      * reply before closing it: read that if it is there. */
-    struct wait brief = {now_ms() + 100, now_ms(), 1};
+    struct wait brief = {now_ms() + 100, now_ms(), 1, 1};
     return receive(c, id, &brief, resp) == 0 ? 0 : STALE;
   }
   if (rc)

@@ -45,11 +45,12 @@ void planner__prob_cleanup(struct planner__prob *p);
  * which does not use it; everything that needs it has run by then. */
 void planner__prob_drop_index(struct planner__prob *p);
 
-/* Formats a message into err (may be NULL) and returns code. */
+/* Formats a message into err (may be NULL) and returns code (helpers.c). */
 int planner__errf(char *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* The effective alignment of t under o: max(o->alignment, t->align). */
+/* The effective alignment of t under o: max(o->alignment, t->align)
+ * (helpers.c). */
 uint64_t planner__eff_align(const struct planner_tensor *t,
                             const struct planner_options *o);
 

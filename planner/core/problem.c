@@ -8,7 +8,6 @@
 #include "tindex.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -16,26 +15,9 @@
  * offset + size and align_up() never wrap. */
 #define ARENA_LIMIT (UINT64_MAX / 2)
 
-int planner__errf(char *err, int code, const char *fmt, ...)
-{
-  if (err) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, ARENA_ERR_LEN, fmt, ap);
-    va_end(ap);
-  }
-  return code;
-}
-
 static int is_pow2(uint64_t v)
 {
   return v != 0 && (v & (v - 1)) == 0;
-}
-
-uint64_t planner__eff_align(const struct planner_tensor *t,
-                            const struct planner_options *o)
-{
-  return t->align > o->alignment ? t->align : o->alignment;
 }
 
 static int check_options(const struct planner_options *o, char *err)

@@ -1,0 +1,27 @@
+/*
+ * helpers.c - the two small helpers every file of core/ uses, kept apart
+ * so that no two core files call each other in a loop: an error code
+ * with its message (planner__errf) and a tensor's effective alignment
+ * (planner__eff_align). Declared in planner_int.h.
+ */
+#include "planner_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+int planner__errf(char *err, int code, const char *fmt, ...)
+{
+  if (err) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, ARENA_ERR_LEN, fmt, ap);
+    va_end(ap);
+  }
+  return code;
+}
+
+uint64_t planner__eff_align(const struct planner_tensor *t,
+                            const struct planner_options *o)
+{
+  return t->align > o->alignment ? t->align : o->alignment;
+}

@@ -152,17 +152,6 @@ START_TEST(test_allow_list_syntax)
 }
 END_TEST
 
-/* How many times the daemon has logged `what`. */
-static int log_count(const struct harness *h, const char *what)
-{
-  char *log = tu_read_file(h->log, NULL);
-  int n = 0;
-  for (const char *p = log; p && (p = strstr(p, what)); p++)
-    n++;
-  free(log);
-  return n;
-}
-
 /* On SIGHUP a file with a duplicated key is logged and ignored: the
  * daemon keeps its configuration and serves. */
 START_TEST(test_reload_refuses_duplicate)
@@ -174,10 +163,10 @@ START_TEST(test_reload_refuses_duplicate)
                                      "max_connections = 6\n"),
                    0);
   ck_assert_int_eq(kill(h.pid, SIGHUP), 0);
-  for (int i = 0; i < 1000 && log_count(&h, "not reloaded") == 0; i++)
+  for (int i = 0; i < 1000 && hn_log_count(&h, "not reloaded") == 0; i++)
     nanosleep(&(struct timespec){0, 10 * 1000000L}, NULL);
-  ck_assert_int_eq(log_count(&h, "not reloaded"), 1);
-  ck_assert_int_eq(log_count(&h, "max_connections is set more than once"), 1);
+  ck_assert_int_eq(hn_log_count(&h, "not reloaded"), 1);
+  ck_assert_int_eq(hn_log_count(&h, "max_connections is set more than once"), 1);
   int fd = hn_connect(&h);
   ck_assert_int_ge(fd, 0);
   Arenad__V1__Response *r = hn_ping(fd, 1, 10000);

@@ -247,14 +247,6 @@ static int exit_status(pid_t pid)
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static int log_has(const struct harness *h, const char *needle)
-{
-  char *text = tu_read_file(h->log, NULL);
-  int found = text && strstr(text, needle) != NULL;
-  free(text);
-  return found;
-}
-
 /* A daemon that is alive but does not answer (stopped) is never
  * displaced: a new one waits for its lock, then gives up with exit 1,
  * and the old one serves again once it runs. */
@@ -266,7 +258,7 @@ START_TEST(test_stopped_daemon_kept)
   ck_assert_int_eq(kill(h.pid, SIGSTOP), 0);
   pid_t second = spawn_second(&h, &h2);
   ck_assert_int_eq(exit_status(second), 1);
-  ck_assert(log_has(&h2, "does not answer"));
+  ck_assert(hn_log_count(&h2, "does not answer"));
   ck_assert_int_eq(kill(h.pid, SIGCONT), 0);
   ck_assert_uint_eq(serving_pid(&h, 5000), (uint64_t)h.pid);
   ck_assert_int_eq(hn_stop(&h), 0);
@@ -318,8 +310,8 @@ START_TEST(test_dying_holder_waited_for)
   ck_assert_int_eq(waitpid(pid, NULL, WNOHANG), 0); /* the socket, too */
   close(lfd);
   assert_serving(&h, pid, 1);
-  ck_assert(log_has(&h, "still held or in use"));
-  ck_assert(log_has(&h, "removing stale socket"));
+  ck_assert(hn_log_count(&h, "still held or in use"));
+  ck_assert(hn_log_count(&h, "removing stale socket"));
   ck_assert_int_eq(hn_stop(&h), 0);
   hn_cleanup(&h);
 }
@@ -347,7 +339,7 @@ START_TEST(test_answering_listener_kept)
   close(lfd);
   pid_t pid = spawn(&h);
   ck_assert_int_eq(exit_status(pid), 1);
-  ck_assert(log_has(&h, "something answers on"));
+  ck_assert(hn_log_count(&h, "something answers on"));
   struct stat st;
   ck_assert_int_eq(lstat(h.sock, &st), 0);
   int fd = hn_connect(&h);
@@ -374,7 +366,7 @@ START_TEST(test_unusable_lock_file)
   ck_assert_int_eq(symlink(target, lock), 0);
   ck_assert_int_eq(hn_start(&h), 0);
   ck_assert_uint_eq(serving_pid(&h, 5000), (uint64_t)h.pid);
-  ck_assert(log_has(&h, "going by the socket alone"));
+  ck_assert(hn_log_count(&h, "going by the socket alone"));
   ck_assert_int_ne(access(target, F_OK), 0);
   ck_assert_int_eq(hn_stop(&h), 0);
   hn_cleanup(&h);
@@ -398,7 +390,7 @@ START_TEST(test_foreign_socket_kept)
   close(lfd); /* stale or not, nobody may connect to it */
   pid_t pid = spawn_as(&h, 65534, 65534);
   ck_assert_int_eq(exit_status(pid), 1);
-  ck_assert(log_has(&h, "may not be connected to"));
+  ck_assert(hn_log_count(&h, "may not be connected to"));
   struct stat st;
   ck_assert_int_eq(lstat(h.sock, &st), 0);
   ck_assert_int_eq(chown(h.dir, 0, 0), 0);

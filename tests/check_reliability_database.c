@@ -37,16 +37,6 @@
 #include "testutil.h"
 #include "wire.h"
 
-/* Whether the log file contains needle. */
-static int log_has(const struct harness *h, const char *needle)
-{
-  size_t len;
-  char *text = tu_read_file(h->log, &len);
-  int found = text && strstr(text, needle) != NULL;
-  free(text);
-  return found;
-}
-
 /* Runs PRAGMA integrity_check on a database file. Returns 1 when it says
  * "ok". */
 static int integrity_ok(const char *db)
@@ -317,7 +307,7 @@ START_TEST(test_disk_full)
     wire_free_response(keep);
   }
   ck_assert_msg(full, "the disk never filled up in %d plans", attempts);
-  ck_assert_msg(log_has(&h, "cache database"),
+  ck_assert_msg(hn_log_count(&h, "cache database"),
                 "the failing writes were not logged");
   ck_assert(rel_ping_ok(&h));
   /* What is stored is still served: by lookup, and by Plan. */

@@ -125,6 +125,37 @@ void hn_cleanup(struct harness *h)
   }
 }
 
+int hn_log_count(const struct harness *h, const char *what)
+{
+  FILE *f = fopen(h->log, "r");
+  if (!f)
+    return 0;
+  char *text = NULL;
+  size_t len = 0, cap = 0, n;
+  char buf[4096];
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+    if (len + n + 1 > cap) {
+      size_t ncap = (len + n + 1) * 2;
+      char *t = realloc(text, ncap);
+      if (!t)
+        break;
+      text = t;
+      cap = ncap;
+    }
+    memcpy(text + len, buf, n);
+    len += n;
+  }
+  fclose(f);
+  int count = 0;
+  if (text) {
+    text[len] = '\0';
+    for (const char *p = text; (p = strstr(p, what)) != NULL; p++)
+      count++;
+  }
+  free(text);
+  return count;
+}
+
 long hn_rss_kib(const struct harness *h)
 {
   char path[64], line[256];

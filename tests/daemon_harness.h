@@ -40,6 +40,8 @@ int hn_stop(struct harness *h);
 void hn_cleanup(struct harness *h);
 /* The daemon's RSS in KiB from /proc, or 0. */
 long hn_rss_kib(const struct harness *h);
+/* How many times the daemon's log holds what (0 when there is no log). */
+int hn_log_count(const struct harness *h, const char *what);
 
 /* Connects to the daemon. Returns an fd or -1. */
 int hn_connect(const struct harness *h);

@@ -291,15 +291,7 @@ START_TEST(test_generated_kinds) {
   std::vector<int> kinds;
   ProveGenerated("kinds", gen_models::KindsModel(), &i, &kinds, nullptr);
   ck_assert_uint_eq(kinds.size(), i.n_shared);
-  const int want[] = {
-      tflite::BuiltinOperator_RELU,       tflite::BuiltinOperator_RELU6,
-      tflite::BuiltinOperator_LEAKY_RELU, tflite::BuiltinOperator_LOGISTIC,
-      tflite::BuiltinOperator_TANH,       tflite::BuiltinOperator_HARD_SWISH,
-      tflite::BuiltinOperator_ELU,        tflite::BuiltinOperator_PRELU,
-      tflite::BuiltinOperator_ADD,        tflite::BuiltinOperator_SUB,
-      tflite::BuiltinOperator_MUL,        tflite::BuiltinOperator_RESHAPE,
-      tflite::BuiltinOperator_EXPAND_DIMS, tflite::BuiltinOperator_SQUEEZE,
-      tflite::BuiltinOperator_QUANTIZE};
+  const std::vector<int> want = gen_models::KindsModelOps();
   for (int k : want) {
     bool seen = false;
     for (int x : kinds)

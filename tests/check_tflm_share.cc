@@ -23,6 +23,7 @@
 
 #include "arenad_tflm.h"
 #include "check_tflm.h"
+#include "gen_models.h"
 #include "tensorflow/lite/micro/memory_planner/greedy_memory_planner.h"
 #include "tensorflow/lite/schema/schema_generated.h"
 #include "tflite.h"
@@ -240,15 +241,7 @@ START_TEST(test_in_place_kinds) {
   size_t on = RunShared("kinds", m, own, lc.c, &shared, &bound);
   std::vector<Pair> pairs = ModelPairs(m);
   ck_assert_uint_eq(shared, pairs.size());
-  const int want[] = {
-      tflite::BuiltinOperator_RELU,       tflite::BuiltinOperator_RELU6,
-      tflite::BuiltinOperator_LEAKY_RELU, tflite::BuiltinOperator_LOGISTIC,
-      tflite::BuiltinOperator_TANH,       tflite::BuiltinOperator_HARD_SWISH,
-      tflite::BuiltinOperator_ELU,        tflite::BuiltinOperator_PRELU,
-      tflite::BuiltinOperator_ADD,        tflite::BuiltinOperator_SUB,
-      tflite::BuiltinOperator_MUL,        tflite::BuiltinOperator_RESHAPE,
-      tflite::BuiltinOperator_EXPAND_DIMS, tflite::BuiltinOperator_SQUEEZE,
-      tflite::BuiltinOperator_QUANTIZE};
+  const std::vector<int> want = gen_models::KindsModelOps();
   for (int k : want) {
     bool seen = false;
     for (const Pair &p : pairs)

@@ -369,6 +369,18 @@ std::vector<uint8_t> KindsModel() {
   return Finish(&z);
 }
 
+std::vector<int> KindsModelOps() {
+  using B = tflite::BuiltinOperator;
+  return {B::BuiltinOperator_RELU,        B::BuiltinOperator_RELU6,
+          B::BuiltinOperator_LEAKY_RELU,  B::BuiltinOperator_LOGISTIC,
+          B::BuiltinOperator_TANH,        B::BuiltinOperator_HARD_SWISH,
+          B::BuiltinOperator_ELU,         B::BuiltinOperator_PRELU,
+          B::BuiltinOperator_ADD,         B::BuiltinOperator_SUB,
+          B::BuiltinOperator_MUL,         B::BuiltinOperator_RESHAPE,
+          B::BuiltinOperator_EXPAND_DIMS, B::BuiltinOperator_SQUEEZE,
+          B::BuiltinOperator_QUANTIZE};
+}
+
 std::vector<uint8_t> ChainModel() {
   Gen z;
   Start(&z, 11);

@@ -45,6 +45,12 @@ std::vector<uint8_t> ChainModel();
  * requantization (QUANTIZE), DEQUANTIZE and a PAD to the output. */
 std::vector<uint8_t> KindsModel();
 
+/* The 15 kinds of kernel KindsModel() proves, as BuiltinOperator codes:
+ * every operator of the chain above whose output may share its input's
+ * bytes (DEQUANTIZE and the PADs excluded). A test expects a shared pair
+ * on each. */
+std::vector<int> KindsModelOps();
+
 /* MediaPipe's custom operator Convolution2DTransposeBias on an input of
  * [1, 4, 4, 3] (SAME, stride 2, a 3x3 kernel of 2 output channels, so
  * the output is [1, 8, 8, 2]), then an ADD of that output to itself, the

@@ -205,24 +205,41 @@ static size_t reply_max(const struct server *s)
   return m > (256u << 20) ? m : (256u << 20);
 }
 
-static void conn_send(struct conn *c, const Arenad__V1__Response *r)
+/* Writes what the socket takes at once when nothing is queued before
+ * it, so that a small reply costs one write() and no callback; returns
+ * the bytes written (0 when it must wait). While draining every reply
+ * goes through the queue, whose completions drive the drain. */
+static size_t write_now(struct conn *c, const uint8_t *frame, size_t len)
 {
-  if (c->closing)
+  if (c->writes || c->s->draining)
+    return 0;
+  uv_buf_t b = uv_buf_init((char *)frame, (unsigned)len);
+  int n = uv_try_write((uv_stream_t *)&c->pipe, &b, 1);
+  return n > 0 ? (size_t)n : 0;
+}
+
+static void conn_send_frame(struct conn *c, uint8_t *frame, size_t len)
+{
+  if (c->closing) {
+    free(frame);
     return;
+  }
+  size_t done = write_now(c, frame, len);
+  if (done == len) {
+    free(frame);
+    return;
+  }
   struct wreq *w = calloc(1, sizeof *w);
-  int rc = w ? wire_pack(&r->base, reply_max(c->s), &w->buf, &w->len)
-             : ARENA_ENOMEM;
-  if (rc) {
-    char who[96];
-    dlog(&c->s->log, DLOG_ERR, "%s: cannot pack reply: %s",
-         conn_peer_desc(c, who, sizeof who), arena_strerror(rc));
-    free(w);
+  if (!w) {
+    free(frame);
     conn_close(c);
     return;
   }
   w->c = c;
-  uv_buf_t b = uv_buf_init((char *)w->buf, (unsigned)w->len);
-  rc = uv_write(&w->req, (uv_stream_t *)&c->pipe, &b, 1, on_write);
+  w->buf = frame;
+  w->len = len - done;
+  uv_buf_t b = uv_buf_init((char *)frame + done, (unsigned)w->len);
+  int rc = uv_write(&w->req, (uv_stream_t *)&c->pipe, &b, 1, on_write);
   if (rc < 0) {
     free(w->buf);
     free(w);
@@ -231,6 +248,23 @@ static void conn_send(struct conn *c, const Arenad__V1__Response *r)
   }
   c->writes++;
   c->write_queued += w->len;
+}
+
+static void conn_send(struct conn *c, const Arenad__V1__Response *r)
+{
+  if (c->closing)
+    return;
+  uint8_t *frame;
+  size_t len;
+  int rc = wire_pack(&r->base, reply_max(c->s), &frame, &len);
+  if (rc) {
+    char who[96];
+    dlog(&c->s->log, DLOG_ERR, "%s: cannot pack reply: %s",
+         conn_peer_desc(c, who, sizeof who), arena_strerror(rc));
+    conn_close(c);
+    return;
+  }
+  conn_send_frame(c, frame, len);
 }
 
 static void conn_send_status(struct conn *c, uint64_t request_id,
@@ -651,6 +685,7 @@ void conn_accept(struct server *s)
 void conn_report_init(struct daemon_report *r)
 {
   r->send = conn_send;
+  r->send_frame = conn_send_frame;
   r->send_status = conn_send_status;
   r->job_start = conn_job_start;
   r->job_done = conn_job_done;

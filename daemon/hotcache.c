@@ -146,6 +146,7 @@ static void free_entry(struct entry *e)
 {
   free(e->ident);
   free(e->plan.offsets);
+  free((uint8_t *)e->plan.reply);
   free((uint8_t *)e->plan.use_key);
   free(e);
 }
@@ -169,8 +170,10 @@ static void drop(struct hotcache *hc, struct entry *e, int keep_uses)
   }
   free(e->ident);
   free(e->plan.offsets);
+  free((uint8_t *)e->plan.reply);
   e->ident = NULL;
   e->plan.offsets = NULL;
+  e->plan.reply = NULL;
   e->unext = NULL;
   if (hc->gone_tail)
     hc->gone_tail->unext = e;
@@ -248,7 +251,7 @@ int hotcache_put(struct hotcache *hc, const uint8_t *ident, size_t len,
                  uint64_t h, const struct hot_plan *plan)
 {
   size_t bytes = sizeof(struct entry) + len + plan->n_offsets * 8 +
-                 plan->use_key_len;
+                 plan->use_key_len + (plan->reply ? plan->reply_len : 0);
   if (bytes > hc->max_bytes / HOT_ENTRY_SHARE || hc->max_entries == 0)
     return -1;
   struct entry *old = find(hc, ident, len, h);
@@ -261,12 +264,19 @@ int hotcache_put(struct hotcache *hc, const uint8_t *ident, size_t len,
   e->plan = *plan;
   e->plan.offsets = malloc((plan->n_offsets ? plan->n_offsets : 1) * 8);
   e->plan.use_key = NULL;
+  e->plan.reply = NULL;
   uint8_t *key = plan->use_key ? malloc(plan->use_key_len + 1) : NULL;
-  if (!e->ident || !e->plan.offsets || (plan->use_key && !key)) {
+  uint8_t *reply = plan->reply ? malloc(plan->reply_len + 1) : NULL;
+  if (!e->ident || !e->plan.offsets || (plan->use_key && !key) ||
+      (plan->reply && !reply)) {
     free(key);
+    free(reply);
     free_entry(e);
     return -1;
   }
+  if (reply)
+    memcpy(reply, plan->reply, plan->reply_len);
+  e->plan.reply = reply;
   memcpy(e->ident, ident, len);
   if (plan->n_offsets)
     memcpy(e->plan.offsets, plan->offsets, plan->n_offsets * 8);

@@ -60,6 +60,10 @@ struct hot_plan {
   const uint8_t *use_key;  /* names the stored plan; copied by put, owned
                               by the cache; NULL: uses are not counted */
   size_t use_key_len;      /* bytes in use_key */
+  const uint8_t *reply;    /* the PlanReply a hit sends, packed once
+                              (cached = 1); copied by put, owned by the
+                              cache; NULL: built from the fields above */
+  size_t reply_len;        /* bytes in reply */
 };
 
 /* Uses counted under one use key since the last take. */

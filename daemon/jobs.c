@@ -176,28 +176,46 @@ static uint8_t *identity(const Arenad__V1__Plan *m, size_t *len)
 
 /* ---- replies ------------------------------------------------------------ */
 
+/* The PlanReply a hit on hp sends. It borrows hp's arrays. */
+static void hot_reply(const struct hot_plan *hp, Arenad__V1__PlanReply *pr)
+{
+  arenad__v1__plan_reply__init(pr);
+  pr->offsets = hp->offsets;
+  pr->n_offsets = hp->n_offsets;
+  pr->arena_bytes = hp->arena_bytes;
+  pr->lower_bound_bytes = hp->lower_bound_bytes;
+  pr->naive_bytes = hp->naive_bytes;
+  pr->proven_optimal = hp->proven_optimal != 0;
+  pr->algorithm = (Arenad__V1__Algorithm)hp->algo;
+  pr->fit = (Arenad__V1__Fit)hp->fit;
+  pr->nodes_explored = hp->nodes_explored;
+  pr->lower_bound_unshared_bytes = hp->lower_bound_unshared_bytes;
+  pr->shared_pairs = hp->n_shared;
+  pr->graph_digest.data = (uint8_t *)hp->graph_digest;
+  pr->graph_digest.len = PLANNER_DIGEST_LEN;
+  pr->options_digest.data = (uint8_t *)hp->options_digest;
+  pr->options_digest.len = PLANNER_DIGEST_LEN;
+  pr->cached = 1;
+  pr->planning_us = hp->planning_us;
+}
+
+/* Answers a hit: from the reply packed when the plan entered the cache,
+ * so a hit packs nothing but the request id; or packed now when there
+ * was no memory for that copy. */
 static void send_hot(struct server *s, struct conn *c, uint64_t request_id,
                      const struct hot_plan *hp)
 {
+  uint8_t *frame;
+  size_t len;
+  if (hp->reply && wire_plan_reply_frame(request_id, hp->reply,
+                                         hp->reply_len, 0, &frame,
+                                         &len) == 0) {
+    s->report.send_frame(c, frame, len);
+    return;
+  }
   Arenad__V1__Response r = ARENAD__V1__RESPONSE__INIT;
-  Arenad__V1__PlanReply pr = ARENAD__V1__PLAN_REPLY__INIT;
-  pr.offsets = hp->offsets;
-  pr.n_offsets = hp->n_offsets;
-  pr.arena_bytes = hp->arena_bytes;
-  pr.lower_bound_bytes = hp->lower_bound_bytes;
-  pr.naive_bytes = hp->naive_bytes;
-  pr.proven_optimal = hp->proven_optimal != 0;
-  pr.algorithm = (Arenad__V1__Algorithm)hp->algo;
-  pr.fit = (Arenad__V1__Fit)hp->fit;
-  pr.nodes_explored = hp->nodes_explored;
-  pr.lower_bound_unshared_bytes = hp->lower_bound_unshared_bytes;
-  pr.shared_pairs = hp->n_shared;
-  pr.graph_digest.data = (uint8_t *)hp->graph_digest;
-  pr.graph_digest.len = PLANNER_DIGEST_LEN;
-  pr.options_digest.data = (uint8_t *)hp->options_digest;
-  pr.options_digest.len = PLANNER_DIGEST_LEN;
-  pr.cached = 1;
-  pr.planning_us = hp->planning_us;
+  Arenad__V1__PlanReply pr;
+  hot_reply(hp, &pr);
   r.request_id = request_id;
   r.body_case = ARENAD__V1__RESPONSE__BODY_PLAN;
   r.plan = &pr;
@@ -223,6 +241,21 @@ static void hot_from_job(const struct job *j, struct hot_plan *hp)
   memcpy(hp->options_digest, j->od, PLANNER_DIGEST_LEN);
   hp->use_key = j->use_key;
   hp->use_key_len = j->use_key_len;
+}
+
+/* Puts j's plan in the hot cache, with the reply a hit sends packed once
+ * (without it when that packing fails: hits then pack their own). */
+static void hot_put(struct server *s, const struct job *j)
+{
+  struct hot_plan hp;
+  Arenad__V1__PlanReply pr;
+  uint8_t *reply = NULL;
+  hot_from_job(j, &hp);
+  hot_reply(&hp, &pr);
+  if (wire_plan_reply_pack(&pr, &reply, &hp.reply_len) == 0)
+    hp.reply = reply;
+  hotcache_put(s->hot, j->ident, j->ident_len, j->h, &hp);
+  free(reply);
 }
 
 /* ---- job bookkeeping ------------------------------------------------------ */
@@ -582,9 +615,7 @@ static void after_plan(uv_work_t *w, int status)
         s->c.misses++;
         s->c.plans_computed++;
       }
-      struct hot_plan hp;
-      hot_from_job(j, &hp);
-      hotcache_put(s->hot, j->ident, j->ident_len, j->h, &hp);
+      hot_put(s, j);
     }
   }
   for (struct waiter *wt = j->waiters; wt; wt = wt->next)

@@ -49,6 +49,9 @@ struct daemon_report {
   /* Packs and queues response r (borrowed) on c; closes c when that
    * fails. Does nothing on a connection that is closing. */
   void (*send)(struct conn *c, const Arenad__V1__Response *r);
+  /* Queues a frame packed already (owned by the call from here on: freed
+   * once written, or at once when c is closing or the write fails). */
+  void (*send_frame)(struct conn *c, uint8_t *frame, size_t len);
   /* Sends a body-less response with status st and message msg (borrowed;
    * NULL for none) for request_id on c, like send. */
   void (*send_status)(struct conn *c, uint64_t request_id,

@@ -4,6 +4,7 @@
  * requests, plans to PlanReply messages and back.
  */
 #include "wire_plan.h"
+#include "wire.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -308,6 +309,67 @@ void wire_reply_from_plan(Arenad__V1__PlanReply *r,
     r->options_digest.data = (uint8_t *)options_digest;
     r->options_digest.len = PLANNER_DIGEST_LEN;
   }
+}
+
+int wire_plan_reply_pack(const Arenad__V1__PlanReply *r, uint8_t **out,
+                         size_t *out_len)
+{
+  size_t n = protobuf_c_message_get_packed_size(&r->base);
+  *out = malloc(n ? n : 1);
+  *out_len = 0;
+  if (!*out)
+    return ARENA_ENOMEM;
+  *out_len = protobuf_c_message_pack(&r->base, *out);
+  return 0;
+}
+
+/* Appends v as a base-128 varint at p; returns the bytes written. */
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+  size_t k = 0;
+  while (v >= 0x80) {
+    p[k++] = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  p[k++] = (uint8_t)v;
+  return k;
+}
+
+/* The tags of Response.request_id (field 1, varint) and Response.plan
+ * (field 10, length-delimited). */
+enum { TAG_REQUEST_ID = 1 << 3 | 0, TAG_PLAN = 10 << 3 | 2 };
+
+int wire_plan_reply_frame(uint64_t request_id, const uint8_t *reply,
+                          size_t len, size_t max_frame, uint8_t **out,
+                          size_t *out_len)
+{
+  uint8_t head[1 + 10 + 1 + 10];
+  size_t h = 0;
+  *out = NULL;
+  *out_len = 0;
+  if (request_id) { /* proto3 leaves a zero out */
+    head[h++] = TAG_REQUEST_ID;
+    h += put_varint(head + h, request_id);
+  }
+  head[h++] = TAG_PLAN;
+  h += put_varint(head + h, len);
+  size_t body = h + len;
+  if (body > (max_frame ? max_frame : WIRE_DEFAULT_MAX_FRAME) ||
+      body > UINT32_MAX)
+    return ARENA_ETOOBIG;
+  uint8_t *f = malloc(WIRE_HEADER_LEN + body);
+  if (!f)
+    return ARENA_ENOMEM;
+  f[0] = (uint8_t)(body >> 24);
+  f[1] = (uint8_t)(body >> 16);
+  f[2] = (uint8_t)(body >> 8);
+  f[3] = (uint8_t)body;
+  memcpy(f + WIRE_HEADER_LEN, head, h);
+  if (len)
+    memcpy(f + WIRE_HEADER_LEN + h, reply, len);
+  *out = f;
+  *out_len = WIRE_HEADER_LEN + body;
+  return 0;
 }
 
 int wire_plan_from_reply(const Arenad__V1__PlanReply *r,

@@ -90,6 +90,21 @@ void wire_reply_from_plan(Arenad__V1__PlanReply *r,
                           const uint8_t *graph_digest,
                           const uint8_t *options_digest);
 
+/* Packs r into an owned buffer (*out, *out_len bytes; free()), for a
+ * reply that is sent many times. Returns 0 or ARENA_ENOMEM. */
+int wire_plan_reply_pack(const Arenad__V1__PlanReply *r, uint8_t **out,
+                         size_t *out_len);
+
+/* Builds the frame of a Response with status OK, request_id and the
+ * PlanReply body already packed by wire_plan_reply_pack (reply, len
+ * bytes, borrowed): the same bytes protobuf-c gives for that Response,
+ * without unpacking or packing the plan again. Returns 0 with an owned
+ * frame in *out (*out_len bytes; free()), ARENA_ETOOBIG when the frame
+ * would exceed max_frame (0: WIRE_DEFAULT_MAX_FRAME), or ARENA_ENOMEM. */
+int wire_plan_reply_frame(uint64_t request_id, const uint8_t *reply,
+                          size_t len, size_t max_frame, uint8_t **out,
+                          size_t *out_len);
+
 /* Copies a PlanReply into *out (planner_plan_init()ed or cleaned; old
  * contents freed). A lower_bound_unshared_bytes of 0 (absent, as from a
  * daemon that predates in-place sharing) becomes lower_bound_bytes.

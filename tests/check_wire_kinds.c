@@ -2,13 +2,15 @@
  * check_wire_kinds.c - the rest of the "codec" case of the wire suite:
  * every request kind packed into one stream and read back through a
  * reader fed one byte at a time, every reply kind packed and unpacked,
- * and the status names.
+ * the status names, and the plan reply frame a cache hit sends from a
+ * reply packed once.
  */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "wire.h"
+#include "wire_plan.h"
 #include "check_wire.h"
 
 /* Packs every request kind into one stream, reads them back through a
@@ -198,8 +200,68 @@ START_TEST(status_names)
 }
 END_TEST
 
+/* wire_plan_reply_frame gives, byte for byte, the frame that packing
+ * the whole Response gives, for request ids whose varints take 0 to 10
+ * bytes, and refuses a frame over the limit. */
+START_TEST(plan_reply_frame_equals_packed_response)
+{
+  uint64_t off[300];
+  for (size_t i = 0; i < 300; i++)
+    off[i] = i * 64 + (i % 3) * 1000000;
+  uint8_t gd[32], od[32];
+  memset(gd, 0x5a, sizeof gd);
+  memset(od, 0xa5, sizeof od);
+  Arenad__V1__PlanReply pr = ARENAD__V1__PLAN_REPLY__INIT;
+  pr.offsets = off;
+  pr.n_offsets = 300;
+  pr.arena_bytes = 123456789;
+  pr.lower_bound_bytes = 1000;
+  pr.proven_optimal = 1;
+  pr.algorithm = ARENAD__V1__ALGORITHM__EXACT;
+  pr.graph_digest = (ProtobufCBinaryData){32, gd};
+  pr.options_digest = (ProtobufCBinaryData){32, od};
+  pr.cached = 1;
+  uint8_t *reply;
+  size_t reply_len;
+  ck_assert_int_eq(wire_plan_reply_pack(&pr, &reply, &reply_len), 0);
+  ck_assert_uint_eq(reply_len, protobuf_c_message_get_packed_size(&pr.base));
+  const uint64_t ids[] = {0, 1, 127, 128, 300, 1ull << 35, UINT64_MAX};
+  for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+    Arenad__V1__Response r = ARENAD__V1__RESPONSE__INIT;
+    r.request_id = ids[i];
+    r.body_case = ARENAD__V1__RESPONSE__BODY_PLAN;
+    r.plan = &pr;
+    uint8_t *want, *got;
+    size_t want_len, got_len;
+    ck_assert_int_eq(wire_pack(&r.base, 0, &want, &want_len), 0);
+    ck_assert_int_eq(
+        wire_plan_reply_frame(ids[i], reply, reply_len, 0, &got, &got_len),
+        0);
+    ck_assert_uint_eq(got_len, want_len);
+    ck_assert_int_eq(memcmp(got, want, want_len), 0);
+    Arenad__V1__Response *back = NULL;
+    ck_assert_int_eq(wire_unpack_response(got + 4, got_len - 4, 0, &back), 0);
+    ck_assert_uint_eq(back->request_id, ids[i]);
+    ck_assert_uint_eq(back->plan->n_offsets, 300);
+    ck_assert_uint_eq(back->plan->offsets[299], off[299]);
+    wire_free_response(back);
+    free(want);
+    free(got);
+  }
+  uint8_t *f = (uint8_t *)"x";
+  size_t flen = 7;
+  ck_assert_int_eq(wire_plan_reply_frame(9, reply, reply_len, reply_len, &f,
+                                         &flen),
+                   ARENA_ETOOBIG);
+  ck_assert_ptr_null(f);
+  ck_assert_uint_eq(flen, 0);
+  free(reply);
+}
+END_TEST
+
 void wire_add_kinds(TCase *tc)
 {
+  tcase_add_test(tc, plan_reply_frame_equals_packed_response);
   tcase_add_test(tc, every_request_kind_round_trip);
   tcase_add_test(tc, every_reply_kind_round_trip);
   tcase_add_test(tc, status_names);

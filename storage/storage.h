@@ -110,6 +110,14 @@ struct storage_info {
   uint64_t hits;        /* flushed gets that returned this plan */
   uint64_t bytes;       /* accounted bytes (see docs/storage.md) */
   size_t n_tensors;     /* tensors in the plan's graph */
+  uint64_t generation;  /* 1 when first stored, +1 per smaller plan that
+                           replaced it; 0 for a plan stored before
+                           generations were kept */
+  uint32_t effort;      /* effort that found the stored plan; 0: unknown */
+  uint32_t effort_tried;/* highest effort tried on this key (>= effort) */
+  int improve_done;     /* 1: no more background work is wanted (proven
+                           optimal, or tried up to the caller's limit) */
+  int has_graph;        /* 1: the graph and options are stored too */
 };
 
 /* One stored plan as storage_lookup / storage_list return it. */
@@ -124,6 +132,12 @@ struct storage_record {
   struct planner_plan plan; /* owned; offsets in canonical order, or NULL
                                (n_offsets still set) from storage_list */
   struct storage_info info; /* bookkeeping */
+  struct planner_graph graph; /* owned tensors, in canonical order
+                                 (ascending id), from storage_export and
+                                 storage_pending only; else empty */
+  struct planner_options opts; /* the options the plan was made under
+                                 (algo, alignment, capacity, in_place;
+                                 the rest at their defaults), with graph */
 };
 
 enum storage_put_result {
@@ -197,6 +211,79 @@ STORAGE_WUR int storage_put(storage_t *st, const struct storage_key *k,
                 const struct planner_options *o,
                 const struct planner_plan *p, uint64_t plan_us,
                 enum storage_put_result *res);
+
+/* storage_put with the effort that found p (0: unknown). The row keeps g
+ * and o (as storage_export and storage_pending return them), effort, and
+ * effort_tried = max(effort, the stored effort_tried); generation is 1 on
+ * insert and one more on each replacement. improve_done is set to
+ * done (or to 1 when p is proven optimal). On STORAGE_PUT_KEPT only
+ * effort_tried and improve_done change. Returns as storage_put. */
+STORAGE_WUR int storage_put_effort(storage_t *st, const struct storage_key *k,
+                                   const struct planner_graph *g,
+                                   const struct planner_options *o,
+                                   const struct planner_plan *p,
+                                   uint64_t plan_us, uint32_t effort,
+                                   int done, enum storage_put_result *res);
+
+/* Records that effort was tried on the plan under the full key (k,
+ * graph_digest, options_digest; borrowed) without storing a smaller plan:
+ * effort_tried becomes max(effort_tried, effort) and improve_done is set
+ * when done. A key not stored changes nothing. Returns 0, ARENA_EINVAL,
+ * ARENA_EBUSY or ARENA_EIO. */
+STORAGE_WUR int storage_note_tried(storage_t *st, const struct storage_key *k,
+                                   const uint8_t graph_digest[PLANNER_DIGEST_LEN],
+                                   const uint8_t options_digest[PLANNER_DIGEST_LEN],
+                                   uint32_t effort, int done);
+
+/* Returns up to max plans (1 .. STORAGE_LIST_MAX) that want background
+ * work: stored with their graph, improve_done 0, most hits first, then
+ * most recently used. Each record carries its plan (canonical order,
+ * checksum checked), graph and options. Output and errors as
+ * storage_lookup. */
+STORAGE_WUR int storage_pending(storage_t *st, size_t max,
+                                struct storage_record **out, size_t *n_out);
+
+/* A selection of stored plans for storage_export. */
+struct storage_export_query {
+  const uint8_t *model_hash; /* borrowed filter, NULL for every model */
+  size_t model_hash_len;     /* bytes in model_hash */
+  const uint8_t *key;        /* borrowed: one plan, by the opaque key the
+                                daemon's List gives; NULL for any */
+  size_t key_len;            /* bytes in key */
+  size_t offset;             /* records to skip (paging) */
+  size_t limit;              /* 1 .. STORAGE_LIST_MAX */
+};
+
+/* Returns the plans q selects that were stored with their graph, oldest
+ * first, each with its plan (canonical order, checksum checked and
+ * planner_verify()ed against the stored graph), graph and options. Sets
+ * *n_without (optional) to the selected plans left out for having no
+ * stored graph. Output and errors as storage_lookup. */
+STORAGE_WUR int storage_export(storage_t *st,
+                               const struct storage_export_query *q,
+                               struct storage_record **out, size_t *n_out,
+                               size_t *n_without);
+
+/* One plan to preload: its key, graph, options and plan (offsets in g's
+ * order), all borrowed, and the effort that found it (0: unknown). */
+struct storage_preload_entry {
+  struct storage_key key;
+  const struct planner_graph *graph;
+  const struct planner_options *opts;
+  const struct planner_plan *plan;
+  uint32_t effort;
+};
+
+/* Stores n entries (e borrowed) in one transaction, each as
+ * storage_put_effort would (a smaller plan replaces a stored one; a
+ * larger one is kept out), all or nothing: when any entry has a bad key
+ * or fails planner_verify against its graph, or a write fails, nothing
+ * is stored, *bad (optional) is set to its index and the code returned.
+ * Sets *n_stored and *n_kept (optional). Evicts to the caps after. */
+STORAGE_WUR int storage_preload(storage_t *st,
+                                const struct storage_preload_entry *e,
+                                size_t n, size_t *n_stored, size_t *n_kept,
+                                size_t *bad);
 
 /* Looks up the plan for key k and graph g under options o (all borrowed),
  * checks its checksum and planner_verify()s it against g. On a hit fills

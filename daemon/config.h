@@ -49,7 +49,7 @@ struct daemon_config {
   uint64_t db_max_bytes;          /* storage byte cap */
   uint64_t db_max_entries;        /* storage entry cap */
   unsigned improve_enabled;       /* 1: improve stored plans in the
-                                     background (improve.h) */
+                                     background (background.h) */
   unsigned improve_threads;       /* 0 = workers; fixed at start */
   uint32_t improve_max_effort;    /* top of the effort ladder */
   uint64_t improve_max_tensors;   /* larger graphs are not improved */

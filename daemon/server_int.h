@@ -35,7 +35,7 @@
 #include "arenad.pb-c.h"
 #include "config.h"
 #include "hotcache.h"
-#include "improve.h"
+#include "background.h"
 #include "log.h"
 #include "report.h"
 #include "server.h"

@@ -1,5 +1,5 @@
 /*
- * improve.h - background improvement: while the device idles, arenad
+ * background.h - background improvement: while the device idles, arenad
  * keeps searching for smaller plans than the ones it served, at rising
  * effort, and stores each verified, strictly smaller plan in place of
  * the old one (docs/daemon.md, "Background improvement").
@@ -42,8 +42,8 @@
  *  st_lock, and report a stored plan back to the loop through a uv_async
  *  (the changed callback), which drops the hot copies of the old plan.
  */
-#ifndef ARENAD_IMPROVE_H
-#define ARENAD_IMPROVE_H
+#ifndef ARENAD_BACKGROUND_H
+#define ARENAD_BACKGROUND_H
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -52,6 +52,7 @@
 
 #include "digest.h"
 #include "log.h"
+#include "planner.h"
 #include "storage.h"
 
 struct improver;
@@ -118,8 +119,19 @@ void improve_get_stats(struct improver *im, struct improve_stats *out);
  * async handle has closed (the loop must run once more). Accepts NULL. */
 void improve_stop(struct improver *im);
 
-/* The effort of the step after one at `tried` (the ladder above), or 0
- * when tried already reached max_effort. */
-uint32_t improve_next_effort(uint32_t tried, uint32_t max_effort);
+/* The effort of the step after one at `tried` (the ladder above; 0
+ * tried means none yet: the planner's default effort), or 0 when tried
+ * already reached max_effort. */
+static inline uint32_t improve_next_effort(uint32_t tried,
+                                           uint32_t max_effort)
+{
+  if (tried >= max_effort)
+    return 0;
+  if (tried == 0)
+    return max_effort < PLANNER_DEFAULT_EFFORT ? max_effort
+                                               : PLANNER_DEFAULT_EFFORT;
+  uint64_t next = (uint64_t)tried * 4;
+  return next > max_effort ? max_effort : (uint32_t)next;
+}
 
-#endif /* ARENAD_IMPROVE_H */
+#endif /* ARENAD_BACKGROUND_H */

@@ -1,5 +1,5 @@
 /*
- * improve.c - background improvement of stored plans (improve.h): the
+ * background.c - background improvement of stored plans (background.h): the
  * threads, the choice of the next row and effort, the CPU bounds, and
  * the hand-back of stored plans to the loop thread.
  *
@@ -24,7 +24,7 @@
  *  up at shutdown or past run_cpu_ms, and where its CPU is counted.
  */
 #define _GNU_SOURCE /* SCHED_IDLE */
-#include "improve.h"
+#include "background.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -91,17 +91,6 @@ static void nap(long ns)
 {
   struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
   nanosleep(&ts, NULL);
-}
-
-uint32_t improve_next_effort(uint32_t tried, uint32_t max_effort)
-{
-  if (tried >= max_effort)
-    return 0;
-  if (tried == 0)
-    return max_effort < PLANNER_DEFAULT_EFFORT ? max_effort
-                                               : PLANNER_DEFAULT_EFFORT;
-  uint64_t next = (uint64_t)tried * 4;
-  return next > max_effort ? max_effort : (uint32_t)next;
 }
 
 /* Lowest priority for the calling thread: SCHED_IDLE, or nice 19. */

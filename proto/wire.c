@@ -188,6 +188,15 @@ int wire_unpack_response(const uint8_t *body, size_t len, size_t mem_limit,
   return rc;
 }
 
+int wire_unpack_bundle(const uint8_t *body, size_t len, size_t mem_limit,
+                       Arenad__V1__Bundle **out)
+{
+  ProtobufCMessage *m;
+  int rc = unpack(&arenad__v1__bundle__descriptor, body, len, mem_limit, &m);
+  *out = (Arenad__V1__Bundle *)m;
+  return rc;
+}
+
 /* Freeing needs no budget: budget_free ignores its data pointer. */
 static void free_message(ProtobufCMessage *m)
 {
@@ -202,6 +211,11 @@ void wire_free_request(Arenad__V1__Request *m)
 }
 
 void wire_free_response(Arenad__V1__Response *m)
+{
+  free_message(m ? &m->base : NULL);
+}
+
+void wire_free_bundle(Arenad__V1__Bundle *m)
 {
   free_message(m ? &m->base : NULL);
 }

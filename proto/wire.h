@@ -80,9 +80,17 @@ int wire_unpack_request(const uint8_t *body, size_t len, size_t mem_limit,
 int wire_unpack_response(const uint8_t *body, size_t len, size_t mem_limit,
                          Arenad__V1__Response **out);
 
+/* Unpacks the body of a plan bundle file (one Bundle message, which never
+ * travels in a frame) with the same bounded allocator. Same returns as
+ * wire_unpack_request. The file format around it (magic, version,
+ * length, checksum) is the reader's business (docs/bundles.md). */
+int wire_unpack_bundle(const uint8_t *body, size_t len, size_t mem_limit,
+                       Arenad__V1__Bundle **out);
+
 /* Free what wire_unpack_* returned. Accept NULL. */
 void wire_free_request(Arenad__V1__Request *m);
 void wire_free_response(Arenad__V1__Response *m);
+void wire_free_bundle(Arenad__V1__Bundle *m);
 
 /* Returns the name of a status ("OK", "BUSY", ...). */
 const char *wire_status_name(Arenad__V1__Status s);

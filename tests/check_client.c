@@ -13,7 +13,8 @@
  * daemon at all) and client_suite(), which also runs the "fake-daemon"
  * case (check_client_fake.c), the "share" case (check_client_share.c),
  * the "timeouts" case (check_client_timeouts.c), the "digests" case
- * (check_client_digest.c) and the "arenactl" case, arenactl's daemon
+ * (check_client_digest.c), the "bundle" case, arenactl's plan bundle
+ * format (check_client_bundle.c), and the "arenactl" case, its daemon
  * commands against the fake (check_client_cli.c). Shared helpers are
  * declared in check_client.h.
  */
@@ -230,6 +231,12 @@ Suite *client_suite(void)
   tcase_add_checked_fixture(tc, ct_setup, ct_teardown);
   tcase_set_timeout(tc, 30);
   client_add_digests(tc);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("bundle");
+  tcase_add_checked_fixture(tc, ct_setup, ct_teardown);
+  tcase_set_timeout(tc, 60);
+  client_add_bundle(tc);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("arenactl");

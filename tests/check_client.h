@@ -77,6 +77,11 @@ struct ct_fake {
   _Atomic int last_version;      /* protocol_version of the last request */
   _Atomic int last_want_ack;     /* want_ack of the last request */
   int delay_ms;                  /* for M_ACK_SLOW and M_SLOW */
+  int n_export;                  /* entries the fake exports (ct_bundle) */
+  _Atomic int export_requests;   /* Export requests read */
+  _Atomic int export_filter;     /* of the last: 1 model hash, 2 key, 0 none */
+  uint8_t *preload;              /* the last Preload, packed; owned */
+  _Atomic size_t preload_len;    /* its bytes; set after preload */
 };
 
 /* The fake of the current test; ct_setup() resets it. */
@@ -90,6 +95,29 @@ void ct_fake_start1(enum ct_mode m);
  * socket path, and the fake (if started) stopped afterwards. */
 void ct_setup(void);
 void ct_teardown(void);
+
+/* ---- bundle entries ----------------------------------------------------- */
+
+#define CT_MAX_ENTRIES 8
+
+/* Up to CT_MAX_ENTRIES bundle entries, each the test graph with its
+ * planner plan; entry k is stored under the 1-byte model hash 0xb0 + k
+ * and claims effort 10 * k. */
+struct ct_bundle {
+  Arenad__V1__BundleEntry *ptrs[CT_MAX_ENTRIES]; /* n, into e */
+  Arenad__V1__BundleEntry e[CT_MAX_ENTRIES];
+  Arenad__V1__Plan req[CT_MAX_ENTRIES];          /* owned columns */
+  Arenad__V1__PlanOptions opts[CT_MAX_ENTRIES];
+  Arenad__V1__PlanReply reply[CT_MAX_ENTRIES];   /* borrow plan.offsets */
+  uint8_t hash[CT_MAX_ENTRIES];
+  struct planner_plan plan;
+  uint8_t gd[32], od[32];                        /* graph, options digests */
+  size_t n;
+};
+
+/* Builds n entries into *b; free with ct_bundle_cleanup. */
+void ct_bundle_init(struct ct_bundle *b, size_t n);
+void ct_bundle_cleanup(struct ct_bundle *b);
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -121,5 +149,7 @@ void client_add_share(TCase *tc);
 void client_add_timeouts(TCase *tc);
 /* Adds the tests of the "digests" case (check_client_digest.c). */
 void client_add_digests(TCase *tc);
+/* Adds the tests of the "bundle" case (check_client_bundle.c). */
+void client_add_bundle(TCase *tc);
 
 #endif

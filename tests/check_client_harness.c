@@ -9,7 +9,8 @@
  * place when the request turned sharing off, refusals with each status,
  * silence, acknowledged or slow replies, a connection never read, a
  * reply cut off in the middle, garbage, and canned replies to
- * ping, stats, list, evict and lookup for the arenactl tests. Also here:
+ * ping, stats, list, evict, lookup, export and preload for the arenactl
+ * tests. Also here:
  * the test graph and model key, the fixture, and the client helpers.
  */
 #include <check.h>
@@ -214,6 +215,49 @@ static void answer_lookup(int fd, const Arenad__V1__Request *q, enum ct_mode m)
   free(st);
 }
 
+/* Exports: ct_fk.n_export entries, paged by the request's offset and
+ * limit. */
+static void answer_export(int fd, const Arenad__V1__Request *q)
+{
+  const Arenad__V1__Export *x = q->export_plans;
+  struct ct_bundle b;
+  ct_fk.export_requests++;
+  ct_fk.export_filter = x->key.len ? 2 : x->model_hash.len ? 1 : 0;
+  ct_bundle_init(&b, (size_t)ct_fk.n_export);
+  size_t limit = x->limit ? x->limit : 100;
+  size_t from = x->offset < b.n ? x->offset : b.n;
+  Arenad__V1__ExportReply er = ARENAD__V1__EXPORT_REPLY__INIT;
+  er.entries = b.ptrs + from;
+  er.n_entries = b.n - from < limit ? b.n - from : limit;
+  Arenad__V1__Response r = ARENAD__V1__RESPONSE__INIT;
+  r.request_id = q->request_id;
+  r.body_case = ARENAD__V1__RESPONSE__BODY_EXPORTED;
+  r.exported = &er;
+  send_resp(fd, &r);
+  ct_bundle_cleanup(&b);
+}
+
+/* Preloads: keeps the request packed for the test; all but one stored. */
+static void answer_preload(int fd, const Arenad__V1__Request *q)
+{
+  const Arenad__V1__Preload *pl = q->preload_plans;
+  size_t n = protobuf_c_message_get_packed_size(&pl->base);
+  uint8_t *buf = malloc(n ? n : 1);
+  ck_assert_ptr_nonnull(buf);
+  protobuf_c_message_pack(&pl->base, buf);
+  free(ct_fk.preload);
+  ct_fk.preload = buf;
+  ct_fk.preload_len = n;
+  Arenad__V1__PreloadReply pr = ARENAD__V1__PRELOAD_REPLY__INIT;
+  pr.kept = pl->n_entries ? 1 : 0;
+  pr.stored = pl->n_entries - pr.kept;
+  Arenad__V1__Response r = ARENAD__V1__RESPONSE__INIT;
+  r.request_id = q->request_id;
+  r.body_case = ARENAD__V1__RESPONSE__BODY_PRELOADED;
+  r.preloaded = &pr;
+  send_resp(fd, &r);
+}
+
 static void answer(int fd, const Arenad__V1__Request *q, enum ct_mode m)
 {
   Arenad__V1__Response r = ARENAD__V1__RESPONSE__INIT;
@@ -292,6 +336,10 @@ static void answer(int fd, const Arenad__V1__Request *q, enum ct_mode m)
     answer_lookup(fd, q, m);
   } else if (q->body_case == ARENAD__V1__REQUEST__BODY_PLAN) {
     answer_plan(fd, q, m);
+  } else if (q->body_case == ARENAD__V1__REQUEST__BODY_EXPORT_PLANS) {
+    answer_export(fd, q);
+  } else if (q->body_case == ARENAD__V1__REQUEST__BODY_PRELOAD_PLANS) {
+    answer_preload(fd, q);
   }
 }
 
@@ -419,6 +467,41 @@ void ct_teardown(void)
   }
   tu_rm_rf(ct_fk.dir);
   free(ct_fk.dir);
+  free(ct_fk.preload);
+}
+
+/* ---- bundle entries ----------------------------------------------------- */
+
+void ct_bundle_init(struct ct_bundle *b, size_t n)
+{
+  struct planner_options o;
+  ck_assert_uint_le(n, CT_MAX_ENTRIES);
+  memset(b, 0, sizeof *b);
+  b->n = n;
+  planner_options_init(&o);
+  ct_local_plan(&b->plan);
+  ck_assert_int_eq(planner_graph_digest(&ct_graph, b->gd), 0);
+  planner_options_digest(&o, b->od);
+  for (size_t k = 0; k < n; k++) {
+    b->hash[k] = (uint8_t)(0xb0 + k);
+    ck_assert_int_eq(wire_plan_msg_init(&b->req[k], &b->opts[k], &ct_graph,
+                                        &o, &b->hash[k], 1, NULL, 0),
+                     0);
+    wire_reply_from_plan(&b->reply[k], &b->plan, b->gd, b->od);
+    b->reply[k].effort = (uint32_t)(10 * k);
+    arenad__v1__bundle_entry__init(&b->e[k]);
+    b->e[k].request = &b->req[k];
+    b->e[k].plan = &b->reply[k];
+    b->ptrs[k] = &b->e[k];
+  }
+}
+
+void ct_bundle_cleanup(struct ct_bundle *b)
+{
+  for (size_t k = 0; k < b->n; k++)
+    wire_plan_msg_cleanup(&b->req[k]);
+  planner_plan_cleanup(&b->plan);
+  memset(b, 0, sizeof *b);
 }
 
 /* ---- helpers ------------------------------------------------------------ */

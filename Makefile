@@ -218,8 +218,8 @@ $(eval $(call check_prog,digest,$(PLANNER_LIBS),))
 $(eval $(call check_prog,tflite,$(PLANNER_LIBS),))
 $(eval $(call check_prog,models,$(PLANNER_LIBS),))
 $(eval $(call check_prog,wire,$(BUILD)/libarenawire.a $(PLANNER_LIBS),$(call pc_libs,$(PKGS_PROTO))))
-# check_client also unit-tests arenactl's bundle codec (client/cli_bundle.c).
-$(eval $(call check_prog,client,$(BUILD)/client/cli_bundle.o $(BUILD)/libarenad-client.a,$(call pc_libs,$(PKGS_PROTO))))
+# check_client also unit-tests the plan bundle codec (proto/wire_bundle.c).
+$(eval $(call check_prog,client,$(BUILD)/libarenad-client.a,$(call pc_libs,$(PKGS_PROTO))))
 # check_daemon also unit-tests daemon/hotcache.c, and reads the daemon's
 # database through a storage handle of its own.
 $(BUILD)/tests/check_daemon: $(BUILD)/tests/daemon_harness.o

@@ -4,14 +4,14 @@
  * graphs, page by page, and writes them to a bundle file atomically;
  * `preload` checks a bundle file and hands all its plans to arenad in
  * one Preload request; `bundle-info` prints what a bundle holds, without
- * a daemon. The file format is cli_bundle.c's.
+ * a daemon. The file format is wire_bundle.c's.
  *
  * A bundle file is read as other inputs are (cli.h,
  * cli_read_file_checked()): in parts, its header checked after the first
  * part, so that a file that is no bundle, or longer than its header
  * announces, is refused before the rest of it is read.
  */
-#include "cli_bundle.h"
+#include "wire_bundle.h"
 #include "cli_daemon.h"
 
 #include <errno.h>
@@ -32,7 +32,7 @@ static int check_part(void *ctx, const char *buf, size_t len,
                       char err[ARENA_ERR_LEN])
 {
   (void)ctx;
-  return cli_bundle_check_prefix((const uint8_t *)buf, len, err);
+  return wire_bundle_check_prefix((const uint8_t *)buf, len, err);
 }
 
 /* Reads and checks the bundle at path (borrowed). Returns 0 with *out
@@ -47,7 +47,7 @@ static int load_bundle(const char *path, Arenad__V1__Bundle **out)
   *out = NULL;
   int rc = cli_read_file_checked(path, check_part, NULL, &buf, &len, err);
   if (rc == 0) {
-    rc = cli_bundle_read((const uint8_t *)buf, len, NULL, out, err);
+    rc = wire_bundle_read((const uint8_t *)buf, len, NULL, out, err);
     free(buf);
     if (rc == 0)
       return 0;
@@ -236,14 +236,14 @@ static int export_take(struct export_list *l, Arenad__V1__Response *r)
   l->pages[l->n_pages++] = r;
   for (size_t i = 0; i < x->n_entries; i++) {
     char err[ARENA_ERR_LEN];
-    if (cli_bundle_check_entry(x->entries[i], l->n, err) != 0) {
+    if (wire_bundle_check_entry(x->entries[i], l->n, err) != 0) {
       cli_error("export", "the daemon sent a malformed plan: %s", err);
       return CLI_EX_PROTOCOL;
     }
     /* The entry, its tag and its length prefix (at most 10 bytes). */
     l->body_len += protobuf_c_message_get_packed_size(&x->entries[i]->base)
                    + 11;
-    if (l->body_len > CLI_MAX_FILE_LEN - CLI_BUNDLE_FRAME_LEN - 4096) {
+    if (l->body_len > CLI_MAX_FILE_LEN - WIRE_BUNDLE_FRAME_LEN - 4096) {
       cli_error("export", "the bundle would be larger than %zu bytes; "
                           "export fewer plans at a time (--model-hash)",
                 CLI_MAX_FILE_LEN);
@@ -303,7 +303,7 @@ static int export_write(const struct export_list *l, const char *path,
 {
   uint8_t *buf;
   size_t len;
-  int rc = cli_bundle_write(l->entries, l->n, CLI_PROG " " CLI_VERSION,
+  int rc = wire_bundle_write(l->entries, l->n, CLI_PROG " " CLI_VERSION,
                             now_unix_ms(), CLI_MAX_FILE_LEN, &buf, &len);
   if (rc == ARENA_ETOOBIG) {
     cli_error("export", "the bundle would be larger than %zu bytes",

@@ -1,6 +1,6 @@
 /*
  * check_client_bundle.c - the "bundle" case of the client suite: the plan
- * bundle file format of client/cli_bundle.c (docs/bundles.md).
+ * bundle file format of proto/wire_bundle.c (docs/bundles.md).
  *
  * A bundle written and read back holds the same entries; every damage is
  * refused with its own message: each byte flipped anywhere in a small
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "check_client.h"
-#include "cli_bundle.h"
+#include "wire_bundle.h"
 #include "digest.h"
 
 #define PRODUCER "arenactl test"
@@ -28,7 +28,7 @@ static uint8_t *make_bundle(size_t n, size_t *len)
   struct ct_bundle b;
   uint8_t *out;
   ct_bundle_init(&b, n);
-  ck_assert_int_eq(cli_bundle_write(b.ptrs, n, PRODUCER, CREATED, 0, &out,
+  ck_assert_int_eq(wire_bundle_write(b.ptrs, n, PRODUCER, CREATED, 0, &out,
                                     len),
                    0);
   ct_bundle_cleanup(&b);
@@ -40,17 +40,17 @@ static uint8_t *make_bundle(size_t n, size_t *len)
 static uint8_t *frame_body(const uint8_t *body, size_t len, uint32_t version,
                            size_t *out_len)
 {
-  uint8_t *f = malloc(len + CLI_BUNDLE_FRAME_LEN);
+  uint8_t *f = malloc(len + WIRE_BUNDLE_FRAME_LEN);
   ck_assert_ptr_nonnull(f);
-  memcpy(f, CLI_BUNDLE_MAGIC, 8);
+  memcpy(f, WIRE_BUNDLE_MAGIC, 8);
   for (int i = 0; i < 4; i++)
     f[8 + i] = (uint8_t)(version >> (24 - 8 * i));
   for (int i = 0; i < 8; i++)
     f[12 + i] = (uint8_t)((uint64_t)len >> (56 - 8 * i));
   if (len)
-    memcpy(f + CLI_BUNDLE_HEADER_LEN, body, len);
-  planner_sha256(f, CLI_BUNDLE_HEADER_LEN + len, f + CLI_BUNDLE_HEADER_LEN + len);
-  *out_len = len + CLI_BUNDLE_FRAME_LEN;
+    memcpy(f + WIRE_BUNDLE_HEADER_LEN, body, len);
+  planner_sha256(f, WIRE_BUNDLE_HEADER_LEN + len, f + WIRE_BUNDLE_HEADER_LEN + len);
+  *out_len = len + WIRE_BUNDLE_FRAME_LEN;
   return f;
 }
 
@@ -60,7 +60,7 @@ static void expect_refused(const uint8_t *bytes, size_t len, int code,
 {
   Arenad__V1__Bundle *b = (Arenad__V1__Bundle *)1;
   char err[ARENA_ERR_LEN] = "";
-  int rc = cli_bundle_read(bytes, len, NULL, &b, err);
+  int rc = wire_bundle_read(bytes, len, NULL, &b, err);
   ck_assert_msg(rc == code, "%s: %s, not %s (%s)", what, arena_err_name(rc),
                 arena_err_name(code), err);
   ck_assert_ptr_null(b);
@@ -94,7 +94,7 @@ START_TEST(round_trip)
     ck_assert_int_eq(memcmp(bytes, "ARENABDL\0\0\0\1", 12), 0);
     Arenad__V1__Bundle *got = NULL;
     char err[ARENA_ERR_LEN] = "";
-    ck_assert_msg(cli_bundle_read(bytes, len, NULL, &got, err) == 0, "%s",
+    ck_assert_msg(wire_bundle_read(bytes, len, NULL, &got, err) == 0, "%s",
                   err);
     ck_assert_uint_eq(got->format_version, 1);
     ck_assert_str_eq(got->producer, PRODUCER);
@@ -146,7 +146,7 @@ START_TEST(every_flipped_byte_refused)
       snprintf(what, sizeof what, "byte %zu ^ 0x%02x", i, masks[m]);
       Arenad__V1__Bundle *b = NULL;
       char err[ARENA_ERR_LEN] = "";
-      int rc = cli_bundle_read(bad, len, NULL, &b, err);
+      int rc = wire_bundle_read(bad, len, NULL, &b, err);
       ck_assert_msg(rc == ARENA_ECORRUPT || rc == ARENA_EVERSION, "%s: %s",
                     what, arena_err_name(rc));
       ck_assert_ptr_null(b);
@@ -167,7 +167,7 @@ START_TEST(every_truncation_refused)
     uint8_t *copy = malloc(n ? n : 1); /* exactly n bytes, for ASan */
     ck_assert_ptr_nonnull(copy);
     memcpy(copy, good, n);
-    if (n < CLI_BUNDLE_HEADER_LEN)
+    if (n < WIRE_BUNDLE_HEADER_LEN)
       snprintf(want, sizeof want, "truncated: %zu bytes, expected at least 52",
                n);
     else
@@ -185,8 +185,8 @@ START_TEST(header_refusals)
 {
   size_t len, flen;
   uint8_t *b = make_bundle(1, &len);
-  const uint8_t *body = b + CLI_BUNDLE_HEADER_LEN;
-  size_t blen = len - CLI_BUNDLE_FRAME_LEN;
+  const uint8_t *body = b + WIRE_BUNDLE_HEADER_LEN;
+  size_t blen = len - WIRE_BUNDLE_FRAME_LEN;
 
   /* Not a bundle at all, however short. */
   expect_refused((const uint8_t *)"hello", 5, ARENA_ECORRUPT,
@@ -249,35 +249,35 @@ START_TEST(body_refusals)
   uint8_t *out;
   ct_bundle_init(&b, 3);
   b.reply[1].n_offsets--;
-  ck_assert_int_eq(cli_bundle_write(b.ptrs, 3, "t", 1, 0, &out, &flen), 0);
+  ck_assert_int_eq(wire_bundle_write(b.ptrs, 3, "t", 1, 0, &out, &flen), 0);
   expect_refused(out, flen, ARENA_ECORRUPT, "entry 1: 4 offsets for 5 tensors",
                  "short plan");
   free(out);
   b.reply[1].n_offsets++;
   b.e[2].plan = NULL;
-  ck_assert_int_eq(cli_bundle_write(b.ptrs, 3, "t", 1, 0, &out, &flen), 0);
+  ck_assert_int_eq(wire_bundle_write(b.ptrs, 3, "t", 1, 0, &out, &flen), 0);
   expect_refused(out, flen, ARENA_ECORRUPT, "entry 2: no plan", "no plan");
   free(out);
   b.e[2].plan = &b.reply[2];
   b.e[0].request = NULL;
-  ck_assert_int_eq(cli_bundle_write(b.ptrs, 3, "t", 1, 0, &out, &flen), 0);
+  ck_assert_int_eq(wire_bundle_write(b.ptrs, 3, "t", 1, 0, &out, &flen), 0);
   expect_refused(out, flen, ARENA_ECORRUPT, "entry 0: no graph", "no graph");
   free(out);
   b.e[0].request = &b.req[0];
 
   /* Over the memory limit: refused, nothing leaked. */
-  ck_assert_int_eq(cli_bundle_write(b.ptrs, 3, "t", 1, 0, &out, &flen), 0);
-  struct cli_bundle_limits l = {256};
+  ck_assert_int_eq(wire_bundle_write(b.ptrs, 3, "t", 1, 0, &out, &flen), 0);
+  struct wire_bundle_limits l = {256};
   Arenad__V1__Bundle *got = NULL;
   char err[ARENA_ERR_LEN] = "";
-  ck_assert_int_eq(cli_bundle_read(out, flen, &l, &got, err), ARENA_ETOOBIG);
+  ck_assert_int_eq(wire_bundle_read(out, flen, &l, &got, err), ARENA_ETOOBIG);
   ck_assert_ptr_null(got);
   ck_assert_ptr_nonnull(strstr(err, "more than 256 bytes"));
   free(out);
 
   /* The writer's own limit. */
   out = (uint8_t *)1;
-  ck_assert_int_eq(cli_bundle_write(b.ptrs, 3, "t", 1, 100, &out, &flen),
+  ck_assert_int_eq(wire_bundle_write(b.ptrs, 3, "t", 1, 100, &out, &flen),
                    ARENA_ETOOBIG);
   ck_assert_ptr_null(out);
   ck_assert_uint_eq(flen, 0);
@@ -292,14 +292,14 @@ START_TEST(prefix_checks)
   char err[ARENA_ERR_LEN] = "";
   /* Every prefix of a good bundle can still be one. */
   for (size_t n = 0; n <= len; n++)
-    ck_assert_msg(cli_bundle_check_prefix(b, n, err) == 0, "%zu: %s", n, err);
-  ck_assert_int_eq(cli_bundle_check_prefix((const uint8_t *)"ARENAC", 6, err),
+    ck_assert_msg(wire_bundle_check_prefix(b, n, err) == 0, "%zu: %s", n, err);
+  ck_assert_int_eq(wire_bundle_check_prefix((const uint8_t *)"ARENAC", 6, err),
                    ARENA_ECORRUPT);
   uint8_t *longer = malloc(len + 1);
   ck_assert_ptr_nonnull(longer);
   memcpy(longer, b, len);
   longer[len] = 0;
-  ck_assert_int_eq(cli_bundle_check_prefix(longer, len + 1, err),
+  ck_assert_int_eq(wire_bundle_check_prefix(longer, len + 1, err),
                    ARENA_ECORRUPT);
   ck_assert_ptr_nonnull(strstr(err, "header announces"));
   expect_refused(longer, len + 1, ARENA_ECORRUPT, "header announces",

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "check_client.h"
-#include "cli_bundle.h"
+#include "wire_bundle.h"
 #include "testutil.h"
 
 /* ---- arenactl's daemon commands --------------------------------------- */
@@ -383,7 +383,7 @@ static const char *bundle_file(size_t n)
   uint8_t *buf;
   size_t len;
   ct_bundle_init(&b, n);
-  ck_assert_int_eq(cli_bundle_write(b.ptrs, n, "arenactl test", 1700000000000,
+  ck_assert_int_eq(wire_bundle_write(b.ptrs, n, "arenactl test", 1700000000000,
                                     0, &buf, &len),
                    0);
   ct_bundle_cleanup(&b);
@@ -401,7 +401,7 @@ static void assert_bundle_holds(const char *path, size_t n)
   ck_assert_ptr_nonnull(bytes);
   Arenad__V1__Bundle *got;
   char err[ARENA_ERR_LEN] = "";
-  ck_assert_msg(cli_bundle_read((uint8_t *)bytes, len, NULL, &got, err) == 0,
+  ck_assert_msg(wire_bundle_read((uint8_t *)bytes, len, NULL, &got, err) == 0,
                 "%s", err);
   ck_assert_uint_eq(got->n_entries, n);
   ck_assert_int_eq(strncmp(got->producer, "arenactl ", 9), 0);

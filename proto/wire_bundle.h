@@ -1,5 +1,5 @@
 /*
- * cli_bundle.h - the plan bundle file format: writing a bundle from a
+ * wire_bundle.h - the plan bundle file format: writing a bundle from a
  * list of BundleEntry messages, and reading one back with every check a
  * file from another machine needs (docs/bundles.md).
  *
@@ -16,12 +16,13 @@
  *    32 bytes  SHA-256 of the 20 + L bytes before it
  *
  * WHERE IT LIVES
- *  The checksum is SHA-256 from planner/formats/digest.h, and proto/ may
- *  use planner/core only (docs/architecture.md), so the file codec is
- *  arenactl's, not libarenawire's. proto/ keeps what is protobuf alone:
- *  the bounded unpacking of the Bundle message (wire_unpack_bundle).
- *  The daemon never reads a bundle file: it receives the entries in a
- *  Preload request and checks each against its own graph.
+ *  In proto/ (libarenawire), beside the messages it carries, because two
+ *  programs read it: arenactl (export, preload, bundle-info) and arenad,
+ *  which preloads the bundles of its configured directory at start. Its
+ *  checksum is the SHA-256 of planner/formats/digest.h, the one planner
+ *  folder besides core/ that proto/ uses. Whoever reads a bundle still
+ *  hands its entries to the daemon's own checks: every graph is digested
+ *  and every plan verified again before it is stored.
  *
  * ERRORS
  *  ARENA_ECORRUPT for every file that is not an intact version 1 bundle
@@ -33,8 +34,8 @@
  *
  * Pure: no I/O, no globals. Private to arenactl (and its tests).
  */
-#ifndef ARENA_CLI_BUNDLE_H
-#define ARENA_CLI_BUNDLE_H
+#ifndef ARENA_WIRE_BUNDLE_H
+#define ARENA_WIRE_BUNDLE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -42,27 +43,27 @@
 #include "arena_error.h"
 #include "wire.h"
 
-#define CLI_BUNDLE_MAGIC "ARENABDL"
-#define CLI_BUNDLE_MAGIC_LEN 8u
-#define CLI_BUNDLE_VERSION 1u    /* the format this code writes and reads */
-#define CLI_BUNDLE_HEADER_LEN 20u /* magic, version, body length: bytes */
-#define CLI_BUNDLE_SUM_LEN 32u    /* the trailing SHA-256: bytes */
+#define WIRE_BUNDLE_MAGIC "ARENABDL"
+#define WIRE_BUNDLE_MAGIC_LEN 8u
+#define WIRE_BUNDLE_VERSION 1u    /* the format this code writes and reads */
+#define WIRE_BUNDLE_HEADER_LEN 20u /* magic, version, body length: bytes */
+#define WIRE_BUNDLE_SUM_LEN 32u    /* the trailing SHA-256: bytes */
 /* Bytes of a bundle around its body. */
-#define CLI_BUNDLE_FRAME_LEN (CLI_BUNDLE_HEADER_LEN + CLI_BUNDLE_SUM_LEN)
+#define WIRE_BUNDLE_FRAME_LEN (WIRE_BUNDLE_HEADER_LEN + WIRE_BUNDLE_SUM_LEN)
 
 /* What reading one bundle may cost. */
-struct cli_bundle_limits {
+struct wire_bundle_limits {
   size_t mem_limit; /* bytes of decoded messages; 0: WIRE_DEFAULT_MEM_LIMIT */
 };
 
 /* Writes a bundle of the n entries (borrowed; n may be 0), the producer
  * text (borrowed, NUL-terminated) and the creation time into a new
  * buffer: *out is owned (free()) and *out_len its length. Returns 0,
- * ARENA_ETOOBIG (a body over max_len - CLI_BUNDLE_FRAME_LEN bytes; 0
+ * ARENA_ETOOBIG (a body over max_len - WIRE_BUNDLE_FRAME_LEN bytes; 0
  * means no limit beyond SIZE_MAX) or ARENA_ENOMEM; on failure *out is
  * NULL and *out_len 0. Does not check the entries (see
- * cli_bundle_check_entry). */
-int cli_bundle_write(Arenad__V1__BundleEntry *const *entries, size_t n,
+ * wire_bundle_check_entry). */
+int wire_bundle_write(Arenad__V1__BundleEntry *const *entries, size_t n,
                      const char *producer, int64_t created_unix_ms,
                      size_t max_len, uint8_t **out, size_t *out_len);
 
@@ -70,16 +71,16 @@ int cli_bundle_write(Arenad__V1__BundleEntry *const *entries, size_t n,
  * that they begin with the magic (or a prefix of it), a version this
  * code reads, and, once the body length is there, that the file is no
  * longer than it announces. Returns 0 when the bytes so far can still be
- * a bundle, else the code cli_bundle_read() gives them, with the reason
+ * a bundle, else the code wire_bundle_read() gives them, with the reason
  * in err (optional). Lets a reader stop at the first wrong byte. */
-int cli_bundle_check_prefix(const uint8_t *bytes, size_t len,
+int wire_bundle_check_prefix(const uint8_t *bytes, size_t len,
                             char err[ARENA_ERR_LEN]);
 
 /* Checks one entry (borrowed; index counts from 0, for the message): a
  * request with a graph of at least one tensor, and a plan with one
  * offset per tensor. Returns 0 or ARENA_ECORRUPT with the reason in err
  * (optional). Verifying the plan against its graph is the daemon's. */
-int cli_bundle_check_entry(const Arenad__V1__BundleEntry *e, size_t index,
+int wire_bundle_check_entry(const Arenad__V1__BundleEntry *e, size_t index,
                            char err[ARENA_ERR_LEN]);
 
 /* Reads a whole bundle file (len bytes at bytes, borrowed) under the
@@ -89,13 +90,13 @@ int cli_bundle_check_entry(const Arenad__V1__BundleEntry *e, size_t index,
  * the length ("truncated: N bytes, expected M", or bytes after the
  * checksum), the checksum ("damaged: checksum mismatch"), then unpacks
  * the body with a bounded allocator and checks that its format_version
- * equals the header's and every entry (cli_bundle_check_entry). The
+ * equals the header's and every entry (wire_bundle_check_entry). The
  * magic is checked on the bytes there are before the length, so that a
  * short file that is not a bundle at all is called that, not truncated.
  * Returns 0 and an owned *out (free with wire_free_bundle), or an error
  * (see ERRORS above) with *out NULL and the reason in err (optional). */
-int cli_bundle_read(const uint8_t *bytes, size_t len,
-                    const struct cli_bundle_limits *l,
+int wire_bundle_read(const uint8_t *bytes, size_t len,
+                    const struct wire_bundle_limits *l,
                     Arenad__V1__Bundle **out, char err[ARENA_ERR_LEN]);
 
-#endif /* ARENA_CLI_BUNDLE_H */
+#endif /* ARENA_WIRE_BUNDLE_H */

@@ -1,5 +1,5 @@
 /*
- * cli_bundle.c - writing and reading plan bundle files (see cli_bundle.h
+ * wire_bundle.c - writing and reading plan bundle files (see wire_bundle.h
  * for the format, docs/bundles.md for the trust model).
  *
  * DESIGN
@@ -9,7 +9,7 @@
  *  the one the producer wrote before protobuf-c sees any of it; and the
  *  body is unpacked under a memory budget, as a frame from a peer is.
  */
-#include "cli_bundle.h"
+#include "wire_bundle.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -48,32 +48,32 @@ static uint64_t get_be(const uint8_t *p, size_t n)
 
 /* ---- writing ------------------------------------------------------------ */
 
-int cli_bundle_write(Arenad__V1__BundleEntry *const *entries, size_t n,
+int wire_bundle_write(Arenad__V1__BundleEntry *const *entries, size_t n,
                      const char *producer, int64_t created_unix_ms,
                      size_t max_len, uint8_t **out, size_t *out_len)
 {
   *out = NULL;
   *out_len = 0;
   Arenad__V1__Bundle b = ARENAD__V1__BUNDLE__INIT;
-  b.format_version = CLI_BUNDLE_VERSION;
+  b.format_version = WIRE_BUNDLE_VERSION;
   b.producer = (char *)producer;
   b.created_unix_ms = created_unix_ms;
   b.entries = (Arenad__V1__BundleEntry **)entries;
   b.n_entries = n;
   size_t body = protobuf_c_message_get_packed_size(&b.base);
   size_t cap = max_len ? max_len : SIZE_MAX;
-  if (cap < CLI_BUNDLE_FRAME_LEN || body > cap - CLI_BUNDLE_FRAME_LEN)
+  if (cap < WIRE_BUNDLE_FRAME_LEN || body > cap - WIRE_BUNDLE_FRAME_LEN)
     return ARENA_ETOOBIG;
-  size_t total = CLI_BUNDLE_FRAME_LEN + body;
+  size_t total = WIRE_BUNDLE_FRAME_LEN + body;
   uint8_t *buf = malloc(total);
   if (!buf)
     return ARENA_ENOMEM;
-  memcpy(buf, CLI_BUNDLE_MAGIC, CLI_BUNDLE_MAGIC_LEN);
-  put_be(buf + 8, CLI_BUNDLE_VERSION, 4);
+  memcpy(buf, WIRE_BUNDLE_MAGIC, WIRE_BUNDLE_MAGIC_LEN);
+  put_be(buf + 8, WIRE_BUNDLE_VERSION, 4);
   put_be(buf + 12, body, 8);
-  protobuf_c_message_pack(&b.base, buf + CLI_BUNDLE_HEADER_LEN);
-  planner_sha256(buf, CLI_BUNDLE_HEADER_LEN + body,
-                 buf + CLI_BUNDLE_HEADER_LEN + body);
+  protobuf_c_message_pack(&b.base, buf + WIRE_BUNDLE_HEADER_LEN);
+  planner_sha256(buf, WIRE_BUNDLE_HEADER_LEN + body,
+                 buf + WIRE_BUNDLE_HEADER_LEN + body);
   *out = buf;
   *out_len = total;
   return 0;
@@ -81,29 +81,29 @@ int cli_bundle_write(Arenad__V1__BundleEntry *const *entries, size_t n,
 
 /* ---- reading ------------------------------------------------------------ */
 
-int cli_bundle_check_prefix(const uint8_t *bytes, size_t len,
+int wire_bundle_check_prefix(const uint8_t *bytes, size_t len,
                             char err[ARENA_ERR_LEN])
 {
-  size_t m = len < CLI_BUNDLE_MAGIC_LEN ? len : CLI_BUNDLE_MAGIC_LEN;
-  if (memcmp(bytes, CLI_BUNDLE_MAGIC, m) != 0)
+  size_t m = len < WIRE_BUNDLE_MAGIC_LEN ? len : WIRE_BUNDLE_MAGIC_LEN;
+  if (memcmp(bytes, WIRE_BUNDLE_MAGIC, m) != 0)
     return fail(err, ARENA_ECORRUPT, "not an arenad plan bundle");
   if (len < 12)
     return 0;
   uint64_t v = get_be(bytes + 8, 4);
   if (v == 0)
     return fail(err, ARENA_ECORRUPT, "invalid bundle format version 0");
-  if (v > CLI_BUNDLE_VERSION)
+  if (v > WIRE_BUNDLE_VERSION)
     return fail(err, ARENA_EVERSION,
                 "bundle format %llu is newer than this arenad reads (%u)",
-                (unsigned long long)v, CLI_BUNDLE_VERSION);
-  if (len < CLI_BUNDLE_HEADER_LEN)
+                (unsigned long long)v, WIRE_BUNDLE_VERSION);
+  if (len < WIRE_BUNDLE_HEADER_LEN)
     return 0;
   uint64_t body = get_be(bytes + 12, 8);
-  if (body <= SIZE_MAX - CLI_BUNDLE_FRAME_LEN &&
-      len > CLI_BUNDLE_FRAME_LEN + body)
+  if (body <= SIZE_MAX - WIRE_BUNDLE_FRAME_LEN &&
+      len > WIRE_BUNDLE_FRAME_LEN + body)
     return fail(err, ARENA_ECORRUPT,
                 "damaged: %zu bytes, but the header announces %llu",
-                len, (unsigned long long)(CLI_BUNDLE_FRAME_LEN + body));
+                len, (unsigned long long)(WIRE_BUNDLE_FRAME_LEN + body));
   return 0;
 }
 
@@ -111,33 +111,33 @@ int cli_bundle_check_prefix(const uint8_t *bytes, size_t len,
  * exactly the header, the announced body and the checksum. */
 static int check_length(const uint8_t *bytes, size_t len, char *err)
 {
-  if (len < CLI_BUNDLE_HEADER_LEN)
+  if (len < WIRE_BUNDLE_HEADER_LEN)
     return fail(err, ARENA_ECORRUPT,
                 "truncated: %zu bytes, expected at least %u", len,
-                CLI_BUNDLE_FRAME_LEN);
+                WIRE_BUNDLE_FRAME_LEN);
   uint64_t body = get_be(bytes + 12, 8);
-  if (body > SIZE_MAX - CLI_BUNDLE_FRAME_LEN ||
-      len < CLI_BUNDLE_FRAME_LEN + body) {
+  if (body > SIZE_MAX - WIRE_BUNDLE_FRAME_LEN ||
+      len < WIRE_BUNDLE_FRAME_LEN + body) {
     unsigned long long want =
-        body > UINT64_MAX - CLI_BUNDLE_FRAME_LEN
+        body > UINT64_MAX - WIRE_BUNDLE_FRAME_LEN
             ? UINT64_MAX
-            : (unsigned long long)(body + CLI_BUNDLE_FRAME_LEN);
+            : (unsigned long long)(body + WIRE_BUNDLE_FRAME_LEN);
     return fail(err, ARENA_ECORRUPT, "truncated: %zu bytes, expected %llu",
                 len, want);
   }
-  return 0; /* longer than announced: cli_bundle_check_prefix refused it */
+  return 0; /* longer than announced: wire_bundle_check_prefix refused it */
 }
 
 static int check_sum(const uint8_t *bytes, size_t len, char *err)
 {
   uint8_t sum[PLANNER_DIGEST_LEN];
-  planner_sha256(bytes, len - CLI_BUNDLE_SUM_LEN, sum);
-  if (memcmp(sum, bytes + len - CLI_BUNDLE_SUM_LEN, sizeof sum) != 0)
+  planner_sha256(bytes, len - WIRE_BUNDLE_SUM_LEN, sum);
+  if (memcmp(sum, bytes + len - WIRE_BUNDLE_SUM_LEN, sizeof sum) != 0)
     return fail(err, ARENA_ECORRUPT, "damaged: checksum mismatch");
   return 0;
 }
 
-int cli_bundle_check_entry(const Arenad__V1__BundleEntry *e, size_t index,
+int wire_bundle_check_entry(const Arenad__V1__BundleEntry *e, size_t index,
                            char err[ARENA_ERR_LEN])
 {
   if (!e || !e->request || e->request->n_tensor_ids == 0)
@@ -163,13 +163,13 @@ static int read_body(const uint8_t *body, size_t len, size_t mem_limit,
                 mem_limit ? mem_limit : (size_t)WIRE_DEFAULT_MEM_LIMIT);
   if (rc)
     return fail(err, ARENA_ECORRUPT, "damaged: the body is not a bundle");
-  if (b->format_version != CLI_BUNDLE_VERSION) {
+  if (b->format_version != WIRE_BUNDLE_VERSION) {
     rc = fail(err, ARENA_ECORRUPT,
               "damaged: the body says format %u, the header %u",
-              (unsigned)b->format_version, CLI_BUNDLE_VERSION);
+              (unsigned)b->format_version, WIRE_BUNDLE_VERSION);
   }
   for (size_t i = 0; rc == 0 && i < b->n_entries; i++)
-    rc = cli_bundle_check_entry(b->entries[i], i, err);
+    rc = wire_bundle_check_entry(b->entries[i], i, err);
   if (rc) {
     wire_free_bundle(b);
     return rc;
@@ -178,18 +178,18 @@ static int read_body(const uint8_t *body, size_t len, size_t mem_limit,
   return 0;
 }
 
-int cli_bundle_read(const uint8_t *bytes, size_t len,
-                    const struct cli_bundle_limits *l,
+int wire_bundle_read(const uint8_t *bytes, size_t len,
+                    const struct wire_bundle_limits *l,
                     Arenad__V1__Bundle **out, char err[ARENA_ERR_LEN])
 {
   *out = NULL;
-  int rc = cli_bundle_check_prefix(bytes, len, err);
+  int rc = wire_bundle_check_prefix(bytes, len, err);
   if (rc == 0)
     rc = check_length(bytes, len, err);
   if (rc == 0)
     rc = check_sum(bytes, len, err);
   if (rc)
     return rc;
-  return read_body(bytes + CLI_BUNDLE_HEADER_LEN, len - CLI_BUNDLE_FRAME_LEN,
+  return read_body(bytes + WIRE_BUNDLE_HEADER_LEN, len - WIRE_BUNDLE_FRAME_LEN,
                    l ? l->mem_limit : 0, out, err);
 }

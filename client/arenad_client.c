@@ -7,8 +7,8 @@
  * arenad_client.h).
  *
  * The lowest layer of the library: it may use proto/wire, the planner
- * and lib_digest.c (the handle's memory of digests, which it sets up and
- * frees), and calls nothing else in client/. lib_message.c (keys,
+ * and lib_memo.c (the handle's memory of its last call, which it sets up
+ * and frees), and calls nothing else in client/. lib_message.c (keys,
  * statuses) and lib_request.c (plan and lookup, with the local fallback)
  * sit above it.
  *
@@ -39,13 +39,15 @@
  *
  *  A request is packed with request id 0 and sent with the id field
  *  appended to the packed bytes (wire_frame_with_id), so that a request
- *  packed once can be sent again under a new id
- *  (arenad_client__call_packed). The frame is composed in a buffer the
- *  handle keeps, which saves an allocation a call.
+ *  packed once can be sent again under a new id: lib_request.c keeps the
+ *  packed Plan request for the handle's last graph (lib_memo.c). The
+ *  frame is composed in a buffer the handle keeps, which saves an
+ *  allocation a call.
  *
  *  The daemon is never trusted with memory safety: a plan's offsets must
- *  pass planner_verify() against the caller's graph, and its graph digest
- *  must be the digest of the caller's graph, before it is returned.
+ *  pass planner_verify() against the caller's graph (or be byte for byte
+ *  a plan that passed it for this very graph), and its graph digest must
+ *  be the digest of the caller's graph, before it is returned.
  */
 #include "lib_int.h"
 
@@ -182,7 +184,7 @@ int arenad_client_open_sized(const struct arenad_client_options *o,
   c->fd = -1;
   c->next_id = 1;
   wire_reader_init(&c->rd, ARENAD_CLIENT_MAX_RESPONSE_FRAME);
-  arenad_client__digests_init(&c->digests);
+  arenad_client__memo_init(&c->memo);
   *out = c;
   return 0;
 }
@@ -204,7 +206,7 @@ void arenad_client_close(arenad_client_t *c)
     return;
   drop(c);
   wire_reader_cleanup(&c->rd);
-  arenad_client__digests_cleanup(&c->digests);
+  arenad_client__memo_cleanup(&c->memo);
   free(c->frame);
   free(c->socket_path);
   free(c);

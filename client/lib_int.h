@@ -2,7 +2,7 @@
  * lib_int.h - the layout of the client handle, and the calls only the
  * library's own files make, shared by arenad_client.c (the handle and
  * its connection) and lib_request.c (plan and lookup); the handle's
- * memory of digests is lib_digest.h's. Included by nothing else:
+ * memory of its last call is lib_memo.h's. Included by nothing else:
  * arenactl and the tests see the handle only through arenad_client.h and
  * client_int.h, so it stays opaque to them.
  */
@@ -10,7 +10,7 @@
 #define ARENAD_CLIENT_LIB_INT_H
 
 #include "client_int.h"
-#include "lib_digest.h"
+#include "lib_memo.h"
 
 #define ERRMSG_LEN (2 * ARENA_ERR_LEN) /* room for ours plus the daemon's */
 
@@ -31,7 +31,8 @@ struct arenad_client {
   struct wire_reader rd;       /* bytes from fd not yet taken as frames */
   uint64_t next_id;            /* request id of the next request, >= 1 */
   char errmsg[ERRMSG_LEN];     /* last error text, "" when none */
-  struct arenad_client__digests digests; /* the last graph digested */
+  struct arenad_client__memo memo; /* the last graph, and what is known
+                                      of it */
   uint8_t *frame;              /* owned buffer the request frame is
                                   composed in, frame_cap bytes; NULL */
   size_t frame_cap;            /* <= ARENAD_CLIENT__FRAME_KEEP_BYTES

@@ -140,7 +140,7 @@ CLIENT_VERSION   := 0.1.0
 CLIENT_SOVERSION := 1
 PREFIX           ?= /usr/local
 CLIENT_SO        := libarenad-client.so.$(CLIENT_SOVERSION)
-CLIENT_LIB_SRC   := client/arenad_client.c client/lib_digest.c \
+CLIENT_LIB_SRC   := client/arenad_client.c client/lib_memo.c \
                     client/lib_message.c client/lib_request.c $(WIRE_SRC) $(PLANNER_SRC)
 CLIENT_PIC_OBJ   := $(CLIENT_LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/arenad.pb-c.o
 # The installed headers, as a program sees them: <arenad/arenad_client.h>

@@ -57,6 +57,12 @@ enum ct_mode {
   M_SLOW,          /* as a daemon before Accepted: delay_ms, then M_GOOD */
   M_ACK_SILENT,    /* Accepted (when asked), then never a reply */
   M_NO_READ,       /* accept the connection, never read from it */
+  M_OLD_OFFSETS,   /* plans with the offsets and arena size of the
+                      connection's first plan, labelled with the digests
+                      of each request: a daemon that lies */
+  M_TAMPER_LATER,  /* the first plan correct; in every later one the
+                      second tensor moved onto the first (arena size made
+                      to match), so that the two overlap */
 };
 
 #define CT_MAX_CONNS 8
@@ -82,6 +88,14 @@ struct ct_fake {
   _Atomic int export_filter;     /* of the last: 1 model hash, 2 key, 0 none */
   uint8_t *preload;              /* the last Preload, packed; owned */
   _Atomic size_t preload_len;    /* its bytes; set after preload */
+  _Atomic uint64_t last_id;      /* request_id of the last request */
+  _Atomic int last_hash_len;     /* model hash of the last Plan: length */
+  _Atomic int last_hash_tail;    /* ... and its last byte */
+  _Atomic int64_t last_dims_sum; /* sum of all its input dims */
+  int conn_plans;                /* Plan requests answered on the current
+                                    connection (the fake's thread only) */
+  struct planner_plan first;     /* M_OLD_OFFSETS: the connection's first
+                                    plan (the fake's thread only) */
 };
 
 /* The fake of the current test; ct_setup() resets it. */
@@ -147,9 +161,9 @@ void client_add_arenactl(TCase *tc);
 void client_add_share(TCase *tc);
 /* Adds the tests of the "timeouts" case (check_client_timeouts.c). */
 void client_add_timeouts(TCase *tc);
-/* Adds the tests of the "digests" case (check_client_digest.c). */
-void client_add_digests(TCase *tc);
 /* Adds the tests of the "bundle" case (check_client_bundle.c). */
 void client_add_bundle(TCase *tc);
+/* Adds the tests of the "memo" case (check_client_memo.c). */
+void client_add_memo(TCase *tc);
 
 #endif

@@ -8,7 +8,8 @@
  * plans, wrong plans, plans for another graph, plans that share bytes in
  * place when the request turned sharing off, refusals with each status,
  * silence, acknowledged or slow replies, a connection never read, a
- * reply cut off in the middle, garbage, and canned replies to
+ * reply cut off in the middle, garbage, the offsets of an earlier plan
+ * or a plan tampered with after a good one, and canned replies to
  * ping, stats, list, evict, lookup, export and preload for the arenactl
  * tests. Also here:
  * the test graph and model key, the fixture, and the client helpers.
@@ -105,6 +106,7 @@ static Arenad__V1__Request *read_req(int fd, struct wire_reader *rd)
       ct_fk.requests++;
       ct_fk.last_version = (int)q->protocol_version;
       ct_fk.last_want_ack = q->want_ack;
+      ct_fk.last_id = q->request_id;
       return q;
     }
     struct pollfd p = {fd, POLLIN, 0};
@@ -117,6 +119,50 @@ static Arenad__V1__Request *read_req(int fd, struct wire_reader *rd)
     ssize_t n = recv(fd, buf, sizeof buf, 0);
     if (n <= 0 || wire_reader_feed(rd, buf, (size_t)n) != 0)
       return NULL;
+  }
+}
+
+/* Notes the model key of Plan request m for the tests. */
+static void note_key(const Arenad__V1__Plan *m)
+{
+  int64_t sum = 0;
+  for (size_t i = 0; i < m->n_input_shape; i++)
+    for (size_t j = 0; j < m->input_shape[i]->n_dims; j++)
+      sum += m->input_shape[i]->dims[j];
+  ct_fk.last_dims_sum = sum;
+  ct_fk.last_hash_len = (int)m->model_hash.len;
+  ct_fk.last_hash_tail =
+      m->model_hash.len ? m->model_hash.data[m->model_hash.len - 1] : -1;
+}
+
+/* Replaces p's offsets as M_OLD_OFFSETS and M_TAMPER_LATER call for,
+ * from the second plan of a connection on; keeps the first. */
+static void lie(struct planner_plan *p, const struct planner_graph *g,
+                enum ct_mode m)
+{
+  if (ct_fk.conn_plans++ == 0) {
+    if (m == M_OLD_OFFSETS) {
+      planner_plan_cleanup(&ct_fk.first);
+      ct_fk.first = *p;
+      ct_fk.first.offsets = malloc(p->n_offsets * sizeof *p->offsets);
+      ck_assert_ptr_nonnull(ct_fk.first.offsets);
+      memcpy(ct_fk.first.offsets, p->offsets,
+             p->n_offsets * sizeof *p->offsets);
+    }
+    return;
+  }
+  if (m == M_OLD_OFFSETS && ct_fk.first.n_offsets == p->n_offsets) {
+    memcpy(p->offsets, ct_fk.first.offsets,
+           p->n_offsets * sizeof *p->offsets);
+    p->arena_bytes = ct_fk.first.arena_bytes;
+  }
+  if (m == M_TAMPER_LATER && p->n_offsets >= 2) {
+    p->offsets[1] = p->offsets[0];
+    p->arena_bytes = 0;
+    for (size_t i = 0; i < p->n_offsets; i++)
+      if (g->tensors[i].size &&
+          p->offsets[i] + g->tensors[i].size > p->arena_bytes)
+        p->arena_bytes = p->offsets[i] + g->tensors[i].size;
   }
 }
 
@@ -146,6 +192,9 @@ static void answer_plan(int fd, const Arenad__V1__Request *q, enum ct_mode m)
     return;
   }
   planner_options_digest(&g.opts, od);
+  note_key(q->plan);
+  if (m == M_OLD_OFFSETS || m == M_TAMPER_LATER)
+    lie(&p, &pg, m);
   if (m == M_WRONG_PLAN)
     for (size_t i = 0; i < p.n_offsets; i++)
       p.offsets[i] = 0;
@@ -390,6 +439,7 @@ static void serve_conn(int fd, enum ct_mode m)
   }
   struct wire_reader rd;
   wire_reader_init(&rd, 0);
+  ct_fk.conn_plans = 0;
   Arenad__V1__Request *q;
   while ((q = read_req(fd, &rd)) != NULL) {
     if (m == M_CLOSE_NOREPLY) {
@@ -453,6 +503,7 @@ void ct_setup(void)
 {
   memset(&ct_fk, 0, sizeof ct_fk);
   ct_fk.lfd = -1;
+  planner_plan_init(&ct_fk.first);
   ct_fk.dir = tu_mkdtemp();
   ck_assert_ptr_nonnull(ct_fk.dir);
   snprintf(ct_fk.path, sizeof ct_fk.path, "%s/arenad.sock", ct_fk.dir);
@@ -465,6 +516,7 @@ void ct_teardown(void)
     pthread_join(ct_fk.th, NULL);
     close(ct_fk.lfd);
   }
+  planner_plan_cleanup(&ct_fk.first);
   tu_rm_rf(ct_fk.dir);
   free(ct_fk.dir);
   free(ct_fk.preload);

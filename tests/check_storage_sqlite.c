@@ -99,9 +99,14 @@ static const char v1_sql[] =
     "PRAGMA application_id = 1095910734;" /* 0x4152454e */
     "PRAGMA user_version = 1;";
 
+void st_v1_create(sqlite3 *db)
+{
+  st_raw_exec(db, v1_sql);
+}
+
 /* Inserts a v1 row for plan p of graph g under key k. Returns its
  * accounted bytes. */
-static uint64_t v1_insert(sqlite3 *db, const struct st_tkey *k,
+uint64_t st_v1_insert(sqlite3 *db, const struct st_tkey *k,
                           const struct planner_graph *g,
                           const struct planner_plan *p, int64_t last_used,
                           int64_t hits)
@@ -167,11 +172,11 @@ START_TEST(migrate_from_v1)
   struct st_fleet f;
   st_fleet_init(&f, 25);
   sqlite3 *db = st_raw_open(st_dbpath());
-  st_raw_exec(db, v1_sql);
+  st_v1_create(db);
   /* Last use: plan 0 newest, plan 1 oldest, plan 2 in between. */
-  uint64_t bytes = v1_insert(db, &f.k[0], &f.g[0], &f.p[0], 3000, 2);
-  bytes += v1_insert(db, &f.k[1], &f.g[1], &f.p[1], 1000, 5);
-  bytes += v1_insert(db, &f.k[2], &f.g[2], &f.p[2], 2000, 0);
+  uint64_t bytes = st_v1_insert(db, &f.k[0], &f.g[0], &f.p[0], 3000, 2);
+  bytes += st_v1_insert(db, &f.k[1], &f.g[1], &f.p[1], 1000, 5);
+  bytes += st_v1_insert(db, &f.k[2], &f.g[2], &f.p[2], 2000, 0);
   sqlite3_close(db);
 
   struct st_logbook lb = {0};

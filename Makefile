@@ -140,7 +140,7 @@ CLIENT_VERSION   := 0.1.0
 CLIENT_SOVERSION := 1
 PREFIX           ?= /usr/local
 CLIENT_SO        := libarenad-client.so.$(CLIENT_SOVERSION)
-CLIENT_LIB_SRC   := client/arenad_client.c client/lib_digest.c \
+CLIENT_LIB_SRC   := client/arenad_client.c client/lib_memo.c \
                     client/lib_message.c client/lib_request.c $(WIRE_SRC) $(PLANNER_SRC)
 CLIENT_PIC_OBJ   := $(CLIENT_LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/arenad.pb-c.o
 # The installed headers, as a program sees them: <arenad/arenad_client.h>
@@ -218,6 +218,7 @@ $(eval $(call check_prog,digest,$(PLANNER_LIBS),))
 $(eval $(call check_prog,tflite,$(PLANNER_LIBS),))
 $(eval $(call check_prog,models,$(PLANNER_LIBS),))
 $(eval $(call check_prog,wire,$(BUILD)/libarenawire.a $(PLANNER_LIBS),$(call pc_libs,$(PKGS_PROTO))))
+# check_client also unit-tests the plan bundle codec (proto/wire_bundle.c).
 $(eval $(call check_prog,client,$(BUILD)/libarenad-client.a,$(call pc_libs,$(PKGS_PROTO))))
 # check_daemon also unit-tests daemon/hotcache.c, and reads the daemon's
 # database through a storage handle of its own.

@@ -28,6 +28,9 @@ static const struct cli_command commands[] = {
     {"ping", cli_ping_main, "check that arenad answers"},
     {"status", cli_status_main, "show arenad's version, uptime and main counters"},
     {"stats", cli_stats_main, "show every counter arenad keeps"},
+    {"export", cli_export_main, "write arenad's stored plans to a plan bundle"},
+    {"preload", cli_preload_main, "store the plans of a plan bundle in arenad"},
+    {"bundle-info", cli_bundle_info_main, "show what a plan bundle holds"},
     {"explain", cli_explain_main, "show where a graph's memory goes and why"},
     {"render", cli_render_main, "draw a plan as SVG or an HTML page"},
     {"diff", cli_diff_main, "compare two plans, graphs or models"},
@@ -46,7 +49,7 @@ static void usage(FILE *f)
           "Commands:\n",
           CLI_PROG, CLI_PROG);
   for (size_t i = 0; i < N_COMMANDS; i++)
-    fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
   fprintf(f, "\nRun '%s COMMAND --help' for the options of one command.\n",
           CLI_PROG);
 }

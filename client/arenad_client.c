@@ -1,13 +1,14 @@
 /*
  * arenad_client.c - the client library's handle and its connection: one
  * Unix-socket connection to arenad per handle, blocking requests with
- * deadlines (arenad_client__call), the handle's error text, and thin
+ * deadlines (arenad_client__call, and arenad_client__call_packed for a
+ * request packed beforehand), the handle's error text, and thin
  * wrappers for programs that link only the shared library (see
  * arenad_client.h).
  *
  * The lowest layer of the library: it may use proto/wire, the planner
- * and lib_digest.c (the handle's memory of digests, which it sets up and
- * frees), and calls nothing else in client/. lib_message.c (keys,
+ * and lib_memo.c (the handle's memory of its last call, which it sets up
+ * and frees), and calls nothing else in client/. lib_message.c (keys,
  * statuses) and lib_request.c (plan and lookup, with the local fallback)
  * sit above it.
  *
@@ -36,9 +37,17 @@
  *  before any reply byte, the request is retried once on a fresh
  *  connection. Requests are idempotent, so the retry is safe.
  *
+ *  A request is packed with request id 0 and sent with the id field
+ *  appended to the packed bytes (wire_frame_with_id), so that a request
+ *  packed once can be sent again under a new id: lib_request.c keeps the
+ *  packed Plan request for the handle's last graph (lib_memo.c). The
+ *  frame is composed in a buffer the handle keeps, which saves an
+ *  allocation a call.
+ *
  *  The daemon is never trusted with memory safety: a plan's offsets must
- *  pass planner_verify() against the caller's graph, and its graph digest
- *  must be the digest of the caller's graph, before it is returned.
+ *  pass planner_verify() against the caller's graph (or be byte for byte
+ *  a plan that passed it for this very graph), and its graph digest must
+ *  be the digest of the caller's graph, before it is returned.
  */
 #include "lib_int.h"
 
@@ -175,7 +184,7 @@ int arenad_client_open_sized(const struct arenad_client_options *o,
   c->fd = -1;
   c->next_id = 1;
   wire_reader_init(&c->rd, ARENAD_CLIENT_MAX_RESPONSE_FRAME);
-  arenad_client__digests_init(&c->digests);
+  arenad_client__memo_init(&c->memo);
   *out = c;
   return 0;
 }
@@ -197,7 +206,8 @@ void arenad_client_close(arenad_client_t *c)
     return;
   drop(c);
   wire_reader_cleanup(&c->rd);
-  arenad_client__digests_cleanup(&c->digests);
+  arenad_client__memo_cleanup(&c->memo);
+  free(c->frame);
   free(c->socket_path);
   free(c);
 }
@@ -462,7 +472,7 @@ static int receive(arenad_client_t *c, uint64_t id, struct wait *w,
   }
 }
 
-/* One attempt of arenad_client__call on the current connection: sends
+/* One attempt of arenad_client__call_packed on the current connection: sends
  * the frame buf (len bytes) and waits for the reply to id. Returns 0
  * with *resp set, STALE, or an error code. */
 static int attempt(arenad_client_t *c, const uint8_t *buf, size_t len,
@@ -482,19 +492,64 @@ static int attempt(arenad_client_t *c, const uint8_t *buf, size_t len,
   return receive(c, id, &w, resp);
 }
 
-int arenad_client__call(arenad_client_t *c, Arenad__V1__Request *req,
-                        Arenad__V1__Response **resp)
+int arenad_client__pack(arenad_client_t *c, Arenad__V1__Request *req,
+                        uint8_t **frame, size_t *len)
 {
-  uint8_t *buf = NULL;
+  req->protocol_version = WIRE_PROTOCOL_VERSION;
+  req->want_ack = 1;
+  req->request_id = 0; /* appended by arenad_client__call_packed */
+  int rc = wire_pack(&req->base, WIRE_DEFAULT_MAX_FRAME, frame, len);
+  if (rc == ARENA_ENOMEM)
+    return arenad_client__fail(c, rc, "out of memory");
+  if (rc)
+    return arenad_client__fail(
+        c, rc, "request too large for one frame (%zu bytes at most)",
+        (size_t)WIRE_DEFAULT_MAX_FRAME);
+  return 0;
+}
+
+/* Composes in c->frame the frame of body under request id id, growing
+ * the buffer when needed. Returns 0 and sets *len, or an error code. */
+static int compose(arenad_client_t *c, const uint8_t *body, size_t body_len,
+                   uint64_t id, size_t *len)
+{
+  *len = 0;
+  if (body_len > WIRE_DEFAULT_MAX_FRAME)
+    return ARENA_ETOOBIG;
+  size_t need = WIRE_HEADER_LEN + body_len + WIRE_ID_FIELD_MAX;
+  if (need > c->frame_cap) {
+    uint8_t *f = realloc(c->frame, need);
+    if (!f)
+      return ARENA_ENOMEM;
+    c->frame = f;
+    c->frame_cap = need;
+  }
+  return wire_frame_with_id(body, body_len, id, WIRE_DEFAULT_MAX_FRAME,
+                            c->frame, len);
+}
+
+/* Gives back a frame buffer larger than the handle keeps. */
+static void trim_frame(arenad_client_t *c)
+{
+  if (c->frame_cap <= ARENAD_CLIENT__FRAME_KEEP_BYTES)
+    return;
+  free(c->frame);
+  c->frame = NULL;
+  c->frame_cap = 0;
+}
+
+int arenad_client__call_packed(arenad_client_t *c, const uint8_t *body,
+                               size_t body_len, Arenad__V1__Response **resp)
+{
   size_t len = 0;
   *resp = NULL;
   c->errmsg[0] = '\0';
-  req->protocol_version = WIRE_PROTOCOL_VERSION;
-  req->want_ack = 1;
-  req->request_id = c->next_id++;
+  uint64_t id = c->next_id++;
   if (c->next_id == 0)
     c->next_id = 1; /* id 0 is reserved for connection-level replies */
-  int rc = wire_pack(&req->base, WIRE_DEFAULT_MAX_FRAME, &buf, &len);
+  int rc = compose(c, body, body_len, id, &len);
+  if (rc == ARENA_ENOMEM)
+    return arenad_client__fail(c, rc, "out of memory");
   if (rc)
     return arenad_client__fail(
         c, rc, "request too large for one frame (%zu bytes at most)",
@@ -504,7 +559,7 @@ int arenad_client__call(arenad_client_t *c, Arenad__V1__Request *req,
     int reused = c->fd >= 0;
     if (c->fd < 0 && (rc = connect_daemon(c)) != 0)
       break;
-    rc = attempt(c, buf, len, req->request_id, resp);
+    rc = attempt(c, c->frame, len, id, resp);
     if (rc != STALE)
       break;
     drop(c);
@@ -514,7 +569,7 @@ int arenad_client__call(arenad_client_t *c, Arenad__V1__Request *req,
     if (!reused)
       break;
   }
-  free(buf);
+  trim_frame(c);
   if (rc) {
     drop(c);
     return rc;
@@ -524,6 +579,24 @@ int arenad_client__call(arenad_client_t *c, Arenad__V1__Request *req,
   else
     c->reused = 1;
   return 0;
+}
+
+int arenad_client__call(arenad_client_t *c, Arenad__V1__Request *req,
+                        Arenad__V1__Response **resp)
+{
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  *resp = NULL;
+  c->errmsg[0] = '\0';
+  uint64_t id = c->next_id; /* the one arenad_client__call_packed takes */
+  int rc = arenad_client__pack(c, req, &buf, &len);
+  if (rc)
+    return rc;
+  rc = arenad_client__call_packed(c, buf + WIRE_HEADER_LEN,
+                                  len - WIRE_HEADER_LEN, resp);
+  req->request_id = id;
+  free(buf);
+  return rc;
 }
 
 /* ---- helpers for programs that link only the shared library ----------- */

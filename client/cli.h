@@ -63,6 +63,13 @@ int cli_ping_main(int argc, char **argv);
 int cli_status_main(int argc, char **argv);
 int cli_stats_main(int argc, char **argv);
 
+/* arenactl export / preload / bundle-info: plan bundles, files that carry
+ * plans with their graphs from one machine's arenad to others'
+ * (cli_export.c; docs/bundles.md). */
+int cli_export_main(int argc, char **argv);
+int cli_preload_main(int argc, char **argv);
+int cli_bundle_info_main(int argc, char **argv);
+
 /* Consumes the global options before the subcommand: -s PATH or
  * --socket PATH, which sets $ARENAD_SOCKET for every subcommand
  * (cli_daemon.c). Returns how many argv entries after argv[0] it used, or

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "digest.h"
 #include "planner.h"
@@ -56,31 +55,6 @@ static int parse_hash(const char *cmd, const char *opt, const char *v,
     return 0;
   return cli_daemon_usage_error(cmd, "%s: '%s' is not 2 to 128 hex digits",
                                 opt, v);
-}
-
-/* Parses a hex string of any even length into an owned buffer (free()).
- * Returns 0, or prints a usage error and returns CLI_EX_USAGE. */
-static int parse_key(const char *v, uint8_t **out, size_t *len)
-{
-  size_t n = strlen(v);
-  *out = NULL;
-  *len = 0;
-  if (n == 0 || n % 2 != 0 || n / 2 > WIRE_DEFAULT_MAX_FRAME / 2)
-    return cli_daemon_usage_error("evict", "--key: '%.40s' is not an even "
-                                           "number of hex digits",
-                                  v);
-  *out = malloc(n / 2);
-  if (!*out) {
-    cli_error("evict", "out of memory");
-    return CLI_EX_OSERR;
-  }
-  if (planner_unhex(v, *out, n / 2) != 0) {
-    free(*out);
-    *out = NULL;
-    return cli_daemon_usage_error("evict", "--key: '%.40s' is not hex", v);
-  }
-  *len = n / 2;
-  return 0;
 }
 
 /* ---- get ------------------------------------------------------------------- */
@@ -286,18 +260,6 @@ static void ls_usage(FILE *f)
           CLI_PROG, ARENAD_CLIENT_SOCKET_ENV, ARENAD_CLIENT_DEFAULT_SOCKET);
 }
 
-static void print_time(int64_t unix_ms)
-{
-  time_t t = (time_t)(unix_ms / 1000);
-  struct tm tm;
-  char buf[32];
-  if (unix_ms <= 0 || !gmtime_r(&t, &tm) ||
-      strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-    printf("-");
-  else
-    printf("%s", buf);
-}
-
 static void ls_print(const Arenad__V1__ListReply *lr, int json)
 {
   if (json)
@@ -344,7 +306,7 @@ static void ls_print(const Arenad__V1__ListReply *lr, int json)
            state_word(e->proven_optimal, e->improving),
            (unsigned long long)e->generation, algo_name(e->algorithm),
            (unsigned long long)e->hits);
-    print_time(e->last_used_unix_ms);
+    cli_print_utc(e->last_used_unix_ms);
     printf("  ");
     print_bytes(e->key);
     putchar('\n');
@@ -497,7 +459,7 @@ int cli_evict_main(int argc, char **argv)
     return cli_daemon_usage_error("evict", "give exactly one of --all, "
                                            "--model-hash and --key");
   if (key_hex) {
-    if ((rc = parse_key(key_hex, &key, &len)) != 0)
+    if ((rc = cli_parse_key("evict", "--key", key_hex, &key, &len)) != 0)
       return rc;
     em.key.data = key;
     em.key.len = len;

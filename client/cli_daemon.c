@@ -181,6 +181,42 @@ int cli_parse_hex(const char *s, uint8_t out[64], size_t *len)
   return 0;
 }
 
+int cli_parse_key(const char *cmd, const char *opt, const char *v,
+                  uint8_t **out, size_t *len)
+{
+  size_t n = strlen(v);
+  *out = NULL;
+  *len = 0;
+  if (n == 0 || n % 2 != 0 || n / 2 > WIRE_DEFAULT_MAX_FRAME / 2)
+    return cli_daemon_usage_error(cmd, "%s: '%.40s' is not an even number "
+                                       "of hex digits",
+                                  opt, v);
+  *out = malloc(n / 2);
+  if (!*out) {
+    cli_error(cmd, "out of memory");
+    return CLI_EX_OSERR;
+  }
+  if (planner_unhex(v, *out, n / 2) != 0) {
+    free(*out);
+    *out = NULL;
+    return cli_daemon_usage_error(cmd, "%s: '%.40s' is not hex", opt, v);
+  }
+  *len = n / 2;
+  return 0;
+}
+
+void cli_print_utc(int64_t unix_ms)
+{
+  time_t t = (time_t)(unix_ms / 1000);
+  struct tm tm;
+  char buf[32];
+  if (unix_ms <= 0 || !gmtime_r(&t, &tm) ||
+      strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+    printf("-");
+  else
+    printf("%s", buf);
+}
+
 void cli_shape_cleanup(struct cli_shape *sh)
 {
   free(sh->inputs);

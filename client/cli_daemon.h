@@ -62,6 +62,17 @@ int cli_daemon_usage_error(const char *cmd, const char *fmt, ...)
  * *len to the number of bytes. Returns 0 or ARENA_EPARSE. */
 CLI_WUR int cli_parse_hex(const char *s, uint8_t out[64], size_t *len);
 
+/* Parses a cache key (the hex `ls` prints: any even number of digits, at
+ * most the frame size) into a new buffer: *out owned (free()), *len its
+ * bytes. Returns 0, or prints an error naming cmd and opt and returns
+ * CLI_EX_USAGE or CLI_EX_OSERR, with *out NULL and *len 0. */
+int cli_parse_key(const char *cmd, const char *opt, const char *v,
+                  uint8_t **out, size_t *len);
+
+/* Prints a time in ms since the epoch as UTC ISO 8601
+ * ("2023-11-14T22:13:20Z"), or "-" when it is 0 or negative. */
+void cli_print_utc(int64_t unix_ms);
+
 /* An input shape parsed from "1x224x224x3,1x10": inputs separated by
  * commas, dims by 'x'; "" means no inputs. */
 struct cli_shape {

@@ -38,7 +38,9 @@ int arenad_client__shape_init(struct arenad_client__shape *s,
 void arenad_client__shape_cleanup(struct arenad_client__shape *s);
 
 /* Sends req (borrowed; its protocol_version, request_id and want_ack
- * are set here) and waits for the response with the same request id,
+ * are set here: request_id to the id it was sent under, which is not
+ * packed with the rest but appended to the packed bytes, see
+ * wire_frame_with_id) and waits for the response with the same id,
  * connecting first when needed. An Accepted response to it (the daemon
  * took it on as a job) is not returned: it lifts the answer timeout, and
  * the wait goes on for the reply until the plan timeout (see TIMEOUTS in

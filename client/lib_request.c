@@ -8,10 +8,18 @@
  * daemon keys it; the request carries the option, and planner_verify and
  * planner_run ignore the aliases by themselves.
  *
- * The top layer of the library: it may use arenad_client.c (the handle
- * and arenad_client__call), lib_digest.c (the handle's memory of
- * digests), lib_message.c (keys, shapes, statuses),
- * proto/wire_plan and the planner; nothing in the library calls into it.
+ * The handle's memory of its last call (lib_memo.c) spares a call for
+ * the graph of the previous one most of the work: validation, digests,
+ * packing the request and, when the daemon sends back the plan already
+ * verified for this graph, verification. The checks that cost little
+ * (the reply's digests, its offset count, the capacity it claims to fit)
+ * run on every call.
+ *
+ * The top layer of the library: it may use arenad_client.c (the handle,
+ * arenad_client__call and arenad_client__call_packed), lib_memo.c (the
+ * handle's memory of its last call), lib_message.c (keys, shapes,
+ * statuses), proto/wire_plan and the planner; nothing in the library
+ * calls into it.
  */
 #include "lib_int.h"
 
@@ -71,20 +79,26 @@ static int check_digests(arenad_client_t *c, const Arenad__V1__PlanReply *r,
   return 0;
 }
 
-/* Verifies a plan built from a reply against the caller's graph. */
+/* Verifies a plan built from a reply against the caller's graph: with
+ * planner_verify, unless it is byte for byte the plan that passed it for
+ * this graph and these options last (the handle's memo), and then checks
+ * the capacity it claims to fit. */
 static int verify(arenad_client_t *c, const struct planner_graph *g,
                   const struct planner_options *o,
                   const struct planner_plan *p)
 {
   char err[ARENA_ERR_LEN] = "";
-  int rc = planner_verify(g, o, p, err);
-  if (rc == ARENA_ENOMEM)
-    return arenad_client__fail(c, rc, "verifying the daemon's plan: out of "
-                                      "memory");
-  if (rc)
-    return arenad_client__fail(c, ARENA_EVERIFY,
-                               "daemon's plan failed verification: %s",
-                               err[0] ? err : arena_strerror(rc));
+  if (!arenad_client__memo_verified(&c->memo, p)) {
+    int rc = planner_verify(g, o, p, err);
+    if (rc == ARENA_ENOMEM)
+      return arenad_client__fail(c, rc, "verifying the daemon's plan: out "
+                                        "of memory");
+    if (rc)
+      return arenad_client__fail(c, ARENA_EVERIFY,
+                                 "daemon's plan failed verification: %s",
+                                 err[0] ? err : arena_strerror(rc));
+    arenad_client__memo_set_verified(&c->memo, p);
+  }
   if (o->capacity && p->fit == PLANNER_FIT_YES && p->arena_bytes > o->capacity)
     return arenad_client__fail(c, ARENA_EVERIFY,
                                "daemon's plan claims to fit %llu bytes but "
@@ -112,17 +126,19 @@ static int take_reply(arenad_client_t *c, const Arenad__V1__PlanReply *r,
   return 0;
 }
 
-/* The daemon path of arenad_client_plan. */
-static int plan_remote(arenad_client_t *c, const struct planner_graph *g,
-                       const struct planner_options *o,
-                       const struct arenad_model_key *k,
-                       struct arenad_client_result *out)
+/* Packs the Plan request for g, o and k into *frame (owned, free()) and
+ * *len, with request id 0. */
+static int pack_plan(arenad_client_t *c, const struct planner_graph *g,
+                     const struct planner_options *o,
+                     const struct arenad_model_key *k, uint8_t **frame,
+                     size_t *len)
 {
   Arenad__V1__Plan pm;
   Arenad__V1__PlanOptions po;
   Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
-  Arenad__V1__Response *resp = NULL;
   struct arenad_client__shape sh;
+  *frame = NULL;
+  *len = 0;
   int rc = arenad_client__shape_init(&sh, k);
   if (rc)
     return arenad_client__fail(c, rc, "out of memory");
@@ -134,9 +150,43 @@ static int plan_remote(arenad_client_t *c, const struct planner_graph *g,
   }
   req.body_case = ARENAD__V1__REQUEST__BODY_PLAN;
   req.plan = &pm;
-  rc = arenad_client__call(c, &req, &resp);
+  rc = arenad_client__pack(c, &req, frame, len);
   wire_plan_msg_cleanup(&pm);
   arenad_client__shape_cleanup(&sh);
+  return rc;
+}
+
+/* Sends the Plan request for g, o and k: the one the handle packed for
+ * its last call when that was for the same graph, options and key, else
+ * a new one, which the handle then keeps. */
+static int send_plan(arenad_client_t *c, const struct planner_graph *g,
+                     const struct planner_options *o,
+                     const struct arenad_model_key *k,
+                     Arenad__V1__Response **resp)
+{
+  size_t len;
+  const uint8_t *kept = arenad_client__memo_packed(&c->memo, k, &len);
+  if (kept)
+    return arenad_client__call_packed(c, kept + WIRE_HEADER_LEN,
+                                      len - WIRE_HEADER_LEN, resp);
+  uint8_t *frame;
+  int rc = pack_plan(c, g, o, k, &frame, &len);
+  if (rc)
+    return rc;
+  rc = arenad_client__call_packed(c, frame + WIRE_HEADER_LEN,
+                                  len - WIRE_HEADER_LEN, resp);
+  arenad_client__memo_set_packed(&c->memo, k, frame, len);
+  return rc;
+}
+
+/* The daemon path of arenad_client_plan. */
+static int plan_remote(arenad_client_t *c, const struct planner_graph *g,
+                       const struct planner_options *o,
+                       const struct arenad_model_key *k,
+                       struct arenad_client_result *out)
+{
+  Arenad__V1__Response *resp = NULL;
+  int rc = send_plan(c, g, o, k, &resp);
   if (rc)
     return rc;
   rc = arenad_client__check_status(c, resp, "daemon");
@@ -160,23 +210,29 @@ static int plan_remote(arenad_client_t *c, const struct planner_graph *g,
   return rc;
 }
 
-/* Validates the caller's inputs and computes both digests into out. */
+/* Validates the caller's inputs (unless the handle's memo knows the
+ * graph passed under these options) and computes both digests into
+ * out. */
 static int prepare(arenad_client_t *c, const struct planner_graph *g,
                    const struct planner_options *o,
                    const struct arenad_model_key *k,
                    struct arenad_client_result *out)
 {
   char err[ARENA_ERR_LEN] = "";
-  int rc = planner_validate(g, o, err);
-  if (rc)
-    return arenad_client__fail(c, rc, "invalid graph: %s",
-                               err[0] ? err : arena_strerror(rc));
+  int rc;
+  arenad_client__memo_begin(&c->memo, g, o);
+  if (!arenad_client__memo_validated(&c->memo)) {
+    if ((rc = planner_validate(g, o, err)) != 0)
+      return arenad_client__fail(c, rc, "invalid graph: %s",
+                                 err[0] ? err : arena_strerror(rc));
+    arenad_client__memo_set_validated(&c->memo);
+  }
   if ((rc = arenad_client__check_key(k, err)) != 0)
     return arenad_client__fail(c, rc, "invalid model key: %s", err);
   /* The graph digest as the daemon keys it: with in-place sharing off,
    * that of g without its aliases (wire_graph_from_plan clears them). */
-  if ((rc = arenad_client__digests_get(&c->digests, g, o, out->graph_digest,
-                                       out->options_digest)) != 0)
+  if ((rc = arenad_client__memo_digests(&c->memo, g, o, out->graph_digest,
+                                        out->options_digest)) != 0)
     return arenad_client__fail(c, rc, "digest of the graph: %s",
                                arena_strerror(rc));
   return 0;

@@ -125,6 +125,42 @@ int wire_pack(const ProtobufCMessage *m, size_t max_frame, uint8_t **out,
   return 0;
 }
 
+/* Writes n as a protobuf varint (7 bits a byte, low first) at p; returns
+ * the bytes written, 1 to 10. */
+static size_t put_varint(uint8_t *p, uint64_t n)
+{
+  size_t k = 0;
+  while (n >= 0x80) {
+    p[k++] = (uint8_t)(n | 0x80);
+    n >>= 7;
+  }
+  p[k++] = (uint8_t)n;
+  return k;
+}
+
+int wire_frame_with_id(const uint8_t *body, size_t body_len, uint64_t id,
+                       size_t max_frame, uint8_t *out, size_t *out_len)
+{
+  uint8_t field[WIRE_ID_FIELD_MAX];
+  field[0] = 2 << 3 | 0; /* field 2 (request_id), wire type 0 (varint) */
+  size_t flen = 1 + put_varint(field + 1, id);
+  size_t max = max_frame ? max_frame : WIRE_DEFAULT_MAX_FRAME;
+  *out_len = 0;
+  if (body_len > max || flen > max - body_len ||
+      body_len + flen > UINT32_MAX)
+    return ARENA_ETOOBIG;
+  size_t n = body_len + flen;
+  out[0] = (uint8_t)(n >> 24);
+  out[1] = (uint8_t)(n >> 16);
+  out[2] = (uint8_t)(n >> 8);
+  out[3] = (uint8_t)n;
+  if (body_len)
+    memcpy(out + WIRE_HEADER_LEN, body, body_len);
+  memcpy(out + WIRE_HEADER_LEN + body_len, field, flen);
+  *out_len = WIRE_HEADER_LEN + n;
+  return 0;
+}
+
 /* ---- bounded unpacking ------------------------------------------------- */
 
 struct budget {
@@ -188,6 +224,15 @@ int wire_unpack_response(const uint8_t *body, size_t len, size_t mem_limit,
   return rc;
 }
 
+int wire_unpack_bundle(const uint8_t *body, size_t len, size_t mem_limit,
+                       Arenad__V1__Bundle **out)
+{
+  ProtobufCMessage *m;
+  int rc = unpack(&arenad__v1__bundle__descriptor, body, len, mem_limit, &m);
+  *out = (Arenad__V1__Bundle *)m;
+  return rc;
+}
+
 /* Freeing needs no budget: budget_free ignores its data pointer. */
 static void free_message(ProtobufCMessage *m)
 {
@@ -202,6 +247,11 @@ void wire_free_request(Arenad__V1__Request *m)
 }
 
 void wire_free_response(Arenad__V1__Response *m)
+{
+  free_message(m ? &m->base : NULL);
+}
+
+void wire_free_bundle(Arenad__V1__Bundle *m)
 {
   free_message(m ? &m->base : NULL);
 }

@@ -72,6 +72,24 @@ size_t wire_reader_pending(const struct wire_reader *r);
 int wire_pack(const ProtobufCMessage *m, size_t max_frame, uint8_t **out,
               size_t *out_len);
 
+/* The most bytes the request id field takes at the end of a frame made
+ * by wire_frame_with_id: its tag byte and a varint of up to 10 bytes. */
+#define WIRE_ID_FIELD_MAX 11u
+
+/* Writes into out the frame of a Request given as body (body_len bytes,
+ * packed with request_id 0, which proto3 leaves out) followed by the
+ * field request_id = id: the 4-byte length, the body, then tag byte 0x10
+ * (field 2, varint) and id as a varint. Protobuf parsers take fields in
+ * any order, so the frame decodes as that Request with its request id
+ * set, and a caller can pack a request once and send it many times under
+ * new ids. out is caller-allocated with room for WIRE_HEADER_LEN +
+ * body_len + WIRE_ID_FIELD_MAX bytes and must not overlap body, which is
+ * borrowed. Returns 0 and sets *out_len to the frame's length, or
+ * ARENA_ETOOBIG (the body with the id field over max_frame, 0 meaning
+ * WIRE_DEFAULT_MAX_FRAME) with *out_len 0 and nothing written. */
+int wire_frame_with_id(const uint8_t *body, size_t body_len, uint64_t id,
+                       size_t max_frame, uint8_t *out, size_t *out_len);
+
 /* Unpacks one frame body. Returns 0 and an owned message, ARENA_EPROTO
  * (not a valid message) or ARENA_ETOOBIG (decoded size over mem_limit).
  * On failure *out is NULL. */
@@ -80,9 +98,17 @@ int wire_unpack_request(const uint8_t *body, size_t len, size_t mem_limit,
 int wire_unpack_response(const uint8_t *body, size_t len, size_t mem_limit,
                          Arenad__V1__Response **out);
 
+/* Unpacks the body of a plan bundle file (one Bundle message, which never
+ * travels in a frame) with the same bounded allocator. Same returns as
+ * wire_unpack_request. The file format around it (magic, version,
+ * length, checksum) is the reader's business (docs/bundles.md). */
+int wire_unpack_bundle(const uint8_t *body, size_t len, size_t mem_limit,
+                       Arenad__V1__Bundle **out);
+
 /* Free what wire_unpack_* returned. Accept NULL. */
 void wire_free_request(Arenad__V1__Request *m);
 void wire_free_response(Arenad__V1__Response *m);
+void wire_free_bundle(Arenad__V1__Bundle *m);
 
 /* Returns the name of a status ("OK", "BUSY", ...). */
 const char *wire_status_name(Arenad__V1__Status s);

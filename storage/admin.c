@@ -1,6 +1,7 @@
 /*
  * admin.c - the plan cache's inspection and maintenance calls: lookup by
- * model hash and shape, listing, eviction, statistics and vacuum
+ * model hash and shape, listing, the plans that want background work,
+ * export with graphs, eviction, statistics and vacuum
  * (storage.h). The handle lives in storage.c, put in write.c and get in
  * get.c; all share the handle's layout and the helpers of stmt.c through
  * storage_int.h.
@@ -14,21 +15,60 @@
 
 /* ---- lookup and list ---------------------------------------------------- */
 
+/* Frees what one record owns and empties it. */
+static void record_cleanup(struct storage_record *r)
+{
+  free(r->ranks);
+  free(r->dims);
+  planner_plan_cleanup(&r->plan);
+  free((void *)r->graph.tensors);
+  memset(r, 0, sizeof *r);
+}
+
 void storage_records_free(struct storage_record *r, size_t n)
 {
   if (!r)
     return;
-  for (size_t i = 0; i < n; i++) {
-    free(r[i].ranks);
-    free(r[i].dims);
-    planner_plan_cleanup(&r[i].plan);
-  }
+  for (size_t i = 0; i < n; i++)
+    record_cleanup(&r[i]);
   free(r);
+}
+
+/* What collect_entries makes of each row besides its plan. */
+enum {
+  WITH_GRAPH = 1, /* decode the graph and options (FULL_COLS) */
+  VERIFY = 2,     /* and planner_verify the plan against them */
+};
+
+/* Adds the row's graph and options to rec, whose plan is read. Returns
+ * 0, ARENA_ECORRUPT (bad checksum, a blob that does not decode, a plan
+ * that fails verification) or ARENA_ENOMEM. */
+static int add_graph(const struct row_view *v, struct storage_record *rec,
+                     unsigned how)
+{
+  struct planner_tensor *t = NULL;
+  if (!storage__graph_ok(v))
+    return ARENA_ECORRUPT;
+  int rc = storage__graph_decode(v->x.graph, v->x.graph_len,
+                                 rec->plan.n_offsets, &t);
+  if (rc)
+    return rc;
+  rec->graph.tensors = t;
+  rec->graph.n_tensors = rec->plan.n_offsets;
+  if ((rc = storage__opts_decode(v->x.opts, v->x.opts_len, &rec->opts)))
+    return rc;
+  if (how & VERIFY) {
+    rc = planner_verify(&rec->graph, &rec->opts, &rec->plan, NULL);
+    if (rc)
+      return rc == ARENA_ENOMEM ? rc : ARENA_ECORRUPT;
+  }
+  return 0;
 }
 
 /* Turns the current row into rec. Returns 0, ARENA_ECORRUPT or
  * ARENA_ENOMEM. */
-static int make_record(const struct row_view *v, struct storage_record *rec)
+static int make_record(const struct row_view *v, struct storage_record *rec,
+                       unsigned how)
 {
   memset(rec, 0, sizeof *rec);
   memcpy(rec->model_hash, v->r.model_hash, v->r.model_hash_len);
@@ -46,14 +86,19 @@ static int make_record(const struct row_view *v, struct storage_record *rec)
   rec->plan.offsets = malloc((n ? n : 1) * sizeof *rec->plan.offsets);
   if (!rec->plan.offsets)
     return ARENA_ENOMEM;
-  return storage__offsets_decode(v->r.offsets, v->r.offsets_len, n, NULL,
-                                 rec->plan.offsets);
+  rc = storage__offsets_decode(v->r.offsets, v->r.offsets_len, n, NULL,
+                               rec->plan.offsets);
+  if (!rc && (how & WITH_GRAPH))
+    rc = add_graph(v, rec, how);
+  return rc;
 }
 
-/* Steps s (bound by the caller) and collects up to max records. Bad rows
- * are deleted after the statement is reset, and left out. */
+/* Steps s (bound by the caller) and collects up to max records, made as
+ * how says. Bad rows are deleted after the statement is reset, and left
+ * out. */
 static int collect_entries(storage_t *st, sqlite3_stmt *s, size_t max,
-                           struct storage_record **out, size_t *n_out)
+                           unsigned how, struct storage_record **out,
+                           size_t *n_out)
 {
   struct storage_record *recs = calloc(max ? max : 1, sizeof *recs);
   int64_t *bad_ids = calloc(max ? max : 1, sizeof *bad_ids);
@@ -71,7 +116,7 @@ static int collect_entries(storage_t *st, sqlite3_stmt *s, size_t max,
     if (!r && !storage__checksum_ok(&v))
       r = ARENA_ECORRUPT;
     if (!r)
-      r = make_record(&v, &recs[n]);
+      r = make_record(&v, &recs[n], how);
     if (r == ARENA_ENOMEM) {
       rc = storage__seterr(st, r, "out of memory");
       storage_records_free(recs, n + 1);
@@ -79,9 +124,7 @@ static int collect_entries(storage_t *st, sqlite3_stmt *s, size_t max,
       break;
     }
     if (r) {
-      free(recs[n].ranks);
-      free(recs[n].dims);
-      planner_plan_cleanup(&recs[n].plan);
+      record_cleanup(&recs[n]);
       bad_ids[n_bad++] = v.id;
     } else {
       n++;
@@ -95,7 +138,8 @@ static int collect_entries(storage_t *st, sqlite3_stmt *s, size_t max,
   storage__done(s);
   for (size_t i = 0; i < n_bad; i++)
     storage__drop_corrupt(st, bad_ids[i],
-                          "checksum mismatch or a value that does not decode");
+                          "checksum mismatch, a value that does not decode "
+                          "or a plan that fails its stored graph");
   free(bad_ids);
   if (!recs)
     return rc;
@@ -123,7 +167,7 @@ int storage_lookup(storage_t *st, const struct storage_key *k,
                     SQLITE_STATIC);
   sqlite3_bind_blob(s, 2, bk.shape, (int)bk.shape_len, SQLITE_STATIC);
   sqlite3_bind_int64(s, 3, STORAGE_LOOKUP_MAX);
-  return collect_entries(st, s, STORAGE_LOOKUP_MAX, out, n_out);
+  return collect_entries(st, s, STORAGE_LOOKUP_MAX, 0, out, n_out);
 }
 
 int storage_list(storage_t *st, const struct storage_list_query *q,
@@ -151,7 +195,128 @@ int storage_list(storage_t *st, const struct storage_list_query *q,
                       SQLITE_STATIC);
   sqlite3_bind_int64(s, 2, (sqlite3_int64)q->limit);
   sqlite3_bind_int64(s, 3, (sqlite3_int64)q->offset);
-  return collect_entries(st, s, q->limit, out, n_out);
+  return collect_entries(st, s, q->limit, 0, out, n_out);
+}
+
+/* ---- pending work and export ------------------------------------------- */
+
+int storage_pending(storage_t *st, size_t max, struct storage_record **out,
+                    size_t *n_out)
+{
+  *out = NULL;
+  *n_out = 0;
+  storage__clear_err(st);
+  if (max < 1 || max > STORAGE_LIST_MAX)
+    return storage__seterr(st, ARENA_EINVAL, "pending takes 1..%u plans",
+                           STORAGE_LIST_MAX);
+  int rc = storage_flush(st); /* so that "most hits" is current */
+  if (rc)
+    return rc;
+  sqlite3_stmt *s = st->stmt[S_PENDING];
+  sqlite3_bind_int64(s, 1, (sqlite3_int64)max);
+  return collect_entries(st, s, max, WITH_GRAPH, out, n_out);
+}
+
+/* Binds an export's filters (?1..?4) to s. *empty is set when the model
+ * hash filter and the key's model hash differ, so nothing can match. */
+static void bind_export(sqlite3_stmt *s, const struct storage_export_query *q,
+                        const struct storage__entry_key *ek,
+                        const struct bound_key *bk, int *empty)
+{
+  *empty = 0;
+  if (q->key) {
+    if (q->model_hash && (q->model_hash_len != ek->hash_len ||
+                          memcmp(q->model_hash, ek->hash, ek->hash_len)))
+      *empty = 1;
+    sqlite3_bind_blob(s, 1, ek->hash, (int)ek->hash_len, SQLITE_STATIC);
+    sqlite3_bind_blob(s, 2, bk->shape, (int)bk->shape_len, SQLITE_STATIC);
+    sqlite3_bind_blob(s, 3, bk->gd, PLANNER_DIGEST_LEN, SQLITE_STATIC);
+    sqlite3_bind_blob(s, 4, bk->od, PLANNER_DIGEST_LEN, SQLITE_STATIC);
+  } else if (q->model_hash) {
+    sqlite3_bind_blob(s, 1, q->model_hash, (int)q->model_hash_len,
+                      SQLITE_STATIC);
+  }
+}
+
+/* Counts the plans the export's filters select that have no graph. */
+static int count_without(storage_t *st, const struct storage_export_query *q,
+                         const struct storage__entry_key *ek,
+                         const struct bound_key *bk, size_t *n_without)
+{
+  int empty;
+  sqlite3_stmt *s = st->stmt[S_EXPORT_WITHOUT];
+  bind_export(s, q, ek, bk, &empty);
+  int rc = sqlite3_step(s);
+  int64_t n = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+  storage__done(s);
+  if (rc != SQLITE_ROW)
+    return storage__sqlerr(st, rc, "cannot count plans without a graph");
+  *n_without = empty ? 0 : (size_t)n;
+  return 0;
+}
+
+static int export_query_ok(const struct storage_export_query *q)
+{
+  return q && q->limit >= 1 && q->limit <= STORAGE_LIST_MAX &&
+         q->offset <= (size_t)INT64_MAX &&
+         (!q->model_hash || (q->model_hash_len >= 1 &&
+                             q->model_hash_len <= STORAGE_MODEL_HASH_MAX));
+}
+
+/* storage_export with the key (if any) decoded into ek and bk. */
+static int export_rows(storage_t *st, const struct storage_export_query *q,
+                       const struct storage__entry_key *ek,
+                       const struct bound_key *bk,
+                       struct storage_record **out, size_t *n_out,
+                       size_t *n_without)
+{
+  int empty;
+  if (n_without) {
+    int rc = count_without(st, q, ek, bk, n_without);
+    if (rc)
+      return rc;
+  }
+  sqlite3_stmt *s = st->stmt[S_EXPORT];
+  bind_export(s, q, ek, bk, &empty);
+  if (empty) {
+    storage__done(s);
+    return 0;
+  }
+  sqlite3_bind_int64(s, 5, (sqlite3_int64)q->limit);
+  sqlite3_bind_int64(s, 6, (sqlite3_int64)q->offset);
+  return collect_entries(st, s, q->limit, WITH_GRAPH | VERIFY, out, n_out);
+}
+
+int storage_export(storage_t *st, const struct storage_export_query *q,
+                   struct storage_record **out, size_t *n_out,
+                   size_t *n_without)
+{
+  struct storage__entry_key ek;
+  struct bound_key bk;
+  *out = NULL;
+  *n_out = 0;
+  if (n_without)
+    *n_without = 0;
+  storage__clear_err(st);
+  memset(&ek, 0, sizeof ek);
+  memset(&bk, 0, sizeof bk);
+  if (!export_query_ok(q))
+    return storage__seterr(st, ARENA_EINVAL, "bad export query");
+  if (q->key) {
+    int rc = storage__entry_key_decode(q->key, q->key_len, &ek);
+    if (rc == 0)
+      rc = storage__bind_key_prepare(st, &ek.key, NULL, NULL, &bk);
+    if (rc) {
+      storage__entry_key_cleanup(&ek);
+      return storage__seterr(st, rc, rc == ARENA_ENOMEM ? "out of memory"
+                                                        : "bad entry key");
+    }
+    memcpy(bk.gd, ek.graph_digest, PLANNER_DIGEST_LEN);
+    memcpy(bk.od, ek.options_digest, PLANNER_DIGEST_LEN);
+  }
+  int rc = export_rows(st, q, &ek, &bk, out, n_out, n_without);
+  storage__entry_key_cleanup(&ek);
+  return rc;
 }
 
 /* ---- evict -------------------------------------------------------------- */

@@ -1,8 +1,10 @@
 /*
  * codec.c - byte encodings of the plan cache: the canonical input-shape
  * blob, the canonical tensor order, the compact offsets blob and the
- * value checksum. Pure C with no sqlite, so every encoding can be tested
- * on its own and the formats stay independent of the database.
+ * value checksum, and since schema v3 the graph and options blobs, their
+ * own checksum and the decoding of the daemon's entry keys. Pure C with
+ * no sqlite, so every encoding can be tested on its own and the formats
+ * stay independent of the database.
  *
  * All multi-byte integers are little-endian; the formats are described in
  * docs/storage.md. A change that older readers would misread needs a
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #define CHECKSUM_TAG "arenad-plan-v1\n"
+#define GRAPH_CHECKSUM_TAG "arenad-plan-graph-v1\n"
 
 static void put_le32(uint8_t *p, uint32_t v)
 {
@@ -388,4 +391,247 @@ uint64_t storage__entry_bytes(const struct storage__row *r)
 {
   return STORAGE__ROW_OVERHEAD + r->model_hash_len + r->shape_len +
          2u * PLANNER_DIGEST_LEN + r->offsets_len + PLANNER_DIGEST_LEN;
+}
+
+/* ---- graph and options blobs (schema v3) -------------------------------- */
+
+/* Flag bits of one tensor record in a graph blob. */
+#define TFLAG_ALIGN 1u  /* an align varint follows */
+#define TFLAG_PINNED 2u /* a pinned varint follows */
+#define TFLAG_ALIAS 4u  /* has_alias; an alias varint follows */
+#define TFLAG_ALL 7u
+
+/* Worst-case bytes of one tensor record: the flags byte, six varints. */
+#define TENSOR_REC_MAX (1u + 6u * 10u)
+
+static uint64_t zigzag(int64_t v)
+{
+  return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t unzigzag(uint64_t v)
+{
+  return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* Writes one tensor; prev_id is the id of the tensor before it in
+ * canonical order (0 for the first), so ids cost their gaps only. */
+static size_t put_tensor(uint8_t *b, const struct planner_tensor *t,
+                         uint32_t prev_id)
+{
+  unsigned flags = (t->align ? TFLAG_ALIGN : 0u) |
+                   (t->pinned != PLANNER_NOT_PINNED ? TFLAG_PINNED : 0u) |
+                   (t->has_alias ? TFLAG_ALIAS : 0u);
+  size_t at = 0;
+  b[at++] = (uint8_t)flags;
+  at += put_varint(b + at, (uint64_t)(t->id - prev_id));
+  at += put_varint(b + at, t->size);
+  at += put_varint(b + at, zigzag(t->first));
+  /* Wrapping arithmetic stores any pair exactly, even last < first. */
+  at += put_varint(b + at, (uint64_t)t->last - (uint64_t)t->first);
+  if (flags & TFLAG_ALIGN)
+    at += put_varint(b + at, t->align);
+  if (flags & TFLAG_PINNED)
+    at += put_varint(b + at, zigzag(t->pinned));
+  if (flags & TFLAG_ALIAS)
+    at += put_varint(b + at, t->alias);
+  return at;
+}
+
+int storage__graph_encode(const struct planner_graph *g, const size_t *perm,
+                          uint8_t **blob, size_t *len)
+{
+  *blob = NULL;
+  *len = 0;
+  size_t n = g->n_tensors;
+  if (n > PLANNER_MAX_TENSORS)
+    return ARENA_EINVAL;
+  uint8_t *b = malloc(1 + 10 + n * TENSOR_REC_MAX);
+  if (!b)
+    return ARENA_ENOMEM;
+  size_t at = 0;
+  uint32_t prev = 0;
+  b[at++] = STORAGE__GRAPH_FORMAT;
+  at += put_varint(b + at, (uint64_t)n);
+  for (size_t k = 0; k < n; k++) {
+    const struct planner_tensor *t = &g->tensors[perm ? perm[k] : k];
+    at += put_tensor(b + at, t, prev);
+    prev = t->id;
+  }
+  uint8_t *shrunk = realloc(b, at);
+  *blob = shrunk ? shrunk : b;
+  *len = at;
+  return 0;
+}
+
+/* Reads one tensor record at *at into t. Returns 0 or -1. */
+static int get_tensor(const uint8_t *b, size_t len, size_t *at,
+                      uint32_t prev_id, struct planner_tensor *t)
+{
+  uint64_t id_gap, first, span, v;
+  if (*at >= len || (b[*at] & ~TFLAG_ALL))
+    return -1;
+  unsigned flags = b[(*at)++];
+  if (get_varint(b, len, at, &id_gap) || id_gap > UINT32_MAX - prev_id ||
+      get_varint(b, len, at, &t->size) || get_varint(b, len, at, &first) ||
+      get_varint(b, len, at, &span))
+    return -1;
+  t->id = prev_id + (uint32_t)id_gap;
+  t->first = unzigzag(first);
+  t->last = (int64_t)((uint64_t)t->first + span);
+  t->align = 0;
+  t->pinned = PLANNER_NOT_PINNED;
+  t->alias = 0;
+  t->has_alias = 0;
+  if ((flags & TFLAG_ALIGN) &&
+      (get_varint(b, len, at, &t->align) || t->align == 0))
+    return -1;
+  if (flags & TFLAG_PINNED) {
+    if (get_varint(b, len, at, &v) ||
+        (t->pinned = unzigzag(v)) == PLANNER_NOT_PINNED)
+      return -1;
+  }
+  if (flags & TFLAG_ALIAS) {
+    if (get_varint(b, len, at, &v) || v > UINT32_MAX)
+      return -1;
+    t->alias = (uint32_t)v;
+    t->has_alias = 1;
+  }
+  return 0;
+}
+
+int storage__graph_decode(const uint8_t *blob, size_t len, size_t n,
+                          struct planner_tensor **out)
+{
+  *out = NULL;
+  size_t at = 1;
+  uint64_t count;
+  if (len < 2 || blob[0] != STORAGE__GRAPH_FORMAT ||
+      get_varint(blob, len, &at, &count) || count != (uint64_t)n ||
+      n > PLANNER_MAX_TENSORS || (len - at) / 5 < n)
+    return ARENA_ECORRUPT; /* every record takes at least 5 bytes */
+  struct planner_tensor *t = malloc((n ? n : 1) * sizeof *t);
+  if (!t)
+    return ARENA_ENOMEM;
+  uint32_t prev = 0;
+  for (size_t k = 0; k < n; k++) {
+    if (get_tensor(blob, len, &at, prev, &t[k])) {
+      free(t);
+      return ARENA_ECORRUPT;
+    }
+    prev = t[k].id;
+  }
+  if (at != len) {
+    free(t);
+    return ARENA_ECORRUPT;
+  }
+  *out = t;
+  return 0;
+}
+
+size_t storage__opts_encode(const struct planner_options *o,
+                            uint8_t out[STORAGE__OPTS_MAX])
+{
+  size_t at = 0;
+  out[at++] = STORAGE__OPTS_FORMAT;
+  at += put_varint(out + at, (uint64_t)o->algo);
+  at += put_varint(out + at, o->alignment);
+  at += put_varint(out + at, o->capacity);
+  out[at++] = o->in_place ? 1 : 0;
+  return at;
+}
+
+int storage__opts_decode(const uint8_t *blob, size_t len,
+                         struct planner_options *o)
+{
+  uint64_t algo, alignment, capacity;
+  size_t at = 1;
+  planner_options_init(o);
+  if (len < 5 || blob[0] != STORAGE__OPTS_FORMAT ||
+      get_varint(blob, len, &at, &algo) || algo >= PLANNER_ALGO__COUNT ||
+      get_varint(blob, len, &at, &alignment) ||
+      get_varint(blob, len, &at, &capacity) || len - at != 1 ||
+      blob[at] > 1)
+    return ARENA_ECORRUPT;
+  o->algo = (enum planner_algo)algo;
+  o->alignment = alignment;
+  o->capacity = capacity;
+  o->in_place = blob[at];
+  return 0;
+}
+
+void storage__graph_checksum(const uint8_t row_sum[PLANNER_DIGEST_LEN],
+                             const struct storage__graph_row *x,
+                             uint8_t out[PLANNER_DIGEST_LEN])
+{
+  struct planner_sha256 s;
+  planner_sha256_init(&s);
+  planner_sha256_update(&s, GRAPH_CHECKSUM_TAG, sizeof GRAPH_CHECKSUM_TAG - 1);
+  planner_sha256_update(&s, row_sum, PLANNER_DIGEST_LEN);
+  hash_bytes(&s, x->graph, x->graph_len);
+  hash_bytes(&s, x->opts, x->opts_len);
+  hash_u32(&s, x->effort);
+  planner_sha256_final(&s, out);
+}
+
+uint64_t storage__graph_bytes(const struct storage__graph_row *x)
+{
+  if (!x->graph)
+    return 0;
+  return (uint64_t)x->graph_len + x->opts_len + PLANNER_DIGEST_LEN;
+}
+
+/* ---- the daemon's entry key --------------------------------------------- */
+
+int storage__entry_key_decode(const uint8_t *buf, size_t len,
+                              struct storage__entry_key *k)
+{
+  memset(k, 0, sizeof *k);
+  size_t at = 0;
+  if (!buf || len < 1)
+    return ARENA_EINVAL;
+  k->hash_len = buf[at++];
+  if (k->hash_len < 1 || k->hash_len > STORAGE_MODEL_HASH_MAX ||
+      len - at < k->hash_len + 2)
+    return ARENA_EINVAL;
+  memcpy(k->hash, buf + at, k->hash_len);
+  at += k->hash_len;
+  k->n_inputs = (size_t)buf[at] | (size_t)buf[at + 1] << 8;
+  at += 2;
+  if (k->n_inputs > STORAGE_MAX_INPUTS || len - at < k->n_inputs)
+    return ARENA_EINVAL;
+  size_t n_dims = 0;
+  for (size_t i = 0; i < k->n_inputs; i++) {
+    if (buf[at + i] > STORAGE_MAX_RANK)
+      return ARENA_EINVAL;
+    n_dims += buf[at + i];
+  }
+  if (len - at - k->n_inputs != 8 * n_dims + 2 * PLANNER_DIGEST_LEN)
+    return ARENA_EINVAL;
+  k->ranks = malloc((k->n_inputs ? k->n_inputs : 1) * sizeof *k->ranks);
+  k->dims = malloc((n_dims ? n_dims : 1) * sizeof *k->dims);
+  if (!k->ranks || !k->dims) {
+    storage__entry_key_cleanup(k);
+    return ARENA_ENOMEM;
+  }
+  for (size_t i = 0; i < k->n_inputs; i++)
+    k->ranks[i] = buf[at++];
+  for (size_t i = 0; i < n_dims; i++, at += 8)
+    k->dims[i] = (int64_t)get_le64(buf + at);
+  memcpy(k->graph_digest, buf + at, PLANNER_DIGEST_LEN);
+  memcpy(k->options_digest, buf + at + PLANNER_DIGEST_LEN, PLANNER_DIGEST_LEN);
+  k->key.model_hash = k->hash;
+  k->key.model_hash_len = k->hash_len;
+  k->key.ranks = k->ranks;
+  k->key.n_inputs = k->n_inputs;
+  k->key.dims = k->dims;
+  return 0;
+}
+
+void storage__entry_key_cleanup(struct storage__entry_key *k)
+{
+  free(k->ranks);
+  free(k->dims);
+  k->ranks = NULL;
+  k->dims = NULL;
 }

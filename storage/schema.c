@@ -91,11 +91,32 @@ static const char schema_v2[] =
     " UPDATE stats SET bytes = bytes - old.bytes + new.bytes"
     " WHERE id = 1; END;";
 
+/* Version 3: plans keep their graph and options (so that they can be
+ * improved in the background and exported), the effort that found them
+ * and the highest effort tried, a generation counter and whether more
+ * background work is wanted. The graph columns come last and the small
+ * ones first, so that reading a row's plan never walks the graph's
+ * overflow pages. Rows from v2 have no graph: they can be neither
+ * improved nor exported, so they start with improve_done 1 and
+ * generation 0 (not known). The partial index serves storage_pending. */
+static const char schema_v3[] =
+    "ALTER TABLE plans ADD COLUMN effort INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE plans ADD COLUMN effort_tried INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE plans ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE plans ADD COLUMN improve_done INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE plans ADD COLUMN graph_sum BLOB;"
+    "ALTER TABLE plans ADD COLUMN opts BLOB;"
+    "ALTER TABLE plans ADD COLUMN graph BLOB;"
+    "UPDATE plans SET improve_done = 1;"
+    "CREATE INDEX plans_pending ON plans(hits DESC, use_seq DESC)"
+    " WHERE improve_done = 0 AND graph_sum IS NOT NULL;";
+
 /* migrations[v] turns a version v-1 file into version v. */
 static const char *const migrations[STORAGE__SCHEMA_VERSION + 1] = {
     NULL,
     schema_v1,
     schema_v2,
+    schema_v3,
 };
 
 /* Why a file is moved aside; the words become the file name suffix. */

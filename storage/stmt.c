@@ -175,6 +175,21 @@ int storage__read_row(sqlite3_stmt *s, struct row_view *v)
   } else {
     v->head = col_blob(s, 20, &v->head_len);
   }
+  v->x.effort = (uint32_t)sqlite3_column_int64(s, 21);
+  v->effort_tried = (uint32_t)sqlite3_column_int64(s, 22);
+  v->generation = (uint64_t)sqlite3_column_int64(s, 23);
+  v->improve_done = sqlite3_column_int64(s, 24) != 0;
+  v->has_graph = sqlite3_column_int64(s, 25) != 0;
+  if (v->has_graph && sqlite3_column_count(s) > 28) {
+    v->have_graph = 1;
+    v->graph_sum = col_blob(s, 26, &len);
+    if (len != PLANNER_DIGEST_LEN)
+      return ARENA_ECORRUPT;
+    v->x.opts = col_blob(s, 27, &v->x.opts_len);
+    v->x.graph = col_blob(s, 28, &v->x.graph_len);
+    if (!v->x.opts || !v->x.graph)
+      return ARENA_ECORRUPT;
+  }
   if (!v->r.model_hash || v->r.model_hash_len < 1 ||
       v->r.model_hash_len > STORAGE_MODEL_HASH_MAX || !v->r.shape)
     return ARENA_ECORRUPT;
@@ -198,8 +213,25 @@ int storage__checksum_ok(const struct row_view *v)
   return memcmp(sum, v->checksum, PLANNER_DIGEST_LEN) == 0;
 }
 
+/* Returns 1 when the graph columns read into v match their checksum,
+ * which also covers the row's value checksum: a graph moved to another
+ * row fails it. */
+int storage__graph_ok(const struct row_view *v)
+{
+  if (!v->have_graph)
+    return 0;
+  uint8_t sum[PLANNER_DIGEST_LEN];
+  storage__graph_checksum(v->checksum, &v->x, sum);
+  return memcmp(sum, v->graph_sum, PLANNER_DIGEST_LEN) == 0;
+}
+
 void storage__fill_info(const struct row_view *v, struct storage_info *info)
 {
+  info->generation = v->generation;
+  info->effort = v->x.effort;
+  info->effort_tried = v->effort_tried;
+  info->improve_done = v->improve_done;
+  info->has_graph = v->has_graph;
   info->plan_us = v->r.plan_us;
   info->created_ms = v->r.created_ms;
   info->last_used_ms = v->last_used_ms;

@@ -29,6 +29,11 @@
  *  A row that fails its checksum or verification is never served: it is
  *  deleted in its own small transaction, counted in stats.corrupt and
  *  logged, and the get reports a miss.
+ *
+ *  Since schema v3 a row also keeps its graph and options (the last
+ *  columns, so that a get never reads them) under a checksum of their
+ *  own that covers the row's value checksum too. Only the calls that
+ *  return graphs (pending, export) read and check them.
  */
 #include "storage_int.h"
 
@@ -42,7 +47,12 @@
   "id, model_hash, shape, graph_digest, options_digest, n_tensors, "         \
   "offsets, arena_bytes, lower_bound, naive_bytes, proven_optimal, algo, "   \
   "fit, bound, plan_us, created_ms, last_used_ms, hits, checksum, bytes, "   \
-  "NULL"
+  "NULL, " BOOK_COLS
+/* The bookkeeping of schema v3, which every reader selects too. */
+#define BOOK_COLS                                                            \
+  "effort, effort_tried, generation, improve_done, graph_sum IS NOT NULL"
+/* ROW_COLS and the graph columns, for the calls that return graphs. */
+#define FULL_COLS ROW_COLS ", graph_sum, opts, graph"
 #define HEAD_MAX_SQL "32" /* STORAGE__OFFSETS_HEAD_MAX, checked below */
 _Static_assert(STORAGE__OFFSETS_HEAD_MAX == 32, "HEAD_MAX_SQL is stale");
 /* The same without the offsets blob, for listings (offsets is NULL), but
@@ -51,10 +61,15 @@ _Static_assert(STORAGE__OFFSETS_HEAD_MAX == 32, "HEAD_MAX_SQL is stale");
   "id, model_hash, shape, graph_digest, options_digest, n_tensors, "         \
   "NULL, arena_bytes, lower_bound, naive_bytes, proven_optimal, algo, "      \
   "fit, bound, plan_us, created_ms, last_used_ms, hits, checksum, bytes, "   \
-  "substr(offsets, 1, " HEAD_MAX_SQL ")"
+  "substr(offsets, 1, " HEAD_MAX_SQL "), " BOOK_COLS
 #define KEY_MATCH                                                            \
   "model_hash = ?1 AND shape = ?2 AND graph_digest = ?3 AND "                \
   "options_digest = ?4"
+/* An export's filters: ?1 a model hash, ?2..?4 a shape and both
+ * digests; each NULL for any. */
+#define EXPORT_MATCH                                                         \
+  "(?1 IS NULL OR model_hash = ?1) AND (?2 IS NULL OR (shape = ?2 AND "      \
+  "graph_digest = ?3 AND options_digest = ?4))"
 #define NEXT_SEQ "(SELECT coalesce(max(use_seq), 0) + 1 FROM plans)"
 
 static const char *const stmt_sql[S__COUNT] = {
@@ -65,15 +80,20 @@ static const char *const stmt_sql[S__COUNT] = {
         "INSERT INTO plans (model_hash, shape, graph_digest, options_digest,"
         " n_tensors, offsets, arena_bytes, lower_bound, naive_bytes,"
         " proven_optimal, algo, fit, bound, plan_us, created_ms,"
-        " last_used_ms, hits, checksum, bytes, use_seq) VALUES (?1, ?2, ?3,"
-        " ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?15, 0, ?16,"
-        " ?17, " NEXT_SEQ ")",
+        " last_used_ms, hits, checksum, bytes, use_seq, graph, opts,"
+        " graph_sum, effort, effort_tried, generation, improve_done)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
+        " ?14, ?15, ?15, 0, ?16, ?17, " NEXT_SEQ ", ?18, ?19, ?20, ?21, ?21,"
+        " 1, ?22)",
     [S_UPGRADE] =
         "UPDATE plans SET n_tensors = ?5, offsets = ?6, arena_bytes = ?7,"
         " lower_bound = ?8, naive_bytes = ?9, proven_optimal = ?10,"
         " algo = ?11, fit = ?12, bound = ?13, plan_us = ?14,"
         " created_ms = ?15, last_used_ms = ?15, checksum = ?16, bytes = ?17,"
-        " use_seq = " NEXT_SEQ " WHERE id = ?18",
+        " use_seq = " NEXT_SEQ ", graph = ?18, opts = ?19, graph_sum = ?20,"
+        " effort = ?21, effort_tried = max(effort_tried, ?21),"
+        " generation = max(generation, 1) + 1, improve_done = ?22"
+        " WHERE id = ?23",
     [S_TOUCH] = "UPDATE plans SET last_used_ms = max(last_used_ms, ?1),"
                 " hits = hits + 1, use_seq = " NEXT_SEQ " WHERE id = ?2",
     [S_ADD_USES] = "UPDATE plans SET last_used_ms = max(last_used_ms, ?5),"
@@ -102,6 +122,19 @@ static const char *const stmt_sql[S__COUNT] = {
                           " WHERE model_hash = ?1"
                           " ORDER BY hits DESC, use_seq DESC"
                           " LIMIT ?2 OFFSET ?3",
+    [S_KEPT] = "UPDATE plans SET effort_tried = max(effort_tried, ?1),"
+               " improve_done = (improve_done OR ?2) WHERE id = ?3",
+    [S_NOTE_TRIED] = "UPDATE plans SET effort_tried = max(effort_tried, ?5),"
+                     " improve_done = (improve_done OR ?6)"
+                     " WHERE " KEY_MATCH,
+    [S_PENDING] = "SELECT " FULL_COLS " FROM plans"
+                  " WHERE improve_done = 0 AND graph_sum IS NOT NULL"
+                  " ORDER BY hits DESC, use_seq DESC LIMIT ?1",
+    [S_EXPORT] = "SELECT " FULL_COLS " FROM plans"
+                 " WHERE graph_sum IS NOT NULL AND " EXPORT_MATCH
+                 " ORDER BY created_ms, id LIMIT ?5 OFFSET ?6",
+    [S_EXPORT_WITHOUT] = "SELECT count(*) FROM plans"
+                         " WHERE graph_sum IS NULL AND " EXPORT_MATCH,
     [S_BEGIN] = "BEGIN IMMEDIATE",
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",

@@ -201,7 +201,10 @@ const char *storage_errmsg(const storage_t *st);
  * new; replaces the stored plan only when p's arena is smaller, or equal
  * and p is proven optimal while the stored one is not; otherwise keeps
  * it. Then evicts least-recently-used plans, in the same transaction,
- * until the caps hold again. Sets *res (optional) to the outcome.
+ * until the caps hold again. Sets *res (optional) to the outcome. Same
+ * as storage_put_effort with effort 0 (unknown) and done 0, so the plan
+ * is stored with its graph and, unless proven optimal, wants background
+ * work (storage_pending).
  * Returns 0, ARENA_EINVAL (bad key), ARENA_ETOOBIG (this plan alone
  * exceeds max_bytes), ARENA_EVERIFY or another planner_verify code,
  * ARENA_ENOMEM, ARENA_EBUSY or ARENA_EIO. On failure the database is
@@ -215,9 +218,12 @@ STORAGE_WUR int storage_put(storage_t *st, const struct storage_key *k,
 /* storage_put with the effort that found p (0: unknown). The row keeps g
  * and o (as storage_export and storage_pending return them), effort, and
  * effort_tried = max(effort, the stored effort_tried); generation is 1 on
- * insert and one more on each replacement. improve_done is set to
- * done (or to 1 when p is proven optimal). On STORAGE_PUT_KEPT only
- * effort_tried and improve_done change. Returns as storage_put. */
+ * insert and one more on each replacement (a plan stored before
+ * generations, 0, counts as 1). On insert or replacement improve_done
+ * is set to done (or to 1 when p is proven optimal). On
+ * STORAGE_PUT_KEPT only effort_tried and improve_done change, and
+ * improve_done is only ever set there, never cleared. Returns as
+ * storage_put. */
 STORAGE_WUR int storage_put_effort(storage_t *st, const struct storage_key *k,
                                    const struct planner_graph *g,
                                    const struct planner_options *o,
@@ -228,8 +234,8 @@ STORAGE_WUR int storage_put_effort(storage_t *st, const struct storage_key *k,
 /* Records that effort was tried on the plan under the full key (k,
  * graph_digest, options_digest; borrowed) without storing a smaller plan:
  * effort_tried becomes max(effort_tried, effort) and improve_done is set
- * when done. A key not stored changes nothing. Returns 0, ARENA_EINVAL,
- * ARENA_EBUSY or ARENA_EIO. */
+ * when done (never cleared). A key not stored changes nothing. Returns
+ * 0, ARENA_EINVAL, ARENA_EBUSY or ARENA_EIO. */
 STORAGE_WUR int storage_note_tried(storage_t *st, const struct storage_key *k,
                                    const uint8_t graph_digest[PLANNER_DIGEST_LEN],
                                    const uint8_t options_digest[PLANNER_DIGEST_LEN],
@@ -238,8 +244,8 @@ STORAGE_WUR int storage_note_tried(storage_t *st, const struct storage_key *k,
 /* Returns up to max plans (1 .. STORAGE_LIST_MAX) that want background
  * work: stored with their graph, improve_done 0, most hits first, then
  * most recently used. Each record carries its plan (canonical order,
- * checksum checked), graph and options. Output and errors as
- * storage_lookup. */
+ * checksum checked), graph and options. Flushes pending uses first so
+ * that the order is current. Output and errors as storage_lookup. */
 STORAGE_WUR int storage_pending(storage_t *st, size_t max,
                                 struct storage_record **out, size_t *n_out);
 
@@ -248,7 +254,10 @@ struct storage_export_query {
   const uint8_t *model_hash; /* borrowed filter, NULL for every model */
   size_t model_hash_len;     /* bytes in model_hash */
   const uint8_t *key;        /* borrowed: one plan, by the opaque key the
-                                daemon's List gives; NULL for any */
+                                daemon's List gives (u8 hash length, hash,
+                                u16 n_inputs, u8 ranks, i64 dims, graph
+                                and options digests; little-endian);
+                                NULL for any */
   size_t key_len;            /* bytes in key */
   size_t offset;             /* records to skip (paging) */
   size_t limit;              /* 1 .. STORAGE_LIST_MAX */
@@ -256,9 +265,13 @@ struct storage_export_query {
 
 /* Returns the plans q selects that were stored with their graph, oldest
  * first, each with its plan (canonical order, checksum checked and
- * planner_verify()ed against the stored graph), graph and options. Sets
- * *n_without (optional) to the selected plans left out for having no
- * stored graph. Output and errors as storage_lookup. */
+ * planner_verify()ed against the stored graph), graph and options. A
+ * plan whose graph or options fail their checksum or do not decode, or
+ * whose plan fails verification, is deleted and left out like a bad row
+ * in storage_lookup. Sets *n_without (optional) to the plans the filters
+ * select, whatever the paging, that are left out for having no stored
+ * graph. A malformed key is ARENA_EINVAL. Output and errors as
+ * storage_lookup. */
 STORAGE_WUR int storage_export(storage_t *st,
                                const struct storage_export_query *q,
                                struct storage_record **out, size_t *n_out,
@@ -278,8 +291,13 @@ struct storage_preload_entry {
  * storage_put_effort would (a smaller plan replaces a stored one; a
  * larger one is kept out), all or nothing: when any entry has a bad key
  * or fails planner_verify against its graph, or a write fails, nothing
- * is stored, *bad (optional) is set to its index and the code returned.
- * Sets *n_stored and *n_kept (optional). Evicts to the caps after. */
+ * is stored, *bad (optional) is set to its index (n when the
+ * transaction itself failed) and the code returned. Every entry is
+ * checked before anything is written. Sets *n_stored (inserted or
+ * upgraded) and *n_kept (optional) on success. Evicts to the caps after,
+ * in the same transaction; that may evict preloaded plans too when the
+ * caps are smaller than the bundle. Entries get improve_done 0 unless
+ * proven optimal, and plan_us 0. n 0 stores nothing and returns 0. */
 STORAGE_WUR int storage_preload(storage_t *st,
                                 const struct storage_preload_entry *e,
                                 size_t n, size_t *n_stored, size_t *n_kept,
@@ -319,7 +337,8 @@ STORAGE_WUR int storage_lookup(storage_t *st, const struct storage_key *k,
 STORAGE_WUR int storage_list(storage_t *st, const struct storage_list_query *q,
                  struct storage_record **out, size_t *n_out);
 
-/* Frees an array from storage_lookup / storage_list. Accepts NULL. */
+/* Frees an array from storage_lookup, storage_list, storage_pending or
+ * storage_export, graphs included. Accepts NULL. */
 void storage_records_free(struct storage_record *r, size_t n);
 
 /* Removes the plan under the full key (k, graph_digest, options_digest;

@@ -6,16 +6,19 @@
  * prefix.
  *
  *   codec.c   value and key encodings: the canonical shape blob, the
- *             compact offsets blob, the canonical tensor order and the
- *             value checksum. Pure C, no sqlite.
+ *             compact offsets blob, the canonical tensor order, the
+ *             value checksum, the graph and options blobs with their
+ *             checksum, and the daemon's entry key. Pure C, no sqlite.
  *   schema.c  opening a file safely: classification, moving bad files
  *             aside, sqlite settings and the numbered migrations.
  *   stmt.c    the helpers every call of the handle uses: error text,
  *             statements, transactions, key binding, row reading.
  *   storage.c the handle: prepared statements, open and close.
- *   write.c   put, and the flushing of uses and of added uses.
+ *   write.c   put, preload, noting tried efforts, and the flushing of
+ *             uses and of added uses.
  *   get.c     get, and noting its hits and misses.
- *   admin.c   lookup, listing, eviction, statistics and vacuum.
+ *   admin.c   lookup, listing, pending work, export, eviction,
+ *             statistics and vacuum.
  *
  * Calls go one way: storage.c, get.c and admin.c use write.c; write.c,
  * get.c and admin.c use stmt.c; all may use schema.c and codec.c.
@@ -33,7 +36,7 @@
 /* "AREN" in the sqlite header's application_id field. */
 #define STORAGE__APP_ID 0x4152454e
 /* The schema version this code writes; older files are migrated. */
-#define STORAGE__SCHEMA_VERSION 2
+#define STORAGE__SCHEMA_VERSION 3
 /* Accounted bytes per plan on top of its blobs (fixed-width columns and
  * row overhead); see storage__entry_bytes. */
 #define STORAGE__ROW_OVERHEAD 128u
@@ -45,6 +48,12 @@
 /* Bytes that always hold an offsets blob's head (format, shift and three
  * varints); what a listing reads instead of the whole blob. */
 #define STORAGE__OFFSETS_HEAD_MAX 32u
+/* Version byte at the start of every graph blob and options blob
+ * (schema v3; docs/storage.md). */
+#define STORAGE__GRAPH_FORMAT 1u
+#define STORAGE__OPTS_FORMAT 1u
+/* Bytes an options blob takes at most: format, three varints, in_place. */
+#define STORAGE__OPTS_MAX 32u
 
 /* ---- codec.c ------------------------------------------------------------ */
 
@@ -136,6 +145,73 @@ void storage__checksum(const struct storage__row *r,
  * in schema.c computes the same sum for migrated rows. */
 uint64_t storage__entry_bytes(const struct storage__row *r);
 
+/* The graph columns of a row (schema v3), covered by their own checksum
+ * so that a get, which never reads them, costs what it did before. */
+struct storage__graph_row {
+  const uint8_t *graph;  /* graph blob, borrowed; NULL: stored without */
+  size_t graph_len;      /* bytes */
+  const uint8_t *opts;   /* options blob, borrowed */
+  size_t opts_len;       /* bytes */
+  uint32_t effort;       /* the effort that found the plan */
+};
+
+/* Encodes g's tensors, taken in the order perm gives (NULL = as is; give
+ * the canonical order), into an owned blob (free()) of *len bytes: the
+ * format byte, a varint count, then per tensor a flags byte (1: align
+ * follows, 2: pinned follows, 4: has an alias, which follows), the id's
+ * gap to the previous id, size, zigzag first, last - first, and the
+ * optional fields, all LEB128 varints. Returns 0, ARENA_EINVAL (too many
+ * tensors) or ARENA_ENOMEM. */
+int storage__graph_encode(const struct planner_graph *g, const size_t *perm,
+                          uint8_t **blob, size_t *len);
+
+/* Decodes a graph blob (borrowed) that must hold exactly n tensors into
+ * an owned array (free()). Returns 0, ARENA_ECORRUPT or ARENA_ENOMEM; on
+ * failure *out is NULL. */
+int storage__graph_decode(const uint8_t *blob, size_t len, size_t n,
+                          struct planner_tensor **out);
+
+/* Encodes o's algorithm, alignment, capacity and in_place into out (the
+ * format byte, three varints, a 0/1 byte). Returns the length. */
+size_t storage__opts_encode(const struct planner_options *o,
+                            uint8_t out[STORAGE__OPTS_MAX]);
+
+/* Decodes an options blob into *o, the fields it lacks at their
+ * planner_options_init() defaults. Returns 0 or ARENA_ECORRUPT. */
+int storage__opts_decode(const uint8_t *blob, size_t len,
+                         struct planner_options *o);
+
+/* SHA-256 over the row's value checksum row_sum, which ties the graph to
+ * the plan and key it was stored with, and x's graph blob, options blob
+ * and effort (docs/storage.md). */
+void storage__graph_checksum(const uint8_t row_sum[PLANNER_DIGEST_LEN],
+                             const struct storage__graph_row *x,
+                             uint8_t out[PLANNER_DIGEST_LEN]);
+
+/* Accounted bytes the graph columns add to a row: both blobs and their
+ * checksum, or 0 for a row stored without a graph. */
+uint64_t storage__graph_bytes(const struct storage__graph_row *x);
+
+/* The opaque entry key that the daemon's List hands out (u8 hash length,
+ * hash, u16 n_inputs, one u8 rank per input, the dims as i64, the graph
+ * digest, the options digest; little-endian), decoded. */
+struct storage__entry_key {
+  uint8_t hash[STORAGE_MODEL_HASH_MAX];       /* hash_len bytes */
+  size_t hash_len;                            /* 1 .. 64 */
+  uint32_t *ranks;                            /* owned */
+  int64_t *dims;                              /* owned */
+  size_t n_inputs;                            /* inputs */
+  uint8_t graph_digest[PLANNER_DIGEST_LEN];   /* as stored */
+  uint8_t options_digest[PLANNER_DIGEST_LEN]; /* as stored */
+  struct storage_key key;                     /* points into the above */
+};
+
+/* Decodes buf (borrowed). Returns 0, ARENA_EINVAL (malformed) or
+ * ARENA_ENOMEM; free with storage__entry_key_cleanup either way. */
+int storage__entry_key_decode(const uint8_t *buf, size_t len,
+                              struct storage__entry_key *k);
+void storage__entry_key_cleanup(struct storage__entry_key *k);
+
 /* ---- schema.c ----------------------------------------------------------- */
 
 /* Log sink used while no handle exists yet. */
@@ -195,6 +271,11 @@ enum {
   S_LIST_NEW_MODEL,
   S_LIST_USED,
   S_LIST_USED_MODEL,
+  S_KEPT,
+  S_NOTE_TRIED,
+  S_PENDING,
+  S_EXPORT,
+  S_EXPORT_WITHOUT,
   S_BEGIN,
   S_COMMIT,
   S_ROLLBACK,
@@ -236,9 +317,9 @@ struct bound_key {
   uint8_t od[PLANNER_DIGEST_LEN];       /* options digest */
 };
 
-/* A row as read from a statement selecting ROW_COLS or META_COLS. Blob
- * pointers are borrowed from the statement and valid until it steps or
- * resets. */
+/* A row as read from a statement selecting ROW_COLS, META_COLS or
+ * FULL_COLS (storage.c). Blob pointers are borrowed from the statement
+ * and valid until it steps or resets. */
 struct row_view {
   int64_t id;                /* plans.id */
   struct storage__row r;     /* checksummed fields */
@@ -250,6 +331,14 @@ struct row_view {
   uint64_t hits;             /* flushed hits */
   uint64_t bytes;            /* accounted bytes */
   const uint8_t *checksum;   /* PLANNER_DIGEST_LEN bytes, or NULL */
+  uint32_t effort_tried;     /* bookkeeping (schema v3) */
+  uint64_t generation;       /* bookkeeping */
+  int improve_done;          /* bookkeeping, 0 or 1 */
+  int has_graph;             /* the row has graph columns */
+  int have_graph;            /* they were read (FULL_COLS): x and
+                                graph_sum are set */
+  struct storage__graph_row x; /* graph columns; x.effort always set */
+  const uint8_t *graph_sum;  /* PLANNER_DIGEST_LEN bytes, with have_graph */
 };
 
 /* Helpers shared by write.c, get.c and admin.c (defined in stmt.c). */
@@ -284,6 +373,8 @@ void storage__bind_key(sqlite3_stmt *s, const struct storage_key *k,
 /* Reads the current row; 0 or ARENA_ECORRUPT. */
 int storage__read_row(sqlite3_stmt *s, struct row_view *v);
 int storage__checksum_ok(const struct row_view *v);
+/* Returns 1 when the graph columns that v read match their checksum. */
+int storage__graph_ok(const struct row_view *v);
 void storage__fill_info(const struct row_view *v, struct storage_info *info);
 /* Fills p's fields from v, its sharing from the offsets head. Returns 0
  * or ARENA_ECORRUPT (the head does not decode). */

@@ -1,8 +1,14 @@
 /*
- * write.c - the write path of the plan cache: storage_put (keep the better
- * plan, evict least-recently-used rows to stay within the caps) and the
- * writing of pending uses (storage_flush, storage_add_uses). See the
+ * write.c - the write path of the plan cache: storage_put and
+ * storage_put_effort (keep the better plan with its graph, options and
+ * effort; evict least-recently-used rows to stay within the caps),
+ * storage_preload (many plans, all or nothing), storage_note_tried, and
+ * the writing of pending uses (storage_flush, storage_add_uses). See the
  * DESIGN section of storage.c for the transactions and the LRU clock.
+ *
+ * Every plan is checked and encoded (prepare) before its transaction
+ * starts, so a transaction only reads and writes rows; preload thus
+ * verifies every entry before it writes any.
  *
  * It may use stmt.c, codec.c and schema.c. storage.c (close), get.c (a
  * full batch of pending uses) and admin.c (before listing or vacuum) call
@@ -10,6 +16,7 @@
  */
 #include "storage_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,12 +122,136 @@ int storage_add_uses(storage_t *st, const struct storage_use *u, size_t n,
   return rc;
 }
 
-/* ---- put ---------------------------------------------------------------- */
+/* ---- preparing a plan --------------------------------------------------- */
 
-/* Binds the value columns (?5..?17) shared by INSERT and UPGRADE. */
-static void bind_value(sqlite3_stmt *s, const struct storage__row *r,
-                       const uint8_t sum[PLANNER_DIGEST_LEN], uint64_t bytes)
+/* A plan ready to be written: every encoding, both checksums and the
+ * accounted bytes, computed before any transaction starts. Owns its
+ * blobs; the key it was made from is borrowed. */
+struct prepared {
+  const struct storage_key *k;     /* borrowed from the caller */
+  struct bound_key bk;             /* shape points at shape below */
+  struct storage__row r;           /* checksummed fields */
+  struct storage__graph_row x;     /* graph columns */
+  uint8_t *shape;                  /* owned copy of the shape blob */
+  uint8_t *offsets;                /* owned offsets blob */
+  uint8_t *graph;                  /* owned graph blob */
+  uint8_t opts[STORAGE__OPTS_MAX]; /* options blob, x.opts_len bytes */
+  uint8_t sum[PLANNER_DIGEST_LEN];       /* value checksum */
+  uint8_t graph_sum[PLANNER_DIGEST_LEN]; /* graph columns' checksum */
+  uint64_t bytes;                  /* accounted bytes of the row */
+  int done;                        /* improve_done on insert or upgrade */
+};
+
+static void prepared_free(struct prepared *w)
 {
+  free(w->shape);
+  free(w->offsets);
+  free(w->graph);
+  memset(w, 0, sizeof *w);
+}
+
+/* Encodes the plan's blobs (offsets and graph in canonical order) into w.
+ * Returns 0 or ARENA_ENOMEM / ARENA_EINVAL with the message set. */
+static int encode_blobs(storage_t *st, const struct planner_graph *g,
+                        const struct planner_options *o,
+                        const struct planner_plan *p, struct prepared *w)
+{
+  size_t *perm = NULL, offsets_len = 0, graph_len = 0;
+  struct storage__share sh;
+  int rc = storage__canonical_perm(g, &perm);
+  if (!rc)
+    rc = storage__offsets_encode(p->offsets, p->n_offsets, perm,
+                                 storage__share_of(p, &sh) ? &sh : NULL,
+                                 &w->offsets, &offsets_len);
+  if (!rc)
+    rc = storage__graph_encode(g, perm, &w->graph, &graph_len);
+  free(perm);
+  if (rc)
+    return storage__seterr(st, rc, "cannot encode the plan: %s",
+                           arena_strerror(rc));
+  w->r.offsets = w->offsets;
+  w->r.offsets_len = offsets_len;
+  w->x.graph = w->graph;
+  w->x.graph_len = graph_len;
+  w->x.opts = w->opts;
+  w->x.opts_len = storage__opts_encode(o, w->opts);
+  return 0;
+}
+
+/* Fills the plan fields of w->r from p. */
+static void fill_row(struct prepared *w, const struct planner_plan *p,
+                     uint64_t plan_us)
+{
+  w->r.model_hash = w->k->model_hash;
+  w->r.model_hash_len = w->k->model_hash_len;
+  w->r.shape = w->shape;
+  w->r.shape_len = w->bk.shape_len;
+  w->r.graph_digest = w->bk.gd;
+  w->r.options_digest = w->bk.od;
+  w->r.n_tensors = p->n_offsets;
+  w->r.arena_bytes = p->arena_bytes;
+  w->r.lower_bound = p->lower_bound_bytes;
+  w->r.naive_bytes = p->naive_bytes;
+  w->r.proven_optimal = p->proven_optimal ? 1u : 0u;
+  w->r.algo = (uint32_t)p->algo;
+  w->r.fit = (uint32_t)p->fit;
+  w->r.bound = (uint32_t)p->bound;
+  w->r.plan_us = plan_us;
+  w->r.created_ms = storage__now_ms();
+}
+
+/* Checks plan p of graph g under options o and key k (all borrowed) and
+ * prepares its row in w (prepared_free() it, whatever this returns).
+ * Returns 0 or the put's error codes with the message set. */
+static int prepare(storage_t *st, const struct storage_key *k,
+                   const struct planner_graph *g,
+                   const struct planner_options *o,
+                   const struct planner_plan *p, uint64_t plan_us,
+                   uint32_t effort, int done, struct prepared *w)
+{
+  char verr[ARENA_ERR_LEN];
+  int rc;
+  memset(w, 0, sizeof *w);
+  if (!g || !o || !p)
+    return storage__seterr(st, ARENA_EINVAL,
+                           "put needs a graph, options and a plan");
+  if ((rc = storage__bind_key_prepare(st, k, g, o, &w->bk)))
+    return rc;
+  if ((rc = planner_verify(g, o, p, verr)))
+    return storage__seterr(st, rc, "plan rejected: %s", verr);
+  w->k = k;
+  w->shape = malloc(w->bk.shape_len);
+  if (!w->shape)
+    return storage__seterr(st, ARENA_ENOMEM, "out of memory");
+  memcpy(w->shape, w->bk.shape, w->bk.shape_len);
+  w->bk.shape = w->shape;
+  if ((rc = encode_blobs(st, g, o, p, w)))
+    return rc;
+  fill_row(w, p, plan_us);
+  w->x.effort = effort;
+  w->done = done || p->proven_optimal;
+  storage__checksum(&w->r, w->sum);
+  storage__graph_checksum(w->sum, &w->x, w->graph_sum);
+  w->bytes = storage__entry_bytes(&w->r) + storage__graph_bytes(&w->x);
+  if (st->opt.max_bytes && w->bytes > st->opt.max_bytes)
+    return storage__seterr(st, ARENA_ETOOBIG,
+                           "plan needs %llu accounted bytes, cap is %llu",
+                           (unsigned long long)w->bytes,
+                           (unsigned long long)st->opt.max_bytes);
+  if (w->r.offsets_len > (size_t)INT32_MAX ||
+      w->x.graph_len > (size_t)INT32_MAX)
+    return storage__seterr(st, ARENA_ETOOBIG,
+                           "a blob of this plan is too big (%zu, %zu bytes)",
+                           w->r.offsets_len, w->x.graph_len);
+  return 0;
+}
+
+/* ---- writing a prepared plan -------------------------------------------- */
+
+/* Binds the value columns (?5..?22) shared by INSERT and UPGRADE. */
+static void bind_value(sqlite3_stmt *s, const struct prepared *w)
+{
+  const struct storage__row *r = &w->r;
   sqlite3_bind_int64(s, 5, (sqlite3_int64)r->n_tensors);
   sqlite3_bind_blob(s, 6, r->offsets, (int)r->offsets_len, SQLITE_STATIC);
   sqlite3_bind_int64(s, 7, (sqlite3_int64)r->arena_bytes);
@@ -132,8 +263,13 @@ static void bind_value(sqlite3_stmt *s, const struct storage__row *r,
   sqlite3_bind_int64(s, 13, r->bound);
   sqlite3_bind_int64(s, 14, (sqlite3_int64)r->plan_us);
   sqlite3_bind_int64(s, 15, r->created_ms);
-  sqlite3_bind_blob(s, 16, sum, PLANNER_DIGEST_LEN, SQLITE_TRANSIENT);
-  sqlite3_bind_int64(s, 17, (sqlite3_int64)bytes);
+  sqlite3_bind_blob(s, 16, w->sum, PLANNER_DIGEST_LEN, SQLITE_STATIC);
+  sqlite3_bind_int64(s, 17, (sqlite3_int64)w->bytes);
+  sqlite3_bind_blob(s, 18, w->x.graph, (int)w->x.graph_len, SQLITE_STATIC);
+  sqlite3_bind_blob(s, 19, w->x.opts, (int)w->x.opts_len, SQLITE_STATIC);
+  sqlite3_bind_blob(s, 20, w->graph_sum, PLANNER_DIGEST_LEN, SQLITE_STATIC);
+  sqlite3_bind_int64(s, 21, w->x.effort);
+  sqlite3_bind_int64(s, 22, w->done ? 1 : 0);
 }
 
 /* What the put transaction found under the key. */
@@ -181,8 +317,8 @@ static int find_existing(storage_t *st, const struct storage_key *k,
   return SQLITE_OK;
 }
 
-/* Evicts least-recently-used rows other than keep_id until both caps
- * hold. Counts them in *n_evicted. */
+/* Evicts least-recently-used rows other than keep_id (0: none) until
+ * both caps hold. Counts them in *n_evicted. */
 static int enforce_caps(storage_t *st, int64_t keep_id, uint64_t *n_evicted)
 {
   for (;;) {
@@ -216,59 +352,100 @@ static int enforce_caps(storage_t *st, int64_t keep_id, uint64_t *n_evicted)
 }
 
 /* Whether a new plan should replace the stored one. */
-static int is_better(const struct planner_plan *p, const struct existing *ex)
+static int is_better(const struct storage__row *r, const struct existing *ex)
 {
-  if (p->arena_bytes != ex->arena)
-    return p->arena_bytes < ex->arena;
-  return p->proven_optimal && !ex->proven;
+  if (r->arena_bytes != ex->arena)
+    return r->arena_bytes < ex->arena;
+  return r->proven_optimal && !ex->proven;
 }
 
-/* The write half of put: one IMMEDIATE transaction. */
-static int put_txn(storage_t *st, const struct storage_key *k,
-                   const struct bound_key *bk, const struct storage__row *r,
-                   const struct planner_plan *p, enum storage_put_result *res)
+/* Writes one prepared plan inside the caller's transaction: inserts,
+ * upgrades, or on a kept plan updates only its tried effort and done
+ * flag. Sets *res and *id (the row written or kept) and adds to
+ * *n_corrupt the bad rows it deleted. Returns the sqlite code. */
+static int write_one(storage_t *st, const struct prepared *w,
+                     enum storage_put_result *res, int64_t *id,
+                     uint64_t *n_corrupt)
 {
-  uint8_t sum[PLANNER_DIGEST_LEN];
-  uint64_t bytes = storage__entry_bytes(r);
-  uint64_t n_corrupt = 0, n_evicted = 0;
   struct existing ex;
-  int64_t keep_id;
-  storage__checksum(r, sum);
+  int rc = find_existing(st, w->k, &w->bk, &ex, n_corrupt);
+  if (rc != SQLITE_OK)
+    return rc;
+  sqlite3_stmt *s;
+  if (ex.id && !is_better(&w->r, &ex)) {
+    s = st->stmt[S_KEPT];
+    sqlite3_bind_int64(s, 1, w->x.effort);
+    sqlite3_bind_int64(s, 2, w->done ? 1 : 0);
+    sqlite3_bind_int64(s, 3, ex.id);
+    *res = STORAGE_PUT_KEPT;
+  } else {
+    s = st->stmt[ex.id ? S_UPGRADE : S_INSERT];
+    storage__bind_key(s, w->k, &w->bk);
+    bind_value(s, w);
+    if (ex.id)
+      sqlite3_bind_int64(s, 23, ex.id);
+    *res = ex.id ? STORAGE_PUT_UPGRADED : STORAGE_PUT_INSERTED;
+  }
+  if ((rc = storage__run(s)) != SQLITE_OK)
+    return rc;
+  *id = ex.id ? ex.id : sqlite3_last_insert_rowid(st->db);
+  return SQLITE_OK;
+}
 
+/* Ends a write transaction: evicts to the caps (sparing keep_id), counts
+ * evictions and corrupt rows, commits. Returns the sqlite code; the
+ * caller rolls back on failure. */
+static int finish_txn(storage_t *st, int64_t keep_id, uint64_t n_corrupt)
+{
+  uint64_t n_evicted = 0;
+  int rc = enforce_caps(st, keep_id, &n_evicted);
+  if (rc == SQLITE_OK && (n_evicted || n_corrupt))
+    rc = storage__stats_add(st, 0, 0, n_evicted, 0, n_corrupt);
+  if (rc == SQLITE_OK)
+    rc = storage__commit(st);
+  return rc;
+}
+
+/* ---- put ---------------------------------------------------------------- */
+
+/* The write half of put: one IMMEDIATE transaction. */
+static int put_txn(storage_t *st, const struct prepared *w,
+                   enum storage_put_result *res)
+{
+  uint64_t n_corrupt = 0;
+  int64_t keep_id = 0;
   int rc = storage__begin(st);
   if (rc != SQLITE_OK)
     return storage__sqlerr(st, rc, "cannot start a write transaction");
   if ((rc = flush_in_txn(st)) != SQLITE_OK ||
-      (rc = find_existing(st, k, bk, &ex, &n_corrupt)) != SQLITE_OK)
-    goto fail;
-  if (ex.id && !is_better(p, &ex)) {
-    *res = STORAGE_PUT_KEPT;
-    keep_id = ex.id;
-  } else {
-    sqlite3_stmt *s = st->stmt[ex.id ? S_UPGRADE : S_INSERT];
-    storage__bind_key(s, k, bk);
-    bind_value(s, r, sum, bytes);
-    if (ex.id)
-      sqlite3_bind_int64(s, 18, ex.id);
-    if ((rc = storage__run(s)) != SQLITE_OK)
-      goto fail;
-    keep_id = ex.id ? ex.id : sqlite3_last_insert_rowid(st->db);
-    *res = ex.id ? STORAGE_PUT_UPGRADED : STORAGE_PUT_INSERTED;
+      (rc = write_one(st, w, res, &keep_id, &n_corrupt)) != SQLITE_OK ||
+      (rc = finish_txn(st, keep_id, n_corrupt)) != SQLITE_OK) {
+    storage__sqlerr(st, rc, "cannot store a plan");
+    storage__rollback(st);
+    *res = 0;
+    return storage__err_of(rc);
   }
-  if ((rc = enforce_caps(st, keep_id, &n_evicted)) != SQLITE_OK)
-    goto fail;
-  if ((n_evicted || n_corrupt) &&
-      (rc = storage__stats_add(st, 0, 0, n_evicted, 0, n_corrupt)) != SQLITE_OK)
-    goto fail;
-  if ((rc = storage__commit(st)) != SQLITE_OK)
-    return storage__sqlerr(st, rc, "cannot commit a plan");
   flush_done(st);
   return 0;
+}
 
-fail:
-  storage__sqlerr(st, rc, "cannot store a plan");
-  storage__rollback(st);
-  return storage__err_of(rc);
+int storage_put_effort(storage_t *st, const struct storage_key *k,
+                       const struct planner_graph *g,
+                       const struct planner_options *o,
+                       const struct planner_plan *p, uint64_t plan_us,
+                       uint32_t effort, int done,
+                       enum storage_put_result *res)
+{
+  enum storage_put_result dummy;
+  struct prepared w;
+  res = res ? res : &dummy;
+  *res = 0;
+  storage__clear_err(st);
+  int rc = prepare(st, k, g, o, p, plan_us, effort, done, &w);
+  if (!rc)
+    rc = put_txn(st, &w, res);
+  prepared_free(&w);
+  return rc;
 }
 
 int storage_put(storage_t *st, const struct storage_key *k,
@@ -277,64 +454,115 @@ int storage_put(storage_t *st, const struct storage_key *k,
                 const struct planner_plan *p, uint64_t plan_us,
                 enum storage_put_result *res)
 {
-  enum storage_put_result dummy;
+  return storage_put_effort(st, k, g, o, p, plan_us, 0, 0, res);
+}
+
+/* ---- noting tried efforts ----------------------------------------------- */
+
+int storage_note_tried(storage_t *st, const struct storage_key *k,
+                       const uint8_t graph_digest[PLANNER_DIGEST_LEN],
+                       const uint8_t options_digest[PLANNER_DIGEST_LEN],
+                       uint32_t effort, int done)
+{
   struct bound_key bk;
-  char verr[ARENA_ERR_LEN];
-  size_t *perm = NULL;
-  uint8_t *blob = NULL;
-  size_t blob_len = 0;
-  struct storage__share sh;
-  int rc;
-
-  res = res ? res : &dummy;
-  *res = 0;
   storage__clear_err(st);
-  if (!g || !o || !p)
-    return storage__seterr(st, ARENA_EINVAL, "put needs a graph, options and a plan");
-  if ((rc = storage__bind_key_prepare(st, k, g, o, &bk)))
+  if (!graph_digest || !options_digest)
+    return storage__seterr(st, ARENA_EINVAL, "note_tried needs both digests");
+  int rc = storage__bind_key_prepare(st, k, NULL, NULL, &bk);
+  if (rc)
     return rc;
-  if ((rc = planner_verify(g, o, p, verr)))
-    return storage__seterr(st, rc, "plan rejected: %s", verr);
-  if ((rc = storage__canonical_perm(g, &perm)) ||
-      (rc = storage__offsets_encode(p->offsets, p->n_offsets, perm,
-                                    storage__share_of(p, &sh) ? &sh : NULL,
-                                    &blob, &blob_len))) {
-    free(perm);
-    return storage__seterr(st, rc, "out of memory");
-  }
-  free(perm);
+  memcpy(bk.gd, graph_digest, PLANNER_DIGEST_LEN);
+  memcpy(bk.od, options_digest, PLANNER_DIGEST_LEN);
+  sqlite3_stmt *s = st->stmt[S_NOTE_TRIED];
+  storage__bind_key(s, k, &bk);
+  sqlite3_bind_int64(s, 5, effort);
+  sqlite3_bind_int64(s, 6, done ? 1 : 0);
+  rc = storage__run(s); /* one statement: its own transaction */
+  if (rc != SQLITE_OK)
+    return storage__sqlerr(st, rc, "cannot note a tried effort");
+  return 0;
+}
 
-  struct storage__row r = {
-      .model_hash = k->model_hash,
-      .model_hash_len = k->model_hash_len,
-      .shape = bk.shape,
-      .shape_len = bk.shape_len,
-      .graph_digest = bk.gd,
-      .options_digest = bk.od,
-      .n_tensors = p->n_offsets,
-      .offsets = blob,
-      .offsets_len = blob_len,
-      .arena_bytes = p->arena_bytes,
-      .lower_bound = p->lower_bound_bytes,
-      .naive_bytes = p->naive_bytes,
-      .proven_optimal = p->proven_optimal ? 1u : 0u,
-      .algo = (uint32_t)p->algo,
-      .fit = (uint32_t)p->fit,
-      .bound = (uint32_t)p->bound,
-      .plan_us = plan_us,
-      .created_ms = storage__now_ms(),
-  };
-  uint64_t bytes = storage__entry_bytes(&r);
-  if (st->opt.max_bytes && bytes > st->opt.max_bytes)
-    rc = storage__seterr(st, ARENA_ETOOBIG,
-                "plan needs %llu accounted bytes, cap is %llu",
-                (unsigned long long)bytes,
-                (unsigned long long)st->opt.max_bytes);
-  else if (blob_len > (size_t)INT32_MAX)
-    rc = storage__seterr(st, ARENA_ETOOBIG, "offsets blob of %zu bytes is too big",
-                blob_len);
-  else
-    rc = put_txn(st, k, &bk, &r, p, res);
-  free(blob);
+/* ---- preload ------------------------------------------------------------ */
+
+/* Prepares every entry; on failure sets *bad to the entry's index. */
+static int prepare_all(storage_t *st, const struct storage_preload_entry *e,
+                       size_t n, struct prepared *w, size_t *bad)
+{
+  for (size_t i = 0; i < n; i++) {
+    int rc = prepare(st, &e[i].key, e[i].graph, e[i].opts, e[i].plan, 0,
+                     e[i].effort, 0, &w[i]);
+    if (rc) {
+      char why[ARENA_ERR_LEN];
+      snprintf(why, sizeof why, "%s", st->errmsg);
+      *bad = i;
+      return storage__seterr(st, rc, "entry %zu: %s", i, why);
+    }
+  }
+  return 0;
+}
+
+/* The write half of preload: every prepared entry in one transaction.
+ * On failure sets *bad to the entry that failed, or n for the
+ * transaction itself. */
+static int preload_txn(storage_t *st, const struct prepared *w, size_t n,
+                       size_t *n_stored, size_t *n_kept, size_t *bad)
+{
+  uint64_t n_corrupt = 0;
+  size_t stored = 0, kept = 0, i = n;
+  int rc = storage__begin(st);
+  if (rc != SQLITE_OK)
+    return storage__sqlerr(st, rc, "cannot start a write transaction");
+  if ((rc = flush_in_txn(st)) == SQLITE_OK) {
+    for (i = 0; i < n; i++) {
+      enum storage_put_result res;
+      int64_t id;
+      if ((rc = write_one(st, &w[i], &res, &id, &n_corrupt)) != SQLITE_OK)
+        break;
+      *(res == STORAGE_PUT_KEPT ? &kept : &stored) += 1;
+    }
+  }
+  if (rc == SQLITE_OK && (rc = finish_txn(st, 0, n_corrupt)) != SQLITE_OK)
+    i = n;
+  if (rc != SQLITE_OK) {
+    *bad = i;
+    storage__sqlerr(st, rc, "cannot preload plans");
+    storage__rollback(st);
+    return storage__err_of(rc);
+  }
+  flush_done(st);
+  *n_stored = stored;
+  *n_kept = kept;
+  return 0;
+}
+
+int storage_preload(storage_t *st, const struct storage_preload_entry *e,
+                    size_t n, size_t *n_stored, size_t *n_kept, size_t *bad)
+{
+  size_t stored = 0, kept = 0, bad_at = n;
+  storage__clear_err(st);
+  if (n_stored)
+    *n_stored = 0;
+  if (n_kept)
+    *n_kept = 0;
+  if (n == 0)
+    return 0;
+  if (!e)
+    return storage__seterr(st, ARENA_EINVAL, "no entries");
+  struct prepared *w = calloc(n, sizeof *w);
+  if (!w)
+    return storage__seterr(st, ARENA_ENOMEM, "out of memory");
+  int rc = prepare_all(st, e, n, w, &bad_at);
+  if (!rc)
+    rc = preload_txn(st, w, n, &stored, &kept, &bad_at);
+  for (size_t i = 0; i < n; i++)
+    prepared_free(&w[i]);
+  free(w);
+  if (rc && bad)
+    *bad = bad_at;
+  if (!rc && n_stored)
+    *n_stored = stored;
+  if (!rc && n_kept)
+    *n_kept = kept;
   return rc;
 }

@@ -12,8 +12,9 @@
  * This file holds the "api" case (options, status codes, bad inputs, no
  * daemon at all) and client_suite(), which also runs the "fake-daemon"
  * case (check_client_fake.c), the "share" case (check_client_share.c),
- * the "timeouts" case (check_client_timeouts.c), the "digests" case
- * (check_client_digest.c) and the "arenactl" case, arenactl's daemon
+ * the "timeouts" case (check_client_timeouts.c), the "memo" case
+ * (check_client_memo.c), the "bundle" case, the plan bundle format
+ * (check_client_bundle.c), and the "arenactl" case, arenactl's daemon
  * commands against the fake (check_client_cli.c). Shared helpers are
  * declared in check_client.h.
  */
@@ -226,10 +227,16 @@ Suite *client_suite(void)
   client_add_timeouts(tc);
   suite_add_tcase(s, tc);
 
-  tc = tcase_create("digests");
+  tc = tcase_create("memo");
   tcase_add_checked_fixture(tc, ct_setup, ct_teardown);
   tcase_set_timeout(tc, 30);
-  client_add_digests(tc);
+  client_add_memo(tc);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("bundle");
+  tcase_add_checked_fixture(tc, ct_setup, ct_teardown);
+  tcase_set_timeout(tc, 60);
+  client_add_bundle(tc);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("arenactl");

@@ -57,6 +57,12 @@ enum ct_mode {
   M_SLOW,          /* as a daemon before Accepted: delay_ms, then M_GOOD */
   M_ACK_SILENT,    /* Accepted (when asked), then never a reply */
   M_NO_READ,       /* accept the connection, never read from it */
+  M_OLD_OFFSETS,   /* plans with the offsets and arena size of the
+                      connection's first plan, labelled with the digests
+                      of each request: a daemon that lies */
+  M_TAMPER_LATER,  /* the first plan correct; in every later one the
+                      second tensor moved onto the first (arena size made
+                      to match), so that the two overlap */
 };
 
 #define CT_MAX_CONNS 8
@@ -77,6 +83,19 @@ struct ct_fake {
   _Atomic int last_version;      /* protocol_version of the last request */
   _Atomic int last_want_ack;     /* want_ack of the last request */
   int delay_ms;                  /* for M_ACK_SLOW and M_SLOW */
+  int n_export;                  /* entries the fake exports (ct_bundle) */
+  _Atomic int export_requests;   /* Export requests read */
+  _Atomic int export_filter;     /* of the last: 1 model hash, 2 key, 0 none */
+  uint8_t *preload;              /* the last Preload, packed; owned */
+  _Atomic size_t preload_len;    /* its bytes; set after preload */
+  _Atomic uint64_t last_id;      /* request_id of the last request */
+  _Atomic int last_hash_len;     /* model hash of the last Plan: length */
+  _Atomic int last_hash_tail;    /* ... and its last byte */
+  _Atomic int64_t last_dims_sum; /* sum of all its input dims */
+  int conn_plans;                /* Plan requests answered on the current
+                                    connection (the fake's thread only) */
+  struct planner_plan first;     /* M_OLD_OFFSETS: the connection's first
+                                    plan (the fake's thread only) */
 };
 
 /* The fake of the current test; ct_setup() resets it. */
@@ -90,6 +109,29 @@ void ct_fake_start1(enum ct_mode m);
  * socket path, and the fake (if started) stopped afterwards. */
 void ct_setup(void);
 void ct_teardown(void);
+
+/* ---- bundle entries ----------------------------------------------------- */
+
+#define CT_MAX_ENTRIES 8
+
+/* Up to CT_MAX_ENTRIES bundle entries, each the test graph with its
+ * planner plan; entry k is stored under the 1-byte model hash 0xb0 + k
+ * and claims effort 10 * k. */
+struct ct_bundle {
+  Arenad__V1__BundleEntry *ptrs[CT_MAX_ENTRIES]; /* n, into e */
+  Arenad__V1__BundleEntry e[CT_MAX_ENTRIES];
+  Arenad__V1__Plan req[CT_MAX_ENTRIES];          /* owned columns */
+  Arenad__V1__PlanOptions opts[CT_MAX_ENTRIES];
+  Arenad__V1__PlanReply reply[CT_MAX_ENTRIES];   /* borrow plan.offsets */
+  uint8_t hash[CT_MAX_ENTRIES];
+  struct planner_plan plan;
+  uint8_t gd[32], od[32];                        /* graph, options digests */
+  size_t n;
+};
+
+/* Builds n entries into *b; free with ct_bundle_cleanup. */
+void ct_bundle_init(struct ct_bundle *b, size_t n);
+void ct_bundle_cleanup(struct ct_bundle *b);
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -119,7 +161,9 @@ void client_add_arenactl(TCase *tc);
 void client_add_share(TCase *tc);
 /* Adds the tests of the "timeouts" case (check_client_timeouts.c). */
 void client_add_timeouts(TCase *tc);
-/* Adds the tests of the "digests" case (check_client_digest.c). */
-void client_add_digests(TCase *tc);
+/* Adds the tests of the "bundle" case (check_client_bundle.c). */
+void client_add_bundle(TCase *tc);
+/* Adds the tests of the "memo" case (check_client_memo.c). */
+void client_add_memo(TCase *tc);
 
 #endif

@@ -7,7 +7,8 @@
  * as a child process with stdout and stderr captured in files of the
  * test's temp dir, and checks its output and exit status: unreachable
  * daemon, usage errors, ping/status/stats, ls/evict/get, failures
- * mapped to the documented exit statuses, and plan through the daemon.
+ * mapped to the documented exit statuses, plan through the daemon, and
+ * the plan bundle commands export, preload and bundle-info.
  * The end-to-end tests of arenactl's local commands are check_cli.c.
  */
 #include <check.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "check_client.h"
+#include "wire_bundle.h"
 #include "testutil.h"
 
 /* ---- arenactl's daemon commands --------------------------------------- */
@@ -139,7 +141,7 @@ END_TEST
 
 START_TEST(cli_usage_errors)
 {
-  static const char *const bad[][5] = {
+  static const char *const bad[][8] = {
       {"get", NULL},
       {"get", "--model-hash", "abc", NULL},
       {"get", "--model-hash", "zz", NULL},
@@ -155,6 +157,13 @@ START_TEST(cli_usage_errors)
       {"stats", "--timeout-ms", "0", NULL},
       {"-s", NULL},
       {"-s", "", "ping", NULL},
+      {"export", NULL},
+      {"export", "-o", "x", "--page-size", "0"},
+      {"export", "-o", "x", "--key", "00", "--model-hash", "00"},
+      {"export", "-o", "x", "--key", "abc", NULL},
+      {"preload", NULL},
+      {"preload", "a", "b", NULL},
+      {"bundle-info", "--bogus", "a", NULL},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     struct run r;
@@ -170,8 +179,9 @@ START_TEST(cli_usage_errors)
   assert_has(r.out, "ping");
   assert_has(r.out, "evict");
   run_free(&r);
-  static const char *const helps[] = {"get", "ls", "evict", "ping",
-                                      "status", "stats"};
+  static const char *const helps[] = {"get",   "ls",      "evict",
+                                      "ping",  "status",  "stats",
+                                      "export", "preload", "bundle-info"};
   for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++) {
     RUN(&r, helps[i], "--help");
     ck_assert_int_eq(r.status, 0);
@@ -346,6 +356,225 @@ START_TEST(cli_plan_in_place_option)
 }
 END_TEST
 
+/* ---- plan bundles ------------------------------------------------------- */
+
+/* A path in the test's temp dir (static; one at a time). */
+static const char *tmp_path(const char *name)
+{
+  static char path[700];
+  snprintf(path, sizeof path, "%s/%s", ct_fk.dir, name);
+  return path;
+}
+
+/* Writes len bytes to path; 0 or -1. */
+static int write_file(const char *path, const void *buf, size_t len)
+{
+  FILE *f = fopen(path, "wb");
+  if (!f)
+    return -1;
+  size_t n = fwrite(buf, 1, len, f);
+  return fclose(f) == 0 && n == len ? 0 : -1;
+}
+
+/* Writes a bundle of n test entries to the temp dir; returns its path. */
+static const char *bundle_file(size_t n)
+{
+  struct ct_bundle b;
+  uint8_t *buf;
+  size_t len;
+  ct_bundle_init(&b, n);
+  ck_assert_int_eq(wire_bundle_write(b.ptrs, n, "arenactl test", 1700000000000,
+                                    0, &buf, &len),
+                   0);
+  ct_bundle_cleanup(&b);
+  const char *path = tmp_path("in.bundle");
+  ck_assert_int_eq(write_file(path, buf, len), 0);
+  free(buf);
+  return path;
+}
+
+/* Checks that the bundle at path holds n test entries. */
+static void assert_bundle_holds(const char *path, size_t n)
+{
+  size_t len;
+  char *bytes = tu_read_file(path, &len);
+  ck_assert_ptr_nonnull(bytes);
+  Arenad__V1__Bundle *got;
+  char err[ARENA_ERR_LEN] = "";
+  ck_assert_msg(wire_bundle_read((uint8_t *)bytes, len, NULL, &got, err) == 0,
+                "%s", err);
+  ck_assert_uint_eq(got->n_entries, n);
+  ck_assert_int_eq(strncmp(got->producer, "arenactl ", 9), 0);
+  struct ct_bundle want;
+  ct_bundle_init(&want, n);
+  for (size_t k = 0; k < n; k++) {
+    ck_assert_uint_eq(got->entries[k]->request->model_hash.data[0],
+                      0xb0 + k);
+    ck_assert_uint_eq(got->entries[k]->plan->n_offsets, CT_TG_N);
+    for (size_t i = 0; i < CT_TG_N; i++)
+      ck_assert_uint_eq(got->entries[k]->plan->offsets[i],
+                        want.plan.offsets[i]);
+  }
+  ct_bundle_cleanup(&want);
+  wire_free_bundle(got);
+  free(bytes);
+}
+
+START_TEST(cli_export_pages)
+{
+  enum ct_mode m[] = {M_GOOD, M_GOOD, M_GOOD};
+  ct_fk.n_export = 3;
+  ct_fake_start(3, m);
+  struct run r;
+  char out[700];
+  snprintf(out, sizeof out, "%s", tmp_path("out.bundle"));
+  /* Two pages: 2 plans, then 1. */
+  RUN(&r, "-s", ct_fk.path, "export", "--page-size", "2", "-o", out);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  assert_has(r.out, "wrote 3 plans to ");
+  ck_assert_int_eq(ct_fk.export_requests, 2);
+  ck_assert_int_eq(ct_fk.export_filter, 0);
+  run_free(&r);
+  assert_bundle_holds(out, 3);
+  ck_assert_int_eq(access(tmp_path("out.bundle.tmp"), F_OK), -1);
+  /* A last full page: one more request, which comes back empty. */
+  ct_fk.n_export = 4;
+  RUN(&r, "-s", ct_fk.path, "export", "--page-size", "2", "--json",
+      "--model-hash", "b0", "-o", out);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  assert_has(r.out, "{\"written\":4,\"bytes\":");
+  ck_assert_int_eq(ct_fk.export_requests, 5);
+  ck_assert_int_eq(ct_fk.export_filter, 1);
+  run_free(&r);
+  assert_bundle_holds(out, 4);
+  /* What bundle-info prints of it. */
+  RUN(&r, "bundle-info", out);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  assert_has(r.out, "format:   1\nproducer: arenactl ");
+  assert_has(r.out, "plans:    4\n");
+  assert_has(r.out, "\nb0  -  5  ");
+  assert_has(r.out, "\nb3  -  5  ");
+  assert_has(r.out, "  30\n");
+  run_free(&r);
+  RUN(&r, "bundle-info", "--json", out);
+  ck_assert_int_eq(r.status, 0);
+  assert_has(r.out, "{\"format_version\":1,\"producer\":\"arenactl ");
+  assert_has(r.out, "\"entries\":[{\"model_hash\":\"b0\",\"input_shape\":[],"
+                    "\"n_tensors\":5,");
+  run_free(&r);
+  /* Nothing matched: nothing written, status 1. */
+  ct_fk.n_export = 0;
+  RUN(&r, "-s", ct_fk.path, "export", "--key", "abcd", "-o",
+      tmp_path("none.bundle"));
+  ck_assert_int_eq(r.status, 1);
+  assert_has(r.err, "no plan with a stored graph matched");
+  ck_assert_int_eq(ct_fk.export_filter, 2);
+  ck_assert_int_eq(access(tmp_path("none.bundle"), F_OK), -1);
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(cli_preload_sends_entries)
+{
+  enum ct_mode m[] = {M_GOOD, M_GOOD};
+  ct_fake_start(2, m);
+  const char *path = bundle_file(3);
+  struct run r;
+  RUN(&r, "-s", ct_fk.path, "preload", path);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  ck_assert_str_eq(r.out, "stored 2, kept 1\n");
+  run_free(&r);
+  /* The daemon got exactly the file's entries. */
+  struct ct_bundle b;
+  ct_bundle_init(&b, 3);
+  Arenad__V1__Preload pm = ARENAD__V1__PRELOAD__INIT;
+  pm.entries = b.ptrs;
+  pm.n_entries = 3;
+  size_t n = protobuf_c_message_get_packed_size(&pm.base);
+  uint8_t *want = malloc(n);
+  ck_assert_ptr_nonnull(want);
+  protobuf_c_message_pack(&pm.base, want);
+  ck_assert_uint_eq(ct_fk.preload_len, n);
+  ck_assert_int_eq(memcmp(ct_fk.preload, want, n), 0);
+  free(want);
+  ct_bundle_cleanup(&b);
+  RUN(&r, "preload", "--json", "-s", ct_fk.path, path);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_str_eq(r.out, "{\"stored\":2,\"kept\":1}\n");
+  run_free(&r);
+}
+END_TEST
+
+/* A file that is not an intact bundle never reaches the daemon. */
+START_TEST(cli_preload_refuses_bad_files)
+{
+  ct_fake_start1(M_GOOD);
+  size_t len;
+  char *good = tu_read_file(bundle_file(1), &len);
+  ck_assert_ptr_nonnull(good);
+  const char *path = tmp_path("bad.bundle");
+  struct run r;
+  static const struct {
+    size_t at;       /* byte changed, or the length kept */
+    int truncate;    /* 1: keep `at` bytes */
+    const char *msg; /* in the error */
+  } cases[] = {
+      {30, 0, "damaged: checksum mismatch"},
+      {3, 0, "not an arenad plan bundle"},
+      {10, 0, "is newer than this arenad reads (1)"},
+      {40, 1, "truncated: 40 bytes, expected"},
+      {5, 1, "truncated: 5 bytes, expected at least 52"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *copy = malloc(len);
+    ck_assert_ptr_nonnull(copy);
+    memcpy(copy, good, len);
+    if (!cases[i].truncate)
+      copy[cases[i].at] ^= 0x40;
+    ck_assert_int_eq(write_file(path, copy,
+                                   cases[i].truncate ? cases[i].at : len),
+                     0);
+    free(copy);
+    RUN(&r, "-s", ct_fk.path, "preload", path);
+    ck_assert_msg(r.status == 65, "case %zu: exit %d, %s", i, r.status,
+                  r.err);
+    assert_has(r.err, cases[i].msg);
+    assert_has(r.err, path);
+    ck_assert_str_eq(r.out, "");
+    run_free(&r);
+    RUN(&r, "bundle-info", path);
+    ck_assert_int_eq(r.status, 65);
+    run_free(&r);
+  }
+  RUN(&r, "-s", ct_fk.path, "preload", graph_csv());
+  ck_assert_int_eq(r.status, 65);
+  assert_has(r.err, "not an arenad plan bundle");
+  run_free(&r);
+  RUN(&r, "-s", ct_fk.path, "preload", tmp_path("missing.bundle"));
+  ck_assert_int_eq(r.status, 66);
+  run_free(&r);
+  ck_assert_int_eq(ct_fk.conns, 0);
+  ck_assert_int_eq(ct_fk.requests, 0);
+  free(good);
+}
+END_TEST
+
+/* The daemon's refusal is printed with its own message. */
+START_TEST(cli_preload_refused_by_daemon)
+{
+  ct_fk.status = ARENAD__V1__STATUS__INVALID_ARGUMENT;
+  ct_fake_start1(M_STATUS);
+  struct run r;
+  RUN(&r, "-s", ct_fk.path, "preload", bundle_file(2));
+  ck_assert_int_eq(r.status, 65);
+  assert_has(r.err, "arenactl: preload: ");
+  assert_has(r.err, "INVALID_ARGUMENT");
+  assert_has(r.err, "fake says no");
+  ck_assert_str_eq(r.out, "");
+  run_free(&r);
+}
+END_TEST
+
 void client_add_arenactl(TCase *tc)
 {
   tcase_add_test(tc, cli_unreachable);
@@ -356,4 +585,8 @@ void client_add_arenactl(TCase *tc)
                       (int)(sizeof cli_fail / sizeof cli_fail[0]));
   tcase_add_test(tc, cli_plan_through_daemon);
   tcase_add_test(tc, cli_plan_in_place_option);
+  tcase_add_test(tc, cli_export_pages);
+  tcase_add_test(tc, cli_preload_sends_entries);
+  tcase_add_test(tc, cli_preload_refuses_bad_files);
+  tcase_add_test(tc, cli_preload_refused_by_daemon);
 }

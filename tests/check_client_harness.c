@@ -8,8 +8,10 @@
  * plans, wrong plans, plans for another graph, plans that share bytes in
  * place when the request turned sharing off, refusals with each status,
  * silence, acknowledged or slow replies, a connection never read, a
- * reply cut off in the middle, garbage, and canned replies to
- * ping, stats, list, evict and lookup for the arenactl tests. Also here:
+ * reply cut off in the middle, garbage, the offsets of an earlier plan
+ * or a plan tampered with after a good one, and canned replies to
+ * ping, stats, list, evict, lookup, export and preload for the arenactl
+ * tests. Also here:
  * the test graph and model key, the fixture, and the client helpers.
  */
 #include <check.h>
@@ -104,6 +106,7 @@ static Arenad__V1__Request *read_req(int fd, struct wire_reader *rd)
       ct_fk.requests++;
       ct_fk.last_version = (int)q->protocol_version;
       ct_fk.last_want_ack = q->want_ack;
+      ct_fk.last_id = q->request_id;
       return q;
     }
     struct pollfd p = {fd, POLLIN, 0};
@@ -116,6 +119,50 @@ static Arenad__V1__Request *read_req(int fd, struct wire_reader *rd)
     ssize_t n = recv(fd, buf, sizeof buf, 0);
     if (n <= 0 || wire_reader_feed(rd, buf, (size_t)n) != 0)
       return NULL;
+  }
+}
+
+/* Notes the model key of Plan request m for the tests. */
+static void note_key(const Arenad__V1__Plan *m)
+{
+  int64_t sum = 0;
+  for (size_t i = 0; i < m->n_input_shape; i++)
+    for (size_t j = 0; j < m->input_shape[i]->n_dims; j++)
+      sum += m->input_shape[i]->dims[j];
+  ct_fk.last_dims_sum = sum;
+  ct_fk.last_hash_len = (int)m->model_hash.len;
+  ct_fk.last_hash_tail =
+      m->model_hash.len ? m->model_hash.data[m->model_hash.len - 1] : -1;
+}
+
+/* Replaces p's offsets as M_OLD_OFFSETS and M_TAMPER_LATER call for,
+ * from the second plan of a connection on; keeps the first. */
+static void lie(struct planner_plan *p, const struct planner_graph *g,
+                enum ct_mode m)
+{
+  if (ct_fk.conn_plans++ == 0) {
+    if (m == M_OLD_OFFSETS) {
+      planner_plan_cleanup(&ct_fk.first);
+      ct_fk.first = *p;
+      ct_fk.first.offsets = malloc(p->n_offsets * sizeof *p->offsets);
+      ck_assert_ptr_nonnull(ct_fk.first.offsets);
+      memcpy(ct_fk.first.offsets, p->offsets,
+             p->n_offsets * sizeof *p->offsets);
+    }
+    return;
+  }
+  if (m == M_OLD_OFFSETS && ct_fk.first.n_offsets == p->n_offsets) {
+    memcpy(p->offsets, ct_fk.first.offsets,
+           p->n_offsets * sizeof *p->offsets);
+    p->arena_bytes = ct_fk.first.arena_bytes;
+  }
+  if (m == M_TAMPER_LATER && p->n_offsets >= 2) {
+    p->offsets[1] = p->offsets[0];
+    p->arena_bytes = 0;
+    for (size_t i = 0; i < p->n_offsets; i++)
+      if (g->tensors[i].size &&
+          p->offsets[i] + g->tensors[i].size > p->arena_bytes)
+        p->arena_bytes = p->offsets[i] + g->tensors[i].size;
   }
 }
 
@@ -145,6 +192,9 @@ static void answer_plan(int fd, const Arenad__V1__Request *q, enum ct_mode m)
     return;
   }
   planner_options_digest(&g.opts, od);
+  note_key(q->plan);
+  if (m == M_OLD_OFFSETS || m == M_TAMPER_LATER)
+    lie(&p, &pg, m);
   if (m == M_WRONG_PLAN)
     for (size_t i = 0; i < p.n_offsets; i++)
       p.offsets[i] = 0;
@@ -212,6 +262,49 @@ static void answer_lookup(int fd, const Arenad__V1__Request *q, enum ct_mode m)
   send_resp(fd, &r);
   planner_plan_cleanup(&p);
   free(st);
+}
+
+/* Exports: ct_fk.n_export entries, paged by the request's offset and
+ * limit. */
+static void answer_export(int fd, const Arenad__V1__Request *q)
+{
+  const Arenad__V1__Export *x = q->export_plans;
+  struct ct_bundle b;
+  ct_fk.export_requests++;
+  ct_fk.export_filter = x->key.len ? 2 : x->model_hash.len ? 1 : 0;
+  ct_bundle_init(&b, (size_t)ct_fk.n_export);
+  size_t limit = x->limit ? x->limit : 100;
+  size_t from = x->offset < b.n ? x->offset : b.n;
+  Arenad__V1__ExportReply er = ARENAD__V1__EXPORT_REPLY__INIT;
+  er.entries = b.ptrs + from;
+  er.n_entries = b.n - from < limit ? b.n - from : limit;
+  Arenad__V1__Response r = ARENAD__V1__RESPONSE__INIT;
+  r.request_id = q->request_id;
+  r.body_case = ARENAD__V1__RESPONSE__BODY_EXPORTED;
+  r.exported = &er;
+  send_resp(fd, &r);
+  ct_bundle_cleanup(&b);
+}
+
+/* Preloads: keeps the request packed for the test; all but one stored. */
+static void answer_preload(int fd, const Arenad__V1__Request *q)
+{
+  const Arenad__V1__Preload *pl = q->preload_plans;
+  size_t n = protobuf_c_message_get_packed_size(&pl->base);
+  uint8_t *buf = malloc(n ? n : 1);
+  ck_assert_ptr_nonnull(buf);
+  protobuf_c_message_pack(&pl->base, buf);
+  free(ct_fk.preload);
+  ct_fk.preload = buf;
+  ct_fk.preload_len = n;
+  Arenad__V1__PreloadReply pr = ARENAD__V1__PRELOAD_REPLY__INIT;
+  pr.kept = pl->n_entries ? 1 : 0;
+  pr.stored = pl->n_entries - pr.kept;
+  Arenad__V1__Response r = ARENAD__V1__RESPONSE__INIT;
+  r.request_id = q->request_id;
+  r.body_case = ARENAD__V1__RESPONSE__BODY_PRELOADED;
+  r.preloaded = &pr;
+  send_resp(fd, &r);
 }
 
 static void answer(int fd, const Arenad__V1__Request *q, enum ct_mode m)
@@ -292,6 +385,10 @@ static void answer(int fd, const Arenad__V1__Request *q, enum ct_mode m)
     answer_lookup(fd, q, m);
   } else if (q->body_case == ARENAD__V1__REQUEST__BODY_PLAN) {
     answer_plan(fd, q, m);
+  } else if (q->body_case == ARENAD__V1__REQUEST__BODY_EXPORT_PLANS) {
+    answer_export(fd, q);
+  } else if (q->body_case == ARENAD__V1__REQUEST__BODY_PRELOAD_PLANS) {
+    answer_preload(fd, q);
   }
 }
 
@@ -342,6 +439,7 @@ static void serve_conn(int fd, enum ct_mode m)
   }
   struct wire_reader rd;
   wire_reader_init(&rd, 0);
+  ct_fk.conn_plans = 0;
   Arenad__V1__Request *q;
   while ((q = read_req(fd, &rd)) != NULL) {
     if (m == M_CLOSE_NOREPLY) {
@@ -405,6 +503,7 @@ void ct_setup(void)
 {
   memset(&ct_fk, 0, sizeof ct_fk);
   ct_fk.lfd = -1;
+  planner_plan_init(&ct_fk.first);
   ct_fk.dir = tu_mkdtemp();
   ck_assert_ptr_nonnull(ct_fk.dir);
   snprintf(ct_fk.path, sizeof ct_fk.path, "%s/arenad.sock", ct_fk.dir);
@@ -417,8 +516,44 @@ void ct_teardown(void)
     pthread_join(ct_fk.th, NULL);
     close(ct_fk.lfd);
   }
+  planner_plan_cleanup(&ct_fk.first);
   tu_rm_rf(ct_fk.dir);
   free(ct_fk.dir);
+  free(ct_fk.preload);
+}
+
+/* ---- bundle entries ----------------------------------------------------- */
+
+void ct_bundle_init(struct ct_bundle *b, size_t n)
+{
+  struct planner_options o;
+  ck_assert_uint_le(n, CT_MAX_ENTRIES);
+  memset(b, 0, sizeof *b);
+  b->n = n;
+  planner_options_init(&o);
+  ct_local_plan(&b->plan);
+  ck_assert_int_eq(planner_graph_digest(&ct_graph, b->gd), 0);
+  planner_options_digest(&o, b->od);
+  for (size_t k = 0; k < n; k++) {
+    b->hash[k] = (uint8_t)(0xb0 + k);
+    ck_assert_int_eq(wire_plan_msg_init(&b->req[k], &b->opts[k], &ct_graph,
+                                        &o, &b->hash[k], 1, NULL, 0),
+                     0);
+    wire_reply_from_plan(&b->reply[k], &b->plan, b->gd, b->od);
+    b->reply[k].effort = (uint32_t)(10 * k);
+    arenad__v1__bundle_entry__init(&b->e[k]);
+    b->e[k].request = &b->req[k];
+    b->e[k].plan = &b->reply[k];
+    b->ptrs[k] = &b->e[k];
+  }
+}
+
+void ct_bundle_cleanup(struct ct_bundle *b)
+{
+  for (size_t k = 0; k < b->n; k++)
+    wire_plan_msg_cleanup(&b->req[k]);
+  planner_plan_cleanup(&b->plan);
+  memset(b, 0, sizeof *b);
 }
 
 /* ---- helpers ------------------------------------------------------------ */

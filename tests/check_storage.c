@@ -21,6 +21,10 @@
  *   recovery: check_storage_corrupt.c - corrupt values and bad files
  *             check_storage_stress.c  - crash safety under SIGKILL, one
  *                                       writer with four reader threads
+ *   v3:       check_storage_v3.c      - schema v3: graph and options
+ *                                       blobs, migration from v2,
+ *                                       generations, efforts, pending
+ *                                       work, export and preload
  */
 #include <check.h>
 #include <sqlite3.h>
@@ -255,6 +259,12 @@ Suite *storage_suite(void)
   tcase_set_timeout(tc, 60);
   storage_add_corrupt(tc);
   storage_add_stress(tc);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("v3");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 60);
+  storage_add_v3(tc);
   suite_add_tcase(s, tc);
   return s;
 }

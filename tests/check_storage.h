@@ -86,6 +86,15 @@ void st_raw_exec(sqlite3 *db, const char *sql);
 /* The first column of the first row of a query. */
 int64_t st_raw_int(sqlite3 *db, const char *sql);
 
+/* Creates the frozen version 1 schema in db, stamped as version 1, and
+ * inserts a v1 row for plan p of graph g under key k with default best
+ * options (returns its accounted bytes). check_storage_sqlite.c. */
+void st_v1_create(sqlite3 *db);
+uint64_t st_v1_insert(sqlite3 *db, const struct st_tkey *k,
+                      const struct planner_graph *g,
+                      const struct planner_plan *p, int64_t last_used,
+                      int64_t hits);
+
 /* Eight graphs, each planned with the best algorithm, under the keys
  * model-0..7 (shape [1, 8, 8, 3]). */
 struct st_fleet {
@@ -111,5 +120,6 @@ void storage_add_sqlite(TCase *tc);  /* check_storage_sqlite.c, "cache" */
 void storage_add_share(TCase *tc);   /* check_storage_share.c, "cache" */
 void storage_add_corrupt(TCase *tc); /* check_storage_corrupt.c, "recovery" */
 void storage_add_stress(TCase *tc);  /* check_storage_stress.c, "recovery" */
+void storage_add_v3(TCase *tc);      /* check_storage_v3.c, "v3" */
 
 #endif

@@ -3,7 +3,8 @@
  * test case: the cache file as sqlite sees it. The settings storage_open
  * applies (application id, schema version, WAL), another connection
  * holding the write lock past the busy timeout, and the migration of a
- * version 1 file (built here from the frozen v1 schema) to version 2.
+ * version 1 file (built here from the frozen v1 schema) through version 2
+ * to the current one (check_storage_v3.c tests what version 3 adds).
  */
 #include <check.h>
 #include <sqlite3.h>
@@ -98,9 +99,14 @@ static const char v1_sql[] =
     "PRAGMA application_id = 1095910734;" /* 0x4152454e */
     "PRAGMA user_version = 1;";
 
+void st_v1_create(sqlite3 *db)
+{
+  st_raw_exec(db, v1_sql);
+}
+
 /* Inserts a v1 row for plan p of graph g under key k. Returns its
  * accounted bytes. */
-static uint64_t v1_insert(sqlite3 *db, const struct st_tkey *k,
+uint64_t st_v1_insert(sqlite3 *db, const struct st_tkey *k,
                           const struct planner_graph *g,
                           const struct planner_plan *p, int64_t last_used,
                           int64_t hits)
@@ -166,11 +172,11 @@ START_TEST(migrate_from_v1)
   struct st_fleet f;
   st_fleet_init(&f, 25);
   sqlite3 *db = st_raw_open(st_dbpath());
-  st_raw_exec(db, v1_sql);
+  st_v1_create(db);
   /* Last use: plan 0 newest, plan 1 oldest, plan 2 in between. */
-  uint64_t bytes = v1_insert(db, &f.k[0], &f.g[0], &f.p[0], 3000, 2);
-  bytes += v1_insert(db, &f.k[1], &f.g[1], &f.p[1], 1000, 5);
-  bytes += v1_insert(db, &f.k[2], &f.g[2], &f.p[2], 2000, 0);
+  uint64_t bytes = st_v1_insert(db, &f.k[0], &f.g[0], &f.p[0], 3000, 2);
+  bytes += st_v1_insert(db, &f.k[1], &f.g[1], &f.p[1], 1000, 5);
+  bytes += st_v1_insert(db, &f.k[2], &f.g[2], &f.p[2], 2000, 0);
   sqlite3_close(db);
 
   struct st_logbook lb = {0};
@@ -180,9 +186,10 @@ START_TEST(migrate_from_v1)
   o.log = st_log_cb;
   o.log_ctx = &lb;
   storage_t *st = st_open_with(&o);
-  ck_assert_msg(lb.n_info == 1, "%d info lines, last: %s", lb.n_info,
+  /* v1 -> v2 -> v3, one line each. */
+  ck_assert_msg(lb.n_info == 2, "%d info lines, last: %s", lb.n_info,
                 lb.last);
-  ck_assert_ptr_nonnull(strstr(lb.last, "v1 to v2"));
+  ck_assert_ptr_nonnull(strstr(lb.last, "v2 to v3"));
   struct storage_stats s;
   st_stats_of(st, &s);
   ck_assert_uint_eq(s.entries, 3);
@@ -200,7 +207,8 @@ START_TEST(migrate_from_v1)
   storage_close(st);
 
   db = st_raw_open(st_dbpath());
-  ck_assert_int_eq(st_raw_int(db, "PRAGMA user_version"), 2);
+  ck_assert_int_eq(st_raw_int(db, "PRAGMA user_version"),
+                   STORAGE__SCHEMA_VERSION);
   ck_assert_int_eq(st_raw_int(db, "SELECT count(*) FROM sqlite_schema WHERE "
                                   "name = 'plans_last_used'"),
                    0);

@@ -1,6 +1,7 @@
 /*
  * check_wire_codec.c - the first part of the "codec" case of the wire
- * suite: frame headers and wire_pack's limits, Plan requests and replies
+ * suite: frame headers and wire_pack's limits, a packed request framed
+ * under a request id of its own, Plan requests and replies
  * through the codec and back (with their defaults and out-of-range
  * enums, and the alias column, the in-place option and the sharing
  * fields), the counting allocator pushed over its limit, and garbage and
@@ -118,6 +119,72 @@ START_TEST(pack_header_and_limits)
   Arenad__V1__Stats empty = ARENAD__V1__STATS__INIT;
   ck_assert_int_eq(wire_pack(&empty.base, 0, &buf, &len), ARENA_EINVAL);
   ck_assert_ptr_null(buf);
+}
+END_TEST
+
+/* A Request packed once with request id 0 and framed under several ids
+ * (every varint length from 1 to 10 bytes) decodes with that id and the
+ * rest unchanged; the frame limit counts the appended field. */
+START_TEST(frame_with_id_appends_the_request_id)
+{
+  Arenad__V1__Plan pm;
+  Arenad__V1__PlanOptions po;
+  wt_small_plan_msg(&pm, &po);
+  Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
+  req.protocol_version = WIRE_PROTOCOL_VERSION;
+  req.want_ack = 1;
+  req.body_case = ARENAD__V1__REQUEST__BODY_PLAN;
+  req.plan = &pm;
+  uint8_t *packed;
+  size_t plen;
+  ck_assert_int_eq(wire_pack(&req.base, 0, &packed, &plen), 0);
+  const uint8_t *body = packed + WIRE_HEADER_LEN;
+  size_t blen = plen - WIRE_HEADER_LEN;
+  uint8_t *out = malloc(WIRE_HEADER_LEN + blen + WIRE_ID_FIELD_MAX);
+  ck_assert_ptr_nonnull(out);
+  static const uint64_t ids[] = {0, 1, 127, 128, 300, 1ull << 32,
+                                 (1ull << 63) - 1, UINT64_MAX};
+  static const size_t field_len[] = {2, 2, 2, 3, 3, 6, 10, 11};
+  for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+    size_t len = 0;
+    ck_assert_int_eq(wire_frame_with_id(body, blen, ids[i], 0, out, &len), 0);
+    ck_assert_uint_eq(len, WIRE_HEADER_LEN + blen + field_len[i]);
+    ck_assert_uint_eq(((size_t)out[0] << 24 | (size_t)out[1] << 16 |
+                       (size_t)out[2] << 8 | out[3]),
+                      len - WIRE_HEADER_LEN);
+    ck_assert_mem_eq(out + WIRE_HEADER_LEN, body, blen);
+    ck_assert_uint_eq(out[WIRE_HEADER_LEN + blen], 0x10);
+    Arenad__V1__Request *back = NULL;
+    ck_assert_int_eq(wire_unpack_request(out + WIRE_HEADER_LEN,
+                                         len - WIRE_HEADER_LEN, 0, &back),
+                     0);
+    ck_assert_uint_eq(back->request_id, ids[i]);
+    ck_assert_uint_eq(back->protocol_version, WIRE_PROTOCOL_VERSION);
+    ck_assert_int_eq(back->want_ack, 1);
+    ck_assert_int_eq(back->body_case, ARENAD__V1__REQUEST__BODY_PLAN);
+    /* with the id set the same, it packs to the same bytes but for the
+     * place of the id field */
+    back->request_id = 0;
+    uint8_t *again;
+    size_t alen;
+    ck_assert_int_eq(wire_pack(&back->base, 0, &again, &alen), 0);
+    ck_assert_uint_eq(alen, plen);
+    ck_assert_mem_eq(again, packed, plen);
+    free(again);
+    wire_free_request(back);
+  }
+
+  /* The limit counts the id field: a frame of blen + 2 bytes fits in a
+   * limit of blen + 2, not in blen + 1. */
+  size_t len = 1;
+  ck_assert_int_eq(wire_frame_with_id(body, blen, 5, blen + 1, out, &len),
+                   ARENA_ETOOBIG);
+  ck_assert_uint_eq(len, 0);
+  ck_assert_int_eq(wire_frame_with_id(body, blen, 5, blen + 2, out, &len), 0);
+  ck_assert_uint_eq(len, WIRE_HEADER_LEN + blen + 2);
+  free(out);
+  free(packed);
+  wire_plan_msg_cleanup(&pm);
 }
 END_TEST
 
@@ -581,6 +648,7 @@ END_TEST
 void wire_add_codec(TCase *tc)
 {
   tcase_add_test(tc, pack_header_and_limits);
+  tcase_add_test(tc, frame_with_id_appends_the_request_id);
   tcase_add_test(tc, plan_request_round_trip);
   tcase_add_test(tc, plan_request_defaults);
   tcase_add_test(tc, plan_reply_round_trip);

@@ -144,7 +144,7 @@ START_TEST(test_ladder_improves_and_matches_local)
   wire_free_response(last);
   planner_plan_cleanup(&p40);
   planner_plan_cleanup(&p2560);
-  cd_assert_exits_0(&h);
+  ck_assert_int_eq(hn_stop(&h), 0);
   hn_cleanup(&h);
   hn_graph_free(&g);
 }
@@ -175,7 +175,7 @@ START_TEST(test_switch_reload_and_restart)
 
   /* Stopped and started again, still off: nothing; then on by SIGHUP
    * (with a ladder that stops at 160, one step). */
-  cd_assert_exits_0(&h);
+  ck_assert_int_eq(hn_stop(&h), 0);
   ck_assert_int_eq(hn_start(&h), 0);
   ck_assert_int_eq(hn_write_conf(&h, "[improve]\nthreads = 1\n"
                                      "max_effort = 160\n"),
@@ -198,7 +198,7 @@ START_TEST(test_switch_reload_and_restart)
   ck_assert_mem_eq(r->plan->offsets, p160.offsets, g.n * 8);
   planner_plan_cleanup(&p160);
   wire_free_response(r);
-  cd_assert_exits_0(&h);
+  ck_assert_int_eq(hn_stop(&h), 0);
   hn_cleanup(&h);
   hn_graph_free(&g);
 }
@@ -277,7 +277,7 @@ START_TEST(test_cli_wait_optimal)
   const char *local[] = {exe, "plan", "--local", "--wait-optimal", G_CSV,
                          NULL};
   ck_assert_int_eq(tu_run(local, NULL, NULL, out, errp), 64);
-  cd_assert_exits_0(&h);
+  ck_assert_int_eq(hn_stop(&h), 0);
   hn_cleanup(&h);
 }
 END_TEST

@@ -497,13 +497,13 @@ static void print_json(const struct plan_args *a, const struct planner_csv *c,
            percent(gap, p->lower_bound_bytes));
   }
   char hex[PLANNER_DIGEST_HEX_LEN];
-  printf(",\"cached\":%s,\"local\":%s,\"graph_digest\":\"%s\"",
-         a->src.cached ? "true" : "false", a->src.local ? "true" : "false",
-         planner_hex(a->src.graph_digest, sizeof a->src.graph_digest, hex));
   if (a->src.state_known)
     printf(",\"generation\":%llu,\"effort\":%u,\"improving\":%s",
            (unsigned long long)a->src.generation, (unsigned)a->src.effort,
            a->src.improving ? "true" : "false");
+  printf(",\"cached\":%s,\"local\":%s,\"graph_digest\":\"%s\"",
+         a->src.cached ? "true" : "false", a->src.local ? "true" : "false",
+         planner_hex(a->src.graph_digest, sizeof a->src.graph_digest, hex));
   print_json_pairs(c, sh);
   printf(",\"tensors\":[");
   for (size_t i = 0; i < c->n_tensors; i++) {

@@ -267,7 +267,7 @@ START_TEST(test_cli_wait_optimal)
   char *o = tu_read_file(out, NULL);
   ck_assert_ptr_nonnull(o);
   ck_assert_msg(strstr(o, "\"generation\":4,\"effort\":2560,"
-                          "\"improving\":false") != NULL,
+                          "\"improving\":false,\"cached\":true") != NULL,
                 "%s", o);
   ck_assert_msg(strstr(o, "\"proven_optimal\":true") != NULL, "%s", o);
   free(o);

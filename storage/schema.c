@@ -228,6 +228,26 @@ static int inspect_fail(int rc, enum verdict *v)
   return storage__err_of(rc);
 }
 
+/* Whether the file at path begins as every sqlite database does. A file
+ * that does not is not a database whatever its WAL says: sqlite reads
+ * pages from a leftover -wal file first, so a main file overwritten with
+ * other bytes could otherwise pass for the database the WAL belonged to.
+ * A missing or empty file is FILE_OK (a new database); a file that
+ * cannot be read is left for sqlite to report. */
+static enum verdict file_header(const char *path)
+{
+  static const char magic[16] = "SQLite format 3";
+  char head[16];
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return FILE_OK;
+  size_t n = fread(head, 1, sizeof head, f);
+  fclose(f);
+  return n == 0 || (n == sizeof head && memcmp(head, magic, sizeof head) == 0)
+             ? FILE_OK
+             : FILE_NOTADB;
+}
+
 /* Decides whether db is a healthy arenad database. Returns 0 with *v set,
  * or an ARENA_E* code when the file could not be inspected. */
 static int inspect(sqlite3 *db, enum verdict *v, char err[ARENA_ERR_LEN])
@@ -421,9 +441,9 @@ int storage__open_db(const char *path, uint32_t busy_timeout_ms,
   /* Two rounds at most: a fresh file created after a move aside must be
    * healthy, or something else is wrong (e.g. the directory). */
   for (int round = 0; round < 2; round++) {
-    enum verdict v = FILE_OK;
+    enum verdict v = file_header(path);
     int rc = open_conn(path, busy_timeout_ms, &db, err);
-    if (!rc)
+    if (!rc && v == FILE_OK)
       rc = inspect(db, &v, err);
     if (rc) {
       sqlite3_close_v2(db);

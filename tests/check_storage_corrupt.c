@@ -347,6 +347,50 @@ START_TEST(bad_file_garbled_header)
 }
 END_TEST
 
+/* Copies the file at from to the path to (both must work). */
+static void copy_file(const char *from, const char *to)
+{
+  size_t n;
+  char *b = tu_read_file(from, &n);
+  ck_assert_ptr_nonnull(b);
+  FILE *fp = fopen(to, "wb");
+  ck_assert_ptr_nonnull(fp);
+  ck_assert_uint_eq(fwrite(b, 1, n, fp), n);
+  fclose(fp);
+  free(b);
+}
+
+/* A main file overwritten with other bytes while the -wal file of the
+ * connection that wrote it is left beside it: sqlite would read every
+ * page the WAL holds from the WAL, header included, and take the file
+ * for the database. It is moved aside as not a database instead. */
+START_TEST(bad_file_garbage_beside_wal)
+{
+  struct st_fleet f;
+  struct st_logbook lb = {0};
+  char wal[600], saved[600];
+  st_fleet_init(&f, 20);
+  snprintf(wal, sizeof wal, "%s-wal", st_dbpath());
+  snprintf(saved, sizeof saved, "%s/saved-wal", st_tmpdir());
+  storage_t *st = st_open_with(NULL);
+  for (int i = 0; i < 8; i++)
+    st_put_ok(st, &f.k[i], &f.g[i], &f.p[i]);
+  copy_file(wal, saved); /* the WAL as a crash would leave it */
+  storage_close(st);
+  struct stat sb;
+  ck_assert_int_eq(stat(st_dbpath(), &sb), 0);
+  char *junk = malloc((size_t)sb.st_size);
+  memset(junk, 0x5a, (size_t)sb.st_size);
+  write_at(st_dbpath(), 0, junk, (size_t)sb.st_size);
+  free(junk);
+  copy_file(saved, wal);
+  st = open_logged(&lb);
+  check_recreated(&f, &lb, st, "notadb");
+  storage_close(st);
+  st_fleet_cleanup(&f);
+}
+END_TEST
+
 START_TEST(bad_file_foreign_and_newer)
 {
   struct st_fleet f;
@@ -393,5 +437,6 @@ void storage_add_corrupt(TCase *tc)
   tcase_add_test(tc, corrupt_value_on_disk);
   tcase_add_test(tc, bad_file_truncated);
   tcase_add_test(tc, bad_file_garbled_header);
+  tcase_add_test(tc, bad_file_garbage_beside_wal);
   tcase_add_test(tc, bad_file_foreign_and_newer);
 }

@@ -225,6 +225,7 @@ $(eval $(call check_prog,client,$(BUILD)/libarenad-client.a,$(call pc_libs,$(PKG
 $(BUILD)/tests/check_daemon: $(BUILD)/tests/daemon_harness.o
 $(eval $(call check_prog,daemon,$(BUILD)/tests/daemon_harness.o $(BUILD)/daemon/hotcache.o $(BUILD)/libarenastorage.a $(BUILD)/libarenawire.a $(PLANNER_LIBS),$(call pc_libs,$(PKGS_PROTO) $(PKGS_SQLITE))))
 $(BUILD)/tests/check_daemon_hotcache.o: EXTRA_CFLAGS_tests += -Idaemon
+$(BUILD)/tests/check_daemon_background.o: EXTRA_CFLAGS_tests += -Idaemon
 # arenad-faults: arenad with conn.c built with -DARENAD_FAULT_INJECTION, so
 # that the tests can make allocations fail (see conn_faults_init in
 # daemon/server_int.h). Only the tests run it; the installed arenad reads
@@ -282,6 +283,8 @@ $(BUILD)/bench/bench_exact: $(BUILD)/bench/bench_exact.o $(BUILD)/bench/tracegen
 $(BUILD)/bench/bench_storage: $(BUILD)/bench/bench_storage.o $(BUILD)/libarenastorage.a $(PLANNER_LIBS)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_SQLITE)) -lm
 $(BUILD)/bench/bench_service: $(BUILD)/bench/bench_service.o $(BUILD)/tests/daemon_harness.o $(BUILD)/tests/testutil.o $(BUILD)/libarenad-client.a | $(BUILD)/arenad
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_PROTO)) -lpthread -lm
+$(BUILD)/bench/bench_background: $(BUILD)/bench/bench_background.o $(BUILD)/tests/daemon_harness.o $(BUILD)/tests/testutil.o $(BUILD)/libarenawire.a $(PLANNER_LIBS) | $(BUILD)/arenad
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_PROTO)) -lpthread -lm
 EXTRA_CFLAGS_bench = $(call pc_cflags,$(PKGS_SQLITE) $(PKGS_PROTO)) -Itests
 

@@ -83,6 +83,21 @@ static void get_usage(FILE *f)
           CLI_PROG, ARENAD_CLIENT_SOCKET_ENV, ARENAD_CLIENT_DEFAULT_SOCKET);
 }
 
+/* The gap of an arena over its lower bound, in percent; -1 without a
+ * bound. */
+static double gap_pct(uint64_t arena, uint64_t bound)
+{
+  return bound ? 100.0 * (double)(arena - (arena > bound ? bound : arena)) /
+                     (double)bound
+               : -1.0;
+}
+
+/* What the daemon is doing with a stored plan, in one word. */
+static const char *state_word(int proven, int improving)
+{
+  return proven ? "optimal" : improving ? "improving" : "final";
+}
+
 static void get_print(const Arenad__V1__LookupReply *lr, int json)
 {
   if (json)
@@ -95,12 +110,16 @@ static void get_print(const Arenad__V1__LookupReply *lr, int json)
       json_bytes("options_digest", p->options_digest, 1);
       printf(",\"arena_bytes\":%llu,\"lower_bound_bytes\":%llu,"
              "\"naive_bytes\":%llu,\"algorithm\":\"%s\",\"proven_optimal\":%s,"
-             "\"planning_us\":%llu,\"offsets\":[",
+             "\"planning_us\":%llu,\"generation\":%llu,\"effort\":%u,"
+             "\"gap_pct\":%.4f,\"improving\":%s,\"offsets\":[",
              (unsigned long long)p->arena_bytes,
              (unsigned long long)p->lower_bound_bytes,
              (unsigned long long)p->naive_bytes, algo_name(p->algorithm),
              p->proven_optimal ? "true" : "false",
-             (unsigned long long)p->planning_us);
+             (unsigned long long)p->planning_us,
+             (unsigned long long)p->generation, (unsigned)p->effort,
+             gap_pct(p->arena_bytes, p->lower_bound_bytes),
+             p->improving ? "true" : "false");
       for (size_t k = 0; k < p->n_offsets; k++)
         printf("%s%llu", k ? "," : "", (unsigned long long)p->offsets[k]);
       printf("]}");
@@ -112,11 +131,16 @@ static void get_print(const Arenad__V1__LookupReply *lr, int json)
     printf("\noptions digest: ");
     print_bytes(p->options_digest);
     printf("\nalgorithm:      %s\narena:          %llu bytes\n"
-           "lower bound:    %llu bytes\nproven optimal: %s\n"
+           "lower bound:    %llu bytes\ngap:            %.2f%%\n"
+           "proven optimal: %s\n"
+           "effort:         %u\ngeneration:     %llu\nstate:          %s\n"
            "tensors:        %zu\noffsets:       ",
            algo_name(p->algorithm), (unsigned long long)p->arena_bytes,
            (unsigned long long)p->lower_bound_bytes,
-           p->proven_optimal ? "yes" : "no", p->n_offsets);
+           gap_pct(p->arena_bytes, p->lower_bound_bytes),
+           p->proven_optimal ? "yes" : "no", (unsigned)p->effort,
+           (unsigned long long)p->generation,
+           state_word(p->proven_optimal, p->improving), p->n_offsets);
     for (size_t k = 0; k < p->n_offsets; k++)
       printf(" %llu", (unsigned long long)p->offsets[k]);
     putchar('\n');
@@ -241,8 +265,8 @@ static void ls_print(const Arenad__V1__ListReply *lr, int json)
   if (json)
     printf("{\"entries\":[");
   else if (lr->n_entries)
-    printf("model_hash  shape  tensors  arena_bytes  algorithm  hits  "
-           "last_used  key\n");
+    printf("model_hash  shape  tensors  arena_bytes  gap  effort  state  "
+           "gen  algorithm  hits  last_used  key\n");
   for (size_t i = 0; i < lr->n_entries; i++) {
     const Arenad__V1__CacheEntry *e = lr->entries[i];
     if (json) {
@@ -255,21 +279,32 @@ static void ls_print(const Arenad__V1__ListReply *lr, int json)
       printf(",\"n_tensors\":%llu,\"arena_bytes\":%llu,"
              "\"lower_bound_bytes\":%llu,\"proven_optimal\":%s,"
              "\"algorithm\":\"%s\",\"hits\":%llu,\"created_unix_ms\":%lld,"
-             "\"last_used_unix_ms\":%lld,\"planning_us\":%llu}",
+             "\"last_used_unix_ms\":%lld,\"planning_us\":%llu,"
+             "\"generation\":%llu,\"effort\":%u,\"effort_tried\":%u,"
+             "\"gap_pct\":%.4f,\"improving\":%s,\"has_graph\":%s}",
              (unsigned long long)e->n_tensors,
              (unsigned long long)e->arena_bytes,
              (unsigned long long)e->lower_bound_bytes,
              e->proven_optimal ? "true" : "false", algo_name(e->algorithm),
              (unsigned long long)e->hits, (long long)e->created_unix_ms,
              (long long)e->last_used_unix_ms,
-             (unsigned long long)e->planning_us);
+             (unsigned long long)e->planning_us,
+             (unsigned long long)e->generation, (unsigned)e->effort,
+             (unsigned)e->effort_tried,
+             gap_pct(e->arena_bytes, e->lower_bound_bytes),
+             e->improving ? "true" : "false",
+             e->has_graph ? "true" : "false");
       continue;
     }
     print_bytes(e->model_hash);
     printf("  ");
     cli_print_shape(e->input_shape, e->n_input_shape);
-    printf("  %llu  %llu  %s  %llu  ", (unsigned long long)e->n_tensors,
-           (unsigned long long)e->arena_bytes, algo_name(e->algorithm),
+    printf("  %llu  %llu  %.2f%%  %u  %s  %llu  %s  %llu  ",
+           (unsigned long long)e->n_tensors,
+           (unsigned long long)e->arena_bytes,
+           gap_pct(e->arena_bytes, e->lower_bound_bytes), (unsigned)e->effort,
+           state_word(e->proven_optimal, e->improving),
+           (unsigned long long)e->generation, algo_name(e->algorithm),
            (unsigned long long)e->hits);
     cli_print_utc(e->last_used_unix_ms);
     printf("  ");

@@ -120,17 +120,30 @@ struct cli_plan_source {
   int fallback_reason;         /* when local by fallback: why, else 0 */
   uint8_t graph_digest[32];    /* canonical digest of the graph */
   uint64_t planning_us;        /* as reported, microseconds */
+  int state_known;             /* 1: the three below came from the daemon */
+  uint64_t generation;         /* of the stored plan (0: not known) */
+  uint32_t effort;             /* effort that found it (0: not known) */
+  int improving;               /* background work on it goes on */
+  int wait_ended;              /* --wait-optimal: 1 the wait saw the work
+                                  end, 2 it ran out of time */
 };
 
 /* Plans g under o for the model hash (SHA-256 of the input file) and the
  * --shape value (borrowed; NULL means no inputs; otherwise read by
  * cli_shape_arg(), which may refuse it). With local = 1 plans in
  * this process; otherwise asks the daemon, falling back to local planning
- * when fallback = 1. On success fills *p (planner_plan_init()ed; owned,
+ * when fallback = 1. A plan from the daemon is followed by a Lookup for
+ * its generation, effort and whether background work on it goes on
+ * (src->state_known); with wait_ms > 0, the Lookup is repeated every
+ * CLI_WAIT_POLL_MS until that work has ended or wait_ms have passed, and
+ * the graph is then planned again (a cache hit), so that *p is the
+ * daemon's latest plan. On success fills *p (planner_plan_init()ed; owned,
  * planner_plan_cleanup) and *src and returns 0; otherwise prints an error
  * naming `what` and returns an exit status. */
+#define CLI_WAIT_POLL_MS 200
+
 int cli_daemon_plan(const char *what, const struct cli_daemon_args *a,
-                    int local, int fallback,
+                    int local, int fallback, uint32_t wait_ms,
                     const uint8_t model_hash[32], const char *shape,
                     const struct planner_graph *g,
                     const struct planner_options *o, struct planner_plan *p,

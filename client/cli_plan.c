@@ -25,6 +25,9 @@
 #include "graph_csv.h"
 #include "planner.h"
 
+#define WAIT_DEFAULT_S 60u     /* --wait-optimal without a value */
+#define WAIT_MAX_S 86400u      /* the longest wait it takes */
+
 /* The parsed command line. */
 struct plan_args {
   const char *file;         /* input path, "-" for stdin; borrowed */
@@ -35,6 +38,8 @@ struct plan_args {
   int no_fallback;          /* 1: --no-fallback, fail if the daemon does */
   const char *shape;        /* --shape: a .tflite is resized to it; the
                                cache key's input shape */
+  uint32_t wait_ms;         /* --wait-optimal: how long to wait for the
+                               daemon's background work, ms; 0: not */
   struct cli_daemon_args d; /* -s, --timeout-ms */
   struct cli_plan_source src; /* where the plan came from */
 };
@@ -80,6 +85,12 @@ static void usage(FILE *f)
           "                    whose kernels are known to be safe, and a\n"
           "                    plan that shares is never larger\n"
           "  --no-in-place     plan as if no tensor declared an alias\n"
+          "  --wait-optimal[=SECONDS]\n"
+          "                    when arenad keeps improving the plan in the\n"
+          "                    background, wait until that work ends (the\n"
+          "                    plan is proven optimal, or the top effort was\n"
+          "                    tried) or SECONDS pass (default %u), then print\n"
+          "                    its latest plan\n"
           "  --json            print one JSON object instead of text\n"
           "  -h, --help        show this help\n"
           "\n"
@@ -87,7 +98,8 @@ static void usage(FILE *f)
           "64 bad command line, 65 bad input data, 66 cannot read FILE;\n"
           "with --no-fallback also 69 arenad unreachable, 75 busy,\n"
           "76 protocol mismatch, 77 denied.\n",
-          CLI_PROG, PLANNER_DEFAULT_ALIGNMENT, PLANNER_DEFAULT_EFFORT);
+          CLI_PROG, PLANNER_DEFAULT_ALIGNMENT, PLANNER_DEFAULT_EFFORT,
+          WAIT_DEFAULT_S);
 }
 
 static int usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
@@ -194,6 +206,22 @@ static int value_option(int argc, char **argv, int *i, struct plan_args *a,
   return 0;
 }
 
+/* --wait-optimal[=SECONDS]: 1 to WAIT_MAX_S whole seconds. */
+static int set_wait(struct plan_args *a, const char *v)
+{
+  if (!v) {
+    a->wait_ms = WAIT_DEFAULT_S * 1000u;
+    return 0;
+  }
+  char *end;
+  unsigned long x = strtoul(v, &end, 10);
+  if (!*v || *v < '0' || *v > '9' || *end || x < 1 || x > WAIT_MAX_S)
+    return usage_error("--wait-optimal '%s': give whole seconds, 1 to %u",
+                       v, WAIT_MAX_S);
+  a->wait_ms = (uint32_t)x * 1000u;
+  return 0;
+}
+
 /* Fills *a from argv. Returns 0 to go on, -1 after printing the help, or
  * an exit status. */
 static int parse_args(int argc, char **argv, struct plan_args *a)
@@ -216,6 +244,9 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
       a->no_fallback = 1;
     } else if (strcmp(s, "--json") == 0) {
       a->json = 1;
+    } else if (strncmp(s, "--wait-optimal", 14) == 0 &&
+               (s[14] == '\0' || s[14] == '=')) {
+      rc = set_wait(a, s[14] ? s + 15 : NULL);
     } else if (cli_in_place_option(s, &a->o.in_place)) {
       continue;
     } else if (!value_option(argc, argv, &i, a, &rc) &&
@@ -225,6 +256,9 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
   }
   if (rc == 0 && !a->file)
     return usage_error("%s", "missing FILE (the lifetime-graph CSV)");
+  if (rc == 0 && a->local && a->wait_ms)
+    return usage_error("%s", "--wait-optimal waits for arenad; it cannot "
+                             "go with --local");
   return rc;
 }
 
@@ -312,6 +346,16 @@ static void print_source(const struct cli_plan_source *s)
     printf("source:          this process\n");
   printf("graph digest:    %s\n",
          planner_hex(s->graph_digest, sizeof s->graph_digest, hex));
+  if (!s->state_known)
+    return;
+  printf("generation:      %llu (found at effort %u)\n",
+         (unsigned long long)s->generation, (unsigned)s->effort);
+  printf("background:      %s\n",
+         s->improving ? (s->wait_ended == 2
+                             ? "still improving (the wait ran out)"
+                             : "improving; `plan --wait-optimal` waits "
+                               "for it")
+                      : "done");
 }
 
 /* The lines on sharing, for a graph that declares aliases. */
@@ -453,6 +497,10 @@ static void print_json(const struct plan_args *a, const struct planner_csv *c,
            percent(gap, p->lower_bound_bytes));
   }
   char hex[PLANNER_DIGEST_HEX_LEN];
+  if (a->src.state_known)
+    printf(",\"generation\":%llu,\"effort\":%u,\"improving\":%s",
+           (unsigned long long)a->src.generation, (unsigned)a->src.effort,
+           a->src.improving ? "true" : "false");
   printf(",\"cached\":%s,\"local\":%s,\"graph_digest\":\"%s\"",
          a->src.cached ? "true" : "false", a->src.local ? "true" : "false",
          planner_hex(a->src.graph_digest, sizeof a->src.graph_digest, hex));
@@ -582,7 +630,7 @@ int cli_plan_main(int argc, char **argv)
     a.shape = model_shape;
   g = planner_csv_graph(&c);
   rc = cli_daemon_plan(strcmp(a.file, "-") ? a.file : "<stdin>", &a.d,
-                       a.local, !a.no_fallback, hash, a.shape, &g, &a.o, &p,
+                       a.local, !a.no_fallback, a.wait_ms, hash, a.shape, &g, &a.o, &p,
                        &a.src);
   if (rc)
     goto out;

@@ -76,6 +76,16 @@ static const struct key keys[] = {
      "0 would mean no limit at all; give the most bytes the cache may hold"},
     {"cache", "db_max_entries", K_U64, F(db_max_entries), 1, 1ull << 40,
      "0 would mean no limit at all; give the most plans the cache may hold"},
+    {"improve", "enabled", K_UINT, F(improve_enabled), 0, 1, NULL},
+    {"improve", "threads", K_UINT, F(improve_threads), 0, 128, NULL},
+    {"improve", "max_effort", K_U32, F(improve_max_effort), 1,
+     DAEMON_EFFORT_MAX, NULL},
+    {"improve", "max_tensors", K_U64, F(improve_max_tensors), 1, 16000000,
+     NULL},
+    {"improve", "run_cpu_ms", K_U64, F(improve_run_cpu_ms), 1, 86400000ull,
+     NULL},
+    {"improve", "cpu_ms_per_hour", K_U64, F(improve_cpu_ms_per_hour), 0,
+     3600000ull * 128, NULL},
     {"access", "allow_uids", K_UIDS, F(allow_uids), 0, 0, NULL},
     {"access", "allow_gids", K_GIDS, F(allow_gids), 0, 0, NULL},
 };
@@ -116,6 +126,12 @@ void daemon_config_defaults(struct daemon_config *c)
   c->memory_cache_entries = 4096;
   c->db_max_bytes = 512ull << 20;
   c->db_max_entries = 100000;
+  c->improve_enabled = 1;
+  c->improve_threads = 0;
+  c->improve_max_effort = 20000;
+  c->improve_max_tensors = 100000;
+  c->improve_run_cpu_ms = 120000;
+  c->improve_cpu_ms_per_hour = 900000;
 }
 
 static int parse_u64(const char *v, uint64_t min, uint64_t max,

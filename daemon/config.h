@@ -48,6 +48,13 @@ struct daemon_config {
   uint64_t memory_cache_entries;  /* hot-plan LRU entry cap */
   uint64_t db_max_bytes;          /* storage byte cap */
   uint64_t db_max_entries;        /* storage entry cap */
+  unsigned improve_enabled;       /* 1: improve stored plans in the
+                                     background (background.h) */
+  unsigned improve_threads;       /* 0 = workers; fixed at start */
+  uint32_t improve_max_effort;    /* top of the effort ladder */
+  uint64_t improve_max_tensors;   /* larger graphs are not improved */
+  uint64_t improve_run_cpu_ms;    /* CPU one background step may use */
+  uint64_t improve_cpu_ms_per_hour; /* CPU all steps may use per hour */
   uid_t allow_uids[DAEMON_MAX_ALLOW]; /* empty = any uid */
   unsigned n_allow_uids;
   gid_t allow_gids[DAEMON_MAX_ALLOW]; /* empty = any gid */

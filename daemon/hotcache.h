@@ -55,6 +55,9 @@ struct hot_plan {
   uint64_t lower_bound_unshared_bytes; /* as in struct planner_plan */
   size_t n_shared;         /* pairs sharing bytes in place */
   uint64_t planning_us;    /* time the plan took when it was computed */
+  uint64_t generation;     /* as in struct storage_info; 0: unknown */
+  uint32_t effort;         /* effort that found the plan; 0: unknown */
+  int improving;           /* background work on it goes on */
   uint8_t graph_digest[PLANNER_DIGEST_LEN];
   uint8_t options_digest[PLANNER_DIGEST_LEN];
   const uint8_t *use_key;  /* names the stored plan; copied by put, owned

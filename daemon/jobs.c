@@ -197,6 +197,9 @@ static void hot_reply(const struct hot_plan *hp, Arenad__V1__PlanReply *pr)
   pr->options_digest.len = PLANNER_DIGEST_LEN;
   pr->cached = 1;
   pr->planning_us = hp->planning_us;
+  pr->generation = hp->generation;
+  pr->effort = hp->effort;
+  pr->improving = hp->improving != 0;
 }
 
 /* Answers a hit: from the reply packed when the plan entered the cache,
@@ -241,6 +244,9 @@ static void hot_from_job(const struct job *j, struct hot_plan *hp)
   memcpy(hp->options_digest, j->od, PLANNER_DIGEST_LEN);
   hp->use_key = j->use_key;
   hp->use_key_len = j->use_key_len;
+  hp->generation = j->generation;
+  hp->effort = j->plan_effort;
+  hp->improving = j->improvable && improve_enabled(j->s->improver);
 }
 
 /* Puts j's plan in the hot cache, with the reply a hit sends packed once
@@ -515,6 +521,9 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
   if (rc == 0) {
     j->from_storage = 1;
     j->planning_us = info.plan_us;
+    j->generation = info.generation;
+    j->plan_effort = info.effort;
+    j->improvable = info.has_graph && !info.improve_done;
     return;
   }
   o.effort = j->effort; /* set on the loop thread: SIGHUP cannot race */
@@ -530,13 +539,19 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
     j->status = jobs__status_of(rc);
     return;
   }
+  j->plan_effort = j->effort;
+  enum storage_put_result res = STORAGE_PUT_KEPT;
   jobs__st_enter(s);
   if (s->st) {
-    rc = storage_put(s->st, k, &pg, &g->opts, &j->plan, j->planning_us, NULL);
-    if (rc)
+    rc = storage_put_effort(s->st, k, &pg, &g->opts, &j->plan,
+                            j->planning_us, j->effort, 0, &res);
+    if (rc) {
       dbhealth_failed(s, "write", rc);
-    else
+    } else {
       dbhealth_ok(s);
+      j->generation = res == STORAGE_PUT_INSERTED ? 1 : 0;
+      j->improvable = res != STORAGE_PUT_KEPT && !j->plan.proven_optimal;
+    }
   }
   uv_mutex_unlock(&s->st_lock);
 }
@@ -589,6 +604,9 @@ static void answer_plan(struct job *j, struct waiter *w)
   wire_reply_from_plan(&pr, &j->plan, j->gd, j->od);
   pr.cached = j->from_storage;
   pr.planning_us = j->planning_us;
+  pr.generation = j->generation;
+  pr.effort = j->plan_effort;
+  pr.improving = j->improvable && improve_enabled(j->s->improver);
   r.request_id = w->request_id;
   r.body_case = ARENAD__V1__RESPONSE__BODY_PLAN;
   r.plan = &pr;
@@ -616,6 +634,8 @@ static void after_plan(uv_work_t *w, int status)
         s->c.plans_computed++;
       }
       hot_put(s, j);
+      if (j->improvable && !j->from_storage)
+        improve_wake(s->improver);
     }
   }
   for (struct waiter *wt = j->waiters; wt; wt = wt->next)

@@ -57,6 +57,10 @@ struct job {
   size_t use_key_len;        /* bytes in use_key */
   int from_storage;          /* plan came from sqlite */
   uint64_t planning_us;
+  uint64_t generation;       /* of the stored plan; 0: unknown */
+  uint32_t plan_effort;      /* effort that found the plan; 0: unknown */
+  int improvable;            /* stored with its graph, not done: background
+                                work may improve it */
   struct storage_record *recs; /* lookup/list results */
   size_t n_recs;
   struct storage_stats stats;

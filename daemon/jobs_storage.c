@@ -232,6 +232,13 @@ static size_t total_inputs(const struct job *j)
   return n;
 }
 
+/* Whether background work on rec's plan goes on (read on the loop). */
+static int improving(const struct server *s, const struct storage_record *r)
+{
+  return r->info.has_graph && !r->info.improve_done &&
+         !r->plan.proven_optimal && improve_enabled(s->improver);
+}
+
 static int build_lookup(struct job *j, Arenad__V1__LookupReply *lr,
                         struct reply_arena *a)
 {
@@ -250,6 +257,9 @@ static int build_lookup(struct job *j, Arenad__V1__LookupReply *lr,
                          rec->options_digest);
     a->plans[k].cached = 1;
     a->plans[k].planning_us = rec->info.plan_us;
+    a->plans[k].generation = rec->info.generation;
+    a->plans[k].effort = rec->info.effort;
+    a->plans[k].improving = improving(j->s, rec);
     a->plan_ptrs[k] = &a->plans[k];
     k++;
   }
@@ -305,6 +315,11 @@ static int build_list(struct job *j, Arenad__V1__ListReply *lr,
     e->created_unix_ms = rec->info.created_ms;
     e->last_used_unix_ms = rec->info.last_used_ms;
     e->planning_us = rec->info.plan_us;
+    e->generation = rec->info.generation;
+    e->effort = rec->info.effort;
+    e->effort_tried = rec->info.effort_tried;
+    e->has_graph = rec->info.has_graph != 0;
+    e->improving = improving(j->s, rec);
     a->entry_ptrs[i] = e;
   }
   lr->entries = a->entry_ptrs;

@@ -50,6 +50,19 @@ static void storage_log(void *ctx, enum storage_log_level level,
        "storage: %s", msg);
 }
 
+static void stop_improver(struct server *s);
+
+static void improve_config_of(const struct daemon_config *cfg,
+                              struct improve_config *ic)
+{
+  ic->enabled = cfg->improve_enabled != 0;
+  ic->threads = cfg->improve_threads ? cfg->improve_threads : cfg->workers;
+  ic->max_effort = cfg->improve_max_effort;
+  ic->max_tensors = cfg->improve_max_tensors;
+  ic->run_cpu_ms = cfg->improve_run_cpu_ms;
+  ic->cpu_ms_per_hour = cfg->improve_cpu_ms_per_hour;
+}
+
 static void apply_config(struct server *s, const struct daemon_config *cfg)
 {
   enum dlog_level lvl = DLOG_INFO;
@@ -64,6 +77,11 @@ static void apply_config(struct server *s, const struct daemon_config *cfg)
   if (s->hot)
     hotcache_set_caps(s->hot, cfg->memory_cache_bytes,
                       cfg->memory_cache_entries);
+  if (s->improver) {
+    struct improve_config ic;
+    improve_config_of(cfg, &ic);
+    improve_configure(s->improver, &ic);
+  }
 }
 
 /* Makes the parent directory of path when it is missing (one level). */
@@ -222,6 +240,13 @@ static void fill_stats(struct server *s, Arenad__V1__StatsReply *r)
   r->lru_entries = e;
   r->lru_bytes = b;
   r->workers = s->cfg.workers;
+  struct improve_stats is;
+  improve_get_stats(s->improver, &is);
+  r->improve_enabled = s->improver && is.enabled;
+  r->improve_runs = is.runs;
+  r->improve_gains = is.gains;
+  r->improve_cpu_ms = is.cpu_ms;
+  r->improve_active = is.active;
   /* Copied under the lock: a worker may rewrite storage_err. */
   uv_mutex_lock(&s->status_lock);
   r->storage_ok = s->storage_ok != 0;
@@ -271,6 +296,7 @@ static void finish(struct server *s)
   uv_close((uv_handle_t *)&s->drain, close_cb_noop);
   uv_close((uv_handle_t *)&s->tick, close_cb_noop);
   uses_stop(s);
+  stop_improver(s);
   uv_close((uv_handle_t *)&s->sig_term, close_cb_noop);
   uv_close((uv_handle_t *)&s->sig_int, close_cb_noop);
   uv_close((uv_handle_t *)&s->sig_hup, close_cb_noop);
@@ -310,6 +336,7 @@ static void begin_drain(struct server *s, const char *why)
     s->listening = 0;
   }
   release_path(s);
+  stop_improver(s); /* background steps give up; nothing waits for them */
   conn_pause_all(s);
   uv_timer_start(&s->drain, on_drain_timeout, s->cfg.drain_timeout_ms, 0);
   maybe_finish_drain(s);
@@ -379,6 +406,39 @@ static void start_timers(struct server *s)
   uses_start(s);
 }
 
+/* improve_env.changed: a background step stored a smaller plan, or
+ * finished with one: the hot copies go, so that the next request reads
+ * the row again (with its new plan, generation and `improving`). */
+static void plan_changed(void *ctx, const struct improve_change *ch)
+{
+  struct server *s = ctx;
+  hotcache_remove_digests(s->hot, ch->model_hash, ch->model_hash_len,
+                          ch->graph_digest, ch->options_digest);
+}
+
+/* Starts background improvement when there is a database to improve;
+ * the switch `improve.enabled` is read by the threads, so SIGHUP can
+ * turn it on and off. */
+static void start_improver(struct server *s)
+{
+  if (!s->st)
+    return;
+  struct improve_config ic;
+  improve_config_of(&s->cfg, &ic);
+  struct improve_env env = {&s->loop,  &s->st, &s->st_lock, &s->n_planning,
+                            &s->log,   plan_changed, s};
+  int rc = improve_start(&env, &ic, &s->improver);
+  if (rc)
+    dlog(&s->log, DLOG_WARNING, "background improvement not started: %s",
+         arena_strerror(rc));
+}
+
+static void stop_improver(struct server *s)
+{
+  improve_stop(s->improver);
+  s->improver = NULL;
+}
+
 /* Fills the table through which connections and jobs report back
  * (report.h), before any of them exists. */
 static void init_report(struct server *s)
@@ -428,6 +488,7 @@ static int setup(struct server *s, const struct daemon_config *cfg)
   if (open_listener(s))
     return -1;
   open_storage(s);
+  start_improver(s);
   return start_listening(s) ? -1 : 0;
 }
 

@@ -35,6 +35,7 @@
 #include "arenad.pb-c.h"
 #include "config.h"
 #include "hotcache.h"
+#include "background.h"
 #include "log.h"
 #include "report.h"
 #include "server.h"
@@ -96,6 +97,8 @@ struct server {
   char storage_err[ARENA_ERR_LEN]; /* guarded by status_lock */
   char storage_err_copy[ARENA_ERR_LEN]; /* loop thread's copy for Stats */
   struct hotcache *hot;
+  struct improver *improver;       /* background improvement, or NULL
+                                      (off at start, or stopped) */
   uv_mutex_t uses_lock;            /* guards uses */
   struct use_batch *uses;          /* hot-cache uses not yet written,
                                       newest first; guarded by uses_lock */

@@ -641,5 +641,6 @@ Suite *daemon_suite(void)
   add_case(s, "lockout", 120, cd_add_lockout_tests);
   add_case(s, "config", 60, cd_add_config_tests);
   add_case(s, "ack", 60, cd_add_ack_tests);
+  add_case(s, "improve", 180, cd_add_improve_tests);
   return s;
 }

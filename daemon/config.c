@@ -76,6 +76,7 @@ static const struct key keys[] = {
      "0 would mean no limit at all; give the most bytes the cache may hold"},
     {"cache", "db_max_entries", K_U64, F(db_max_entries), 1, 1ull << 40,
      "0 would mean no limit at all; give the most plans the cache may hold"},
+    {"cache", "preload_dir", K_STR, F(preload_dir), 0, 0, NULL},
     {"improve", "enabled", K_UINT, F(improve_enabled), 0, 1, NULL},
     {"improve", "threads", K_UINT, F(improve_threads), 0, 128, NULL},
     {"improve", "max_effort", K_U32, F(improve_max_effort), 1,
@@ -107,6 +108,8 @@ void daemon_config_defaults(struct daemon_config *c)
   memset(c, 0, sizeof *c);
   snprintf(c->socket_path, sizeof c->socket_path, "%s", DAEMON_DEFAULT_SOCKET);
   snprintf(c->db_path, sizeof c->db_path, "%s", DAEMON_DEFAULT_DB);
+  snprintf(c->preload_dir, sizeof c->preload_dir, "%s",
+           DAEMON_DEFAULT_PRELOAD_DIR);
   snprintf(c->log_level, sizeof c->log_level, "info");
   c->workers = 2;
   c->max_connections = 256;

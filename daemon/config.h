@@ -19,6 +19,7 @@
 #define DAEMON_DEFAULT_CONFIG "/etc/arenad/arenad.conf"
 #define DAEMON_DEFAULT_SOCKET "/run/arenad/arenad.sock"
 #define DAEMON_DEFAULT_DB "/var/lib/arenad/cache.db"
+#define DAEMON_DEFAULT_PRELOAD_DIR "/etc/arenad/bundles"
 #define DAEMON_MAX_ALLOW 64 /* entries per allow-list */
 #define DAEMON_PATH_MAX 512 /* bytes, including the NUL */
 #define DAEMON_EFFORT_MAX 3600000u /* effort units a config may name */
@@ -26,6 +27,7 @@
 struct daemon_config {
   char socket_path[DAEMON_PATH_MAX];
   char db_path[DAEMON_PATH_MAX];
+  char preload_dir[DAEMON_PATH_MAX]; /* bundles read at start; "" none */
   char log_level[16];             /* dlog level name */
   unsigned workers;               /* planning threads, 1..128 */
   unsigned max_connections;       /* open connections at once */

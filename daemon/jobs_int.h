@@ -67,6 +67,9 @@ struct job {
   int stats_ok;
   uint64_t evicted;
   struct keycodec_key evict_key; /* decoded Evict.key, for the hot LRU */
+  size_t n_without;          /* Export: selected plans without a graph */
+  size_t preload_stored;     /* Preload: entries stored */
+  size_t preload_kept;       /* Preload: entries a plan as small kept out */
 };
 
 /* A new job of the given kind for req (owned by the job from here on,

@@ -1,7 +1,8 @@
 /*
- * jobs_storage.c - the storage jobs of arenad: Lookup, List, Stats and
- * Evict requests, each run against the sqlite cache on a worker of the
- * libuv pool (never on the loop thread), and answered back on the loop.
+ * jobs_storage.c - the storage jobs of arenad: Lookup, List, Stats,
+ * Evict, Export and Preload requests, each run against the sqlite cache
+ * on a worker of the libuv pool (never on the loop thread), and answered
+ * back on the loop.
  *
  * The job record, its bookkeeping and the plan jobs are in jobs.c (see
  * jobs_int.h). An Evict is checked on the loop thread before it is
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bundles.h"
 #include "jobs_int.h"
 
 static void work_lookup(struct job *j)
@@ -89,6 +91,54 @@ static void work_list(struct job *j)
     snprintf(j->err, sizeof j->err, "cache list failed: %s",
              arena_strerror(rc));
     j->status = ARENAD__V1__STATUS__INTERNAL;
+  }
+}
+
+static void work_export(struct job *j)
+{
+  const Arenad__V1__Export *m = j->req->export_plans;
+  if (m->model_hash.len > WIRE_MAX_MODEL_HASH) {
+    snprintf(j->err, sizeof j->err, "model hash too long");
+    j->status = ARENAD__V1__STATUS__INVALID_ARGUMENT;
+    return;
+  }
+  struct storage_export_query q = {
+      m->model_hash.len ? m->model_hash.data : NULL, m->model_hash.len,
+      m->key.len ? m->key.data : NULL, m->key.len, m->offset,
+      m->limit ? m->limit : 100};
+  if (q.limit > STORAGE_LIST_MAX)
+    q.limit = STORAGE_LIST_MAX;
+  jobs__st_enter(j->s);
+  int rc = storage_export(j->s->st, &q, &j->recs, &j->n_recs, &j->n_without);
+  if (rc && rc != ARENA_EINVAL)
+    dbhealth_failed(j->s, "export", rc);
+  if (rc)
+    snprintf(j->err, sizeof j->err, "export: %s", storage_errmsg(j->s->st));
+  uv_mutex_unlock(&j->s->st_lock);
+  if (rc)
+    j->status = rc == ARENA_EINVAL ? ARENAD__V1__STATUS__INVALID_ARGUMENT
+                                   : ARENAD__V1__STATUS__INTERNAL;
+}
+
+static void work_preload(struct job *j)
+{
+  const Arenad__V1__Preload *m = j->req->preload_plans;
+  struct bundles_outcome o;
+  char err[ARENA_ERR_LEN] = "";
+  jobs__st_enter(j->s);
+  int rc = bundles_preload(j->s->st, &j->cfg.limits, m->entries,
+                           m->n_entries, &o, err);
+  if (rc == ARENA_EBUSY || rc == ARENA_EIO)
+    dbhealth_failed(j->s, "preload", rc);
+  uv_mutex_unlock(&j->s->st_lock);
+  j->preload_stored = o.stored;
+  j->preload_kept = o.kept;
+  if (rc) {
+    snprintf(j->err, sizeof j->err, "preload refused, nothing stored: %s",
+             err);
+    /* A plan that fails verification is the bundle's fault, not ours. */
+    j->status = rc == ARENA_EVERIFY ? ARENAD__V1__STATUS__INVALID_ARGUMENT
+                                    : jobs__status_of(rc);
   }
 }
 
@@ -168,6 +218,12 @@ static void work_storage(uv_work_t *w)
     jobs__st_enter(j->s);
     j->stats_ok = j->s->st && storage_get_stats(j->s->st, &j->stats) == 0;
     uv_mutex_unlock(&j->s->st_lock);
+    break;
+  case ARENAD__V1__REQUEST__BODY_EXPORT_PLANS:
+    work_export(j);
+    break;
+  case ARENAD__V1__REQUEST__BODY_PRELOAD_PLANS:
+    work_preload(j);
     break;
   case ARENAD__V1__REQUEST__BODY_EVICT:
     jobs__st_enter(j->s);
@@ -348,6 +404,9 @@ static void answer_storage(struct job *j, struct conn *c, uint64_t rid)
   Arenad__V1__ListReply li = ARENAD__V1__LIST_REPLY__INIT;
   Arenad__V1__StatsReply sr = ARENAD__V1__STATS_REPLY__INIT;
   Arenad__V1__EvictReply er = ARENAD__V1__EVICT_REPLY__INIT;
+  Arenad__V1__ExportReply xr = ARENAD__V1__EXPORT_REPLY__INIT;
+  Arenad__V1__PreloadReply pr = ARENAD__V1__PRELOAD_REPLY__INIT;
+  struct bundles_export x = {0};
   struct reply_arena a = {0};
   r.request_id = rid;
   int oom = 0;
@@ -383,6 +442,19 @@ static void answer_storage(struct job *j, struct conn *c, uint64_t rid)
     r.body_case = ARENAD__V1__RESPONSE__BODY_EVICT;
     r.evict = &er;
     break;
+  case ARENAD__V1__REQUEST__BODY_EXPORT_PLANS:
+    oom = bundles_export_build(j->recs, j->n_recs, &x) != 0;
+    xr.entries = x.ptrs;
+    xr.n_entries = x.n;
+    r.body_case = ARENAD__V1__RESPONSE__BODY_EXPORTED;
+    r.exported = &xr;
+    break;
+  case ARENAD__V1__REQUEST__BODY_PRELOAD_PLANS:
+    pr.stored = j->preload_stored;
+    pr.kept = j->preload_kept;
+    r.body_case = ARENAD__V1__RESPONSE__BODY_PRELOADED;
+    r.preloaded = &pr;
+    break;
   default:
     break;
   }
@@ -392,6 +464,20 @@ static void answer_storage(struct job *j, struct conn *c, uint64_t rid)
   else
     j->s->report.send(c, &r);
   arena_free(&a);
+  bundles_export_free(&x);
+}
+
+/* After a preload: the hot LRU may hold larger plans for the keys that
+ * got smaller ones, so every model the request named leaves it, and the
+ * background improvement is told that plans may want work. */
+static void after_preload(struct job *j)
+{
+  const Arenad__V1__Preload *m = j->req->preload_plans;
+  for (size_t i = 0; i < m->n_entries; i++) {
+    const Arenad__V1__Plan *p = m->entries[i]->request;
+    hotcache_remove_model(j->s->hot, p->model_hash.data, p->model_hash.len);
+  }
+  improve_wake(j->s->improver);
 }
 
 static void after_storage(uv_work_t *w, int status)
@@ -402,6 +488,9 @@ static void after_storage(uv_work_t *w, int status)
   if (status == 0 && j->status == ARENAD__V1__STATUS__OK &&
       j->req->body_case == ARENAD__V1__REQUEST__BODY_EVICT)
     purge_hot(j);
+  if (status == 0 && j->status == ARENAD__V1__STATUS__OK &&
+      j->req->body_case == ARENAD__V1__REQUEST__BODY_PRELOAD_PLANS)
+    after_preload(j);
   for (struct waiter *wt = j->waiters; wt; wt = wt->next)
     if (wt->conn) {
       struct conn *c = wt->conn;

@@ -31,6 +31,7 @@
 
 #include "arena_version.h"
 #include "memory.h"
+#include "bundles.h"
 #include "server_int.h"
 
 #define TICK_MS_DEFAULT 2000
@@ -488,6 +489,8 @@ static int setup(struct server *s, const struct daemon_config *cfg)
   if (open_listener(s))
     return -1;
   open_storage(s);
+  if (s->st)
+    bundles_preload_dir(s->st, &s->limits, s->cfg.preload_dir, &s->log);
   start_improver(s);
   return start_listening(s) ? -1 : 0;
 }

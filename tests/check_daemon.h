@@ -4,8 +4,9 @@
  * check_daemon_evict.c, check_daemon_uses.c, check_daemon_reload.c,
  * check_daemon_faults.c, check_daemon_hotcache.c,
  * check_daemon_share.c, check_daemon_status.c, check_daemon_restart.c,
- * check_daemon_lockout.c, check_daemon_config.c, check_daemon_ack.c and
- * check_daemon_background.c to the daemon suite.
+ * check_daemon_lockout.c, check_daemon_config.c, check_daemon_ack.c,
+ * check_daemon_background.c and check_daemon_bundles.c to the daemon
+ * suite.
  */
 #ifndef ARENA_CHECK_DAEMON_H
 #define ARENA_CHECK_DAEMON_H
@@ -59,6 +60,9 @@ void cd_add_lockout_tests(TCase *tc);
 void cd_add_config_tests(TCase *tc);
 /* check_daemon_ack.c: Accepted for work taken on, when asked */
 void cd_add_ack_tests(TCase *tc);
+
+/* check_daemon_bundles.c */
+void cd_add_bundles_tests(TCase *tc);
 
 /* check_daemon_background.c */
 void cd_add_improve_tests(TCase *tc);

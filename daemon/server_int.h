@@ -1,6 +1,9 @@
 /*
  * server_int.h - state shared by the files of daemon/ (server.c, conn.c,
  * jobs.c, jobs_storage.c, uses.c, dbhealth.c). Not for other modules.
+ * The helpers beside them (hotcache.c, keycodec.c, sockguard.c,
+ * memory.c, background.c, bundles.c, config.c, log.c) do not see the
+ * server: each has its own header and is given what it needs.
  *
  * LAYERS
  *  The files call each other one way only, server.c -> conn.c ->

@@ -151,7 +151,7 @@ static int bg_poll(void *ctx)
       st->over = 1;
       return 1;
     }
-    if (!spent && atomic_load(im->env.fg_planning) == 0)
+    if (!spent && atomic_load(im->env.fg_busy) == 0)
       return 0;
     nap(PAUSE_NS);
   }

@@ -30,8 +30,9 @@
  *  - Priority: the threads run under SCHED_IDLE (nice 19 where that is
  *    refused), so any other work on the machine runs first; and a step
  *    pauses, at the planner's next poll, whenever a request is being
- *    planned in the foreground (*fg_planning > 0), and goes on from where
- *    it paused when that is done. Pausing never changes a plan: the
+ *    served on a worker (*fg_busy > 0: a plan job or a storage job,
+ *    queued or running), and goes on from where it paused when that is
+ *    done. Pausing never changes a plan: the
  *    effort counts search nodes, not time.
  *  - Shutdown: improve_stop() makes every step give up at its next poll;
  *    an abandoned step stores nothing.
@@ -83,7 +84,8 @@ struct improve_env {
   uv_loop_t *loop;
   storage_t **st;            /* *st read under st_lock; NULL: none */
   uv_mutex_t *st_lock;
-  atomic_uint *fg_planning;  /* foreground jobs planning now */
+  atomic_uint *fg_busy;      /* foreground jobs queued or running now
+                                (plans and storage requests) */
   struct dlog *log;
   void (*changed)(void *ctx, const struct improve_change *ch); /* loop */
   void *ctx;                 /* passed to changed */

@@ -330,6 +330,7 @@ void jobs__link(struct server *s, struct job *j)
     s->jobs->prev = j;
   s->jobs = j;
   s->n_jobs++;
+  atomic_store(&s->n_jobs_busy, s->n_jobs);
 }
 
 void jobs__unlink(struct server *s, struct job *j)
@@ -341,6 +342,7 @@ void jobs__unlink(struct server *s, struct job *j)
   if (j->next)
     j->next->prev = j->prev;
   s->n_jobs--;
+  atomic_store(&s->n_jobs_busy, s->n_jobs);
 }
 
 /* ---- plan jobs: long slots ---------------------------------------------- */

@@ -426,7 +426,7 @@ static void start_improver(struct server *s)
     return;
   struct improve_config ic;
   improve_config_of(&s->cfg, &ic);
-  struct improve_env env = {&s->loop,  &s->st, &s->st_lock, &s->n_planning,
+  struct improve_env env = {&s->loop,  &s->st, &s->st_lock, &s->n_jobs_busy,
                             &s->log,   plan_changed, s};
   int rc = improve_start(&env, &ic, &s->improver);
   if (rc)

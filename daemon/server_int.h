@@ -117,6 +117,8 @@ struct server {
                                       cfg.workers (see jobs.c) */
   struct job *wait_head, *wait_tail; /* long plan jobs waiting for a slot,
                                         oldest first */
+  atomic_uint n_jobs_busy;         /* n_jobs, for the background threads,
+                                      which pause while it is not 0 */
   atomic_uint n_planning;          /* plan jobs inside planner_run() on
                                       workers, which share the CPUs among
                                       them (jobs.c); zero from calloc */

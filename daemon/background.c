@@ -41,7 +41,10 @@
 #include "keycodec.h"
 #include "planner.h"
 
-#define PENDING_BATCH 16    /* rows asked for at once */
+/* Rows asked for at once: one more than the other threads can be busy
+ * with, so that one is always free to take, and no more, since each row
+ * comes with its whole graph. */
+#define PENDING_BATCH(im) ((size_t)(im)->n_threads + 1)
 #define IDLE_WAIT_S 60      /* sleep when no row wants work */
 #define ERROR_WAIT_MS 1000  /* after a failed write */
 #define PAUSE_NS 2000000L   /* one nap while paused */
@@ -320,7 +323,8 @@ static int fetch(struct improver *im, struct storage_record **recs,
   *n = 0;
   uv_mutex_lock(im->env.st_lock);
   storage_t *st = *im->env.st;
-  int rc = st ? storage_pending(st, PENDING_BATCH, recs, n) : ARENA_EUNAVAIL;
+  int rc = st ? storage_pending(st, PENDING_BATCH(im), recs, n)
+               : ARENA_EUNAVAIL;
   uv_mutex_unlock(im->env.st_lock);
   return rc;
 }

@@ -3,8 +3,9 @@
  * the effort ladder stores each strictly smaller plan, with generations,
  * each one offset for offset the plan planner_run() makes at its effort;
  * the switch in the configuration (and SIGHUP); work left in the database
- * resumes after a restart; SIGTERM does not wait for a running step; and
- * `arenactl plan --wait-optimal` waits for the work and prints its end.
+ * resumes after a restart; SIGTERM does not wait for a running step; the
+ * CPU bounds of a step and of an hour hold; and `arenactl plan
+ * --wait-optimal` waits for the work and prints its end.
  *
  * The graph is MiniMalloc's G at alignment 1, whose plans at effort 40,
  * 160, 640 and 2560 are all different and smaller each time, the last
@@ -282,6 +283,57 @@ START_TEST(test_cli_wait_optimal)
 }
 END_TEST
 
+/* run_cpu_ms: a step past it is given up, its plan stays, and the row is
+ * done (never tried again). cpu_ms_per_hour: once spent, a running step
+ * pauses (it neither ends nor stores) until more budget comes, here by
+ * SIGHUP. */
+START_TEST(test_cpu_bounds)
+{
+  struct hn_graph g;
+  struct harness h;
+  ck_assert_int_eq(hn_load_csv(G_CSV, &g), 0);
+  ck_assert_int_eq(hn_init(&h, "[improve]\nthreads = 1\nrun_cpu_ms = 1\n"),
+                   0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  Arenad__V1__Response *r = plan_g(&h, &g);
+  uint64_t first = r->plan->arena_bytes;
+  wire_free_response(r);
+  Arenad__V1__Response *last = until_done(&h, &g, 30);
+  ck_assert(!last->plan->improving);
+  ck_assert_uint_eq(last->plan->generation, 1);
+  ck_assert_uint_eq(last->plan->arena_bytes, first);
+  wire_free_response(last);
+  Arenad__V1__Response *sr;
+  Arenad__V1__StatsReply *st = stats_of(&sr, &h);
+  ck_assert_uint_eq(st->improve_runs, 1);
+  ck_assert_uint_eq(st->improve_gains, 0);
+  wire_free_response(sr);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+
+  /* No budget: the step starts and pauses. */
+  ck_assert_int_eq(hn_init(&h, "[improve]\nthreads = 1\n"
+                               "cpu_ms_per_hour = 0\n"),
+                   0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  wire_free_response(plan_g(&h, &g));
+  sleep_ms(1500);
+  st = stats_of(&sr, &h);
+  ck_assert_uint_eq(st->improve_active, 1);
+  ck_assert_uint_eq(st->improve_runs, 0);
+  wire_free_response(sr);
+  ck_assert_int_eq(hn_write_conf(&h, "[improve]\nthreads = 1\n"), 0);
+  ck_assert_int_eq(kill(h.pid, SIGHUP), 0);
+  last = until_done(&h, &g, 60);
+  ck_assert(!last->plan->improving);
+  ck_assert_uint_eq(last->plan->generation, 4);
+  wire_free_response(last);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+  hn_graph_free(&g);
+}
+END_TEST
+
 /* The ladder itself. */
 START_TEST(test_next_effort)
 {
@@ -303,4 +355,5 @@ void cd_add_improve_tests(TCase *tc)
   tcase_add_test(tc, test_switch_reload_and_restart);
   tcase_add_test(tc, test_sigterm_does_not_wait);
   tcase_add_test(tc, test_cli_wait_optimal);
+  tcase_add_test(tc, test_cpu_bounds);
 }

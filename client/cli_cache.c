@@ -265,8 +265,8 @@ static void ls_print(const Arenad__V1__ListReply *lr, int json)
   if (json)
     printf("{\"entries\":[");
   else if (lr->n_entries)
-    printf("model_hash  shape  tensors  arena_bytes  gap  effort  state  "
-           "gen  algorithm  hits  last_used  key\n");
+    printf("model_hash  shape  tensors  arena_bytes  gap  effort/tried  "
+           "state  gen  algorithm  hits  last_used  key\n");
   for (size_t i = 0; i < lr->n_entries; i++) {
     const Arenad__V1__CacheEntry *e = lr->entries[i];
     if (json) {
@@ -299,10 +299,11 @@ static void ls_print(const Arenad__V1__ListReply *lr, int json)
     print_bytes(e->model_hash);
     printf("  ");
     cli_print_shape(e->input_shape, e->n_input_shape);
-    printf("  %llu  %llu  %.2f%%  %u  %s  %llu  %s  %llu  ",
+    printf("  %llu  %llu  %.2f%%  %u/%u  %s  %llu  %s  %llu  ",
            (unsigned long long)e->n_tensors,
            (unsigned long long)e->arena_bytes,
            gap_pct(e->arena_bytes, e->lower_bound_bytes), (unsigned)e->effort,
+           (unsigned)e->effort_tried,
            state_word(e->proven_optimal, e->improving),
            (unsigned long long)e->generation, algo_name(e->algorithm),
            (unsigned long long)e->hits);

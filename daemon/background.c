@@ -212,7 +212,11 @@ static int run_step(struct improver *im, const struct storage_record *r)
   struct improve_config cfg = im->cfg;
   pthread_mutex_unlock(&im->mu);
   uint32_t effort = improve_next_effort(r->info.effort_tried, cfg.max_effort);
-  int done = effort == 0 || r->graph.n_tensors > cfg.max_tensors;
+  /* Only the search reads the effort: a plan made by one heuristic alone
+   * would come out the same at any effort. */
+  int searches = r->opts.algo == PLANNER_ALGO_BEST ||
+                 r->opts.algo == PLANNER_ALGO_EXACT;
+  int done = effort == 0 || !searches || r->graph.n_tensors > cfg.max_tensors;
   struct planner_plan p;
   planner_plan_init(&p);
   int have = 0;
@@ -246,7 +250,7 @@ static int run_step(struct improver *im, const struct storage_record *r)
          p.arena_bytes, r->plan.arena_bytes, effort);
   planner_plan_cleanup(&p);
   pthread_mutex_lock(&im->mu);
-  im->stats.runs += effort != 0;
+  im->stats.runs += have || st.over;
   im->stats.gains += smaller;
   pthread_mutex_unlock(&im->mu);
   if (wrc == 0 && (smaller || done))

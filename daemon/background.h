@@ -27,6 +27,9 @@
  *  - CPU in total: at most cpu_ms_per_hour of CPU in any clock hour;
  *    once spent, running steps pause until the next hour starts.
  *  - Size: a graph of more than max_tensors tensors is not improved.
+ *  - Algorithm: only plans asked of `best` or `exact` are improved; the
+ *    other algorithms are single heuristics, whose plan no effort
+ *    changes (such a row is marked done without a step).
  *  - Priority: the threads run under SCHED_IDLE (nice 19 where that is
  *    refused), so any other work on the machine runs first; and a step
  *    pauses, at the planner's next poll, whenever a request is being

@@ -132,7 +132,7 @@ void daemon_config_defaults(struct daemon_config *c)
   c->improve_enabled = 1;
   c->improve_threads = 0;
   c->improve_max_effort = 20000;
-  c->improve_max_tensors = 100000;
+  c->improve_max_tensors = 16384;
   c->improve_run_cpu_ms = 120000;
   c->improve_cpu_ms_per_hour = 900000;
 }

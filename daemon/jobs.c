@@ -552,7 +552,10 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
     } else {
       dbhealth_ok(s);
       j->generation = res == STORAGE_PUT_INSERTED ? 1 : 0;
-      j->improvable = res != STORAGE_PUT_KEPT && !j->plan.proven_optimal;
+      /* Background work reads the effort only through the search. */
+      j->improvable = res != STORAGE_PUT_KEPT && !j->plan.proven_optimal &&
+                      (g->opts.algo == PLANNER_ALGO_BEST ||
+                       g->opts.algo == PLANNER_ALGO_EXACT);
     }
   }
   uv_mutex_unlock(&s->st_lock);

@@ -532,7 +532,14 @@ START_TEST(test_abusive_requests)
   long rep_growth = hn_rss_kib(&h) - rss_rep0;
   Arenad__V1__Response *ks;
   Arenad__V1__StatsReply *sr = rel_stats_of(&h, &ks);
-  ck_assert_uint_ge(sr->memory_hits, repeats);
+  /* Every repeat is a hit: from memory, or for the few in flight when
+   * the background improvement marked the plan done (which drops the
+   * hot copy, so that replies stop saying `improving`), from the
+   * database, by one job the others in flight join. */
+  ck_assert_uint_ge(sr->memory_hits + sr->storage_hits +
+                        sr->single_flight_joined,
+                    repeats);
+  ck_assert_uint_ge(sr->memory_hits, repeats - 64);
   wire_free_response(ks);
   ck_assert_int_eq(hn_stop(&h), 0);
 

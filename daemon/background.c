@@ -448,6 +448,13 @@ int improve_start(const struct improve_env *env,
     return ARENA_ENOMEM;
   }
   im->n_threads = n;
+  /* The async handle first: a thread may finish a step and post an
+   * event as soon as it starts. */
+  if (uv_async_init(env->loop, &im->async, on_async) != 0) {
+    free_improver(im);
+    return ARENA_EINTERNAL;
+  }
+  im->async.data = im;
   for (unsigned t = 0; t < n; t++) {
     struct thread_arg *a = malloc(sizeof *a);
     if (a) {
@@ -457,12 +464,10 @@ int improve_start(const struct improve_env *env,
     if (!a || pthread_create(&im->threads[t], NULL, thread_main, a) != 0) {
       free(a);
       join(im, t);
-      free_improver(im);
+      uv_close((uv_handle_t *)&im->async, on_closed); /* frees im */
       return ARENA_EINTERNAL;
     }
   }
-  uv_async_init(env->loop, &im->async, on_async);
-  im->async.data = im;
   *out = im;
   return 0;
 }

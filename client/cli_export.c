@@ -193,6 +193,8 @@ struct export_list {
   Arenad__V1__BundleEntry **entries; /* n, borrowed from pages */
   size_t n, cap;
   size_t body_len;                   /* packed bytes the entries need */
+  uint64_t without_graph;            /* matched, but stored without a
+                                        graph: left out */
 };
 
 static void export_list_cleanup(struct export_list *l)
@@ -277,6 +279,7 @@ static int export_collect(arenad_client_t *c, Arenad__V1__Export *em,
                 (unsigned)page);
       return CLI_EX_PROTOCOL;
     }
+    l->without_graph = resp->exported->without_graph;
     if ((rc = export_take(l, resp)) != 0)
       return rc;
     if (n < page || em->key.len > 0)
@@ -319,12 +322,19 @@ static int export_write(const struct export_list *l, const char *path,
   if (rc)
     return rc;
   if (json) {
-    printf("{\"written\":%zu,\"bytes\":%zu,\"file\":", l->n, len);
+    printf("{\"written\":%zu,\"bytes\":%zu,\"without_graph\":%llu,"
+           "\"file\":",
+           l->n, len, (unsigned long long)l->without_graph);
     cli_json_str(path);
     printf("}\n");
   } else {
     printf("wrote %zu plan%s to %s (%zu bytes)\n", l->n, l->n == 1 ? "" : "s",
            path, len);
+    if (l->without_graph)
+      printf("left out %llu plan%s stored without its graph (by an older "
+             "arenad); plan it again to export it\n",
+             (unsigned long long)l->without_graph,
+             l->without_graph == 1 ? "" : "s");
   }
   return cli_finish_stdout();
 }

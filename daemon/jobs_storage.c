@@ -446,6 +446,7 @@ static void answer_storage(struct job *j, struct conn *c, uint64_t rid)
     oom = bundles_export_build(j->recs, j->n_recs, &x) != 0;
     xr.entries = x.ptrs;
     xr.n_entries = x.n;
+    xr.without_graph = j->n_without;
     r.body_case = ARENAD__V1__RESPONSE__BODY_EXPORTED;
     r.exported = &xr;
     break;

@@ -253,7 +253,12 @@ static int run_step(struct improver *im, const struct storage_record *r)
   im->stats.runs += have || st.over;
   im->stats.gains += smaller;
   pthread_mutex_unlock(&im->mu);
-  if (wrc == 0 && (smaller || done))
+  /* A row done without a step (too large, or a heuristic's plan) was
+   * never served as improving (jobs.c asks the same), so its hot copy
+   * stays; one whose steps ended is dropped, so that replies stop
+   * saying improving. */
+  if (wrc == 0 && (smaller || (done && effort && searches &&
+                               r->graph.n_tensors <= cfg.max_tensors)))
     queue_event(im, r, smaller);
   return wrc ? -1 : 0;
 }

@@ -275,6 +275,7 @@ struct job *jobs__new(struct server *s, enum job_kind kind,
   j->s = s;
   j->kind = kind;
   j->cfg.limits = s->limits;
+  j->cfg.improve_max_tensors = s->cfg.improve_max_tensors;
   j->req = req;
   j->work.data = j;
   j->status = ARENAD__V1__STATUS__OK;
@@ -525,7 +526,10 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
     j->planning_us = info.plan_us;
     j->generation = info.generation;
     j->plan_effort = info.effort;
-    j->improvable = info.has_graph && !info.improve_done;
+    j->improvable = info.has_graph && !info.improve_done &&
+                    (g->opts.algo == PLANNER_ALGO_BEST ||
+                     g->opts.algo == PLANNER_ALGO_EXACT) &&
+                    g->n_tensors <= j->cfg.improve_max_tensors;
     return;
   }
   o.effort = j->effort; /* set on the loop thread: SIGHUP cannot race */
@@ -555,7 +559,8 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
       /* Background work reads the effort only through the search. */
       j->improvable = res != STORAGE_PUT_KEPT && !j->plan.proven_optimal &&
                       (g->opts.algo == PLANNER_ALGO_BEST ||
-                       g->opts.algo == PLANNER_ALGO_EXACT);
+                       g->opts.algo == PLANNER_ALGO_EXACT) &&
+                      g->n_tensors <= j->cfg.improve_max_tensors;
     }
   }
   uv_mutex_unlock(&s->st_lock);

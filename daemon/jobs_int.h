@@ -27,6 +27,7 @@ enum job_kind { JOB_PLAN, JOB_STORAGE };
 struct job_config {
   struct wire_limits limits; /* validation of the Plan request; the
                               * effort is copied into job.effort */
+  uint64_t improve_max_tensors; /* larger graphs are not improved */
 };
 
 struct job {

@@ -55,7 +55,7 @@ int cli_render_main(int argc, char **argv);
 int cli_diff_main(int argc, char **argv);
 
 /* arenactl get / ls / evict / ping / status / stats: talk to arenad
- * (cli_cache.c, cli_daemon.c; docs/arenactl.md "Daemon commands"). */
+ * (cli_cache.c, cli_status.c; docs/arenactl.md "Daemon commands"). */
 int cli_get_main(int argc, char **argv);
 int cli_ls_main(int argc, char **argv);
 int cli_evict_main(int argc, char **argv);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "daemon_harness.h"
+#include "testutil.h"
 #include "wire.h"
 
 #define N_INST 13
@@ -62,24 +63,10 @@ static void sleep_s(double s)
   nanosleep(&ts, NULL);
 }
 
-/* CPU seconds of process pid (user and system) from /proc; 0 if
- * unknown. */
+/* CPU seconds of process pid (user and system); 0 if unknown. */
 static double proc_cpu_s(pid_t pid)
 {
-  char path[64], buf[1024];
-  snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return 0;
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = 0;
-  const char *p = strrchr(buf, ')');
-  unsigned long ut = 0, st = 0;
-  if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-                   &ut, &st) != 2)
-    return 0;
-  return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+  return tu_proc_cpu_us((int)pid) / 1e6;
 }
 
 /* One Plan of g (alignment 1, default effort) under hash; returns the

@@ -77,26 +77,6 @@ static double self_cpu_us(void)
          ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
 }
 
-/* CPU time of process pid (user and system) from /proc, us; 0 if
- * unknown. */
-static double proc_cpu_us(pid_t pid)
-{
-  char path[64], buf[1024];
-  snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return 0;
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = 0;
-  const char *p = strrchr(buf, ')'); /* the name may hold spaces */
-  unsigned long ut = 0, st = 0;
-  if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-                   &ut, &st) != 2)
-    return 0;
-  return (double)(ut + st) * 1e6 / (double)sysconf(_SC_CLK_TCK);
-}
-
 /* ---- the bare echo server --------------------------------------------- */
 
 struct echo {
@@ -282,7 +262,7 @@ static struct result run_load(enum mode mode, const char *path,
   struct worker *w = calloc((size_t)clients, sizeof *w);
   pthread_t *t = calloc((size_t)clients, sizeof *t);
   double *all = malloc(sizeof(double) * (size_t)clients * (size_t)per_client);
-  double c0 = self_cpu_us(), s0 = server ? proc_cpu_us(server) : 0;
+  double c0 = self_cpu_us(), s0 = server ? tu_proc_cpu_us(server) : 0;
   double t0 = now_us();
   for (int i = 0; i < clients; i++) {
     w[i] = (struct worker){mode, path, gs, per_client,
@@ -295,7 +275,7 @@ static struct result run_load(enum mode mode, const char *path,
     r.failures += w[i].failures;
   }
   double secs = (now_us() - t0) / 1e6;
-  double cpu = self_cpu_us() - c0 + (server ? proc_cpu_us(server) - s0 : 0);
+  double cpu = self_cpu_us() - c0 + (server ? tu_proc_cpu_us(server) - s0 : 0);
   size_t n = (size_t)clients * (size_t)per_client;
   qsort(all, n, sizeof *all, cmp_d);
   r.p50 = all[n / 2];
@@ -391,7 +371,7 @@ static struct miss_result bench_misses(const struct miss_case *mc, int round)
     hn_random_graph(&g[i], MISS_TENSORS,
                     1000 + (uint64_t)i + 100000 * (uint64_t)round);
   struct miss_result mr = {0};
-  double t0 = now_us(), c0 = proc_cpu_us(h.pid);
+  double t0 = now_us(), c0 = tu_proc_cpu_us(h.pid);
   for (int base = 0; base < mc->n; base += MISS_CLIENTS) {
     int fds[MISS_CLIENTS];
     for (int k = 0; k < MISS_CLIENTS; k++) {
@@ -406,7 +386,7 @@ static struct miss_result bench_misses(const struct miss_case *mc, int round)
     }
   }
   double us = now_us() - t0;
-  mr.cores = (proc_cpu_us(h.pid) - c0) / us;
+  mr.cores = (tu_proc_cpu_us(h.pid) - c0) / us;
   mr.plans_s = mc->n / (us / 1e6);
   for (int i = 0; i < mc->n; i++)
     hn_graph_free(&g[i]);

@@ -1,8 +1,8 @@
 /*
  * cli_daemon.h - what the arenactl subcommands that talk to arenad share
  * (cli_daemon.c; planning through it is cli_plan_daemon.c): the common
- * options (-s/--socket, --timeout-ms, --json), opening a client handle, one request/response round with status
- * checking, the mapping from ARENA_E* codes to exit statuses, and small
+ * options (-s/--socket, --timeout-ms, --json), opening a client handle,
+ * one request/response round with status checking, the mapping from ARENA_E* codes to exit statuses, and small
  * parsers and printers (hex, input shapes, JSON strings).
  *
  * Private to arenactl; built on the client library's private interface

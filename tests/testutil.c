@@ -246,3 +246,21 @@ void tu_stop_end(struct tu_stop *s)
   s->guard = 0;
   s->fd = -1;
 }
+
+double tu_proc_cpu_us(int pid)
+{
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return 0;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  const char *p = strrchr(buf, ')'); /* the name may hold spaces */
+  unsigned long ut = 0, st = 0;
+  if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+                   &ut, &st) != 2)
+    return 0;
+  return (double)(ut + st) * 1e6 / (double)sysconf(_SC_CLK_TCK);
+}

@@ -75,4 +75,8 @@ int tu_stop_start(struct tu_stop *s, int pid, unsigned max_s);
  * anything. Accepts a struct that tu_stop_start() failed on. */
 void tu_stop_end(struct tu_stop *s);
 
+/* CPU time (user and system) process pid has used, from /proc, in
+ * microseconds; 0 when unknown. */
+double tu_proc_cpu_us(int pid);
+
 #endif

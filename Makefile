@@ -14,7 +14,13 @@
 #   storage/  libarenastorage.a  sqlite plan cache                  (sqlite3, planner)
 #   proto/    libarenawire.a     protobuf-c messages and framing    (protobuf-c)
 #   daemon/   arenad             libuv service                      (all above)
-#   client/   libarenad-client + arenactl                           (proto, planner)
+#   client/lib/      libarenad-client.a   the C library interpreters link (proto, planner)
+#   client/cli/      libarenacli.a        arenactl                  (lib, proto, planner)
+#   client/tflm/     libarenad-tflm.a     TFLite Micro adapter      (lib, planner)
+#   client/tflite/   libarenad-tflite.a   TFLite adapter            (lib, planner, ops)
+#   client/tflm/ops/ libarenad-tflm-ops.a TFLite Micro kernels      (ops)
+#   client/ops/      (in both ops archives) shared kernels          (libc++)
+#   client/examples/ plan_example, tflm_infer, tflite_infer         (the adapters)
 #   tests/    Check suites, one binary per module: build/tests/check_<module>
 #   bench/    benchmark programs behind `make bench`
 #   deploy/   systemd units and config (no C)
@@ -52,7 +58,7 @@ PKGS_PROTO  := libprotobuf-c
 PKGS_DAEMON := libuv libsystemd inih
 
 CFLAGS_ALL  = $(CSTD) $(OPT) $(WARN) $(DEFS) $(SANFLAGS) -MMD -MP \
-              -Istorage -Iproto -Iclient -I$(BUILD)/gen $(CFLAGS)
+              -Istorage -Iproto -I$(BUILD)/gen $(CFLAGS)
 
 # The include folders of planner/: a folder of it sees its own and those
 # below it; everything outside planner/ sees the public headers of core
@@ -67,8 +73,29 @@ INC_planner_run        := $(INC_planner_search) -Iplanner/run
 INC_planner_formats    := $(INC_planner_core) -Iplanner/formats
 INC_PUBLIC             := -Iplanner/core -Iplanner/formats
 INC_PLANNER_ALL        := $(addprefix -Iplanner/,$(PLANNER_DIRS))
-# $(call incs_of,SOURCE): the planner include folders SOURCE may use.
-incs_of = $(if $(filter planner,$(firstword $(subst /, ,$(1)))),$(INC_planner_$(word 2,$(subst /, ,$(1)))),$(if $(filter tests fuzz bench,$(firstword $(subst /, ,$(1)))),$(INC_PLANNER_ALL),$(INC_PUBLIC)))
+# The include folders of client/, by part (docs/architecture.md): the
+# library sees its own; arenactl the library's and its own; the adapters
+# their own, the shared kernels and the library only as installed
+# (<arenad/arenad_client.h>, from $(BUILD)/include), never the CLI's;
+# the kernels nothing of arenad's; the examples the adapters and kernels.
+# tests, fuzz targets and benchmarks see every folder.
+INC_client_lib      := -Iclient/lib
+INC_client_cli      := -Iclient/lib -Iclient/cli
+INC_client_tflm     := -Iclient/tflm
+INC_client_tflm_ops := -Iclient/tflm/ops -Iclient/ops
+INC_client_tflite   := -Iclient/tflite -Iclient/ops
+INC_client_ops      := -Iclient/ops
+INC_client_examples := -Iclient/examples -Iclient/tflm -Iclient/tflm/ops \
+                       -Iclient/tflite -Iclient/ops
+INC_CLIENT_ALL      := $(sort $(foreach p,lib cli tflm tflm_ops tflite ops examples,$(INC_client_$(p))))
+# $(call client_part,SOURCE): lib, cli, tflm, tflm_ops, tflite, ops or
+# examples, for a source under client/.
+client_part = $(if $(filter client/tflm/ops/%,$(1)),tflm_ops,$(word 2,$(subst /, ,$(1))))
+# $(call client_incs,SOURCE): the client/ include folders SOURCE may use.
+client_incs = $(if $(filter client,$(firstword $(subst /, ,$(1)))),$(INC_client_$(call client_part,$(1))),$(if $(filter tests fuzz bench,$(firstword $(subst /, ,$(1)))),$(INC_CLIENT_ALL)))
+# $(call incs_of,SOURCE): the planner and client include folders SOURCE
+# may use.
+incs_of = $(if $(filter planner,$(firstword $(subst /, ,$(1)))),$(INC_planner_$(word 2,$(subst /, ,$(1)))),$(if $(filter tests fuzz bench,$(firstword $(subst /, ,$(1)))),$(INC_PLANNER_ALL),$(INC_PUBLIC))) $(call client_incs,$(1))
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
 pc_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
@@ -133,20 +160,19 @@ $(BUILD)/arenad: $(DAEMON_OBJ) $(BUILD)/libarenastorage.a $(BUILD)/libarenawire.
 # with -fPIC into $(BUILD)/pic/ so that one set of objects serves both the
 # static archive and the shared library. They are compiled with
 # -fvisibility=hidden: the shared library exports only the functions that
-# client/arenad_client.h marks ARENAD_CLIENT_API (the deploy suite checks
+# client/lib/arenad_client.h marks ARENAD_CLIENT_API (the deploy suite checks
 # the list), while arenactl and the tests, which link the static archive,
 # still reach everything inside. PREFIX goes into the pkg-config file.
 CLIENT_VERSION   := 0.1.0
 CLIENT_SOVERSION := 1
 PREFIX           ?= /usr/local
 CLIENT_SO        := libarenad-client.so.$(CLIENT_SOVERSION)
-CLIENT_LIB_SRC   := client/arenad_client.c client/lib_memo.c \
-                    client/lib_message.c client/lib_request.c $(WIRE_SRC) $(PLANNER_SRC)
+CLIENT_LIB_SRC   := $(wildcard client/lib/*.c) $(WIRE_SRC) $(PLANNER_SRC)
 CLIENT_PIC_OBJ   := $(CLIENT_LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/arenad.pb-c.o
 # The installed headers, as a program sees them: <arenad/arenad_client.h>
 # (deploy/install.sh puts them in PREFIX/include/arenad/). The example is
 # compiled against this copy alone, like a program outside the tree.
-CLIENT_HEADERS   := client/arenad_client.h planner/core/planner.h planner/core/arena_error.h
+CLIENT_HEADERS   := client/lib/arenad_client.h planner/core/planner.h planner/core/arena_error.h
 CLIENT_INC       := $(addprefix $(BUILD)/include/arenad/,$(notdir $(CLIENT_HEADERS)))
 CLIENT_TARGETS   := $(BUILD)/libarenad-client.a $(BUILD)/$(CLIENT_SO) \
                     $(BUILD)/libarenad-client.so $(BUILD)/arenad-client.pc \
@@ -166,7 +192,7 @@ $(BUILD)/$(CLIENT_SO): $(CLIENT_PIC_OBJ)
 	  $(call pc_libs,$(PKGS_PROTO)) -lm
 $(BUILD)/libarenad-client.so: $(BUILD)/$(CLIENT_SO)
 	ln -sf $(CLIENT_SO) $@
-$(BUILD)/arenad-client.pc: client/arenad-client.pc.in Makefile
+$(BUILD)/arenad-client.pc: client/lib/arenad-client.pc.in Makefile
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(CLIENT_VERSION)|g' $< > $@
 define stage_header
 $(BUILD)/include/arenad/$(notdir $(1)): $(1)
@@ -183,9 +209,13 @@ $(BUILD)/examples/plan_example: $(BUILD)/client/examples/plan_example.o $(BUILD)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_PROTO)) -lm
 
 # ---- arenactl ----------------------------------------------------------------
-CLI_SRC := $(wildcard client/cli_*.c) client/arenactl.c
+# client/cli/ is its own archive, libarenacli.a, linked above the
+# library: a call from the library into the CLI fails to link.
+CLI_SRC := $(wildcard client/cli/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
-$(BUILD)/arenactl: $(CLI_OBJ) $(BUILD)/libarenad-client.a
+$(BUILD)/libarenacli.a: $(filter-out $(BUILD)/client/cli/arenactl.o,$(CLI_OBJ))
+	rm -f $@ && ar rcs $@ $^
+$(BUILD)/arenactl: $(BUILD)/client/cli/arenactl.o $(BUILD)/libarenacli.a $(BUILD)/libarenad-client.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_PROTO)) -lm
 
 # ---- tests -----------------------------------------------------------------
@@ -540,7 +570,7 @@ $(TFLM_DIR)/libtflm.a: $(TFLM_OBJ)
 # libarenad-tflm-ops.a and libarenad-tflite.a.
 $(BUILD)/client/ops/conv_transpose_bias.o: client/ops/conv_transpose_bias.cc $(BUILD)/.flags
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXSTD) $(OPT) $(CXXWARN) $(SANFLAGS) -MMD -MP -Iclient/ops $(CXXFLAGS) -c -o $@ $<
+	$(CXX) $(CXXSTD) $(OPT) $(CXXWARN) $(SANFLAGS) -MMD -MP $(INC_client_ops) $(CXXFLAGS) -c -o $@ $<
 
 # arenad's C++ on top of TFLM: libarenad-tflm.a (arenad::TflmPlanner,
 # client/tflm/), libarenad-tflm-ops.a (the kernels TFLM lacks,
@@ -549,8 +579,8 @@ $(BUILD)/client/ops/conv_transpose_bias.o: client/ops/conv_transpose_bias.cc $(B
 # build/examples/tflm_infer. `make tflm` builds them; `make test` builds
 # them with the tests.
 TFLM_OWN_FLAGS = $(CXXSTD) $(OPT) $(CXXWARN) $(TFLM_DEFS) $(SANFLAGS) -MMD -MP \
-                 -I$(BUILD)/include $(INC_PUBLIC) -Iclient -Iclient/tflm -Iclient/tflm/ops -Iclient/ops \
-                 -Iclient/examples $(addprefix -isystem ,$(TFLM_INCS)) $(CXXFLAGS)
+                 -I$(BUILD)/include $(INC_PUBLIC) $(call client_incs,$<) \
+                 $(addprefix -isystem ,$(TFLM_INCS)) $(CXXFLAGS)
 $(BUILD)/%.o: %.cc $(BUILD)/.flags $(TFLM_DIR)/.flags | $(TFLM_STAMP) $(CLIENT_INC)
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLM_OWN_FLAGS) -c -o $@ $<
@@ -686,7 +716,7 @@ TFLITE_INCS := $(TFLITE_ROOT)/src/litert $(TFLITE_TFROOT) \
                $(TFLITE_ROOT)/deps/flatbuffers/include \
                $(TFLITE_ROOT)/deps/abseil-cpp /usr/include/eigen3
 TFLITE_OWN_FLAGS = -std=c++20 $(OPT) $(CXXWARN) $(SANFLAGS) -MMD -MP \
-                   -I$(BUILD)/include $(INC_PUBLIC) -Iclient/tflite -Iclient/ops -Iclient/examples \
+                   -I$(BUILD)/include $(INC_PUBLIC) $(call client_incs,$<) \
                    $(addprefix -isystem ,$(TFLITE_INCS)) $(CXXFLAGS)
 TFLITE_LINK = $(TFLITE_LIB) -lpthread -ldl
 TFLITE_OWN_OBJ := $(BUILD)/client/tflite/arenad_tflite.o \

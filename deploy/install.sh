@@ -65,7 +65,7 @@ files() {
 0755 $build/arenactl $bindir/arenactl
 0644 $build/libarenad-client.a $libdir/libarenad-client.a
 0644 $build/$soname $libdir/$realname
-0644 $src/client/arenad_client.h $incdir/arenad_client.h
+0644 $src/client/lib/arenad_client.h $incdir/arenad_client.h
 0644 $src/planner/core/planner.h $incdir/planner.h
 0644 $src/planner/core/arena_error.h $incdir/arena_error.h
 0644 @pc $pcdir/arenad-client.pc

@@ -1,5 +1,5 @@
 /*
- * check_client.c - tests of the client library (client/arenad_client.c,
+ * check_client.c - tests of the client library (client/lib/arenad_client.c,
  * lib_message.c, lib_request.c) that need no daemon, and the client
  * suite.
  *

@@ -1,6 +1,6 @@
 /*
  * check_client_memo.c - the "memo" case of the client suite: the
- * handle's memory of its last call (client/lib_memo.c).
+ * handle's memory of its last call (client/lib/lib_memo.c).
  *
  * Whatever the memory holds, every digest it hands out must equal the one
  * digesting the caller's graph and options afresh gives: after a repeat,

@@ -5,7 +5,7 @@
  * library exports, the .deb, the maintainer scripts, the daemon's system
  * calls and files traced against the unit's sandbox) and judges it by
  * its exit status and output; and the one-way use between the folders of
- * planner/ (tests/layers.sh).
+ * planner/ and client/ (tests/layers.sh).
  */
 #include <check.h>
 #include <stdio.h>
@@ -135,10 +135,13 @@ START_TEST(test_syscalls_within_filter)
 }
 END_TEST
 
-/* The folders of planner/ use each other one way only (tests/layers.sh
- * reads their archives' symbols); the same check with run/ allowed only
- * core/ must name run's calls into search/ and heuristics/, so a broken
- * check cannot pass. */
+/* The folders of planner/ and the parts of client/ use each other one
+ * way only (tests/layers.sh reads their archives' symbols; make test
+ * builds all 13 parts, the TFLite adapter included). The same check
+ * with a wrong map must name the calls it then forbids, so a broken
+ * check cannot pass: run/ allowed only core/ (its calls into search/
+ * and heuristics/), and the TFLite Micro adapter allowed only the
+ * planner (its calls into the client library). */
 START_TEST(test_planner_layers)
 {
   char *argv[] = {"sh", "tests/layers.sh", DEPLOY_BUILD, NULL};
@@ -147,7 +150,7 @@ START_TEST(test_planner_layers)
   ck_assert_ptr_nonnull(out);
   printf("-- layers.sh\n%s", out);
   ck_assert_msg(rc == 0, "layers.sh failed (exit %d):\n%s", rc, out);
-  ck_assert_ptr_nonnull(strstr(out, "layers: ok (5 archives)"));
+  ck_assert_ptr_nonnull(strstr(out, "layers: ok (13 parts)"));
   free(out);
   char *wrong[] = {"sh", "tests/layers.sh", DEPLOY_BUILD, "run=core", NULL};
   rc = cdp_run_capture(wrong, &out);
@@ -157,6 +160,15 @@ START_TEST(test_planner_layers)
                                     "search"));
   ck_assert_ptr_nonnull(strstr(out, "layers: run uses planner__task_new "
                                     "from heuristics"));
+  ck_assert_ptr_null(strstr(out, "layers: ok"));
+  free(out);
+  char *adapter[] = {"sh", "tests/layers.sh", DEPLOY_BUILD,
+                     "tflm=core,heuristics,search,run,formats", NULL};
+  rc = cdp_run_capture(adapter, &out);
+  ck_assert_ptr_nonnull(out);
+  ck_assert_int_eq(rc, 1);
+  ck_assert_ptr_nonnull(strstr(out, "layers: tflm uses arenad_client_plan "
+                                    "from lib"));
   ck_assert_ptr_null(strstr(out, "layers: ok"));
   free(out);
 }

@@ -15,7 +15,7 @@
 #             it against the daemon at $ARENAD_SOCKET, then uninstalls
 #   deb       builds the .deb and checks its metadata, files and binaries
 #   symbols   the shared library exports exactly the functions that
-#             client/arenad_client.h declares with ARENAD_CLIENT_API
+#             client/lib/arenad_client.h declares with ARENAD_CLIENT_API
 #   maint     runs the maintainer scripts against stub commands
 #   syscalls  every system call arenad makes in a session is allowed by
 #             the unit's SystemCallFilter=, and the files it touches fit
@@ -413,7 +413,7 @@ step_deb() {
 # no program can name in C.
 step_symbols() {
   need nm
-  h=$src/client/arenad_client.h
+  h=$src/client/lib/arenad_client.h
   lib=$build/$(readlink "$build/libarenad-client.so")
   [ -f "$lib" ] || fail "no shared library in $build"
   sed -n 's/^ARENAD_CLIENT_API .*[ *]\(arenad_client_[a-z0-9_]*\)(.*/\1/p' "$h" |

@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_model.h"
+#include "cli_json.h"
 #include "graph_csv.h"
 #include "tflite.h"
 

@@ -15,16 +15,10 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "cli_graph.h"
 #include "graph_csv.h"
 #include "planner.h"
 #include "tflite.h"
-
-/* What kind of file a graph came from. */
-enum cli_graph_kind {
-  CLI_GRAPH_CSV = 1,    /* lifetime-graph CSV */
-  CLI_GRAPH_TFLITE = 2, /* TFLite model */
-  CLI_GRAPH_PLAN = 3,   /* arenactl plan --json output */
-};
 
 /* Options of the loader (set by cli_model_option()). */
 struct cli_load_opts {
@@ -36,49 +30,11 @@ struct cli_load_opts {
   int tflite_only;    /* 1: refuse anything but a TFLite model (import) */
 };
 
-/* A loaded graph, perhaps with a plan. Arrays are owned. */
-struct cli_graph {
-  enum cli_graph_kind kind;       /* where it came from */
-  const char *what;               /* file name for messages, borrowed */
-  struct planner_tensor *tensors; /* n entries; pins cleared */
-  char **names;                   /* n names or NULL */
-  size_t n;                       /* tensors */
-  uint64_t *offsets;              /* n offsets when the file is a plan, else NULL */
-  uint64_t arena_bytes;           /* from a plan file, else 0 */
-  uint64_t alignment;             /* from a plan file, else 0 */
-  char algo[32];                  /* from a plan file, else "" */
-  uint64_t batch;                 /* batch a --shape applied, else 0 */
-  int has_model;                  /* 1: model below is filled */
-  struct planner_tflite_model model; /* when kind == CLI_GRAPH_TFLITE */
-};
-
-void cli_graph_init(struct cli_graph *g);
-void cli_graph_cleanup(struct cli_graph *g);
-
 /* Loads path (borrowed; "-" = stdin) into g (cli_graph_init()ed). Prints
  * any error as "arenactl: FILE: message" and returns its exit status
  * (CLI_EX_NOINPUT, CLI_EX_DATAERR, CLI_EX_OSERR), or 0. */
 int cli_graph_load(const char *path, const struct cli_load_opts *o,
                    struct cli_graph *g);
-
-/* cli_json.c: reads plan JSON (the output of `arenactl plan --json`),
- * buf[0 .. len) borrowed, into g (cli_graph_init()ed; kind becomes
- * CLI_GRAPH_PLAN). Prints any error as "arenactl: WHAT: plan JSON, byte
- * N: message" and returns CLI_EX_DATAERR (CLI_EX_OSERR when out of
- * memory), or 0. */
-int cli_json_load(const char *what, const char *buf, size_t len,
-                  struct cli_graph *g);
-
-/* cli_json.c: whether buf[0 .. len) (borrowed) can begin plan JSON, for
- * reading it in parts (cli_input.c). Returns 0 when the reader takes it
- * whole or runs out of bytes (or memory) before it finds an error, else
- * ARENA_EPARSE with the message cli_json_load() would print for the
- * whole file, whatever follows, in err. */
-int cli_json_prefix_check(const char *buf, size_t len,
-                          char err[ARENA_ERR_LEN]);
-
-/* A borrowed planner view of g's tensors. */
-struct planner_graph cli_graph_view(const struct cli_graph *g);
 
 /* Tries the loader options (--keep-dequant, --shape S, --in-place,
  * --no-in-place) at argv[*i]. Returns 1 when it was one (0 in *rc, or

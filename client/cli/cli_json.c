@@ -9,7 +9,9 @@
  *  JSON_MAX_DEPTH levels, so hostile input cannot exhaust the stack.
  *  Errors name the byte where reading stopped.
  */
-#include "cli_model.h"
+#include "cli_json.h"
+
+#include "cli.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * arenactl.c - entry point of the arenactl command-line tool: global
  * options and the table of subcommands.
  *
- * To add a subcommand, write client/cli_<name>.c with
+ * To add a subcommand, write client/cli/cli_<name>.c with
  * `int cli_<name>_main(int argc, char **argv)`, declare it in cli.h and
  * add one row to `commands` below; the Makefile picks up the new file.
  */

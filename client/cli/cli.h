@@ -2,7 +2,7 @@
  * cli.h - the pieces of the arenactl command-line tool.
  *
  * arenactl.c holds main() and a table of subcommands; each subcommand
- * lives in client/cli_<name>.c and exposes `int cli_<name>_main(int argc,
+ * lives in client/cli/cli_<name>.c and exposes `int cli_<name>_main(int argc,
  * char **argv)`, where argv[0] is the subcommand's name. A subcommand
  * prints its results on stdout, its errors on stderr as
  * "arenactl: <what>: <message>", and returns one of the CLI_EX_* exit

@@ -767,7 +767,19 @@ $(BUILD)/tests/check_tflite_rt: $(BUILD)/tests/check_tflite_rt.o $(BUILD)/tests/
                                 $(BUILD)/tests/daemon_harness.o $(BUILD)/libarenad-client.a
 	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(TFLITE_LINK) $(call pc_libs,$(PKGS_PROTO)) $(CHECK_LIBS)
 $(BUILD)/tests/check_tflite_rt.o: | $(BUILD)/gen/arenad.pb-c.h
-$(BUILD)/tests/check_tflite_rt: | $(BUILD)/arenad $(BUILD)/examples/tflite_infer
+# tflite_infer_testing: tflite_infer with -DTFLITE_INFER_TESTING, whose
+# --soak leaks TFLITE_INFER_TEST_LEAK bytes an invoke when that is set
+# (the soak's negative control); the installed tflite_infer has no such
+# hook.
+$(BUILD)/tests/tflite_infer_testing.o: client/examples/tflite_infer.cc $(BUILD)/.flags $(TFLITE_STAMP) | $(CLIENT_INC)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TFLITE_OWN_FLAGS) -DTFLITE_INFER_TESTING -c -o $@ $<
+$(BUILD)/tests/tflite_infer_testing: $(BUILD)/tests/tflite_infer_testing.o \
+                                     $(BUILD)/client/examples/tflite_infer_run.o \
+                                     $(BUILD)/libarenad-tflite.a $(BUILD)/libarenad-client.a
+	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(TFLITE_LINK) $(call pc_libs,$(PKGS_PROTO)) -lm
+$(BUILD)/tests/check_tflite_rt: | $(BUILD)/arenad $(BUILD)/examples/tflite_infer \
+                                  $(BUILD)/tests/tflite_infer_testing
 build-tests: $(BUILD)/tests/check_tflite_rt tflite
 TEST_BINS += $(BUILD)/tests/check_tflite_rt
 

@@ -493,6 +493,96 @@ START_TEST(test_infer_eight_processes) {
 }
 END_TEST
 
+/* Runs args to completion with its output into out; *text is what it
+ * printed. Returns its exit status, or -1 when it did not exit. */
+int RunInfer(const std::vector<std::string> &args, const std::string &out,
+             std::string *text) {
+  int st;
+  pid_t pid = Spawn(args, out);
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  *text = Slurp(out);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The text of the line of text that starts with prefix ("" if none). */
+std::string LineOf(const std::string &text, const std::string &prefix) {
+  size_t at = text.find(prefix);
+  if (at == std::string::npos)
+    return std::string();
+  size_t end = text.find('\n', at);
+  return text.substr(at, end == std::string::npos ? end : end - at);
+}
+
+/* tflite_infer as the stability test users run: its outputs digest is
+ * the same with TFLite's own planner and with arenad's over several
+ * invokes, and differs with the number of invokes; --soak prints the
+ * memory ten times and passes on a flat curve, and fails on a build that
+ * leaks (the negative control); bad --soak values and unreadable models
+ * get their exit statuses. */
+START_TEST(test_infer_digest_and_soak) {
+  char *dir = tu_mkdtemp();
+  ck_assert_ptr_nonnull(dir);
+  std::string d = dir, bin = TFLITE_TEST_BUILD "/examples/tflite_infer";
+  std::string model = std::string(kDir) + "magic_wand.tflite";
+  std::string nosock = d + "/no.sock", text, ref;
+  /* no daemon: arenad's plan is made in the process */
+  ck_assert_int_eq(RunInfer({bin, "--socket", nosock, "--invokes", "4",
+                             "--values", "0", model}, d + "/a", &text), 0);
+  ck_assert_int_eq(RunInfer({bin, "--planner", "tflite", "--invokes", "4",
+                             "--values", "0", model}, d + "/b", &ref), 0);
+  std::string digest = LineOf(text, "outputs digest: ");
+  ck_assert_msg(digest.size() > 64 && digest.find("(4 invokes)") !=
+                    std::string::npos, "%s", text.c_str());
+  std::string own = LineOf(ref, "outputs digest: ");
+  ck_assert_str_eq(digest.c_str(), own.c_str());
+  ck_assert(Outputs(text) == Outputs(ref));
+  ck_assert_int_eq(RunInfer({bin, "--socket", nosock, "--invokes", "1",
+                             model}, d + "/c", &text), 0);
+  std::string one = LineOf(text, "outputs digest: ").substr(0, 80);
+  ck_assert_msg(one.size() == 80 && one != digest.substr(0, 80), "%s",
+                text.c_str());
+  /* a flat soak */
+  ck_assert_int_eq(RunInfer({bin, "--socket", nosock, "--soak", "100",
+                             "--values", "2", model}, d + "/soak", &text), 0);
+  size_t lines = 0;
+  for (size_t at = 0; (at = text.find("soak: invoke ", at)) != std::string::npos;
+       at++)
+    lines++;
+  ck_assert_uint_eq(lines, 10);
+  ck_assert_msg(text.find("soak: flat") != std::string::npos, "%s",
+                text.c_str());
+  /* the negative control: 256 KiB leaked per invoke */
+  std::string leaky = TFLITE_TEST_BUILD "/tests/tflite_infer_testing";
+  setenv("TFLITE_INFER_TEST_LEAK", "262144", 1);
+  int rc = RunInfer({leaky, "--socket", nosock, "--soak", "100", model},
+                    d + "/leak", &text);
+  unsetenv("TFLITE_INFER_TEST_LEAK");
+  ck_assert_msg(rc == 1, "exit %d: %s", rc, text.c_str());
+  ck_assert_msg(text.find("soak: memory grew") != std::string::npos, "%s",
+                text.c_str());
+  /* the same testing build without the leak passes */
+  ck_assert_int_eq(RunInfer({leaky, "--socket", nosock, "--soak", "100",
+                             model}, d + "/noleak", &text), 0);
+  /* usage and input errors */
+  ck_assert_int_eq(RunInfer({bin, "--soak", "5", model}, d + "/u", &text), 64);
+  std::string empty = d + "/empty.tflite";
+  FILE *f = fopen(empty.c_str(), "w");
+  ck_assert_ptr_nonnull(f);
+  fclose(f);
+  ck_assert_int_eq(RunInfer({bin, empty}, d + "/e", &text), 66);
+  ck_assert_msg(text.find("empty file") != std::string::npos, "%s",
+                text.c_str());
+  ck_assert_int_eq(RunInfer({bin, d + "/missing.tflite"}, d + "/m", &text),
+                   66);
+  ck_assert_msg(text.find("No such file") != std::string::npos, "%s",
+                text.c_str());
+  tu_rm_rf(dir);
+  free(dir);
+  printf("tflite_rt soak: digest %s; soak flat, leak caught\n",
+         digest.c_str() + strlen("outputs digest: "));
+}
+END_TEST
+
 }  // namespace
 
 Suite *tflite_rt_suite(void) {
@@ -514,6 +604,7 @@ Suite *tflite_rt_suite(void) {
   tc = tcase_create("infer");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_infer_eight_processes);
+  tcase_add_test(tc, test_infer_digest_and_soak);
   suite_add_tcase(s, tc);
   return s;
 }

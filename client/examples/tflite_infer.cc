@@ -3,23 +3,31 @@
  * with its tensors placed by arenad: how a program integrates
  * arenad::TflitePlanner (client/tflite/arenad_tflite.h).
  *
- * It loads the model, opens a libarenad-client handle (fallback on unless
- * --no-fallback), lets the planner build and allocate the interpreter
- * (the cache key is the model's SHA-256 and input shapes), invokes it on
- * seeded inputs and prints where the plan came from, the memory TFLite
- * alone would use, arenad's arena and what TFLite still allocates, and
- * every output. Any number of these processes on one machine share one
- * plan from arenad's cache. --planner tflite runs TFLite's own planner
- * instead, for comparison.
+ * It maps the model file (as TFLite's BuildFromFile does), opens a
+ * libarenad-client handle (fallback on unless --no-fallback), lets the
+ * planner build and allocate the interpreter (the cache key is the
+ * model's SHA-256 and input shapes), invokes it on seeded inputs and
+ * prints where the plan came from, the memory TFLite alone would use,
+ * arenad's arena and what TFLite still allocates, a digest of every
+ * invoke's outputs and the last invoke's outputs. Its memory does not
+ * grow with --invokes. Any number of these processes on one machine share
+ * one plan from arenad's cache. --planner tflite runs TFLite's own
+ * planner instead, for comparison. --soak N is the classic stability
+ * test: N invokes at fixed shapes on one thread, the process's memory
+ * printed every N/10 invokes, and a failure when it grows.
  *
- * Exit status: 0 ran; 64 bad command line; 65 the model is invalid or
- * cannot run here, or planning failed; 66 the model cannot be read;
- * 70 an invoke failed.
+ * Exit status: 0 ran; 1 --soak saw memory grow past its bound; 64 bad
+ * command line; 65 the model is invalid or cannot run here, or planning
+ * failed; 66 the model cannot be read; 70 an invoke failed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -47,6 +55,10 @@ void usage(FILE *f) {
           "  --no-in-place   give every tensor bytes of its own\n"
           "  --seed N        seed of the input values (default 1)\n"
           "  --invokes N     number of invokes (default 1)\n"
+          "  --soak N        N invokes (at least 10), printing the process's\n"
+          "                  memory every N/10; exit 1 when RssAnon grows\n"
+          "                  past the first tenth's by more than the bound\n"
+          "  --soak-bound K  that bound, in KiB (default 64)\n"
           "  --values N      values printed per output (default 16, 0 = all)\n"
           "  -h, --help      this text\n",
           ARENAD_CLIENT_DEFAULT_SOCKET);
@@ -62,6 +74,8 @@ struct Args {
   unsigned long long seed = 1;
   unsigned long long invokes = 1;
   unsigned long long values = 16;
+  unsigned long long soak = 0;       /* --soak N, 0: no soak */
+  unsigned long long soak_bound = 64; /* KiB */
 };
 
 /* Parses a decimal number in [lo, hi]. Returns 0 or -1. */
@@ -97,7 +111,11 @@ int parse(int argc, char **argv, Args *a) {
     } else if (!strcmp(o, "--seed") && v) {
       bad = number(argv[++i], 0, ~0ull, &a->seed) != 0;
     } else if (!strcmp(o, "--invokes") && v) {
-      bad = number(argv[++i], 1, 1000000, &a->invokes) != 0;
+      bad = number(argv[++i], 1, 1000000000, &a->invokes) != 0;
+    } else if (!strcmp(o, "--soak") && v) {
+      bad = number(argv[++i], 10, 1000000000, &a->soak) != 0;
+    } else if (!strcmp(o, "--soak-bound") && v) {
+      bad = number(argv[++i], 0, 1ull << 30, &a->soak_bound) != 0;
     } else if (!strcmp(o, "--values") && v) {
       bad = number(argv[++i], 0, ~0ull, &a->values) != 0;
     } else if (o[0] != '-' && !a->model) {
@@ -117,18 +135,112 @@ int parse(int argc, char **argv, Args *a) {
   return 0;
 }
 
-/* Reads a whole file. Returns false with errno set. */
-bool slurp(const char *path, std::vector<char> *out) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
+/* The model's bytes: a regular file mapped read-only, so they stay page
+ * cache shared with every process running the model, not heap; anything
+ * else (a pipe) read into memory. */
+struct Model {
+  const char *data = nullptr;
+  size_t len = 0;
+  void *map = MAP_FAILED;  /* the mapping, when there is one */
+  std::vector<char> copy;  /* the bytes, when not mapped */
+  ~Model() {
+    if (map != MAP_FAILED)
+      munmap(map, len);
+  }
+};
+
+/* Loads path into m. Returns false with errno set (EINVAL: empty). */
+bool load_model(const char *path, Model *m) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
     return false;
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    m->map = mmap(nullptr, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m->map != MAP_FAILED) {
+      m->len = (size_t)st.st_size;
+      m->data = static_cast<const char *>(m->map);
+      close(fd);
+      return true;
+    }
+  }
   char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-    out->insert(out->end(), buf, buf + n);
-  bool ok = !ferror(f);
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0)
+    m->copy.insert(m->copy.end(), buf, buf + n);
+  int e = n < 0 ? errno : 0;
+  close(fd);
+  if (e || m->copy.empty()) {
+    errno = e ? e : EINVAL;
+    return false;
+  }
+  m->data = m->copy.data();
+  m->len = m->copy.size();
+  return true;
+}
+
+/* This process's memory, KiB, from /proc/self/status (-1: unknown). */
+struct Memory {
+  long rss = -1;      /* VmRSS */
+  long anon = -1;     /* RssAnon */
+  long hwm = -1;      /* VmHWM, the peak RSS */
+};
+
+Memory read_memory() {
+  Memory m;
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f)
+    return m;
+  char line[256];
+  while (fgets(line, sizeof line, f)) {
+    long v;
+    if (sscanf(line, "VmRSS: %ld", &v) == 1)
+      m.rss = v;
+    else if (sscanf(line, "RssAnon: %ld", &v) == 1)
+      m.anon = v;
+    else if (sscanf(line, "VmHWM: %ld", &v) == 1)
+      m.hwm = v;
+  }
   fclose(f);
-  return ok && !out->empty();
+  return m;
+}
+
+/* The soak's state: checkpoints every `every` invokes. */
+struct Soak {
+  uint64_t n = 0;        /* invokes in all */
+  uint64_t every = 0;    /* n / 10 */
+  long bound = 0;        /* KiB */
+  long base = -1;        /* RssAnon after the first tenth */
+  long worst = -1;       /* the largest RssAnon after it */
+  uint64_t worst_at = 0; /* the invoke (1-based) of worst */
+};
+
+/* After invoke i: every n/10 invokes, prints the process's memory; the
+ * first checkpoint is the base, later ones are held against it. */
+void soak_checkpoint(uint64_t i, void *user) {
+  Soak *s = static_cast<Soak *>(user);
+#ifdef TFLITE_INFER_TESTING
+  /* Test builds only: a leak, for the suite's negative control. */
+  if (const char *leak = getenv("TFLITE_INFER_TEST_LEAK")) {
+    size_t bytes = (size_t)strtoull(leak, nullptr, 10);
+    void *p = malloc(bytes);
+    if (p)
+      memset(p, 1, bytes); /* touched, so resident; never freed */
+  }
+#endif
+  uint64_t done = i + 1;
+  if (done % s->every && done != s->n)
+    return;
+  Memory m = read_memory();
+  printf("soak: invoke %llu: VmRSS %ld KiB, RssAnon %ld KiB, VmHWM %ld KiB\n",
+         (unsigned long long)done, m.rss, m.anon, m.hwm);
+  fflush(stdout);
+  if (s->base < 0) {
+    s->base = m.anon;
+  } else if (m.anon > s->worst) {
+    s->worst = m.anon;
+    s->worst_at = done;
+  }
 }
 
 void print_outputs(tflite::Interpreter *in, unsigned long long values) {
@@ -170,6 +282,48 @@ void print_plan(const arenad::TflitePlanner &p, arenad_client_t *c) {
          i.n_temporaries, (unsigned long long)i.temporary_bytes);
 }
 
+
+/* Prints the digest line: the chain of every invoke's outputs. */
+void print_digest(const uint8_t *d, unsigned long long invokes) {
+  printf("outputs digest: ");
+  for (size_t i = 0; i < arenad::kTfliteDigestLen; i++)
+    printf("%02x", d[i]);
+  printf(" (%llu invoke%s)\n", invokes, invokes == 1 ? "" : "s");
+}
+
+/* Runs the invokes (the soak's when asked) and prints the digest and the
+ * last outputs. Returns the exit status: 0, 1 (memory grew) or 70. */
+int run(const Args &a, tflite::Interpreter *in) {
+  Soak soak;
+  uint64_t n = a.soak ? a.soak : a.invokes;
+  soak.n = n;
+  soak.every = n / 10;
+  soak.bound = (long)a.soak_bound;
+  uint8_t digest[arenad::kTfliteDigestLen];
+  std::string err;
+  if (!arenad::RunTfliteDigest(in, a.seed, n, digest, &err,
+                               a.soak ? soak_checkpoint : nullptr, &soak)) {
+    fprintf(stderr, "tflite_infer: %s: %s\n", a.model, err.c_str());
+    return 70;
+  }
+  print_digest(digest, (unsigned long long)n);
+  print_outputs(in, a.values);
+  if (!a.soak)
+    return 0;
+  long grew = soak.worst > soak.base ? soak.worst - soak.base : 0;
+  if (soak.base < 0 || grew > soak.bound) {
+    printf("soak: memory grew: RssAnon %ld KiB after invoke %llu, %ld KiB "
+           "after invoke %llu, %ld KiB more (bound %ld KiB)\n",
+           soak.base, (unsigned long long)soak.every, soak.worst,
+           (unsigned long long)soak.worst_at, grew, soak.bound);
+    return 1;
+  }
+  printf("soak: flat: RssAnon grew %ld KiB after the first %llu invokes "
+         "(bound %ld KiB)\n", grew, (unsigned long long)soak.every,
+         soak.bound);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -177,9 +331,10 @@ int main(int argc, char **argv) {
   int rc = parse(argc, argv, &a);
   if (rc)
     return rc < 0 ? 0 : rc;
-  std::vector<char> model;
-  if (!slurp(a.model, &model)) {
-    fprintf(stderr, "tflite_infer: %s: cannot read\n", a.model);
+  Model model;
+  if (!load_model(a.model, &model)) {
+    fprintf(stderr, "tflite_infer: %s: cannot read: %s\n", a.model,
+            errno == EINVAL ? "empty file" : strerror(errno));
     return 66;
   }
   struct arenad_client_options co;
@@ -195,7 +350,7 @@ int main(int argc, char **argv) {
   std::unique_ptr<tflite::Interpreter> interp;
   int status = 0;
   {
-    arenad::TflitePlanner planner(c, model.data(), model.size(), resolver);
+    arenad::TflitePlanner planner(c, model.data, model.len, resolver);
     planner.SetInPlace(a.in_place);
     printf("model: %s\n", a.model);
     rc = a.tflite ? planner.BuildTfliteOnly(&interp) : planner.Build(&interp);
@@ -208,14 +363,7 @@ int main(int argc, char **argv) {
                (unsigned long long)arenad::TfliteArenaBytes(*interp, nullptr));
       else
         print_plan(planner, c);
-      std::vector<uint8_t> out;
-      std::string err;
-      if (!arenad::RunTflite(interp.get(), a.seed, (int)a.invokes, &out, &err)) {
-        fprintf(stderr, "tflite_infer: %s: %s\n", a.model, err.c_str());
-        status = 70;
-      } else {
-        print_outputs(interp.get(), a.values);
-      }
+      status = run(a, interp.get());
     }
     interp.reset(); /* before the planner that owns its arena */
   }

@@ -4,7 +4,12 @@
  */
 #include "tflite_infer_run.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include <algorithm>
+
+#include <arenad/arenad_client.h>
 
 namespace arenad {
 
@@ -56,6 +61,48 @@ bool RunTflite(tflite::Interpreter *interp, uint64_t seed, int invokes,
     }
   }
   return true;
+}
+
+bool RunTfliteDigest(tflite::Interpreter *interp, uint64_t seed,
+                     uint64_t invokes, uint8_t digest[kTfliteDigestLen],
+                     std::string *err, TfliteInvokeCb each, void *user) {
+  static_assert(kTfliteDigestLen == ARENAD_CLIENT_DIGEST_LEN,
+                "the chain is of SHA-256 digests");
+  size_t total = kTfliteDigestLen;
+  for (int t : interp->outputs())
+    total += interp->tensor(t)->bytes;
+  /* One buffer for the whole run: the previous digest, then the outputs. */
+  uint8_t *buf = static_cast<uint8_t *>(calloc(1, total));
+  if (!buf) {
+    *err = "out of memory";
+    return false;
+  }
+  bool ok = true;
+  for (uint64_t i = 0; ok && i < invokes; i++) {
+    FillTfliteInputs(interp, seed, (int)i);
+    if (interp->Invoke() != kTfLiteOk) {
+      *err = "invoke " + std::to_string(i) + " failed";
+      ok = false;
+      break;
+    }
+    size_t at = kTfliteDigestLen;
+    for (int t : interp->outputs()) {
+      const TfLiteTensor *x = interp->tensor(t);
+      /* a shape that grew since the buffer was sized is cut, never overrun */
+      size_t n = x->data.raw ? std::min(x->bytes, total - at) : 0;
+      if (n)
+        memcpy(buf + at, x->data.raw, n);
+      at += n;
+    }
+    uint8_t d[kTfliteDigestLen];
+    arenad_client_sha256(buf, at, d);
+    memcpy(buf, d, sizeof d);
+    if (each)
+      each(i, user);
+  }
+  memcpy(digest, buf, kTfliteDigestLen);
+  free(buf);
+  return ok;
 }
 
 }  // namespace arenad

@@ -49,6 +49,8 @@
 #include "arenad_tflite_ops.h"
 #include "gen_models.h"
 #include "tflite_infer_run.h"
+#include "tflite/kernels/builtin_op_kernels.h"
+#include "tflite/schema/schema_generated.h"
 extern "C" {
 #include "daemon_harness.h"
 #include "testutil.h"
@@ -304,6 +306,40 @@ START_TEST(test_generated_kinds) {
          i.n_shared, (unsigned long long)i.arena_bytes,
          (unsigned long long)i.remainder,
          (unsigned long long)i.tflite_alone);
+}
+END_TEST
+
+/* A model whose operators the resolver lacks fails in Build() with one
+ * message naming each missing operator once (KindsModel has three ADDs,
+ * which this resolver has, and RESHAPE twice), and no interpreter. */
+START_TEST(test_missing_operators) {
+  std::vector<uint8_t> m = gen_models::KindsModel();
+  tflite::MutableOpResolver only_add;
+  only_add.AddBuiltin(tflite::BuiltinOperator_ADD,
+                      tflite::ops::builtin::Register_ADD(), 1, 6);
+  arenad_client_t *c = LocalClient();
+  arenad::TflitePlanner p(c, m.data(), m.size(), only_add);
+  std::unique_ptr<tflite::Interpreter> in;
+  ck_assert_int_eq(p.Build(&in), ARENA_EUNSUPPORTED);
+  ck_assert_ptr_null(in.get());
+  std::string why = p.error();
+  const std::vector<int> kinds = gen_models::KindsModelOps();
+  for (int k : kinds) {
+    const char *name =
+        tflite::EnumNameBuiltinOperator((tflite::BuiltinOperator)k);
+    std::string word = " " + std::string(name) + " (version"; /* whole */
+    size_t at = why.find(word);
+    if (k == tflite::BuiltinOperator_ADD) {
+      ck_assert_msg(at == std::string::npos, "ADD named: %s", why.c_str());
+      continue;
+    }
+    ck_assert_msg(at != std::string::npos, "%s not named: %s", name,
+                  why.c_str());
+    ck_assert_msg(why.find(word, at + 1) == std::string::npos,
+                  "%s named twice: %s", name, why.c_str());
+  }
+  printf("tflite_rt missing operators: %s\n", why.c_str());
+  arenad_client_close(c);
 }
 END_TEST
 
@@ -596,6 +632,7 @@ Suite *tflite_rt_suite(void) {
   tcase_add_test(tc, test_generated_kinds);
   tcase_add_test(tc, test_generated_random);
   tcase_add_test(tc, test_generated_transpose_conv);
+  tcase_add_test(tc, test_missing_operators);
   suite_add_tcase(s, tc);
   tc = tcase_create("control");
   tcase_set_timeout(tc, 300);

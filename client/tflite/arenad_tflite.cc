@@ -23,6 +23,8 @@
 #include "tflite.h"
 #include "tflite/core/subgraph.h"
 #include "tflite/interpreter_builder.h"
+#include "tflite/schema/schema_generated.h"
+#include "tflite/schema/schema_utils.h"
 
 namespace arenad {
 
@@ -108,10 +110,47 @@ int TflitePlanner::NewInterpreter(std::unique_ptr<tflite::Interpreter> *out) {
       return Fail(ARENA_EPARSE, "TFLite refused the model");
   }
   out->reset();
-  if (tflite::InterpreterBuilder(*fb_, resolver_)(out) != kTfLiteOk || !*out)
+  if (tflite::InterpreterBuilder(*fb_, resolver_)(out) != kTfLiteOk || !*out) {
+    std::string missing = MissingOps();
+    if (!missing.empty())
+      return Fail(ARENA_EUNSUPPORTED,
+                  "the resolver has no kernel for " + missing +
+                      ": register them (or link a TFLite build that has "
+                      "them) to run this model");
     return Fail(ARENA_EUNSUPPORTED,
                 "TFLite could not build an interpreter for the model");
+  }
   return 0;
+}
+
+std::string TflitePlanner::MissingOps() const {
+  const tflite::Model *m = fb_ ? fb_->GetModel() : nullptr;
+  if (!m || !m->operator_codes())
+    return std::string();
+  std::set<std::string> seen;
+  std::string list;
+  for (const tflite::OperatorCode *c : *m->operator_codes()) {
+    if (!c)
+      continue;
+    tflite::BuiltinOperator op = tflite::GetBuiltinCode(c);
+    int version = c->version();
+    std::string name;
+    if (op == tflite::BuiltinOperator_CUSTOM) {
+      const char *custom = c->custom_code() ? c->custom_code()->c_str() : "";
+      if (resolver_.FindOp(custom, version))
+        continue;
+      name = std::string("custom operator '") + custom + "'";
+    } else {
+      if (resolver_.FindOp(op, version))
+        continue;
+      const char *n = tflite::EnumNameBuiltinOperator(op);
+      name = n && *n ? n : "builtin " + std::to_string((int)op);
+    }
+    name += " (version " + std::to_string(version) + ")";
+    if (seen.insert(name).second)
+      list += (list.empty() ? "" : ", ") + name;
+  }
+  return list;
 }
 
 /* Reads the probe, allocated by TFLite's own planner (HOW IT LEARNS THE

@@ -175,6 +175,9 @@ class TflitePlanner {
  private:
   int Fail(int code, const std::string &why);
   int NewInterpreter(std::unique_ptr<tflite::Interpreter> *out);
+  /* The model's operators the resolver has no kernel for, each once, as
+   * "NAME (version V)" joined by ", "; "" when every one has a kernel. */
+  std::string MissingOps() const;
   int Learn(tflite::Interpreter *probe);
   void DeclarePairs();
   int Plan(bool with_temps);

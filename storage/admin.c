@@ -42,7 +42,8 @@ enum {
 
 /* Adds the row's graph and options to rec, whose plan is read. Returns
  * 0, ARENA_ECORRUPT (bad checksum, a blob that does not decode, a plan
- * that fails verification) or ARENA_ENOMEM. */
+ * that fails verification, or an arena above storage__arena_cap) or
+ * ARENA_ENOMEM. */
 static int add_graph(const struct row_view *v, struct storage_record *rec,
                      unsigned how)
 {
@@ -62,6 +63,9 @@ static int add_graph(const struct row_view *v, struct storage_record *rec,
     if (rc)
       return rc == ARENA_ENOMEM ? rc : ARENA_ECORRUPT;
   }
+  /* An arena no planner makes for this graph: written by hand. */
+  if (rec->plan.arena_bytes > storage__arena_cap(&rec->graph, &rec->opts))
+    return ARENA_ECORRUPT;
   return 0;
 }
 

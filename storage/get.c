@@ -8,6 +8,7 @@
  */
 #include "storage_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,6 +104,13 @@ int storage_get(storage_t *st, const struct storage_key *k,
   storage__done(s); /* v's blob pointers die here */
 
   rc = planner_verify(g, o, out, verr);
+  if (rc == 0 && out->arena_bytes > storage__arena_cap(g, o)) {
+    rc = ARENA_EVERIFY;
+    snprintf(verr, sizeof verr, "its arena of %llu bytes is above the %llu "
+             "bytes that every tensor in bytes of its own takes",
+             (unsigned long long)out->arena_bytes,
+             (unsigned long long)storage__arena_cap(g, o));
+  }
   if (rc == ARENA_EVERIFY) {
     planner_plan_cleanup(out);
     storage__drop_corrupt(st, id, verr);

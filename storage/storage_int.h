@@ -77,6 +77,21 @@ int storage__shape_decode(const uint8_t *blob, size_t len, uint32_t **ranks,
  * Returns 0 or ARENA_ENOMEM. */
 int storage__canonical_perm(const struct planner_graph *g, size_t **perm);
 
+/* The largest arena a plan of g under o may claim, in bytes: A the
+ * largest effective alignment of g's free (unpinned, non-empty) tensors,
+ * the end of the highest pinned tensor rounded up to A, then every free
+ * tensor in bytes of its own, its size rounded up to A. Every planner
+ * algorithm stays within it: each places a tensor at or below the top of
+ * those placed before it, rounded up to the tensor's alignment, so the
+ * top grows by at most the rounded size per tensor. The naive
+ * algorithm's arena is below it by less than A (it does not round its
+ * last tensor); a greedy heuristic's may be above that (docs/storage.md,
+ * "What a stored plan may claim"). Saturates at UINT64_MAX, so any
+ * graph is safe to ask about; the bound holds for graphs that pass
+ * planner_validate. O(n). */
+uint64_t storage__arena_cap(const struct planner_graph *g,
+                            const struct planner_options *o);
+
 /* What a plan's in-place sharing adds to its offsets blob (format 2). */
 struct storage__share {
   uint64_t n_shared;    /* declared pairs at one offset, < n offsets */
@@ -307,6 +322,12 @@ struct storage {
   struct pending pend;           /* unwritten counters */
   uint8_t *shape_buf;            /* scratch for the shape blob, owned */
   size_t shape_cap;              /* bytes allocated in shape_buf */
+  struct preload_txn {           /* a preload in progress (write.c) */
+    int open;                    /* 1 between begin and commit/abort */
+    size_t seen;                 /* entries added so far */
+    size_t stored, kept;         /* their outcomes */
+    uint64_t n_corrupt;          /* bad rows found under their keys */
+  } pre;
 };
 
 /* The caller's key, encoded: what every keyed statement binds. */

@@ -701,6 +701,7 @@ static void entry_of(struct storage_preload_entry *e, const struct st_tkey *k,
   e->opts = o;
   e->plan = p;
   e->effort = effort;
+  e->done = 0;
 }
 
 START_TEST(v3_preload_all_or_nothing)

@@ -49,6 +49,7 @@
 
 #include "arena_version.h"
 #include "server_int.h"
+#include "wire_bundle.h"
 
 #define READ_CHUNK 16384
 
@@ -337,6 +338,24 @@ static void handle_ping(struct conn *c, Arenad__V1__Request *req)
   wire_free_request(req);
 }
 
+/* Answers a Preload of more entries than one bundle may hold with
+ * TOO_LARGE before it is decoded (a minimal entry of some 30 bytes
+ * decodes to about 700: docs/bundles.md, "Limits"). Returns 1 when it
+ * answered. */
+static int preload_too_large(struct conn *c, const uint8_t *body, size_t len)
+{
+  uint64_t rid;
+  size_t n;
+  char why[ARENA_ERR_LEN], msg[ARENA_ERR_LEN + 40];
+  if (!wire_bundle_scan_preload(body, len, &rid, &n) ||
+      wire_bundle_check_count(n, NULL, why) == 0)
+    return 0;
+  c->s->c.requests++;
+  snprintf(msg, sizeof msg, "preload refused, nothing stored: %s", why);
+  conn_send_status(c, rid, ARENAD__V1__STATUS__TOO_LARGE, msg);
+  return 1;
+}
+
 static void handle_frame(struct conn *c, const uint8_t *body, size_t len)
 {
   struct server *s = c->s;
@@ -344,6 +363,8 @@ static void handle_frame(struct conn *c, const uint8_t *body, size_t len)
   c->got_frame = 1;
   uv_timer_again(&c->idle);
   conn_touch(c);
+  if (preload_too_large(c, body, len))
+    return;
   int rc = wire_unpack_request(body, len, s->cfg.request_mem_bytes, &req);
   if (rc) {
     protocol_error(c, rc,

@@ -276,6 +276,7 @@ struct job *jobs__new(struct server *s, enum job_kind kind,
   j->kind = kind;
   j->cfg.limits = s->limits;
   j->cfg.improve_max_tensors = s->cfg.improve_max_tensors;
+  j->cfg.improve_max_effort = s->cfg.improve_max_effort;
   j->req = req;
   j->work.data = j;
   j->status = ARENAD__V1__STATUS__OK;

@@ -28,6 +28,8 @@ struct job_config {
   struct wire_limits limits; /* validation of the Plan request; the
                               * effort is copied into job.effort */
   uint64_t improve_max_tensors; /* larger graphs are not improved */
+  uint32_t improve_max_effort;  /* the most effort a preloaded plan may
+                                   claim */
 };
 
 struct job {

@@ -489,8 +489,11 @@ static int setup(struct server *s, const struct daemon_config *cfg)
   if (open_listener(s))
     return -1;
   open_storage(s);
-  if (s->st)
-    bundles_preload_dir(s->st, &s->limits, s->cfg.preload_dir, &s->log);
+  if (s->st) {
+    struct bundles_rules r = {&s->limits, {0, 0, 0},
+                              s->cfg.improve_max_effort};
+    bundles_preload_dir(s->st, &r, s->cfg.preload_dir, &s->log);
+  }
   start_improver(s);
   return start_listening(s) ? -1 : 0;
 }

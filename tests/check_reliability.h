@@ -144,7 +144,7 @@ void reliability_add_database(TCase *tc);
 void reliability_add_fallback(TCase *tc);
 /* check_reliability_hostile.c: flood, lockout, slow, abusive */
 void reliability_add_hostile(TCase *tc);
-/* check_reliability_isolation.c: poison, access */
+/* check_reliability_isolation.c: poison, bundle, access */
 void reliability_add_isolation(TCase *tc);
 /* check_reliability_soak.c: soak */
 void reliability_add_soak(TCase *tc);

@@ -56,6 +56,10 @@ static const struct key keys[] = {
     {"limits", "max_tensors", K_U64, F(max_tensors), 1, 16000000, NULL},
     {"limits", "write_queue_bytes", K_U64, F(write_queue_bytes), 4096,
      1ull << 32, NULL},
+    {"limits", "write_queue_max_bytes", K_U64, F(write_queue_max_bytes),
+     4096, 1ull << 34, NULL},
+    {"limits", "write_queue_max_bytes_per_uid", K_U64,
+     F(write_queue_max_bytes_per_uid), 4096, 1ull << 36, NULL},
     {"limits", "idle_timeout_ms", K_U64, F(idle_timeout_ms), 10,
      86400000ull, NULL},
     {"limits", "handshake_timeout_ms", K_U64, F(handshake_timeout_ms), 10,
@@ -120,6 +124,8 @@ void daemon_config_defaults(struct daemon_config *c)
   c->request_mem_bytes = 256ull << 20;
   c->max_tensors = 2097152;
   c->write_queue_bytes = 4u << 20;
+  c->write_queue_max_bytes = 16u << 20;
+  c->write_queue_max_bytes_per_uid = 32u << 20;
   c->idle_timeout_ms = 60000;
   c->handshake_timeout_ms = 5000;
   c->drain_timeout_ms = 10000;

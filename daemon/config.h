@@ -38,6 +38,11 @@ struct daemon_config {
   uint64_t request_mem_bytes;     /* decoded size of one request */
   uint64_t max_tensors;           /* tensors in one graph */
   uint64_t write_queue_bytes;     /* unsent reply bytes before reads stop */
+  uint64_t write_queue_max_bytes; /* unsent reply bytes of one connection
+                                     beyond which a reply is answered
+                                     BUSY instead */
+  uint64_t write_queue_max_bytes_per_uid; /* the same over all the
+                                     connections of one peer uid */
   uint64_t idle_timeout_ms;       /* close a silent, idle connection */
   uint64_t handshake_timeout_ms;  /* close a connection that sent no
                                      complete frame by then (or by

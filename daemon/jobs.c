@@ -213,7 +213,7 @@ static void send_hot(struct server *s, struct conn *c, uint64_t request_id,
   if (hp->reply && wire_plan_reply_frame(request_id, hp->reply,
                                          hp->reply_len, 0, &frame,
                                          &len) == 0) {
-    s->report.send_frame(c, frame, len);
+    s->report.send_frame(c, request_id, frame, len);
     return;
   }
   Arenad__V1__Response r = ARENAD__V1__RESPONSE__INIT;

@@ -236,6 +236,8 @@ static void fill_stats(struct server *s, Arenad__V1__StatsReply *r)
   r->jobs_queued = s->n_jobs;
   r->jobs_cancelled = s->c.jobs_cancelled;
   r->verify_failures = s->c.verify_failures;
+  r->stalled_closes = s->c.stalled_closes;
+  r->reply_refusals = s->c.reply_refusals;
   uint64_t e, b;
   hotcache_usage(s->hot, &e, &b);
   r->lru_entries = e;

@@ -290,11 +290,14 @@ static size_t total_inputs(const struct job *j)
   return n;
 }
 
-/* Whether background work on rec's plan goes on (read on the loop). */
+/* Whether background work on rec's plan goes on (read on the loop):
+ * the rule of every reply (improve_wanted). */
 static int improving(const struct server *s, const struct storage_record *r)
 {
-  return r->info.has_graph && !r->info.improve_done &&
-         !r->plan.proven_optimal && improve_enabled(s->improver);
+  return improve_wanted(s->improver,
+                        r->info.has_graph && !r->info.improve_done &&
+                            !r->plan.proven_optimal,
+                        r->info.n_tensors);
 }
 
 static int build_lookup(struct job *j, Arenad__V1__LookupReply *lr,

@@ -367,7 +367,16 @@ static void reload(struct server *s)
   snprintf(c.socket_path, sizeof c.socket_path, "%s", s->cfg.socket_path);
   snprintf(c.db_path, sizeof c.db_path, "%s", s->cfg.db_path);
   c.workers = s->cfg.workers;
+  /* A hot copy's reply says whether its plan is improving under the
+   * switch and the size cap it was stored under; when they change, the
+   * copies go (their uses first), and the next request reads the row. */
+  int improve_rule = c.improve_enabled != s->cfg.improve_enabled ||
+                     c.improve_max_tensors != s->cfg.improve_max_tensors;
   apply_config(s, &c);
+  if (improve_rule && s->hot) {
+    uses_collect(s);
+    hotcache_clear(s->hot);
+  }
   dlog(&s->log, DLOG_NOTICE, "SIGHUP: configuration reloaded (log level %s)",
        c.log_level);
 }

@@ -204,8 +204,8 @@ int storage_list(storage_t *st, const struct storage_list_query *q,
 
 /* ---- pending work and export ------------------------------------------- */
 
-int storage_pending(storage_t *st, size_t max, struct storage_record **out,
-                    size_t *n_out)
+int storage_pending(storage_t *st, size_t max, uint64_t max_tensors,
+                    struct storage_record **out, size_t *n_out)
 {
   *out = NULL;
   *n_out = 0;
@@ -218,6 +218,8 @@ int storage_pending(storage_t *st, size_t max, struct storage_record **out,
     return rc;
   sqlite3_stmt *s = st->stmt[S_PENDING];
   sqlite3_bind_int64(s, 1, (sqlite3_int64)max);
+  sqlite3_bind_int64(s, 2, max_tensors > INT64_MAX ? INT64_MAX
+                                                   : (sqlite3_int64)max_tensors);
   return collect_entries(st, s, max, WITH_GRAPH, out, n_out);
 }
 

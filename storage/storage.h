@@ -242,11 +242,13 @@ STORAGE_WUR int storage_note_tried(storage_t *st, const struct storage_key *k,
                                    uint32_t effort, int done);
 
 /* Returns up to max plans (1 .. STORAGE_LIST_MAX) that want background
- * work: stored with their graph, improve_done 0, most hits first, then
- * most recently used. Each record carries its plan (canonical order,
- * checksum checked), graph and options. Flushes pending uses first so
- * that the order is current. Output and errors as storage_lookup. */
+ * work: stored with their graph, improve_done 0, of at most max_tensors
+ * tensors (0: any), most hits first, then most recently used. Each
+ * record carries its plan (canonical order, checksum checked), graph and
+ * options. Flushes pending uses first so that the order is current.
+ * Output and errors as storage_lookup. */
 STORAGE_WUR int storage_pending(storage_t *st, size_t max,
+                                uint64_t max_tensors,
                                 struct storage_record **out, size_t *n_out);
 
 /* A selection of stored plans for storage_export. */

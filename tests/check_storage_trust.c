@@ -430,7 +430,7 @@ START_TEST(trust_read_back_drops_tampered_plan)
   st_raw_exec(db, "UPDATE plans SET improve_done = 0");
   sqlite3_close(db);
   st = st_open_with(&so);
-  ck_assert_int_eq(storage_pending(st, 10, &r, &n), 0);
+  ck_assert_int_eq(storage_pending(st, 10, 0, &r, &n), 0);
   ck_assert_uint_eq(n, 0);
   st_stats_of(st, &s);
   ck_assert_uint_eq(s.entries, 0);

@@ -251,8 +251,9 @@ static int run_step(struct improver *im, const struct storage_record *r)
                           (uv_hrtime() - t0) / 1000, &smaller);
   if (smaller)
     dlog(im->env.log, DLOG_INFO, "background: a %" PRIu64 "-byte plan "
-         "replaces %" PRIu64 " bytes (effort %" PRIu32 ")",
-         p.arena_bytes, r->plan.arena_bytes, effort);
+         "replaces %" PRIu64 " %s (effort %" PRIu32 ")",
+         p.arena_bytes, r->plan.arena_bytes,
+         dlog_noun(r->plan.arena_bytes, "byte", "bytes"), effort);
   planner_plan_cleanup(&p);
   pthread_mutex_lock(&im->mu);
   im->stats.runs += have || st.over;

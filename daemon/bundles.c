@@ -340,7 +340,7 @@ static size_t preload_file(storage_t *st, const struct bundles_rules *r,
   else
     dlog(log, DLOG_INFO, "preload %s: %zu %s stored, %zu kept (a plan "
          "as small was stored already)", path, o.stored,
-         o.stored == 1 ? "plan" : "plans", o.kept);
+         dlog_noun(o.stored, "plan", "plans"), o.kept);
   wire_free_bundle(bun);
   daemon_memory_release();
   return rc ? 0 : o.stored;

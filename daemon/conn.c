@@ -626,8 +626,9 @@ static void check_stall(struct conn *c)
   char who[96];
   s->c.stalled_closes++;
   dlog(&s->log, DLOG_INFO,
-       "%s: replies unread for %" PRIu64 " ms (%zu bytes unsent), closing",
-       conn_peer_desc(c, who, sizeof who), stalled, c->write_queued);
+       "%s: replies unread for %" PRIu64 " ms (%zu %s unsent), closing",
+       conn_peer_desc(c, who, sizeof who), stalled, c->write_queued,
+       dlog_noun(c->write_queued, "byte", "bytes"));
   conn_close(c);
 }
 

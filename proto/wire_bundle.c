@@ -18,6 +18,13 @@
 
 #include "digest.h"
 
+/* one when n is 1, else many: "1 byte", "2 bytes". */
+static const char *noun(unsigned long long n, const char *one,
+                        const char *many)
+{
+  return n == 1 ? one : many;
+}
+
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 3, 4)))
 #endif
@@ -113,7 +120,8 @@ static int check_length(const uint8_t *bytes, size_t len, char *err)
 {
   if (len < WIRE_BUNDLE_HEADER_LEN)
     return fail(err, ARENA_ECORRUPT,
-                "truncated: %zu bytes, expected at least %u", len,
+                "truncated: %zu %s, expected at least %u", len,
+                noun(len, "byte", "bytes"),
                 WIRE_BUNDLE_FRAME_LEN);
   uint64_t body = get_be(bytes + 12, 8);
   if (body > SIZE_MAX - WIRE_BUNDLE_FRAME_LEN ||
@@ -122,8 +130,8 @@ static int check_length(const uint8_t *bytes, size_t len, char *err)
         body > UINT64_MAX - WIRE_BUNDLE_FRAME_LEN
             ? UINT64_MAX
             : (unsigned long long)(body + WIRE_BUNDLE_FRAME_LEN);
-    return fail(err, ARENA_ECORRUPT, "truncated: %zu bytes, expected %llu",
-                len, want);
+    return fail(err, ARENA_ECORRUPT, "truncated: %zu %s, expected %llu",
+                len, noun(len, "byte", "bytes"), want);
   }
   return 0; /* longer than announced: wire_bundle_check_prefix refused it */
 }
@@ -147,8 +155,10 @@ int wire_bundle_check_entry(const Arenad__V1__BundleEntry *e, size_t index,
     return fail(err, ARENA_ECORRUPT, "entry %zu: no plan", index);
   if (e->plan->n_offsets != e->request->n_tensor_ids)
     return fail(err, ARENA_ECORRUPT,
-                "entry %zu: %zu offsets for %zu tensors", index,
-                e->plan->n_offsets, e->request->n_tensor_ids);
+                "entry %zu: %zu %s for %zu %s", index, e->plan->n_offsets,
+                noun(e->plan->n_offsets, "offset", "offsets"),
+                e->request->n_tensor_ids,
+                noun(e->request->n_tensor_ids, "tensor", "tensors"));
   return 0;
 }
 
@@ -161,7 +171,7 @@ int wire_bundle_check_count(size_t n, const struct wire_bundle_limits *l,
   return fail(err, ARENA_ETOOBIG,
               "the bundle holds %zu entries, more than the %zu one bundle "
               "may hold",
-              n, max);
+              n, max); /* n > max >= 1: never "1 entries" */
 }
 
 int wire_bundle_accept_entries(Arenad__V1__BundleEntry *const *e, size_t n,
@@ -180,9 +190,10 @@ int wire_bundle_accept_entries(Arenad__V1__BundleEntry *const *e, size_t n,
     tensors += e[i]->request->n_tensor_ids;
     if (tensors > max_t)
       return fail(err, ARENA_ETOOBIG,
-                  "the bundle holds more than the %llu tensors one bundle "
+                  "the bundle holds more than the %llu %s one bundle "
                   "may hold (entry %zu reaches %llu)",
-                  (unsigned long long)max_t, i,
+                  (unsigned long long)max_t,
+                  noun(max_t, "tensor", "tensors"), i,
                   (unsigned long long)tensors);
     if (wire_strip_unknown(&e[i]->base) != 0)
       return fail(err, ARENA_ECORRUPT,

@@ -104,12 +104,14 @@ int storage_get(storage_t *st, const struct storage_key *k,
   storage__done(s); /* v's blob pointers die here */
 
   rc = planner_verify(g, o, out, verr);
-  if (rc == 0 && out->arena_bytes > storage__arena_cap(g, o)) {
+  uint64_t cap = rc == 0 ? storage__arena_cap(g, o) : 0;
+  if (rc == 0 && out->arena_bytes > cap) {
     rc = ARENA_EVERIFY;
-    snprintf(verr, sizeof verr, "its arena of %llu bytes is above the %llu "
-             "bytes that every tensor in bytes of its own takes",
+    snprintf(verr, sizeof verr, "its arena of %llu %s is above the %llu %s "
+             "that every tensor in bytes of its own takes",
              (unsigned long long)out->arena_bytes,
-             (unsigned long long)storage__arena_cap(g, o));
+             storage__noun(out->arena_bytes, "byte", "bytes"),
+             (unsigned long long)cap, storage__noun(cap, "byte", "bytes"));
   }
   if (rc == ARENA_EVERIFY) {
     planner_plan_cleanup(out);

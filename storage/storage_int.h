@@ -55,6 +55,13 @@
 /* Bytes an options blob takes at most: format, three varints, in_place. */
 #define STORAGE__OPTS_MAX 32u
 
+/* one when n is 1, else many ("1 byte", "2 bytes"), for messages. */
+static inline const char *storage__noun(unsigned long long n,
+                                        const char *one, const char *many)
+{
+  return n == 1 ? one : many;
+}
+
 /* ---- codec.c ------------------------------------------------------------ */
 
 /* Checks key k and writes its canonical shape blob (u32 n_inputs, then per

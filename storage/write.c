@@ -227,11 +227,13 @@ static int prepare(storage_t *st, const struct storage_key *k,
   uint64_t cap = storage__arena_cap(g, o);
   if (p->arena_bytes > cap)
     return storage__seterr(st, ARENA_EVERIFY,
-                           "plan rejected: its arena of %llu bytes is above "
-                           "the %llu bytes that every tensor in bytes of its "
+                           "plan rejected: its arena of %llu %s is above "
+                           "the %llu %s that every tensor in bytes of its "
                            "own takes",
                            (unsigned long long)p->arena_bytes,
-                           (unsigned long long)cap);
+                           storage__noun(p->arena_bytes, "byte", "bytes"),
+                           (unsigned long long)cap,
+                           storage__noun(cap, "byte", "bytes"));
   w->k = k;
   w->shape = malloc(w->bk.shape_len);
   if (!w->shape)

@@ -251,10 +251,41 @@ START_TEST(bundle_too_many_tensors)
 }
 END_TEST
 
+/* Messages that count say "1 byte", "1 offset", "1 entry". */
+START_TEST(bundle_messages_count_in_english)
+{
+  char err[ARENA_ERR_LEN] = "";
+  Arenad__V1__Bundle *b = NULL;
+  ck_assert_int_eq(wire_bundle_read((const uint8_t *)"A", 1, NULL, &b, err),
+                   ARENA_ECORRUPT);
+  ck_assert_str_eq(err, "truncated: 1 byte, expected at least 52");
+  ck_assert_int_eq(wire_bundle_read((const uint8_t *)"AR", 2, NULL, &b, err),
+                   ARENA_ECORRUPT);
+  ck_assert_str_eq(err, "truncated: 2 bytes, expected at least 52");
+  struct entry x;
+  entry_init(&x);
+  x.reply.n_offsets = 1;
+  ck_assert_int_eq(wire_bundle_check_entry(&x.e, 0, err), ARENA_ECORRUPT);
+  ck_assert_str_eq(err, "entry 0: 1 offset for 4 tensors");
+  uint64_t one = 64;
+  x.req.tensor_align = &one;
+  x.req.n_tensor_align = 1;
+  struct wire_limits l;
+  wire_limits_init(&l);
+  struct wire_graph g;
+  ck_assert_int_eq(wire_graph_from_plan(&x.req, &l, &g, err), ARENA_EINVAL);
+  ck_assert_str_eq(err, "tensor_align has 1 entry for 4");
+  x.req.tensor_align = NULL;
+  x.req.n_tensor_align = 0;
+  wire_plan_msg_cleanup(&x.req);
+}
+END_TEST
+
 void wire_add_bundle(TCase *tc)
 {
   tcase_add_test(tc, bundle_field_zero_refused);
   tcase_add_test(tc, bundle_unknown_fields_stripped);
   tcase_add_test(tc, bundle_too_many_entries);
   tcase_add_test(tc, bundle_too_many_tensors);
+  tcase_add_test(tc, bundle_messages_count_in_english);
 }

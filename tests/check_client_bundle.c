@@ -168,8 +168,8 @@ START_TEST(every_truncation_refused)
     ck_assert_ptr_nonnull(copy);
     memcpy(copy, good, n);
     if (n < WIRE_BUNDLE_HEADER_LEN)
-      snprintf(want, sizeof want, "truncated: %zu bytes, expected at least 52",
-               n);
+      snprintf(want, sizeof want, "truncated: %zu %s, expected at least 52",
+               n, n == 1 ? "byte" : "bytes");
     else
       snprintf(want, sizeof want, "truncated: %zu bytes, expected %zu", n,
                len);

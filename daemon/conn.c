@@ -13,8 +13,8 @@
  *
  * UNREAD REPLIES: a reply the socket does not take at once waits in
  * libuv's queue, its whole frame held, until the peer reads. A peer that
- * never reads would hold it for ever, so the bytes waiting are bounded:
- * a reply that would take a connection's unsent bytes over
+ * never reads would hold it for ever, so the bytes held are bounded: a
+ * reply that would take a connection's held bytes over
  * write_queue_max_bytes, or those of all the connections of its peer
  * uid over write_queue_max_bytes_per_uid, is answered BUSY instead
  * (unless nothing of that connection, or of that uid, waits: one reply
@@ -314,21 +314,25 @@ static struct conn *stalled_of_uid(struct server *s, const struct conn *c)
   return NULL;
 }
 
-/* Whether a reply of len bytes may wait on c under the bounds on unsent
- * replies (UNREAD REPLIES above), after closing the stalled connections
- * of c's uid that stand in its way. */
-static int reply_fits(struct conn *c, size_t len)
+/* Which bound a reply would break. */
+enum reply_room { ROOM_OK, ROOM_CONN, ROOM_UID };
+
+/* Whether a reply of len bytes may wait on c under the bounds on the
+ * replies held (UNREAD REPLIES above), after closing the stalled
+ * connections of c's uid that stand in its way; else the bound it
+ * would break. */
+static enum reply_room reply_fits(struct conn *c, size_t len)
 {
   struct server *s = c->s;
   if (len <= SMALL_REPLY_BYTES)
-    return 1;
+    return ROOM_OK;
   if (c->write_held && c->write_held + len > s->cfg.write_queue_max_bytes)
-    return 0;
+    return ROOM_CONN;
   uint64_t q = uid_held(s, c);
   while (q && q + len > s->cfg.write_queue_max_bytes_per_uid) {
     struct conn *v = stalled_of_uid(s, c);
     if (!v)
-      return 0;
+      return ROOM_UID;
     char who[96], whom[96];
     dlog(&s->log, DLOG_WARNING,
          "%s: write_queue_max_bytes_per_uid reached: closed %s, its "
@@ -340,7 +344,7 @@ static int reply_fits(struct conn *c, size_t len)
     s->c.stalled_closes++;
     conn_close(v);
   }
-  return 1;
+  return ROOM_OK;
 }
 
 static void conn_send_frame(struct conn *c, uint64_t request_id,
@@ -350,24 +354,21 @@ static void conn_send_frame(struct conn *c, uint64_t request_id,
     free(frame);
     return;
   }
-  if (!reply_fits(c, len)) {
+  enum reply_room room = reply_fits(c, len);
+  if (room != ROOM_OK) {
     struct server *s = c->s;
     char who[96], msg[160];
     free(frame);
     s->c.reply_refusals++;
     dlog(&s->log, DLOG_WARNING,
-         "%s: a reply of %zu bytes would take the unsent replies over "
+         "%s: a reply of %zu bytes would take the replies held over "
          "write_queue_max_bytes%s; sent BUSY instead",
          conn_peer_desc(c, who, sizeof who), len,
-         c->write_held + len > s->cfg.write_queue_max_bytes ? ""
-                                                            : "_per_uid");
+         room == ROOM_CONN ? "" : "_per_uid");
     snprintf(msg, sizeof msg,
              "a reply of %zu bytes waits: the replies already sent to "
              "this %s are unread; read them, or retry later",
-             len,
-             c->write_held + len > s->cfg.write_queue_max_bytes
-                 ? "connection"
-                 : "user");
+             len, room == ROOM_CONN ? "connection" : "user");
     conn_send_status(c, request_id, ARENAD__V1__STATUS__BUSY, msg);
     return;
   }

@@ -50,7 +50,8 @@ static uint8_t *entry_bytes(struct entry *x, const uint8_t *extra,
   uint8_t *b = malloc(n + extra_len);
   ck_assert_ptr_nonnull(b);
   protobuf_c_message_pack(&x->e.base, b);
-  memcpy(b + n, extra, extra_len);
+  if (extra_len)
+    memcpy(b + n, extra, extra_len);
   *len = n + extra_len;
   return b;
 }
@@ -267,7 +268,8 @@ START_TEST(bundle_messages_count_in_english)
   x.reply.n_offsets = 1;
   ck_assert_int_eq(wire_bundle_check_entry(&x.e, 0, err), ARENA_ECORRUPT);
   ck_assert_str_eq(err, "entry 0: 1 offset for 4 tensors");
-  uint64_t one = 64;
+  uint64_t one = 64, *align = x.req.tensor_align;
+  size_t n_align = x.req.n_tensor_align;
   x.req.tensor_align = &one;
   x.req.n_tensor_align = 1;
   struct wire_limits l;
@@ -275,8 +277,8 @@ START_TEST(bundle_messages_count_in_english)
   struct wire_graph g;
   ck_assert_int_eq(wire_graph_from_plan(&x.req, &l, &g, err), ARENA_EINVAL);
   ck_assert_str_eq(err, "tensor_align has 1 entry for 4");
-  x.req.tensor_align = NULL;
-  x.req.n_tensor_align = 0;
+  x.req.tensor_align = align;
+  x.req.n_tensor_align = n_align;
   wire_plan_msg_cleanup(&x.req);
 }
 END_TEST

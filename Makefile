@@ -352,7 +352,7 @@ fuzz: fuzz-build
 	done
 
 # ---- fuzz: wire targets, smoke run, replay in `make test` -----------------
-# fuzz_frame and fuzz_request also need the wire code and the generated
+# fuzz_frame, fuzz_request and fuzz_bundle also need the wire code and the generated
 # protobuf-c messages (the static pattern rule below takes precedence over
 # the planner-only rule above). `make fuzz-smoke` runs every target for
 # FUZZ_SMOKE_SECONDS when clang is installed.
@@ -362,7 +362,8 @@ fuzz: fuzz-build
 # sanitizer flags, and feeds it the seeds plus deterministic mutations.
 # (-Wno-unused-result: a target may ignore a result on purpose, and gcc,
 # unlike clang, warns about that even through a (void) cast.)
-FUZZ_WIRE_BINS := $(BUILD)/fuzz/fuzz_frame $(BUILD)/fuzz/fuzz_request
+FUZZ_WIRE_BINS := $(BUILD)/fuzz/fuzz_frame $(BUILD)/fuzz/fuzz_request \
+                  $(BUILD)/fuzz/fuzz_bundle
 FUZZ_SMOKE_SECONDS ?= 20
 $(FUZZ_WIRE_BINS): $(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c $(WIRE_SRC) $(PLANNER_SRC) \
                    $(wildcard proto/*.h) $(PLANNER_HDR) $(BUILD)/gen/arenad.pb-c.c

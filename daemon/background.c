@@ -216,7 +216,12 @@ static int run_step(struct improver *im, const struct storage_record *r)
    * would come out the same at any effort. */
   int searches = r->opts.algo == PLANNER_ALGO_BEST ||
                  r->opts.algo == PLANNER_ALGO_EXACT;
-  int done = effort == 0 || !searches || r->graph.n_tensors > cfg.max_tensors;
+  /* A graph over the cap is left as it is, not done: the cap may be
+   * raised (storage_pending leaves such rows out; this one was fetched
+   * before a SIGHUP lowered it). */
+  if (r->graph.n_tensors > cfg.max_tensors)
+    return 0;
+  int done = effort == 0 || !searches;
   struct planner_plan p;
   planner_plan_init(&p);
   int have = 0;
@@ -246,19 +251,19 @@ static int run_step(struct improver *im, const struct storage_record *r)
                           (uv_hrtime() - t0) / 1000, &smaller);
   if (smaller)
     dlog(im->env.log, DLOG_INFO, "background: a %" PRIu64 "-byte plan "
-         "replaces %" PRIu64 " bytes (effort %" PRIu32 ")",
-         p.arena_bytes, r->plan.arena_bytes, effort);
+         "replaces %" PRIu64 " %s (effort %" PRIu32 ")",
+         p.arena_bytes, r->plan.arena_bytes,
+         dlog_noun(r->plan.arena_bytes, "byte", "bytes"), effort);
   planner_plan_cleanup(&p);
   pthread_mutex_lock(&im->mu);
   im->stats.runs += have || st.over;
   im->stats.gains += smaller;
   pthread_mutex_unlock(&im->mu);
-  /* A row done without a step (too large, or a heuristic's plan) was
-   * never served as improving (jobs.c asks the same), so its hot copy
-   * stays; one whose steps ended is dropped, so that replies stop
-   * saying improving. */
-  if (wrc == 0 && (smaller || (done && effort && searches &&
-                               r->graph.n_tensors <= cfg.max_tensors)))
+  /* A row done without a step (a heuristic's plan, stored done by
+   * today's daemon; a row of an older one may still wait) was never
+   * served as improving, so its hot copy stays; one whose steps ended
+   * is dropped, so that replies stop saying improving. */
+  if (wrc == 0 && (smaller || (done && effort && searches)))
     queue_event(im, r, smaller);
   return wrc ? -1 : 0;
 }
@@ -330,9 +335,12 @@ static int fetch(struct improver *im, struct storage_record **recs,
 {
   *recs = NULL;
   *n = 0;
+  pthread_mutex_lock(&im->mu);
+  uint64_t max_tensors = im->cfg.max_tensors;
+  pthread_mutex_unlock(&im->mu);
   uv_mutex_lock(im->env.st_lock);
   storage_t *st = *im->env.st;
-  int rc = st ? storage_pending(st, PENDING_BATCH(im), recs, n)
+  int rc = st ? storage_pending(st, PENDING_BATCH(im), max_tensors, recs, n)
                : ARENA_EUNAVAIL;
   uv_mutex_unlock(im->env.st_lock);
   return rc;
@@ -503,6 +511,12 @@ int improve_enabled(const struct improver *im)
 {
   /* Read on the loop thread, which is the only writer of cfg. */
   return im && im->cfg.enabled;
+}
+
+int improve_wanted(const struct improver *im, int row_open, size_t n_tensors)
+{
+  /* Read on the loop thread, which is the only writer of cfg. */
+  return im && row_open && im->cfg.enabled && n_tensors <= im->cfg.max_tensors;
 }
 
 void improve_get_stats(struct improver *im, struct improve_stats *out)

@@ -26,10 +26,14 @@
  *    and the row is marked done (its plan stays).
  *  - CPU in total: at most cpu_ms_per_hour of CPU in any clock hour;
  *    once spent, running steps pause until the next hour starts.
- *  - Size: a graph of more than max_tensors tensors is not improved.
+ *  - Size: a graph of more than max_tensors tensors is not improved:
+ *    storage_pending leaves it out, and it is not marked done, so that a
+ *    cap raised by SIGHUP takes it up (improve_wanted says the same).
+ *    It is never served as improving meanwhile.
  *  - Algorithm: only plans asked of `best` or `exact` are improved; the
  *    other algorithms are single heuristics, whose plan no effort
- *    changes (such a row is marked done without a step).
+ *    changes: the daemon stores such a plan done, and a row an older
+ *    daemon stored open is marked done without a step.
  *  - Priority: the threads run under SCHED_IDLE (nice 19 where that is
  *    refused), so any other work on the machine runs first; and a step
  *    pauses, at the planner's next poll, whenever a request is being
@@ -115,8 +119,19 @@ void improve_configure(struct improver *im, const struct improve_config *cfg);
 /* A plan that may want work was stored: wakes an idle thread. */
 void improve_wake(struct improver *im);
 
-/* Whether background work is on (for the replies' `improving`). */
+/* Whether background work is on. */
 int improve_enabled(const struct improver *im);
+
+/* Whether background work goes on for a stored plan, as every reply's
+ * `improving` says it (Plan, Lookup, List; served from memory, from the
+ * database or just planned, before a restart or after): work is on, the
+ * row is open (stored with its graph, not done, not proven optimal: a
+ * plan of an algorithm that does not search is stored done) and its
+ * graph has at most max_tensors tensors, the cap in force now. One rule
+ * for every path, so that no answer says improving for a plan that no
+ * step will take, and no row is closed for a cap that may be raised.
+ * Loop thread. */
+int improve_wanted(const struct improver *im, int row_open, size_t n_tensors);
 
 void improve_get_stats(struct improver *im, struct improve_stats *out);
 

@@ -12,10 +12,19 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "wire_bundle.h"
+#include "memory.h"
 
-#define DIR_FILES_MAX 4096          /* bundle files read from one dir */
-#define FILE_MAX_BYTES (1ull << 30) /* the largest bundle file read */
+#define DIR_FILES_MAX 4096 /* bundle files read from one dir */
+/* The largest bundle file read: its body could not decode within the
+ * WIRE_DEFAULT_MEM_LIMIT that reading it allows (a body never decodes
+ * to fewer bytes than it has, but for padding no writer produces). */
+#define FILE_MAX_BYTES ((uint64_t)WIRE_DEFAULT_MEM_LIMIT + \
+                        WIRE_BUNDLE_FRAME_LEN)
+/* What one batch of a preload converts at most (docs/bundles.md): the
+ * daemon holds one batch's graphs and plans at a time, never a whole
+ * bundle's. */
+#define BATCH_ENTRIES 256u
+#define BATCH_TENSORS (1u << 18)
 
 /* ---- preload ------------------------------------------------------------ */
 
@@ -58,9 +67,7 @@ static int convert(const Arenad__V1__BundleEntry *e, size_t i,
                    char err[ARENA_ERR_LEN])
 {
   char why[ARENA_ERR_LEN] = "";
-  int rc = wire_bundle_check_entry(e, i, err);
-  if (rc)
-    return ARENA_EINVAL;
+  int rc;
   if ((rc = wire_graph_from_plan(e->request, l, &c->g, why)) != 0) {
     snprintf(err, ARENA_ERR_LEN, "entry %zu: %s", i,
              why[0] ? why : arena_strerror(rc));
@@ -82,32 +89,55 @@ static int convert(const Arenad__V1__BundleEntry *e, size_t i,
 
 static void conv_free(struct conv *c, size_t n)
 {
-  for (size_t i = 0; c && i < n; i++) {
+  for (size_t i = 0; i < n; i++) {
     if (c[i].have_g)
       wire_graph_cleanup(&c[i].g);
     planner_plan_cleanup(&c[i].p);
+    memset(&c[i], 0, sizeof c[i]);
   }
-  free(c);
 }
 
-int bundles_preload(storage_t *st, const struct wire_limits *l,
-                    Arenad__V1__BundleEntry *const *e, size_t n,
-                    struct bundles_outcome *out, char err[ARENA_ERR_LEN])
+/* Whether background work may ever improve a plan made under o: only
+ * `best` and `exact` search; any other algorithm is one heuristic, whose
+ * plan no effort changes (background.h). */
+static int searches(const struct planner_options *o)
 {
-  memset(out, 0, sizeof *out);
-  if (n == 0)
-    return 0;
-  struct conv *c = calloc(n, sizeof *c);
-  struct planner_graph *pg = calloc(n, sizeof *pg);
-  struct storage_preload_entry *pe = calloc(n, sizeof *pe);
-  int rc = c && pg && pe ? 0 : ARENA_ENOMEM;
-  if (rc)
-    snprintf(err, ARENA_ERR_LEN, "out of memory");
-  for (size_t i = 0; !rc && i < n; i++) {
-    planner_plan_init(&c[i].p);
-    if ((rc = convert(e[i], i, l, &c[i], err)) != 0)
+  return o->algo == PLANNER_ALGO_BEST || o->algo == PLANNER_ALGO_EXACT;
+}
+
+/* The entries from `from` on that make the next batch: at least one, at
+ * most BATCH_ENTRIES, and no more than BATCH_TENSORS tensors unless the
+ * first alone has more. */
+static size_t batch_len(Arenad__V1__BundleEntry *const *e, size_t n,
+                        size_t from)
+{
+  size_t k = 0;
+  uint64_t tensors = 0;
+  while (from + k < n && k < BATCH_ENTRIES) {
+    tensors += e[from + k]->request->n_tensor_ids;
+    if (k > 0 && tensors > BATCH_TENSORS)
       break;
+    k++;
+  }
+  return k;
+}
+
+/* Converts e[from .. from + k) into c and pe and adds them to the open
+ * preload. Returns 0 or a code with err set (the preload is then over,
+ * or the caller aborts it). */
+static int preload_batch(storage_t *st, const struct bundles_rules *r,
+                         Arenad__V1__BundleEntry *const *e, size_t from,
+                         size_t k, struct conv *c,
+                         struct storage_preload_entry *pe,
+                         struct planner_graph *pg, char err[ARENA_ERR_LEN])
+{
+  for (size_t i = 0; i < k; i++) {
+    planner_plan_init(&c[i].p);
+    int rc = convert(e[from + i], from + i, r->graph, &c[i], err);
+    if (rc)
+      return rc;
     const struct wire_graph *g = &c[i].g;
+    uint32_t effort = e[from + i]->plan->effort;
     pg[i] = (struct planner_graph){g->tensors, g->n_tensors};
     pe[i].key = (struct storage_key){g->model_hash, g->model_hash_len,
                                      g->shape.ranks, g->shape.n_inputs,
@@ -115,19 +145,47 @@ int bundles_preload(storage_t *st, const struct wire_limits *l,
     pe[i].graph = &pg[i];
     pe[i].opts = &g->opts;
     pe[i].plan = &c[i].p;
-    pe[i].effort = e[i]->plan->effort;
+    /* The effort only sets where the background ladder starts: a bundle
+     * claims at most the top of it. */
+    pe[i].effort = effort < r->max_effort ? effort : r->max_effort;
+    pe[i].done = !searches(&g->opts);
   }
-  size_t stored = 0, kept = 0, bad = n;
-  if (!rc) {
-    rc = storage_preload(st, pe, n, &stored, &kept, &bad);
-    if (rc && bad < n)
-      snprintf(err, ARENA_ERR_LEN, "entry %zu: %s", bad, storage_errmsg(st));
-    else if (rc)
-      snprintf(err, ARENA_ERR_LEN, "%s", storage_errmsg(st));
+  int rc = storage_preload_add(st, pe, k, NULL);
+  if (rc) /* names the entry, counted over the whole preload */
+    snprintf(err, ARENA_ERR_LEN, "%s", storage_errmsg(st));
+  return rc;
+}
+
+int bundles_preload(storage_t *st, const struct bundles_rules *r,
+                    Arenad__V1__BundleEntry *const *e, size_t n,
+                    struct bundles_outcome *out, char err[ARENA_ERR_LEN])
+{
+  memset(out, 0, sizeof *out);
+  int rc = wire_bundle_accept_entries(e, n, &r->bundle, err);
+  if (rc)
+    return rc == ARENA_ECORRUPT ? ARENA_EINVAL : rc;
+  if (n == 0)
+    return 0;
+  size_t cap = n < BATCH_ENTRIES ? n : BATCH_ENTRIES;
+  struct conv *c = calloc(cap, sizeof *c);
+  struct planner_graph *pg = calloc(cap, sizeof *pg);
+  struct storage_preload_entry *pe = calloc(cap, sizeof *pe);
+  rc = c && pg && pe ? 0 : ARENA_ENOMEM;
+  if (rc)
+    snprintf(err, ARENA_ERR_LEN, "out of memory");
+  else if ((rc = storage_preload_begin(st)) != 0)
+    snprintf(err, ARENA_ERR_LEN, "%s", storage_errmsg(st));
+  for (size_t from = 0; !rc && from < n;) {
+    size_t k = batch_len(e, n, from);
+    rc = preload_batch(st, r, e, from, k, c, pe, pg, err);
+    conv_free(c, k);
+    from += k;
   }
-  out->stored = stored;
-  out->kept = kept;
-  conv_free(c, n);
+  if (rc)
+    storage_preload_abort(st);
+  else if ((rc = storage_preload_commit(st, &out->stored, &out->kept)) != 0)
+    snprintf(err, ARENA_ERR_LEN, "%s", storage_errmsg(st));
+  free(c);
   free(pg);
   free(pe);
   return rc;
@@ -253,7 +311,7 @@ static int read_file(const char *path, uint8_t **out, size_t *len)
 }
 
 /* Preloads one file; returns the plans it stored. */
-static size_t preload_file(storage_t *st, const struct wire_limits *l,
+static size_t preload_file(storage_t *st, const struct bundles_rules *r,
                            const char *path, struct dlog *log)
 {
   uint8_t *b;
@@ -262,12 +320,12 @@ static size_t preload_file(storage_t *st, const struct wire_limits *l,
   int e = read_file(path, &b, &len);
   if (e) {
     dlog(log, DLOG_ERR, "preload %s: cannot read it: %s", path,
-         e == EFBIG ? "larger than 1 GiB" : strerror(e));
+         e == EFBIG ? "larger than the 256 MiB a bundle may decode to"
+                    : strerror(e));
     return 0;
   }
   Arenad__V1__Bundle *bun = NULL;
-  struct wire_bundle_limits bl = {0};
-  int rc = wire_bundle_read(b, len, &bl, &bun, err);
+  int rc = wire_bundle_read(b, len, &r->bundle, &bun, err);
   free(b);
   if (rc) {
     dlog(log, DLOG_ERR, "preload %s: refused, nothing stored: %s", path,
@@ -275,18 +333,20 @@ static size_t preload_file(storage_t *st, const struct wire_limits *l,
     return 0;
   }
   struct bundles_outcome o;
-  rc = bundles_preload(st, l, bun->entries, bun->n_entries, &o, err);
+  rc = bundles_preload(st, r, bun->entries, bun->n_entries, &o, err);
   if (rc)
     dlog(log, DLOG_ERR, "preload %s: refused, nothing stored: %s", path,
          err);
   else
-    dlog(log, DLOG_INFO, "preload %s: %zu plans stored, %zu kept (a plan "
-         "as small was stored already)", path, o.stored, o.kept);
+    dlog(log, DLOG_INFO, "preload %s: %zu %s stored, %zu kept (a plan "
+         "as small was stored already)", path, o.stored,
+         dlog_noun(o.stored, "plan", "plans"), o.kept);
   wire_free_bundle(bun);
+  daemon_memory_release();
   return rc ? 0 : o.stored;
 }
 
-size_t bundles_preload_dir(storage_t *st, const struct wire_limits *l,
+size_t bundles_preload_dir(storage_t *st, const struct bundles_rules *r,
                            const char *dir, struct dlog *log)
 {
   if (!dir || !*dir || !st)
@@ -313,7 +373,7 @@ size_t bundles_preload_dir(storage_t *st, const struct wire_limits *l,
     char path[4096];
     if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, names[i]) <
         sizeof path)
-      stored += preload_file(st, l, path, log);
+      stored += preload_file(st, r, path, log);
     free(names[i]);
   }
   free(names);

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "log.h"
 #include "planner.h"
@@ -56,6 +57,10 @@ static const struct key keys[] = {
     {"limits", "max_tensors", K_U64, F(max_tensors), 1, 16000000, NULL},
     {"limits", "write_queue_bytes", K_U64, F(write_queue_bytes), 4096,
      1ull << 32, NULL},
+    {"limits", "write_queue_max_bytes", K_U64, F(write_queue_max_bytes),
+     4096, 1ull << 34, NULL},
+    {"limits", "write_queue_max_bytes_per_uid", K_U64,
+     F(write_queue_max_bytes_per_uid), 4096, 1ull << 36, NULL},
     {"limits", "idle_timeout_ms", K_U64, F(idle_timeout_ms), 10,
      86400000ull, NULL},
     {"limits", "handshake_timeout_ms", K_U64, F(handshake_timeout_ms), 10,
@@ -120,6 +125,8 @@ void daemon_config_defaults(struct daemon_config *c)
   c->request_mem_bytes = 256ull << 20;
   c->max_tensors = 2097152;
   c->write_queue_bytes = 4u << 20;
+  c->write_queue_max_bytes = 16u << 20;
+  c->write_queue_max_bytes_per_uid = 32u << 20;
   c->idle_timeout_ms = 60000;
   c->handshake_timeout_ms = 5000;
   c->drain_timeout_ms = 10000;
@@ -388,6 +395,23 @@ static int on_ini(void *user, const char *section, const char *name,
   return 1;
 }
 
+/* The line of f's first NUL byte, or 0 when it has none; reads f to its
+ * end. libinih reads lines as C strings, so a NUL would end its line
+ * there and the rest would be dropped without a word. */
+static int nul_line(FILE *f)
+{
+  char buf[4096];
+  size_t n;
+  int line = 1;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+    for (size_t i = 0; i < n; i++) {
+      if (buf[i] == '\0')
+        return line;
+      line += buf[i] == '\n';
+    }
+  return 0;
+}
+
 int daemon_config_load(struct daemon_config *c, const char *path,
                        char err[ARENA_ERR_LEN])
 {
@@ -401,6 +425,17 @@ int daemon_config_load(struct daemon_config *c, const char *path,
     if (err)
       snprintf(err, ARENA_ERR_LEN, "%s: %s", path, strerror(errno));
     return errno == ENOENT ? ARENA_ENOENT : ARENA_EIO;
+  }
+  int nul = nul_line(f);
+  if (nul || ferror(f) || fseek(f, 0, SEEK_SET) != 0) {
+    if (err && nul)
+      snprintf(err, ARENA_ERR_LEN,
+               "%s:%d: a NUL byte; the configuration must be text", path,
+               nul);
+    else if (err)
+      snprintf(err, ARENA_ERR_LEN, "%s: cannot read it", path);
+    fclose(f);
+    return nul ? ARENA_EPARSE : ARENA_EIO;
   }
   int line = ini_parse_file(f, on_ini, &lc);
   fclose(f);
@@ -432,6 +467,37 @@ int daemon_config_validate(const struct daemon_config *c,
   if (why && err)
     snprintf(err, ARENA_ERR_LEN, "%s", why);
   return why ? ARENA_EINVAL : 0;
+}
+
+int daemon_config_check_paths(const struct daemon_config *c,
+                              char err[ARENA_ERR_LEN])
+{
+  char dir[DAEMON_PATH_MAX];
+  struct stat sb;
+  snprintf(dir, sizeof dir, "%s", c->db_path);
+  char *slash = strrchr(dir, '/');
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else if (slash == dir)
+    dir[1] = '\0';
+  else
+    *slash = '\0';
+  if (stat(dir, &sb) != 0) {
+    int e = errno;
+    if (err)
+      snprintf(err, ARENA_ERR_LEN,
+               "daemon.database is %.80s, but its folder %.80s %.40s", c->db_path,
+               dir, e == ENOENT ? "does not exist" : strerror(e));
+    return e == ENOENT ? ARENA_ENOENT : ARENA_EINVAL;
+  }
+  if (!S_ISDIR(sb.st_mode)) {
+    if (err)
+      snprintf(err, ARENA_ERR_LEN,
+               "daemon.database is %.96s, but %.96s is not a folder",
+               c->db_path, dir);
+    return ARENA_EINVAL;
+  }
+  return 0;
 }
 
 int daemon_config_deprecation(const struct daemon_config *c, char *buf,

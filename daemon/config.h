@@ -38,6 +38,11 @@ struct daemon_config {
   uint64_t request_mem_bytes;     /* decoded size of one request */
   uint64_t max_tensors;           /* tensors in one graph */
   uint64_t write_queue_bytes;     /* unsent reply bytes before reads stop */
+  uint64_t write_queue_max_bytes; /* unsent reply bytes of one connection
+                                     beyond which a reply is answered
+                                     BUSY instead */
+  uint64_t write_queue_max_bytes_per_uid; /* the same over all the
+                                     connections of one peer uid */
   uint64_t idle_timeout_ms;       /* close a silent, idle connection */
   uint64_t handshake_timeout_ms;  /* close a connection that sent no
                                      complete frame by then (or by
@@ -70,10 +75,11 @@ struct daemon_config {
 void daemon_config_defaults(struct daemon_config *c);
 
 /* Reads an ini file into c (keys not in the file keep their values).
- * Returns 0, ARENA_ENOENT (file missing), ARENA_EPARSE (syntax error,
- * unknown key, bad value, or a key the file sets twice; err names the
- * line and key). On failure c may hold the values read before the bad
- * line. */
+ * Returns 0, ARENA_ENOENT (file missing), ARENA_EIO (cannot read it),
+ * ARENA_EPARSE (syntax error, unknown key, bad value, a key the file
+ * sets twice, or a NUL byte anywhere, found before any key is read; err
+ * names the line and key). On failure c may hold the values read before
+ * the bad line. */
 int daemon_config_load(struct daemon_config *c, const char *path,
                        char err[ARENA_ERR_LEN]);
 
@@ -89,6 +95,17 @@ int daemon_config_set(struct daemon_config *c, const char *section,
  * Returns 0 or ARENA_EINVAL with err explaining. */
 int daemon_config_validate(const struct daemon_config *c,
                            char err[ARENA_ERR_LEN]);
+
+/* Checks what the paths of c need from the machine at start: that the
+ * folder of daemon.database exists (arenad creates the file, never its
+ * folder: a mistyped path must not make folders; the systemd unit's
+ * StateDirectory= makes /var/lib/arenad). Not part of
+ * daemon_config_validate, which checks the text alone (--check-config
+ * may run where the service's folders are not made yet). Returns 0,
+ * ARENA_ENOENT (missing) or ARENA_EINVAL (not a folder), with err
+ * explaining. */
+int daemon_config_check_paths(const struct daemon_config *c,
+                              char err[ARENA_ERR_LEN]);
 
 /* Writes a one-line warning into buf (len bytes) when a deprecated key
  * set a value of c. Returns 1 when it wrote one, 0 when there is none. */

@@ -11,10 +11,27 @@
  * A connection is freed only after both of its handles' close callbacks
  * and all of its write callbacks have run.
  *
+ * UNREAD REPLIES: a reply the socket does not take at once waits in
+ * libuv's queue, its whole frame held, until the peer reads. A peer that
+ * never reads would hold it for ever, so the bytes held are bounded: a
+ * reply that would take a connection's held bytes over
+ * write_queue_max_bytes, or those of all the connections of its peer
+ * uid over write_queue_max_bytes_per_uid, is answered BUSY instead
+ * (unless nothing of that connection, or of that uid, waits: one reply
+ * always goes, whatever its size; and a status reply, under 1 KiB,
+ * always goes). Before refusing one for its uid, the uid's stalled
+ * connections are closed, least recently active first. A connection's
+ * writes make progress when a write completes or libuv's queue shrinks
+ * (looked at on each check); one whose writes made none for
+ * idle_timeout_ms is closed, and one that made none for a second (or
+ * idle_timeout_ms, if shorter) is stalled: it counts as idle when room
+ * is needed (below).
+ *
  * ROOM FOR NEW CLIENTS: s->conns is kept in order of last activity
  * (accepted, a request read, a reply done), least recent first. A
- * connection is idle when it waits for nothing: no request in flight, no
- * reply unsent, not closing. A new connection past
+ * connection is idle when it waits for nothing: no request in flight,
+ * not closing, and no reply unsent, or only replies its peer does not
+ * read (stalled, above). A new connection past
  * max_connections_per_uid for its peer's uid closes that uid's least
  * recently active idle connection, and one past max_connections the
  * least recently active idle connection of any uid; only when there is
@@ -49,6 +66,7 @@
 
 #include "arena_version.h"
 #include "server_int.h"
+#include "wire_bundle.h"
 
 #define READ_CHUNK 16384
 
@@ -63,6 +81,12 @@ struct conn {
   struct wire_reader rd;  /* frames received, not yet handled */
   unsigned inflight;      /* requests waiting on jobs */
   size_t write_queued;    /* reply bytes handed to libuv, not yet sent */
+  size_t write_held;      /* bytes of the frames held until they are
+                             sent: write_queued and the parts of them
+                             that went at once (the memory they take) */
+  uint64_t wprogress_ms;  /* uv_now when its writes last made progress,
+                             or when replies began to wait */
+  size_t wq_seen;         /* libuv's write queue size at the last look */
   unsigned writes;        /* write callbacks still to come */
   unsigned handles;       /* close callbacks still to come */
   int reading;            /* uv_read_start is in effect */
@@ -81,10 +105,45 @@ struct wreq {
   uv_write_t req;
   struct conn *c;
   uint8_t *buf; /* owned packed frame */
-  size_t len;
+  size_t len;   /* bytes of it handed to libuv */
+  size_t held;  /* bytes of it: len and what went at once */
 };
 
 static void pump(struct conn *c);
+static void on_idle(uv_timer_t *t);
+
+/* Replies of at most this many bytes (a status, a small plan) are never
+ * refused for the bounds on unsent bytes: a refusal is one itself. */
+#define SMALL_REPLY_BYTES 1024u
+/* Writes that made no progress for this long (or idle_timeout_ms, if
+ * shorter) make a connection count as idle when room is needed: a peer
+ * that reads takes its socket's bytes within moments. */
+#define STALL_MS 1000u
+
+/* The ms since c's writes last made progress, 0 when nothing of it is
+ * unsent. Looks at libuv's queue: when it shrank since the last look,
+ * the peer read some of it, and that is progress now. */
+static uint64_t write_stall_ms(struct conn *c, uint64_t now)
+{
+  if (!c->write_queued)
+    return 0;
+  size_t q = uv_stream_get_write_queue_size((const uv_stream_t *)&c->pipe);
+  if (q < c->wq_seen)
+    c->wprogress_ms = now;
+  c->wq_seen = q;
+  return now - c->wprogress_ms;
+}
+
+static int same_peer(const struct conn *a, const struct conn *b)
+{
+  return a->has_cred == b->has_cred && (!a->has_cred || a->uid == b->uid);
+}
+
+static uint64_t stall_grace_ms(const struct server *s)
+{
+  return s->cfg.idle_timeout_ms < STALL_MS ? s->cfg.idle_timeout_ms
+                                           : STALL_MS;
+}
 
 static const char *conn_peer_desc(const struct conn *c, char *buf,
                                   size_t len)
@@ -179,8 +238,19 @@ static void on_write(uv_write_t *req, int status)
   struct conn *c = w->c;
   c->writes--;
   c->write_queued -= w->len;
+  c->write_held -= w->held;
   free(w->buf);
   free(w);
+  if (!c->closing && status >= 0) {
+    /* A whole reply went out: progress, and when it was the last one
+     * waiting, activity (the idle timeout counts from here). */
+    c->wprogress_ms = uv_now(&c->s->loop);
+    c->wq_seen = uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe);
+    if (!c->write_queued) {
+      uv_timer_again(&c->idle);
+      conn_touch(c);
+    }
+  }
   if (!c->closing) {
     if (status < 0) {
       char who[96];
@@ -218,10 +288,88 @@ static size_t write_now(struct conn *c, const uint8_t *frame, size_t len)
   return n > 0 ? (size_t)n : 0;
 }
 
-static void conn_send_frame(struct conn *c, uint8_t *frame, size_t len)
+static void conn_send_status(struct conn *c, uint64_t request_id,
+                             Arenad__V1__Status st, const char *msg);
+static int conn_idle(struct conn *c, uint64_t now);
+
+/* Bytes of replies held for the connections of c's peer uid, c among
+ * them (closing ones have left the list). */
+static uint64_t uid_held(const struct server *s, const struct conn *c)
+{
+  uint64_t q = 0;
+  for (const struct conn *o = s->conns; o; o = o->next)
+    if (same_peer(o, c))
+      q += o->write_held;
+  return q;
+}
+
+/* The least recently active stalled connection of c's peer uid other
+ * than c, or NULL. */
+static struct conn *stalled_of_uid(struct server *s, const struct conn *c)
+{
+  uint64_t now = uv_now(&s->loop);
+  for (struct conn *v = s->conns; v; v = v->next)
+    if (v != c && v->write_queued && same_peer(v, c) && conn_idle(v, now))
+      return v;
+  return NULL;
+}
+
+/* Which bound a reply would break. */
+enum reply_room { ROOM_OK, ROOM_CONN, ROOM_UID };
+
+/* Whether a reply of len bytes may wait on c under the bounds on the
+ * replies held (UNREAD REPLIES above), after closing the stalled
+ * connections of c's uid that stand in its way; else the bound it
+ * would break. */
+static enum reply_room reply_fits(struct conn *c, size_t len)
+{
+  struct server *s = c->s;
+  if (len <= SMALL_REPLY_BYTES)
+    return ROOM_OK;
+  if (c->write_held && c->write_held + len > s->cfg.write_queue_max_bytes)
+    return ROOM_CONN;
+  uint64_t q = uid_held(s, c);
+  while (q && q + len > s->cfg.write_queue_max_bytes_per_uid) {
+    struct conn *v = stalled_of_uid(s, c);
+    if (!v)
+      return ROOM_UID;
+    char who[96], whom[96];
+    dlog(&s->log, DLOG_WARNING,
+         "%s: write_queue_max_bytes_per_uid reached: closed %s, its "
+         "replies unread for %" PRIu64 " ms, to make room",
+         conn_peer_desc(c, who, sizeof who),
+         conn_peer_desc(v, whom, sizeof whom),
+         uv_now(&s->loop) - v->wprogress_ms);
+    q -= v->write_held;
+    s->c.stalled_closes++;
+    conn_close(v);
+  }
+  return ROOM_OK;
+}
+
+static void conn_send_frame(struct conn *c, uint64_t request_id,
+                            uint8_t *frame, size_t len)
 {
   if (c->closing) {
     free(frame);
+    return;
+  }
+  enum reply_room room = reply_fits(c, len);
+  if (room != ROOM_OK) {
+    struct server *s = c->s;
+    char who[96], msg[160];
+    free(frame);
+    s->c.reply_refusals++;
+    dlog(&s->log, DLOG_WARNING,
+         "%s: a reply of %zu bytes would take the replies held over "
+         "write_queue_max_bytes%s; sent BUSY instead",
+         conn_peer_desc(c, who, sizeof who), len,
+         room == ROOM_CONN ? "" : "_per_uid");
+    snprintf(msg, sizeof msg,
+             "a reply of %zu bytes waits: the replies already sent to "
+             "this %s are unread; read them, or retry later",
+             len, room == ROOM_CONN ? "connection" : "user");
+    conn_send_status(c, request_id, ARENAD__V1__STATUS__BUSY, msg);
     return;
   }
   size_t done = write_now(c, frame, len);
@@ -238,6 +386,7 @@ static void conn_send_frame(struct conn *c, uint8_t *frame, size_t len)
   w->c = c;
   w->buf = frame;
   w->len = len - done;
+  w->held = len;
   uv_buf_t b = uv_buf_init((char *)frame + done, (unsigned)w->len);
   int rc = uv_write(&w->req, (uv_stream_t *)&c->pipe, &b, 1, on_write);
   if (rc < 0) {
@@ -246,8 +395,12 @@ static void conn_send_frame(struct conn *c, uint8_t *frame, size_t len)
     conn_close(c);
     return;
   }
+  if (!c->write_queued)
+    c->wprogress_ms = uv_now(&c->s->loop); /* replies begin to wait */
   c->writes++;
   c->write_queued += w->len;
+  c->write_held += w->held;
+  c->wq_seen = uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe);
 }
 
 static void conn_send(struct conn *c, const Arenad__V1__Response *r)
@@ -264,7 +417,7 @@ static void conn_send(struct conn *c, const Arenad__V1__Response *r)
     conn_close(c);
     return;
   }
-  conn_send_frame(c, frame, len);
+  conn_send_frame(c, r->request_id, frame, len);
 }
 
 static void conn_send_status(struct conn *c, uint64_t request_id,
@@ -337,6 +490,24 @@ static void handle_ping(struct conn *c, Arenad__V1__Request *req)
   wire_free_request(req);
 }
 
+/* Answers a Preload of more entries than one bundle may hold with
+ * TOO_LARGE before it is decoded (a minimal entry of some 30 bytes
+ * decodes to about 700: docs/bundles.md, "Limits"). Returns 1 when it
+ * answered. */
+static int preload_too_large(struct conn *c, const uint8_t *body, size_t len)
+{
+  uint64_t rid;
+  size_t n;
+  char why[ARENA_ERR_LEN], msg[ARENA_ERR_LEN + 40];
+  if (!wire_bundle_scan_preload(body, len, &rid, &n) ||
+      wire_bundle_check_count(n, NULL, why) == 0)
+    return 0;
+  c->s->c.requests++;
+  snprintf(msg, sizeof msg, "preload refused, nothing stored: %s", why);
+  conn_send_status(c, rid, ARENAD__V1__STATUS__TOO_LARGE, msg);
+  return 1;
+}
+
 static void handle_frame(struct conn *c, const uint8_t *body, size_t len)
 {
   struct server *s = c->s;
@@ -344,6 +515,8 @@ static void handle_frame(struct conn *c, const uint8_t *body, size_t len)
   c->got_frame = 1;
   uv_timer_again(&c->idle);
   conn_touch(c);
+  if (preload_too_large(c, body, len))
+    return;
   int rc = wire_unpack_request(body, len, s->cfg.request_mem_bytes, &req);
   if (rc) {
     protocol_error(c, rc,
@@ -440,11 +613,35 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
   pump(c);
 }
 
+/* c's replies wait: closes c when its writes made no progress for
+ * idle_timeout_ms, else checks again when they would have. */
+static void check_stall(struct conn *c)
+{
+  struct server *s = c->s;
+  uint64_t lim = s->cfg.idle_timeout_ms;
+  uint64_t stalled = write_stall_ms(c, uv_now(&s->loop));
+  if (stalled < lim) {
+    uv_timer_start(&c->idle, on_idle, lim - stalled, lim);
+    return;
+  }
+  char who[96];
+  s->c.stalled_closes++;
+  dlog(&s->log, DLOG_INFO,
+       "%s: replies unread for %" PRIu64 " ms (%zu %s unsent), closing",
+       conn_peer_desc(c, who, sizeof who), stalled, c->write_queued,
+       dlog_noun(c->write_queued, "byte", "bytes"));
+  conn_close(c);
+}
+
 static void on_idle(uv_timer_t *t)
 {
   struct conn *c = t->data;
-  if (c->inflight || c->write_queued)
+  if (c->inflight)
     return; /* busy, not idle: the repeating timer checks again */
+  if (c->write_queued) {
+    check_stall(c);
+    return;
+  }
   char who[96];
   conn_peer_desc(c, who, sizeof who);
   if (c->got_frame)
@@ -559,16 +756,13 @@ static void refuse(struct server *s)
   uv_close((uv_handle_t *)&s->spare, on_spare_closed);
 }
 
-/* Whether c waits for nothing, so that closing it loses no work. */
-static int conn_idle(const struct conn *c)
+/* Whether c waits for nothing but perhaps a peer that does not read its
+ * replies (stalled at now), so that closing it loses no work. */
+static int conn_idle(struct conn *c, uint64_t now)
 {
   return !c->closing && !c->close_after_write && c->inflight == 0 &&
-         c->write_queued == 0;
-}
-
-static int same_peer(const struct conn *a, const struct conn *b)
-{
-  return a->has_cred == b->has_cred && (!a->has_cred || a->uid == b->uid);
+         (c->write_queued == 0 ||
+          write_stall_ms(c, now) >= stall_grace_ms(c->s));
 }
 
 /* Whether the connections of c's peer uid, c among them, are more than
@@ -590,16 +784,26 @@ static int over_uid_cap(const struct server *s, const struct conn *c)
 static int evict_idle(struct server *s, const struct conn *c, int same_uid,
                       const char *limit)
 {
+  uint64_t now = uv_now(&s->loop);
   struct conn *v = s->conns;
-  while (v && (v == c || !conn_idle(v) || (same_uid && !same_peer(v, c))))
+  while (v &&
+         (v == c || (same_uid && !same_peer(v, c)) || !conn_idle(v, now)))
     v = v->next;
   if (!v)
     return 0;
   char who[96], whom[96];
-  dlog(&s->log, DLOG_WARNING,
-       "%s: %s reached: closed %s, idle for %" PRIu64 " ms, to make room",
-       conn_peer_desc(c, who, sizeof who), limit,
-       conn_peer_desc(v, whom, sizeof whom), uv_now(&s->loop) - v->active_ms);
+  if (v->write_queued)
+    dlog(&s->log, DLOG_WARNING,
+         "%s: %s reached: closed %s, its replies unread for %" PRIu64
+         " ms, to make room",
+         conn_peer_desc(c, who, sizeof who), limit,
+         conn_peer_desc(v, whom, sizeof whom), now - v->wprogress_ms);
+  else
+    dlog(&s->log, DLOG_WARNING,
+         "%s: %s reached: closed %s, idle for %" PRIu64 " ms, to make room",
+         conn_peer_desc(c, who, sizeof who), limit,
+         conn_peer_desc(v, whom, sizeof whom), now - v->active_ms);
+  s->c.stalled_closes += v->write_queued != 0;
   conn_close(v);
   return 1;
 }

@@ -213,7 +213,7 @@ static void send_hot(struct server *s, struct conn *c, uint64_t request_id,
   if (hp->reply && wire_plan_reply_frame(request_id, hp->reply,
                                          hp->reply_len, 0, &frame,
                                          &len) == 0) {
-    s->report.send_frame(c, frame, len);
+    s->report.send_frame(c, request_id, frame, len);
     return;
   }
   Arenad__V1__Response r = ARENAD__V1__RESPONSE__INIT;
@@ -246,7 +246,7 @@ static void hot_from_job(const struct job *j, struct hot_plan *hp)
   hp->use_key_len = j->use_key_len;
   hp->generation = j->generation;
   hp->effort = j->plan_effort;
-  hp->improving = j->improvable && improve_enabled(j->s->improver);
+  hp->improving = improve_wanted(j->s->improver, j->row_open, j->n_tensors);
 }
 
 /* Puts j's plan in the hot cache, with the reply a hit sends packed once
@@ -275,7 +275,7 @@ struct job *jobs__new(struct server *s, enum job_kind kind,
   j->s = s;
   j->kind = kind;
   j->cfg.limits = s->limits;
-  j->cfg.improve_max_tensors = s->cfg.improve_max_tensors;
+  j->cfg.improve_max_effort = s->cfg.improve_max_effort;
   j->req = req;
   j->work.data = j;
   j->status = ARENAD__V1__STATUS__OK;
@@ -521,15 +521,14 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
   if (rc && rc != ARENA_ENOENT)
     dbhealth_failed(s, "read", rc);
   uv_mutex_unlock(&s->st_lock);
+  j->n_tensors = g->n_tensors;
   if (rc == 0) {
     j->from_storage = 1;
     j->planning_us = info.plan_us;
     j->generation = info.generation;
     j->plan_effort = info.effort;
-    j->improvable = info.has_graph && !info.improve_done &&
-                    (g->opts.algo == PLANNER_ALGO_BEST ||
-                     g->opts.algo == PLANNER_ALGO_EXACT) &&
-                    g->n_tensors <= j->cfg.improve_max_tensors;
+    j->row_open = info.has_graph && !info.improve_done &&
+                  !j->plan.proven_optimal;
     return;
   }
   o.effort = j->effort; /* set on the loop thread: SIGHUP cannot race */
@@ -547,20 +546,21 @@ static void plan_in_worker(struct job *j, struct wire_graph *g,
   }
   j->plan_effort = j->effort;
   enum storage_put_result res = STORAGE_PUT_KEPT;
+  /* Background work reads the effort only through the search: a plan of
+   * another algorithm is stored done. */
+  int done = g->opts.algo != PLANNER_ALGO_BEST &&
+             g->opts.algo != PLANNER_ALGO_EXACT;
   jobs__st_enter(s);
   if (s->st) {
     rc = storage_put_effort(s->st, k, &pg, &g->opts, &j->plan,
-                            j->planning_us, j->effort, 0, &res);
+                            j->planning_us, j->effort, done, &res);
     if (rc) {
       dbhealth_failed(s, "write", rc);
     } else {
       dbhealth_ok(s);
       j->generation = res == STORAGE_PUT_INSERTED ? 1 : 0;
-      /* Background work reads the effort only through the search. */
-      j->improvable = res != STORAGE_PUT_KEPT && !j->plan.proven_optimal &&
-                      (g->opts.algo == PLANNER_ALGO_BEST ||
-                       g->opts.algo == PLANNER_ALGO_EXACT) &&
-                      g->n_tensors <= j->cfg.improve_max_tensors;
+      j->row_open = res != STORAGE_PUT_KEPT && !done &&
+                    !j->plan.proven_optimal;
     }
   }
   uv_mutex_unlock(&s->st_lock);
@@ -616,7 +616,7 @@ static void answer_plan(struct job *j, struct waiter *w)
   pr.planning_us = j->planning_us;
   pr.generation = j->generation;
   pr.effort = j->plan_effort;
-  pr.improving = j->improvable && improve_enabled(j->s->improver);
+  pr.improving = improve_wanted(j->s->improver, j->row_open, j->n_tensors);
   r.request_id = w->request_id;
   r.body_case = ARENAD__V1__RESPONSE__BODY_PLAN;
   r.plan = &pr;
@@ -644,7 +644,8 @@ static void after_plan(uv_work_t *w, int status)
         s->c.plans_computed++;
       }
       hot_put(s, j);
-      if (j->improvable && !j->from_storage)
+      if (!j->from_storage &&
+          improve_wanted(s->improver, j->row_open, j->n_tensors))
         improve_wake(s->improver);
     }
   }

@@ -27,7 +27,8 @@ enum job_kind { JOB_PLAN, JOB_STORAGE };
 struct job_config {
   struct wire_limits limits; /* validation of the Plan request; the
                               * effort is copied into job.effort */
-  uint64_t improve_max_tensors; /* larger graphs are not improved */
+  uint32_t improve_max_effort;  /* the most effort a preloaded plan may
+                                   claim */
 };
 
 struct job {
@@ -60,8 +61,11 @@ struct job {
   uint64_t planning_us;
   uint64_t generation;       /* of the stored plan; 0: unknown */
   uint32_t plan_effort;      /* effort that found the plan; 0: unknown */
-  int improvable;            /* stored with its graph, not done: background
-                                work may improve it */
+  int row_open;              /* the stored plan wants background work:
+                                stored with its graph, not done, not
+                                proven optimal (improve_wanted() adds the
+                                switch and the size cap in force) */
+  size_t n_tensors;          /* tensors in the graph (plan jobs) */
   struct storage_record *recs; /* lookup/list results */
   size_t n_recs;
   struct storage_stats stats;

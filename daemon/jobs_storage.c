@@ -21,6 +21,7 @@
 
 #include "bundles.h"
 #include "jobs_int.h"
+#include "memory.h"
 
 static void work_lookup(struct job *j)
 {
@@ -125,9 +126,10 @@ static void work_preload(struct job *j)
   const Arenad__V1__Preload *m = j->req->preload_plans;
   struct bundles_outcome o;
   char err[ARENA_ERR_LEN] = "";
+  struct bundles_rules r = {&j->cfg.limits, {0, 0, 0},
+                            j->cfg.improve_max_effort};
   jobs__st_enter(j->s);
-  int rc = bundles_preload(j->s->st, &j->cfg.limits, m->entries,
-                           m->n_entries, &o, err);
+  int rc = bundles_preload(j->s->st, &r, m->entries, m->n_entries, &o, err);
   if (rc == ARENA_EBUSY || rc == ARENA_EIO)
     dbhealth_failed(j->s, "preload", rc);
   uv_mutex_unlock(&j->s->st_lock);
@@ -288,11 +290,14 @@ static size_t total_inputs(const struct job *j)
   return n;
 }
 
-/* Whether background work on rec's plan goes on (read on the loop). */
+/* Whether background work on rec's plan goes on (read on the loop):
+ * the rule of every reply (improve_wanted). */
 static int improving(const struct server *s, const struct storage_record *r)
 {
-  return r->info.has_graph && !r->info.improve_done &&
-         !r->plan.proven_optimal && improve_enabled(s->improver);
+  return improve_wanted(s->improver,
+                        r->info.has_graph && !r->info.improve_done &&
+                            !r->plan.proven_optimal,
+                        r->info.n_tensors);
 }
 
 static int build_lookup(struct job *j, Arenad__V1__LookupReply *lr,
@@ -505,7 +510,10 @@ static void after_storage(uv_work_t *w, int status)
         answer_storage(j, c, wt->request_id);
       s->report.job_done(c);
     }
+  int preload = j->req->body_case == ARENAD__V1__REQUEST__BODY_PRELOAD_PLANS;
   jobs__free(j);
+  if (preload) /* the decoded request's many small blocks, back at once */
+    daemon_memory_release();
   if (s->draining)
     s->report.drain_check(s);
 }

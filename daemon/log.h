@@ -41,4 +41,12 @@ const char *dlog_level_name(enum dlog_level l);
 void dlog(const struct dlog *l, enum dlog_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* one when n is 1, else many: "1 job", "2 jobs", for any message that
+ * counts (static strings, returned as given). */
+static inline const char *dlog_noun(unsigned long long n, const char *one,
+                                    const char *many)
+{
+  return n == 1 ? one : many;
+}
+
 #endif

@@ -3,8 +3,10 @@
  * service (server.c).
  *
  * Exit status: 0 after a clean shutdown or a successful --check-config,
- * 1 when the service could not start, 64 for bad usage, 78 for a bad
- * configuration (sysexits EX_CONFIG).
+ * 1 when the service could not start, 64 for bad usage (also a value an
+ * option gives that the configuration refuses, like a socket path too
+ * long for -s), 78 for a bad configuration (sysexits EX_CONFIG; also a
+ * database whose folder does not exist).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -127,6 +129,7 @@ static int build_config(const struct cli *cl, struct daemon_config *c,
     fprintf(stderr, "arenad: %s\n", err);
     return EXIT_CONFIG;
   }
+  struct daemon_config file = *c;
   for (int i = 0; i < cl->n_ov; i++)
     if (daemon_config_set(c, cl->ov[3 * i], cl->ov[3 * i + 1],
                           cl->ov[3 * i + 2], err)) {
@@ -134,8 +137,12 @@ static int build_config(const struct cli *cl, struct daemon_config *c,
       return EXIT_USAGE;
     }
   if (daemon_config_validate(c, err)) {
-    fprintf(stderr, "arenad: configuration: %s\n", err);
-    return EXIT_CONFIG;
+    /* Wrong because of an option (a socket path too long for -s, say),
+     * when the file alone is right: a usage error, like a bad option. */
+    int options = cl->n_ov && daemon_config_validate(&file, NULL) == 0;
+    fprintf(stderr, "arenad: %s: %s\n", options ? "option" : "configuration",
+            err);
+    return options ? EXIT_USAGE : EXIT_CONFIG;
   }
   return 0;
 }
@@ -159,6 +166,12 @@ int main(int argc, char **argv)
            used ? used : ", no file)");
     daemon_config_print(&cfg, stdout);
     return 0;
+  }
+  char err[ARENA_ERR_LEN];
+  if ((rc = daemon_config_check_paths(&cfg, err)) != 0) {
+    fprintf(stderr, "arenad: configuration: %s%s\n", err,
+            rc == ARENA_ENOENT ? "; create it, or give another path" : "");
+    return EXIT_CONFIG;
   }
   struct server_reload rl = {used, cl.ov, cl.n_ov};
   return server_run(&cfg, &rl);

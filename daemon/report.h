@@ -49,9 +49,13 @@ struct daemon_report {
   /* Packs and queues response r (borrowed) on c; closes c when that
    * fails. Does nothing on a connection that is closing. */
   void (*send)(struct conn *c, const Arenad__V1__Response *r);
-  /* Queues a frame packed already (owned by the call from here on: freed
-   * once written, or at once when c is closing or the write fails). */
-  void (*send_frame)(struct conn *c, uint8_t *frame, size_t len);
+  /* Queues a frame packed already, the reply to request_id (owned by
+   * the call from here on: freed once written, or at once when c is
+   * closing or the write fails). A reply over the bounds on unsent
+   * replies is freed and answered BUSY instead (conn.c, UNREAD
+   * REPLIES); send does the same. */
+  void (*send_frame)(struct conn *c, uint64_t request_id, uint8_t *frame,
+                     size_t len);
   /* Sends a body-less response with status st and message msg (borrowed;
    * NULL for none) for request_id on c, like send. */
   void (*send_status)(struct conn *c, uint64_t request_id,

@@ -85,7 +85,9 @@ static void apply_config(struct server *s, const struct daemon_config *cfg)
   }
 }
 
-/* Makes the parent directory of path when it is missing (one level). */
+/* Makes the parent directory of the socket path when it is missing (one
+ * level), as /run/arenad is lost at every boot. The database's folder is
+ * never made (main.c refuses to start without it). */
 static void make_parent(const char *path)
 {
   char dir[DAEMON_PATH_MAX];
@@ -107,7 +109,6 @@ static int open_storage(struct server *s)
   so.log = storage_log;
   so.log_ctx = s;
   char err[ARENA_ERR_LEN] = "";
-  make_parent(s->cfg.db_path);
   int rc = storage_open(s->cfg.db_path, &so, &s->st, err);
   if (rc) {
     s->storage_ok = 0;
@@ -236,6 +237,8 @@ static void fill_stats(struct server *s, Arenad__V1__StatsReply *r)
   r->jobs_queued = s->n_jobs;
   r->jobs_cancelled = s->c.jobs_cancelled;
   r->verify_failures = s->c.verify_failures;
+  r->stalled_closes = s->c.stalled_closes;
+  r->reply_refusals = s->c.reply_refusals;
   uint64_t e, b;
   hotcache_usage(s->hot, &e, &b);
   r->lru_entries = e;
@@ -263,11 +266,15 @@ static void notify_status(struct server *s)
   uv_mutex_lock(&s->status_lock);
   int ok = s->storage_ok;
   uv_mutex_unlock(&s->status_lock);
+  uint64_t hits = s->c.memory_hits + s->c.storage_hits;
   snprintf(msg, sizeof msg,
-           "STATUS=%u connections, %" PRIu64 " requests, %" PRIu64
-           " hits, %" PRIu64 " plans computed, %u jobs%s",
-           s->n_conns, s->c.requests, s->c.memory_hits + s->c.storage_hits,
-           s->c.plans_computed, s->n_jobs,
+           "STATUS=%u %s, %" PRIu64 " %s, %" PRIu64 " %s, %" PRIu64
+           " %s computed, %u %s%s",
+           s->n_conns, dlog_noun(s->n_conns, "connection", "connections"),
+           s->c.requests, dlog_noun(s->c.requests, "request", "requests"),
+           hits, dlog_noun(hits, "hit", "hits"), s->c.plans_computed,
+           dlog_noun(s->c.plans_computed, "plan", "plans"), s->n_jobs,
+           dlog_noun(s->n_jobs, "job", "jobs"),
            ok ? "" : ", cache database failing");
   sd_notify(0, msg);
 }
@@ -318,7 +325,8 @@ static void on_drain_timeout(uv_timer_t *t)
 {
   struct server *s = t->data;
   dlog(&s->log, DLOG_WARNING,
-       "drain deadline passed with %u jobs left; cancelling them", s->n_jobs);
+       "drain deadline passed with %u %s left; cancelling %s", s->n_jobs,
+       dlog_noun(s->n_jobs, "job", "jobs"), dlog_noun(s->n_jobs, "it", "them"));
   jobs_cancel_all(s);
   s->draining = 2;
   finish(s);
@@ -330,8 +338,8 @@ static void begin_drain(struct server *s, const char *why)
     return;
   s->draining = 1;
   sd_notify(0, "STOPPING=1");
-  dlog(&s->log, DLOG_INFO, "%s: draining %u jobs, then exiting", why,
-       s->n_jobs);
+  dlog(&s->log, DLOG_INFO, "%s: draining %u %s, then exiting", why,
+       s->n_jobs, dlog_noun(s->n_jobs, "job", "jobs"));
   if (s->listening) {
     uv_close((uv_handle_t *)&s->listener, close_cb_noop);
     s->listening = 0;
@@ -365,7 +373,16 @@ static void reload(struct server *s)
   snprintf(c.socket_path, sizeof c.socket_path, "%s", s->cfg.socket_path);
   snprintf(c.db_path, sizeof c.db_path, "%s", s->cfg.db_path);
   c.workers = s->cfg.workers;
+  /* A hot copy's reply says whether its plan is improving under the
+   * switch and the size cap it was stored under; when they change, the
+   * copies go (their uses first), and the next request reads the row. */
+  int improve_rule = c.improve_enabled != s->cfg.improve_enabled ||
+                     c.improve_max_tensors != s->cfg.improve_max_tensors;
   apply_config(s, &c);
+  if (improve_rule && s->hot) {
+    uses_collect(s);
+    hotcache_clear(s->hot);
+  }
   dlog(&s->log, DLOG_NOTICE, "SIGHUP: configuration reloaded (log level %s)",
        c.log_level);
 }
@@ -489,8 +506,11 @@ static int setup(struct server *s, const struct daemon_config *cfg)
   if (open_listener(s))
     return -1;
   open_storage(s);
-  if (s->st)
-    bundles_preload_dir(s->st, &s->limits, s->cfg.preload_dir, &s->log);
+  if (s->st) {
+    struct bundles_rules r = {&s->limits, {0, 0, 0},
+                              s->cfg.improve_max_effort};
+    bundles_preload_dir(s->st, &r, s->cfg.preload_dir, &s->log);
+  }
   start_improver(s);
   return start_listening(s) ? -1 : 0;
 }
@@ -531,9 +551,9 @@ int server_run(const struct daemon_config *cfg,
     return 1;
   }
   dlog(&s->log, DLOG_INFO,
-       "arenad %s listening on %s (database %s, %u workers, pid %ld)",
+       "arenad %s listening on %s (database %s, %u %s, pid %ld)",
        ARENA_VERSION, s->cfg.socket_path, s->cfg.db_path, s->cfg.workers,
-       (long)getpid());
+       dlog_noun(s->cfg.workers, "worker", "workers"), (long)getpid());
   sd_notify(0, "READY=1");
   notify_status(s);
   uv_run(&s->loop, UV_RUN_DEFAULT);

@@ -62,6 +62,8 @@ struct counters {
   uint64_t jobs_cancelled;
   uint64_t storage_errors;
   uint64_t verify_failures;
+  uint64_t stalled_closes;   /* connections closed for unread replies */
+  uint64_t reply_refusals;   /* replies answered BUSY for unsent bytes */
 };
 
 struct conn;

@@ -233,6 +233,51 @@ int wire_unpack_bundle(const uint8_t *body, size_t len, size_t mem_limit,
   return rc;
 }
 
+/* ---- unknown fields -------------------------------------------------- */
+
+/* Frees m's own unknown fields (allocated by budget_alloc). */
+static int strip_own(ProtobufCMessage *m)
+{
+  for (unsigned i = 0; i < m->n_unknown_fields; i++)
+    if (m->unknown_fields[i].tag == 0)
+      return ARENA_ECORRUPT;
+  for (unsigned i = 0; i < m->n_unknown_fields; i++)
+    budget_free(NULL, m->unknown_fields[i].data);
+  budget_free(NULL, m->unknown_fields);
+  m->unknown_fields = NULL;
+  m->n_unknown_fields = 0;
+  return 0;
+}
+
+int wire_strip_unknown(ProtobufCMessage *m)
+{
+  int rc = strip_own(m);
+  const ProtobufCMessageDescriptor *d = m->descriptor;
+  char *base = (char *)m;
+  for (unsigned i = 0; rc == 0 && i < d->n_fields; i++) {
+    const ProtobufCFieldDescriptor *f = &d->fields[i];
+    if (f->type != PROTOBUF_C_TYPE_MESSAGE)
+      continue;
+    if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+      size_t n = *(const size_t *)(const void *)(base + f->quantifier_offset);
+      ProtobufCMessage **v = *(ProtobufCMessage ***)(void *)(base + f->offset);
+      for (size_t k = 0; rc == 0 && k < n; k++)
+        if (v[k])
+          rc = wire_strip_unknown(v[k]);
+      continue;
+    }
+    /* A message in a oneof is there only when the case names it. */
+    if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+        *(const uint32_t *)(const void *)(base + f->quantifier_offset) !=
+            f->id)
+      continue;
+    ProtobufCMessage *sub = *(ProtobufCMessage **)(void *)(base + f->offset);
+    if (sub)
+      rc = wire_strip_unknown(sub);
+  }
+  return rc;
+}
+
 /* Freeing needs no budget: budget_free ignores its data pointer. */
 static void free_message(ProtobufCMessage *m)
 {

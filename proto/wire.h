@@ -105,6 +105,16 @@ int wire_unpack_response(const uint8_t *body, size_t len, size_t mem_limit,
 int wire_unpack_bundle(const uint8_t *body, size_t len, size_t mem_limit,
                        Arenad__V1__Bundle **out);
 
+/* Frees the unknown fields that protobuf-c kept in m (from
+ * wire_unpack_*) and in every message inside it, so that m packs again
+ * into bytes any reader takes: fields of a newer peer, which this code
+ * does not read anyway. Returns 0, or ARENA_ECORRUPT when one of them is
+ * numbered 0, which no protobuf message has (protobuf-c keeps such a
+ * field from a two-byte tag like 80 00, then packs it as a tag that it
+ * refuses to read back); m may then be partly stripped, and is still
+ * freed with its wire_free_* call. */
+int wire_strip_unknown(ProtobufCMessage *m);
+
 /* Free what wire_unpack_* returned. Accept NULL. */
 void wire_free_request(Arenad__V1__Request *m);
 void wire_free_response(Arenad__V1__Response *m);

@@ -51,9 +51,19 @@
 /* Bytes of a bundle around its body. */
 #define WIRE_BUNDLE_FRAME_LEN (WIRE_BUNDLE_HEADER_LEN + WIRE_BUNDLE_SUM_LEN)
 
-/* What reading one bundle may cost. */
+/* What one bundle may hold, by default (docs/bundles.md, "Limits"):
+ * bounds the work a reader does with it (every graph validated,
+ * digested and its plan verified and stored), not only its decoding. */
+#define WIRE_BUNDLE_MAX_ENTRIES 65536u       /* entries (plans) */
+#define WIRE_BUNDLE_MAX_TENSORS (1ull << 22) /* tensors, over all entries */
+
+/* What reading one bundle may cost. Zero fields take the defaults. */
 struct wire_bundle_limits {
-  size_t mem_limit; /* bytes of decoded messages; 0: WIRE_DEFAULT_MEM_LIMIT */
+  size_t mem_limit;     /* bytes of decoded messages; 0:
+                           WIRE_DEFAULT_MEM_LIMIT */
+  size_t max_entries;   /* entries; 0: WIRE_BUNDLE_MAX_ENTRIES */
+  uint64_t max_tensors; /* tensors over all entries; 0:
+                           WIRE_BUNDLE_MAX_TENSORS */
 };
 
 /* Writes a bundle of the n entries (borrowed; n may be 0), the producer
@@ -83,14 +93,47 @@ int wire_bundle_check_prefix(const uint8_t *bytes, size_t len,
 int wire_bundle_check_entry(const Arenad__V1__BundleEntry *e, size_t index,
                            char err[ARENA_ERR_LEN]);
 
+/* Checks a number of entries against l->max_entries (l borrowed, NULL:
+ * the default). Returns 0, or ARENA_ETOOBIG with "the bundle holds N
+ * entries, more than the M one bundle may hold" in err (optional). */
+int wire_bundle_check_count(size_t n, const struct wire_bundle_limits *l,
+                            char err[ARENA_ERR_LEN]);
+
+/* Takes the n entries of a bundle (borrowed; the messages are changed,
+ * not the array) as every reader must, the same way whoever reads them:
+ * at most l->max_entries of them (l borrowed, NULL: the defaults), each
+ * as wire_bundle_check_entry wants it, at most l->max_tensors tensors in
+ * all, and each stripped of the unknown fields it carries
+ * (wire_strip_unknown), so that packing it again into a Preload request
+ * gives what any reader takes. Returns 0, ARENA_ETOOBIG (over a limit:
+ * "the bundle holds N entries, more than the M ...", or "... N tensors
+ * ..."), or ARENA_ECORRUPT ("entry K: ...", also "entry K: damaged: a
+ * field numbered 0"), with the reason in err (optional). */
+int wire_bundle_accept_entries(Arenad__V1__BundleEntry *const *e, size_t n,
+                               const struct wire_bundle_limits *l,
+                               char err[ARENA_ERR_LEN]);
+
+/* Looks into a Request frame body (len bytes, borrowed) without
+ * unpacking it: returns 1 when it is a Preload request, with its
+ * request id in *request_id and the number of entries it carries in
+ * *n_entries, else 0 (also for bytes that do not parse; unpacking then
+ * says why). Lets a reader refuse a Preload of too many entries before
+ * it decodes any: unpacked, a minimal entry of some 30 bytes takes about
+ * 700. */
+int wire_bundle_scan_preload(const uint8_t *body, size_t len,
+                             uint64_t *request_id, size_t *n_entries);
+
 /* Reads a whole bundle file (len bytes at bytes, borrowed) under the
  * limits l (borrowed; NULL: defaults). Checks, in this order: the magic
  * ("not an arenad plan bundle"), the version ("bundle format V is newer
  * than this arenad reads (1)", or "invalid bundle format version 0"),
  * the length ("truncated: N bytes, expected M", or bytes after the
- * checksum), the checksum ("damaged: checksum mismatch"), then unpacks
- * the body with a bounded allocator and checks that its format_version
- * equals the header's and every entry (wire_bundle_check_entry). The
+ * checksum), the checksum ("damaged: checksum mismatch"), the number of
+ * entries the body holds, counted before it is unpacked (ARENA_ETOOBIG
+ * over l->max_entries), then unpacks the body with a bounded allocator
+ * and checks that its format_version equals the header's and takes its
+ * entries with wire_bundle_accept_entries (and strips the unknown
+ * fields of the Bundle message itself the same way). The
  * magic is checked on the bytes there are before the length, so that a
  * short file that is not a bundle at all is called that, not truncated.
  * Returns 0 and an owned *out (free with wire_free_bundle), or an error

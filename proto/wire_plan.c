@@ -24,6 +24,12 @@ fail(char *err, int code, const char *fmt, ...)
   return code;
 }
 
+/* "entry" for one, "entries" for any other count. */
+static const char *entries(size_t n)
+{
+  return n == 1 ? "entry" : "entries";
+}
+
 void wire_limits_init(struct wire_limits *l)
 {
   l->max_tensors = WIRE_DEFAULT_MAX_TENSORS;
@@ -111,14 +117,14 @@ static int check_columns(const Arenad__V1__Plan *m,
                 "first %zu, last %zu)",
                 n, m->n_tensor_sizes, m->n_tensor_first, m->n_tensor_last);
   if (m->n_tensor_align && m->n_tensor_align != n)
-    return fail(err, ARENA_EINVAL, "tensor_align has %zu entries for %zu",
-                m->n_tensor_align, n);
+    return fail(err, ARENA_EINVAL, "tensor_align has %zu %s for %zu",
+                m->n_tensor_align, entries(m->n_tensor_align), n);
   if (m->n_tensor_pinned && m->n_tensor_pinned != n)
-    return fail(err, ARENA_EINVAL, "tensor_pinned has %zu entries for %zu",
-                m->n_tensor_pinned, n);
+    return fail(err, ARENA_EINVAL, "tensor_pinned has %zu %s for %zu",
+                m->n_tensor_pinned, entries(m->n_tensor_pinned), n);
   if (m->n_tensor_alias && m->n_tensor_alias != n)
-    return fail(err, ARENA_EINVAL, "tensor_alias has %zu entries for %zu",
-                m->n_tensor_alias, n);
+    return fail(err, ARENA_EINVAL, "tensor_alias has %zu %s for %zu",
+                m->n_tensor_alias, entries(m->n_tensor_alias), n);
   if (m->model_hash.len == 0 || m->model_hash.len > WIRE_MAX_MODEL_HASH)
     return fail(err, ARENA_EINVAL, "model hash must be 1 to %u bytes, not %zu",
                 WIRE_MAX_MODEL_HASH, m->model_hash.len);

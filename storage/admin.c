@@ -42,7 +42,8 @@ enum {
 
 /* Adds the row's graph and options to rec, whose plan is read. Returns
  * 0, ARENA_ECORRUPT (bad checksum, a blob that does not decode, a plan
- * that fails verification) or ARENA_ENOMEM. */
+ * that fails verification, or an arena above storage__arena_cap) or
+ * ARENA_ENOMEM. */
 static int add_graph(const struct row_view *v, struct storage_record *rec,
                      unsigned how)
 {
@@ -62,6 +63,9 @@ static int add_graph(const struct row_view *v, struct storage_record *rec,
     if (rc)
       return rc == ARENA_ENOMEM ? rc : ARENA_ECORRUPT;
   }
+  /* An arena no planner makes for this graph: written by hand. */
+  if (rec->plan.arena_bytes > storage__arena_cap(&rec->graph, &rec->opts))
+    return ARENA_ECORRUPT;
   return 0;
 }
 
@@ -200,8 +204,8 @@ int storage_list(storage_t *st, const struct storage_list_query *q,
 
 /* ---- pending work and export ------------------------------------------- */
 
-int storage_pending(storage_t *st, size_t max, struct storage_record **out,
-                    size_t *n_out)
+int storage_pending(storage_t *st, size_t max, uint64_t max_tensors,
+                    struct storage_record **out, size_t *n_out)
 {
   *out = NULL;
   *n_out = 0;
@@ -214,6 +218,8 @@ int storage_pending(storage_t *st, size_t max, struct storage_record **out,
     return rc;
   sqlite3_stmt *s = st->stmt[S_PENDING];
   sqlite3_bind_int64(s, 1, (sqlite3_int64)max);
+  sqlite3_bind_int64(s, 2, max_tensors > INT64_MAX ? INT64_MAX
+                                                   : (sqlite3_int64)max_tensors);
   return collect_entries(st, s, max, WITH_GRAPH, out, n_out);
 }
 

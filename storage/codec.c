@@ -205,6 +205,42 @@ int storage__canonical_perm(const struct planner_graph *g, size_t **perm)
   return 0;
 }
 
+/* ---- the arena a plan may claim ------------------------------------------ */
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* v rounded up to a (a power of two), saturating. */
+static uint64_t round_up(uint64_t v, uint64_t a)
+{
+  return v > UINT64_MAX - (a - 1) ? UINT64_MAX : (v + a - 1) & ~(a - 1);
+}
+
+uint64_t storage__arena_cap(const struct planner_graph *g,
+                            const struct planner_options *o)
+{
+  uint64_t a = o->alignment > 1 ? o->alignment : 1, pin_top = 0, sum = 0;
+  for (size_t i = 0; i < g->n_tensors; i++) {
+    const struct planner_tensor *t = &g->tensors[i];
+    if (t->size && t->pinned == PLANNER_NOT_PINNED && t->align > a)
+      a = t->align;
+  }
+  for (size_t i = 0; i < g->n_tensors; i++) {
+    const struct planner_tensor *t = &g->tensors[i];
+    if (!t->size)
+      continue;
+    if (t->pinned != PLANNER_NOT_PINNED) {
+      uint64_t end = sat_add((uint64_t)t->pinned, t->size);
+      pin_top = end > pin_top ? end : pin_top;
+    } else {
+      sum = sat_add(sum, round_up(t->size, a));
+    }
+  }
+  return sat_add(round_up(pin_top, a), sum);
+}
+
 /* ---- offsets ------------------------------------------------------------ */
 
 static size_t put_varint(uint8_t *p, uint64_t v)

@@ -8,6 +8,7 @@
  */
 #include "storage_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,6 +104,15 @@ int storage_get(storage_t *st, const struct storage_key *k,
   storage__done(s); /* v's blob pointers die here */
 
   rc = planner_verify(g, o, out, verr);
+  uint64_t cap = rc == 0 ? storage__arena_cap(g, o) : 0;
+  if (rc == 0 && out->arena_bytes > cap) {
+    rc = ARENA_EVERIFY;
+    snprintf(verr, sizeof verr, "its arena of %llu %s is above the %llu %s "
+             "that every tensor in bytes of its own takes",
+             (unsigned long long)out->arena_bytes,
+             storage__noun(out->arena_bytes, "byte", "bytes"),
+             (unsigned long long)cap, storage__noun(cap, "byte", "bytes"));
+  }
   if (rc == ARENA_EVERIFY) {
     planner_plan_cleanup(out);
     storage__drop_corrupt(st, id, verr);

@@ -24,11 +24,13 @@
 #include "storage_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Version 1: the plans table, keyed by model hash, shape and the two
  * digests, with last-use times for LRU. */
@@ -346,6 +348,50 @@ static int move_aside(const char *path, const char *word, char *aside,
   return rc;
 }
 
+/* Creates the cache file when it is missing, 0600 whatever the umask and
+ * without following a symlink: sqlite would create it 0644, and it
+ * creates -wal and -shm with the database's own mode, so they are
+ * private too. Returns 0 (also when the file exists), or an ARENA_E*
+ * code when it cannot be created (e.g. its folder is missing). */
+static int create_private(const char *path, char err[ARENA_ERR_LEN])
+{
+  int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                0600);
+  if (fd >= 0) {
+    close(fd);
+    return 0;
+  }
+  if (errno == EEXIST)
+    return 0;
+  return errf(err, errno == EACCES || errno == EPERM ? ARENA_EDENIED
+                                                     : ARENA_EIO,
+              "cannot create %s: %s", path, strerror(errno));
+}
+
+/* Takes group and other permissions away from a healthy cache file and
+ * its -wal and -shm (those of an older arenad were created 0644), never
+ * adding any; logged once. A file of another owner, whose mode we may
+ * not change, is left alone. */
+static void tighten_modes(const char *path, const struct storage__log *lg)
+{
+  static const char *const sfx[] = {"", "-wal", "-shm"};
+  unsigned was = 0, n = 0;
+  for (size_t i = 0; i < 3; i++) {
+    char p[4096];
+    struct stat sb;
+    if ((size_t)snprintf(p, sizeof p, "%s%s", path, sfx[i]) >= sizeof p ||
+        lstat(p, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+        !(sb.st_mode & 077) || sb.st_uid != geteuid())
+      continue;
+    if (chmod(p, sb.st_mode & 0700) == 0 && n++ == 0)
+      was = (unsigned)(sb.st_mode & 07777);
+  }
+  if (n)
+    storage__logf(lg, STORAGE_LOG_WARN,
+                  "plan cache %s was readable by others (mode %04o); made "
+                  "it readable by its owner only", path, was);
+}
+
 /* Opens the connection without touching the file's contents. */
 static int open_conn(const char *path, uint32_t busy_timeout_ms,
                      sqlite3 **db, char err[ARENA_ERR_LEN])
@@ -390,6 +436,23 @@ static int configure(sqlite3 *db, char err[ARENA_ERR_LEN])
   return 0;
 }
 
+/* The version one step from ver leads to: an empty file goes to the
+ * current schema at once, through every script in one transaction (so
+ * a new database is exactly what a migrated one is, from the same frozen
+ * scripts), anything else one version up. Called inside the step's
+ * transaction. Returns the sqlite code. */
+static int step_target(sqlite3 *db, int64_t ver, int64_t *to)
+{
+  int64_t n_objects = 0;
+  *to = ver + 1;
+  if (ver != 0)
+    return SQLITE_OK;
+  int rc = query_int(db, "SELECT count(*) FROM sqlite_schema", &n_objects);
+  if (rc == SQLITE_OK && n_objects == 0)
+    *to = STORAGE__SCHEMA_VERSION;
+  return rc;
+}
+
 int storage__migrate(sqlite3 *db, const struct storage__log *lg,
                      char err[ARENA_ERR_LEN])
 {
@@ -398,7 +461,7 @@ int storage__migrate(sqlite3 *db, const struct storage__log *lg,
     if (rc != SQLITE_OK)
       return errf(err, storage__err_of(rc), "cannot start migration: %s",
                   sqlite3_errmsg(db));
-    int64_t ver = 0;
+    int64_t ver = 0, to = 0;
     rc = query_int(db, "PRAGMA user_version", &ver);
     if (rc == SQLITE_OK && ver >= STORAGE__SCHEMA_VERSION) {
       sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
@@ -406,12 +469,14 @@ int storage__migrate(sqlite3 *db, const struct storage__log *lg,
     }
     if (rc == SQLITE_OK && ver < 0)
       rc = SQLITE_CORRUPT;
+    if (rc == SQLITE_OK)
+      rc = step_target(db, ver, &to);
     char stamp[96];
     snprintf(stamp, sizeof stamp,
              "PRAGMA application_id=%d; PRAGMA user_version=%d;",
-             STORAGE__APP_ID, (int)ver + 1);
-    if (rc == SQLITE_OK)
-      rc = sqlite3_exec(db, migrations[ver + 1], NULL, NULL, NULL);
+             STORAGE__APP_ID, (int)to);
+    for (int64_t v = ver + 1; rc == SQLITE_OK && v <= to; v++)
+      rc = sqlite3_exec(db, migrations[v], NULL, NULL, NULL);
     if (rc == SQLITE_OK)
       rc = sqlite3_exec(db, stamp, NULL, NULL, NULL);
     if (rc == SQLITE_OK)
@@ -419,16 +484,17 @@ int storage__migrate(sqlite3 *db, const struct storage__log *lg,
     if (rc != SQLITE_OK) {
       int code = errf(err, storage__err_of(rc),
                       "migration to schema version %d failed: %s",
-                      (int)ver + 1, sqlite3_errmsg(db));
+                      (int)(to ? to : ver + 1), sqlite3_errmsg(db));
       sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
       return code;
     }
     if (ver == 0)
-      storage__logf(lg, STORAGE_LOG_INFO, "created plan cache schema v1");
+      storage__logf(lg, STORAGE_LOG_INFO, "created plan cache schema v%d",
+                    (int)to);
     else
       storage__logf(lg, STORAGE_LOG_INFO,
                     "migrated plan cache from schema v%d to v%d", (int)ver,
-                    (int)ver + 1);
+                    (int)to);
   }
 }
 
@@ -442,7 +508,10 @@ int storage__open_db(const char *path, uint32_t busy_timeout_ms,
    * healthy, or something else is wrong (e.g. the directory). */
   for (int round = 0; round < 2; round++) {
     enum verdict v = file_header(path);
-    int rc = open_conn(path, busy_timeout_ms, &db, err);
+    int rc = create_private(path, err);
+    if (rc)
+      return rc;
+    rc = open_conn(path, busy_timeout_ms, &db, err);
     if (!rc && v == FILE_OK)
       rc = inspect(db, &v, err);
     if (rc) {
@@ -450,6 +519,7 @@ int storage__open_db(const char *path, uint32_t busy_timeout_ms,
       return rc;
     }
     if (v == FILE_OK) {
+      tighten_modes(path, lg);
       if ((rc = configure(db, err)) || (rc = storage__migrate(db, lg, err))) {
         /* A file that passed quick_check but cannot take the schema
          * (e.g. a page sqlite only now finds broken) is still bad. */

@@ -129,6 +129,7 @@ static const char *const stmt_sql[S__COUNT] = {
                      " WHERE " KEY_MATCH,
     [S_PENDING] = "SELECT " FULL_COLS " FROM plans"
                   " WHERE improve_done = 0 AND graph_sum IS NOT NULL"
+                  " AND (?2 = 0 OR n_tensors <= ?2)"
                   " ORDER BY hits DESC, use_seq DESC LIMIT ?1",
     [S_EXPORT] = "SELECT " FULL_COLS " FROM plans"
                  " WHERE graph_sum IS NOT NULL AND " EXPORT_MATCH

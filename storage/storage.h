@@ -242,11 +242,13 @@ STORAGE_WUR int storage_note_tried(storage_t *st, const struct storage_key *k,
                                    uint32_t effort, int done);
 
 /* Returns up to max plans (1 .. STORAGE_LIST_MAX) that want background
- * work: stored with their graph, improve_done 0, most hits first, then
- * most recently used. Each record carries its plan (canonical order,
- * checksum checked), graph and options. Flushes pending uses first so
- * that the order is current. Output and errors as storage_lookup. */
+ * work: stored with their graph, improve_done 0, of at most max_tensors
+ * tensors (0: any), most hits first, then most recently used. Each
+ * record carries its plan (canonical order, checksum checked), graph and
+ * options. Flushes pending uses first so that the order is current.
+ * Output and errors as storage_lookup. */
 STORAGE_WUR int storage_pending(storage_t *st, size_t max,
+                                uint64_t max_tensors,
                                 struct storage_record **out, size_t *n_out);
 
 /* A selection of stored plans for storage_export. */
@@ -278,30 +280,56 @@ STORAGE_WUR int storage_export(storage_t *st,
                                size_t *n_without);
 
 /* One plan to preload: its key, graph, options and plan (offsets in g's
- * order), all borrowed, and the effort that found it (0: unknown). */
+ * order), all borrowed, the effort that found it (0: unknown), and
+ * whether no background work is wanted on it (as storage_put_effort's
+ * done). */
 struct storage_preload_entry {
   struct storage_key key;
   const struct planner_graph *graph;
   const struct planner_options *opts;
   const struct planner_plan *plan;
   uint32_t effort;
+  int done;
 };
 
 /* Stores n entries (e borrowed) in one transaction, each as
  * storage_put_effort would (a smaller plan replaces a stored one; a
  * larger one is kept out), all or nothing: when any entry has a bad key
- * or fails planner_verify against its graph, or a write fails, nothing
- * is stored, *bad (optional) is set to its index (n when the
- * transaction itself failed) and the code returned. Every entry is
- * checked before anything is written. Sets *n_stored (inserted or
- * upgraded) and *n_kept (optional) on success. Evicts to the caps after,
- * in the same transaction; that may evict preloaded plans too when the
- * caps are smaller than the bundle. Entries get improve_done 0 unless
- * proven optimal, and plan_us 0. n 0 stores nothing and returns 0. */
+ * or fails planner_verify against its graph (or claims a larger arena
+ * than any planner makes for it: docs/storage.md, "What a stored plan
+ * may claim"), or a write fails, nothing is stored, *bad (optional) is
+ * set to its index (n when the transaction itself failed) and the code
+ * returned. Sets *n_stored (inserted or upgraded) and *n_kept
+ * (optional) on success. Evicts to the caps after, in the same
+ * transaction; that may evict preloaded plans too when the caps are
+ * smaller than the bundle. Entries get improve_done from their done
+ * field (or 1 when proven optimal), and plan_us 0. n 0 stores nothing
+ * and returns 0. Same as storage_preload_begin, one storage_preload_add
+ * of all n and storage_preload_commit. */
 STORAGE_WUR int storage_preload(storage_t *st,
                                 const struct storage_preload_entry *e,
                                 size_t n, size_t *n_stored, size_t *n_kept,
                                 size_t *bad);
+
+/* A preload in batches: storage_preload_begin opens one write
+ * transaction, each storage_preload_add checks and writes a batch of
+ * entries in it (so that a caller holds one batch in memory at a time,
+ * never the whole bundle), and storage_preload_commit ends it: all or
+ * nothing, as storage_preload. No other call may use st while a preload
+ * is open (its write lock is held: other handles on the file wait, or
+ * get ARENA_EBUSY past their busy timeout). Each returns 0 or a code as
+ * storage_preload; after any failure the preload is over and nothing
+ * was stored (*bad, optional, is the failing entry's index counted over
+ * every add, SIZE_MAX for the commit). storage_preload_abort ends an
+ * open preload without storing anything (accepts NULL, and a handle
+ * with none open). Beginning while one is open is ARENA_EINVAL. */
+STORAGE_WUR int storage_preload_begin(storage_t *st);
+STORAGE_WUR int storage_preload_add(storage_t *st,
+                                    const struct storage_preload_entry *e,
+                                    size_t n, size_t *bad);
+STORAGE_WUR int storage_preload_commit(storage_t *st, size_t *n_stored,
+                                       size_t *n_kept);
+void storage_preload_abort(storage_t *st);
 
 /* Looks up the plan for key k and graph g under options o (all borrowed),
  * checks its checksum and planner_verify()s it against g. On a hit fills

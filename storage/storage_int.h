@@ -55,6 +55,13 @@
 /* Bytes an options blob takes at most: format, three varints, in_place. */
 #define STORAGE__OPTS_MAX 32u
 
+/* one when n is 1, else many ("1 byte", "2 bytes"), for messages. */
+static inline const char *storage__noun(unsigned long long n,
+                                        const char *one, const char *many)
+{
+  return n == 1 ? one : many;
+}
+
 /* ---- codec.c ------------------------------------------------------------ */
 
 /* Checks key k and writes its canonical shape blob (u32 n_inputs, then per
@@ -76,6 +83,21 @@ int storage__shape_decode(const uint8_t *blob, size_t len, uint32_t **ranks,
  * with perm[k] = graph index of the k-th canonical tensor.
  * Returns 0 or ARENA_ENOMEM. */
 int storage__canonical_perm(const struct planner_graph *g, size_t **perm);
+
+/* The largest arena a plan of g under o may claim, in bytes: A the
+ * largest effective alignment of g's free (unpinned, non-empty) tensors,
+ * the end of the highest pinned tensor rounded up to A, then every free
+ * tensor in bytes of its own, its size rounded up to A. Every planner
+ * algorithm stays within it: each places a tensor at or below the top of
+ * those placed before it, rounded up to the tensor's alignment, so the
+ * top grows by at most the rounded size per tensor. The naive
+ * algorithm's arena is below it by less than A (it does not round its
+ * last tensor); a greedy heuristic's may be above that (docs/storage.md,
+ * "What a stored plan may claim"). Saturates at UINT64_MAX, so any
+ * graph is safe to ask about; the bound holds for graphs that pass
+ * planner_validate. O(n). */
+uint64_t storage__arena_cap(const struct planner_graph *g,
+                            const struct planner_options *o);
 
 /* What a plan's in-place sharing adds to its offsets blob (format 2). */
 struct storage__share {
@@ -307,6 +329,12 @@ struct storage {
   struct pending pend;           /* unwritten counters */
   uint8_t *shape_buf;            /* scratch for the shape blob, owned */
   size_t shape_cap;              /* bytes allocated in shape_buf */
+  struct preload_txn {           /* a preload in progress (write.c) */
+    int open;                    /* 1 between begin and commit/abort */
+    size_t seen;                 /* entries added so far */
+    size_t stored, kept;         /* their outcomes */
+    uint64_t n_corrupt;          /* bad rows found under their keys */
+  } pre;
 };
 
 /* The caller's key, encoded: what every keyed statement binds. */

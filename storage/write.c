@@ -2,13 +2,17 @@
  * write.c - the write path of the plan cache: storage_put and
  * storage_put_effort (keep the better plan with its graph, options and
  * effort; evict least-recently-used rows to stay within the caps),
- * storage_preload (many plans, all or nothing), storage_note_tried, and
- * the writing of pending uses (storage_flush, storage_add_uses). See the
- * DESIGN section of storage.c for the transactions and the LRU clock.
+ * storage_preload (many plans, all or nothing, in batches if the caller
+ * likes), storage_note_tried, and the writing of pending uses
+ * (storage_flush, storage_add_uses). See the DESIGN section of storage.c
+ * for the transactions and the LRU clock.
  *
- * Every plan is checked and encoded (prepare) before its transaction
- * starts, so a transaction only reads and writes rows; preload thus
- * verifies every entry before it writes any.
+ * A put checks and encodes its plan (prepare) before its transaction
+ * starts, so the transaction only reads and writes rows. A preload
+ * cannot: all or nothing needs one transaction, and holding every
+ * prepared entry until it starts would cost memory in proportion to the
+ * bundle. So a preload prepares and writes one entry at a time inside
+ * its transaction, and a failure rolls back every entry before it.
  *
  * It may use stmt.c, codec.c and schema.c. storage.c (close), get.c (a
  * full batch of pending uses) and admin.c (before listing or vacuum) call
@@ -16,6 +20,7 @@
  */
 #include "storage_int.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,6 +224,16 @@ static int prepare(storage_t *st, const struct storage_key *k,
     return rc;
   if ((rc = planner_verify(g, o, p, verr)))
     return storage__seterr(st, rc, "plan rejected: %s", verr);
+  uint64_t cap = storage__arena_cap(g, o);
+  if (p->arena_bytes > cap)
+    return storage__seterr(st, ARENA_EVERIFY,
+                           "plan rejected: its arena of %llu %s is above "
+                           "the %llu %s that every tensor in bytes of its "
+                           "own takes",
+                           (unsigned long long)p->arena_bytes,
+                           storage__noun(p->arena_bytes, "byte", "bytes"),
+                           (unsigned long long)cap,
+                           storage__noun(cap, "byte", "bytes"));
   w->k = k;
   w->shape = malloc(w->bk.shape_len);
   if (!w->shape)
@@ -485,61 +500,106 @@ int storage_note_tried(storage_t *st, const struct storage_key *k,
 
 /* ---- preload ------------------------------------------------------------ */
 
-/* Prepares every entry; on failure sets *bad to the entry's index. */
-static int prepare_all(storage_t *st, const struct storage_preload_entry *e,
-                       size_t n, struct prepared *w, size_t *bad)
+int storage_preload_begin(storage_t *st)
 {
-  for (size_t i = 0; i < n; i++) {
-    int rc = prepare(st, &e[i].key, e[i].graph, e[i].opts, e[i].plan, 0,
-                     e[i].effort, 0, &w[i]);
-    if (rc) {
-      char why[ARENA_ERR_LEN];
-      snprintf(why, sizeof why, "%s", st->errmsg);
-      *bad = i;
-      return storage__seterr(st, rc, "entry %zu: %s", i, why);
-    }
-  }
-  return 0;
-}
-
-/* The write half of preload: every prepared entry in one transaction.
- * On failure sets *bad to the entry that failed, or n for the
- * transaction itself. */
-static int preload_txn(storage_t *st, const struct prepared *w, size_t n,
-                       size_t *n_stored, size_t *n_kept, size_t *bad)
-{
-  uint64_t n_corrupt = 0;
-  size_t stored = 0, kept = 0, i = n;
+  storage__clear_err(st);
+  if (st->pre.open)
+    return storage__seterr(st, ARENA_EINVAL, "a preload is already open");
   int rc = storage__begin(st);
   if (rc != SQLITE_OK)
     return storage__sqlerr(st, rc, "cannot start a write transaction");
-  if ((rc = flush_in_txn(st)) == SQLITE_OK) {
-    for (i = 0; i < n; i++) {
-      enum storage_put_result res;
-      int64_t id;
-      if ((rc = write_one(st, &w[i], &res, &id, &n_corrupt)) != SQLITE_OK)
-        break;
-      *(res == STORAGE_PUT_KEPT ? &kept : &stored) += 1;
-    }
-  }
-  if (rc == SQLITE_OK && (rc = finish_txn(st, 0, n_corrupt)) != SQLITE_OK)
-    i = n;
-  if (rc != SQLITE_OK) {
-    *bad = i;
+  if ((rc = flush_in_txn(st)) != SQLITE_OK) {
     storage__sqlerr(st, rc, "cannot preload plans");
     storage__rollback(st);
     return storage__err_of(rc);
   }
+  memset(&st->pre, 0, sizeof st->pre);
+  st->pre.open = 1;
+  return 0;
+}
+
+void storage_preload_abort(storage_t *st)
+{
+  if (!st || !st->pre.open)
+    return;
+  storage__rollback(st);
+  memset(&st->pre, 0, sizeof st->pre);
+}
+
+/* Ends the open preload after a failure of entry i of the whole
+ * preload (the transaction's own failures: i is SIZE_MAX), with the
+ * message already set. */
+static int preload_fail(storage_t *st, int rc, size_t i, size_t *bad)
+{
+  if (bad)
+    *bad = i;
+  storage_preload_abort(st);
+  return rc;
+}
+
+int storage_preload_add(storage_t *st, const struct storage_preload_entry *e,
+                        size_t n, size_t *bad)
+{
+  storage__clear_err(st);
+  if (!st->pre.open)
+    return storage__seterr(st, ARENA_EINVAL, "no preload is open");
+  if (n && !e)
+    return preload_fail(st, storage__seterr(st, ARENA_EINVAL, "no entries"),
+                        st->pre.seen, bad);
+  for (size_t i = 0; i < n; i++) {
+    struct prepared w;
+    size_t at = st->pre.seen;
+    int rc = prepare(st, &e[i].key, e[i].graph, e[i].opts, e[i].plan, 0,
+                     e[i].effort, e[i].done, &w);
+    if (rc) {
+      char why[ARENA_ERR_LEN];
+      snprintf(why, sizeof why, "%s", st->errmsg);
+      prepared_free(&w);
+      return preload_fail(st, storage__seterr(st, rc, "entry %zu: %s", at,
+                                              why),
+                          at, bad);
+    }
+    enum storage_put_result res;
+    int64_t id;
+    rc = write_one(st, &w, &res, &id, &st->pre.n_corrupt);
+    prepared_free(&w);
+    if (rc != SQLITE_OK) {
+      storage__sqlerr(st, rc, "cannot preload plans");
+      return preload_fail(st, storage__err_of(rc), at, bad);
+    }
+    *(res == STORAGE_PUT_KEPT ? &st->pre.kept : &st->pre.stored) += 1;
+    st->pre.seen++;
+  }
+  return 0;
+}
+
+int storage_preload_commit(storage_t *st, size_t *n_stored, size_t *n_kept)
+{
+  storage__clear_err(st);
+  if (n_stored)
+    *n_stored = 0;
+  if (n_kept)
+    *n_kept = 0;
+  if (!st->pre.open)
+    return storage__seterr(st, ARENA_EINVAL, "no preload is open");
+  int rc = finish_txn(st, 0, st->pre.n_corrupt);
+  if (rc != SQLITE_OK) {
+    storage__sqlerr(st, rc, "cannot preload plans");
+    return preload_fail(st, storage__err_of(rc), SIZE_MAX, NULL);
+  }
   flush_done(st);
-  *n_stored = stored;
-  *n_kept = kept;
+  if (n_stored)
+    *n_stored = st->pre.stored;
+  if (n_kept)
+    *n_kept = st->pre.kept;
+  memset(&st->pre, 0, sizeof st->pre);
   return 0;
 }
 
 int storage_preload(storage_t *st, const struct storage_preload_entry *e,
                     size_t n, size_t *n_stored, size_t *n_kept, size_t *bad)
 {
-  size_t stored = 0, kept = 0, bad_at = n;
+  size_t at = n;
   storage__clear_err(st);
   if (n_stored)
     *n_stored = 0;
@@ -549,20 +609,12 @@ int storage_preload(storage_t *st, const struct storage_preload_entry *e,
     return 0;
   if (!e)
     return storage__seterr(st, ARENA_EINVAL, "no entries");
-  struct prepared *w = calloc(n, sizeof *w);
-  if (!w)
-    return storage__seterr(st, ARENA_ENOMEM, "out of memory");
-  int rc = prepare_all(st, e, n, w, &bad_at);
+  int rc = storage_preload_begin(st);
   if (!rc)
-    rc = preload_txn(st, w, n, &stored, &kept, &bad_at);
-  for (size_t i = 0; i < n; i++)
-    prepared_free(&w[i]);
-  free(w);
+    rc = storage_preload_add(st, e, n, &at);
+  if (!rc)
+    rc = storage_preload_commit(st, n_stored, n_kept);
   if (rc && bad)
-    *bad = bad_at;
-  if (!rc && n_stored)
-    *n_stored = stored;
-  if (!rc && n_kept)
-    *n_kept = kept;
+    *bad = at < n ? at : n;
   return rc;
 }

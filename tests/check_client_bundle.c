@@ -168,8 +168,8 @@ START_TEST(every_truncation_refused)
     ck_assert_ptr_nonnull(copy);
     memcpy(copy, good, n);
     if (n < WIRE_BUNDLE_HEADER_LEN)
-      snprintf(want, sizeof want, "truncated: %zu bytes, expected at least 52",
-               n);
+      snprintf(want, sizeof want, "truncated: %zu %s, expected at least 52",
+               n, n == 1 ? "byte" : "bytes");
     else
       snprintf(want, sizeof want, "truncated: %zu bytes, expected %zu", n,
                len);
@@ -267,7 +267,7 @@ START_TEST(body_refusals)
 
   /* Over the memory limit: refused, nothing leaked. */
   ck_assert_int_eq(wire_bundle_write(b.ptrs, 3, "t", 1, 0, &out, &flen), 0);
-  struct wire_bundle_limits l = {256};
+  struct wire_bundle_limits l = {256, 0, 0};
   Arenad__V1__Bundle *got = NULL;
   char err[ARENA_ERR_LEN] = "";
   ck_assert_int_eq(wire_bundle_read(out, flen, &l, &got, err), ARENA_ETOOBIG);

@@ -10,7 +10,8 @@
  * check_daemon_hotcache.c; in-place sharing: check_daemon_share.c;
  * the status of malformed requests: check_daemon_status.c;
  * restarts after SIGKILL: check_daemon_restart.c; connection limits:
- * check_daemon_lockout.c; what the configuration file refuses:
+ * check_daemon_lockout.c; replies a peer does not read:
+ * check_daemon_unread.c; what the configuration file refuses:
  * check_daemon_config.c; the acknowledgement of accepted work:
  * check_daemon_ack.c.)
  */
@@ -639,6 +640,7 @@ Suite *daemon_suite(void)
   add_case(s, "status", 60, cd_add_status_tests);
   add_case(s, "restart", 120, cd_add_restart_tests);
   add_case(s, "lockout", 120, cd_add_lockout_tests);
+  add_case(s, "unread", 60, cd_add_unread_tests);
   add_case(s, "config", 60, cd_add_config_tests);
   add_case(s, "ack", 60, cd_add_ack_tests);
   add_case(s, "improve", 180, cd_add_improve_tests);

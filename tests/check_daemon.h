@@ -56,6 +56,8 @@ void cd_add_status_tests(TCase *tc);
 void cd_add_restart_tests(TCase *tc);
 /* check_daemon_lockout.c: room for new clients (connection limits) */
 void cd_add_lockout_tests(TCase *tc);
+/* check_daemon_unread.c: replies a peer does not read */
+void cd_add_unread_tests(TCase *tc);
 /* check_daemon_config.c: what the configuration file refuses */
 void cd_add_config_tests(TCase *tc);
 /* check_daemon_ack.c: Accepted for work taken on, when asked */

@@ -334,6 +334,105 @@ START_TEST(test_cpu_bounds)
 }
 END_TEST
 
+/* The state a Lookup gives for g's plan: 1 improving, 0 not. */
+static int lookup_improving(const struct harness *h, const struct hn_graph *g)
+{
+  uint8_t gd[PLANNER_DIGEST_LEN];
+  struct planner_graph pg = {g->t, g->n};
+  ck_assert_int_eq(planner_graph_digest(&pg, gd), 0);
+  Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
+  Arenad__V1__Lookup lk = ARENAD__V1__LOOKUP__INIT;
+  lk.model_hash.data = (uint8_t *)HASH;
+  lk.model_hash.len = strlen(HASH);
+  lk.graph_digest.data = gd;
+  lk.graph_digest.len = PLANNER_DIGEST_LEN;
+  req.protocol_version = WIRE_PROTOCOL_VERSION;
+  req.request_id = 3;
+  req.body_case = ARENAD__V1__REQUEST__BODY_LOOKUP;
+  req.lookup = &lk;
+  int fd = hn_connect(h);
+  ck_assert_int_ge(fd, 0);
+  Arenad__V1__Response *r = hn_call(fd, &req, 10000);
+  close(fd);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(r->status, ARENAD__V1__STATUS__OK);
+  ck_assert_uint_eq(r->lookup->n_plans, 1);
+  int improving = r->lookup->plans[0]->improving;
+  wire_free_response(r);
+  return improving;
+}
+
+/* The state List gives for the one stored plan. */
+static int list_improving(const struct harness *h)
+{
+  Arenad__V1__Response *r = hn_list(h, 0);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_uint_eq(r->list->n_entries, 1);
+  int improving = r->list->entries[0]->improving;
+  wire_free_response(r);
+  return improving;
+}
+
+/* A graph over improve.max_tensors is not improved, and every answer
+ * says so alike, on the miss path and after a restart: the Plan reply,
+ * a Lookup and List (Lookup, which arenactl plan --wait-optimal asks,
+ * said "improving" until the background threads happened to mark the
+ * row, and after a restart "final"). The row is left for a larger cap:
+ * raised by SIGHUP, every answer says improving, and the ladder runs to
+ * the optimum. */
+START_TEST(test_over_max_tensors_same_rule)
+{
+  struct hn_graph g;
+  struct harness h;
+  char conf[128];
+  ck_assert_int_eq(hn_load_csv(G_CSV, &g), 0);
+  snprintf(conf, sizeof conf, "[improve]\nthreads = 1\nmax_tensors = %zu\n",
+           g.n - 1);
+  ck_assert_int_eq(hn_init(&h, conf), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  Arenad__V1__Response *r = plan_g(&h, &g);
+  ck_assert(!r->plan->proven_optimal);
+  ck_assert(!r->plan->improving);
+  uint64_t first = r->plan->arena_bytes;
+  wire_free_response(r);
+  ck_assert(!lookup_improving(&h, &g));
+  ck_assert(!list_improving(&h));
+  r = plan_g(&h, &g); /* from the in-memory cache */
+  ck_assert(r->plan->cached && !r->plan->improving);
+  wire_free_response(r);
+  sleep_ms(1500); /* whatever the background threads do meanwhile */
+  ck_assert(!lookup_improving(&h, &g));
+
+  ck_assert_int_eq(hn_stop(&h), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  r = plan_g(&h, &g); /* from the database */
+  ck_assert(r->plan->cached && !r->plan->improving);
+  ck_assert_uint_eq(r->plan->arena_bytes, first);
+  ck_assert_uint_eq(r->plan->generation, 1);
+  wire_free_response(r);
+  ck_assert(!lookup_improving(&h, &g));
+  ck_assert(!list_improving(&h));
+
+  /* The cap raised: the same rule now says improving, and it is. */
+  ck_assert_int_eq(hn_write_conf(&h, "[improve]\nthreads = 1\n"), 0);
+  ck_assert_int_eq(kill(h.pid, SIGHUP), 0);
+  sleep_ms(300);
+  r = plan_g(&h, &g);
+  int answered_improving = r->plan->improving || r->plan->generation > 1;
+  wire_free_response(r);
+  ck_assert(answered_improving);
+  Arenad__V1__Response *last = until_done(&h, &g, 60);
+  ck_assert(!last->plan->improving);
+  ck_assert(last->plan->proven_optimal);
+  ck_assert_uint_lt(last->plan->arena_bytes, first);
+  ck_assert(!lookup_improving(&h, &g));
+  wire_free_response(last);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+  hn_graph_free(&g);
+}
+END_TEST
+
 /* The ladder itself. */
 START_TEST(test_next_effort)
 {
@@ -356,4 +455,5 @@ void cd_add_improve_tests(TCase *tc)
   tcase_add_test(tc, test_sigterm_does_not_wait);
   tcase_add_test(tc, test_cli_wait_optimal);
   tcase_add_test(tc, test_cpu_bounds);
+  tcase_add_test(tc, test_over_max_tensors_same_rule);
 }

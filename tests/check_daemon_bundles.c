@@ -5,6 +5,10 @@
  * stores nothing; a smaller plan from a bundle replaces a hot one, with
  * the bounds recomputed rather than believed; and the preload directory
  * is read at start, a damaged file refused without stopping the others.
+ * What a bundle may not do, on both ways in (a Preload request and the
+ * preload directory): claim an absurd arena, claim more effort than
+ * improve.max_effort, hold more entries than the limit, or carry a
+ * field numbered 0.
  */
 #include <check.h>
 #include <stdio.h>
@@ -17,6 +21,7 @@
 #include "testutil.h"
 #include "wire.h"
 #include "wire_bundle.h"
+#include "digest.h"
 #include "wire_plan.h"
 
 #define G_CSV "tests/data/minimalloc/G.1048576.csv"
@@ -304,7 +309,7 @@ START_TEST(test_preload_dir_at_start)
   snprintf(conf, sizeof conf, OFF "[cache]\npreload_dir = %s\n", dir);
   ck_assert_int_eq(hn_write_conf(&h, conf), 0);
   ck_assert_int_eq(hn_start(&h), 0);
-  ck_assert_int_eq(hn_log_count(&h, "a.bundle: 1 plans stored"), 1);
+  ck_assert_int_eq(hn_log_count(&h, "a.bundle: 1 plan stored"), 1);
   ck_assert_int_eq(hn_log_count(&h, "b.bundle: refused, nothing stored"), 1);
   ck_assert_int_eq(hn_log_count(&h, "notabundle"), 0);
   ck_assert_uint_eq(entries_of(&h), 1);
@@ -323,10 +328,256 @@ START_TEST(test_preload_dir_at_start)
 }
 END_TEST
 
+/* Sends a Preload request of the n entries on a new connection; returns
+ * the reply (owned). */
+static Arenad__V1__Response *preload_raw(const struct harness *h,
+                                         Arenad__V1__BundleEntry **e,
+                                         size_t n)
+{
+  Arenad__V1__Preload pl = ARENAD__V1__PRELOAD__INIT;
+  pl.entries = e;
+  pl.n_entries = n;
+  Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
+  req.protocol_version = WIRE_PROTOCOL_VERSION;
+  req.request_id = 9;
+  req.body_case = ARENAD__V1__REQUEST__BODY_PRELOAD_PLANS;
+  req.preload_plans = &pl;
+  int fd = hn_connect(h);
+  ck_assert_int_ge(fd, 0);
+  Arenad__V1__Response *r = hn_call(fd, &req, 60000);
+  close(fd);
+  ck_assert_ptr_nonnull(r);
+  return r;
+}
+
+/* The bundle-poisoning plan: the person detection graph with every
+ * tensor i placed at i * 2^30 (aligned, never overlapping, and so it
+ * verifies) and an effort of 4e9. Refused on both ways in, whatever
+ * else the bundle holds; nothing is stored, and the daemon plans the
+ * graph itself. */
+START_TEST(test_inflated_plan_refused)
+{
+  struct hn_graph pd, g;
+  struct harness h;
+  ck_assert_int_eq(hn_load_csv(PD_CSV, &pd), 0);
+  ck_assert_int_eq(hn_load_csv(G_CSV, &g), 0);
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  char dir[300], conf[600], path[400];
+  snprintf(dir, sizeof dir, "%s/bundles", h.dir);
+  ck_assert_int_eq(mkdir(dir, 0700), 0);
+  uint64_t *off = calloc(pd.n, sizeof *off), top = 0;
+  for (size_t i = 0; i < pd.n; i++) {
+    off[i] = (uint64_t)i << 30;
+    if (pd.t[i].size && off[i] + pd.t[i].size > top)
+      top = off[i] + pd.t[i].size;
+  }
+  struct planner_plan pg;
+  plan_of(&g, 1, 40, &pg);
+  struct one o[2];
+  one_init(&o[0], &g, "G", 1, pg.offsets, pg.arena_bytes);
+  one_init(&o[1], &pd, "PD", 64, off, top);
+  o[1].reply.effort = 4000000000u;
+  snprintf(path, sizeof path, "%s/poison.bundle", dir);
+  write_bundle(path, o, 2);
+  snprintf(conf, sizeof conf, OFF "[cache]\npreload_dir = %s\n", dir);
+  ck_assert_int_eq(hn_write_conf(&h, conf), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  ck_assert_int_eq(hn_log_count(&h, "poison.bundle: refused, nothing stored: "
+                                    "entry 1: plan rejected: its arena of"),
+                   1);
+  ck_assert_uint_eq(entries_of(&h), 0);
+  Arenad__V1__BundleEntry *ptrs[2] = {&o[0].e, &o[1].e};
+  Arenad__V1__Response *r = preload_raw(&h, ptrs, 2);
+  ck_assert_int_eq(r->status, ARENAD__V1__STATUS__INVALID_ARGUMENT);
+  ck_assert_msg(strstr(r->error, "entry 1: plan rejected") &&
+                    strstr(r->error, "every tensor in bytes of its own"),
+                "%s", r->error);
+  wire_free_response(r);
+  ck_assert_uint_eq(entries_of(&h), 0);
+  r = plan(&h, &pd, "PD", 64);
+  ck_assert(!r->plan->cached);
+  ck_assert_uint_lt(r->plan->arena_bytes, 1u << 20);
+  wire_free_response(r);
+  for (int i = 0; i < 2; i++)
+    wire_plan_msg_cleanup(&o[i].req);
+  planner_plan_cleanup(&pg);
+  free(off);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+  hn_graph_free(&pd);
+  hn_graph_free(&g);
+}
+END_TEST
+
+/* A bundle's effort says where the background ladder starts; it is
+ * taken up to improve.max_effort, never above. */
+START_TEST(test_preload_effort_clamped)
+{
+  struct hn_graph g;
+  struct harness h;
+  ck_assert_int_eq(hn_load_csv(G_CSV, &g), 0);
+  start(&h, "[improve]\nenabled = 0\nmax_effort = 5000\n");
+  struct planner_plan p;
+  plan_of(&g, 1, 40, &p);
+  struct one o;
+  one_init(&o, &g, "G", 1, p.offsets, p.arena_bytes);
+  o.reply.effort = 4000000000u;
+  Arenad__V1__BundleEntry *ptrs[1] = {&o.e};
+  Arenad__V1__Response *r = preload_raw(&h, ptrs, 1);
+  ck_assert_int_eq(r->status, ARENAD__V1__STATUS__OK);
+  wire_free_response(r);
+  r = hn_list(&h, 0);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_uint_eq(r->list->n_entries, 1);
+  ck_assert_uint_eq(r->list->entries[0]->effort, 5000);
+  ck_assert_uint_eq(r->list->entries[0]->effort_tried, 5000);
+  wire_free_response(r);
+  wire_plan_msg_cleanup(&o.req);
+  planner_plan_cleanup(&p);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+  hn_graph_free(&g);
+}
+END_TEST
+
+/* One bundle may hold at most 65,536 entries: a Preload of one more,
+ * each a one-tensor graph, is refused as too large before any is
+ * converted, and the daemon serves on. */
+START_TEST(test_preload_too_many_entries)
+{
+  struct harness h;
+  start(&h, OFF);
+  size_t n = WIRE_BUNDLE_MAX_ENTRIES + 1;
+  struct planner_tensor t = {0, 64, 0, 0, 0, PLANNER_NOT_PINNED, 0, 0};
+  struct hn_graph g1 = {&t, 1};
+  uint64_t off = 0;
+  struct one o;
+  one_init(&o, &g1, "one", 64, &off, 64);
+  Arenad__V1__BundleEntry **ptrs = calloc(n, sizeof *ptrs);
+  ck_assert_ptr_nonnull(ptrs);
+  for (size_t i = 0; i < n; i++)
+    ptrs[i] = &o.e;
+  Arenad__V1__Response *r = preload_raw(&h, ptrs, n);
+  ck_assert_int_eq(r->status, ARENAD__V1__STATUS__TOO_LARGE);
+  ck_assert_msg(strstr(r->error, "65537 entries, more than the 65536"), "%s",
+                r->error);
+  wire_free_response(r);
+  ck_assert_uint_eq(entries_of(&h), 0);
+  free(ptrs);
+  wire_plan_msg_cleanup(&o.req);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+}
+END_TEST
+
+/* Appends a varint to b at *at. */
+static void put_var(uint8_t *b, size_t *at, uint64_t v)
+{
+  while (v >= 0x80) {
+    b[(*at)++] = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  b[(*at)++] = (uint8_t)v;
+}
+
+/* An entry that carries a field numbered 0 (the two-byte tag 80 00) is
+ * refused alike in a Preload request and in a file of the preload
+ * directory (which once took it, while a preload through arenactl could
+ * not send it). */
+START_TEST(test_entry_field_zero_refused)
+{
+  struct hn_graph g;
+  struct harness h;
+  ck_assert_int_eq(hn_load_csv(G_CSV, &g), 0);
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  struct planner_plan p;
+  plan_of(&g, 1, 40, &p);
+  struct one o;
+  one_init(&o, &g, "G", 1, p.offsets, p.arena_bytes);
+  size_t elen = protobuf_c_message_get_packed_size(&o.e.base);
+  uint8_t *e = malloc(elen + 3);
+  protobuf_c_message_pack(&o.e.base, e);
+  memcpy(e + elen, "\x80\x00\x01", 3);
+  elen += 3;
+  /* The file: magic, version, length, body {1: 1, 4: entry}, SHA-256. */
+  uint8_t *f = malloc(elen + 128);
+  size_t at = WIRE_BUNDLE_HEADER_LEN;
+  f[at++] = 0x08;
+  f[at++] = 0x01;
+  f[at++] = 0x22;
+  put_var(f, &at, elen);
+  memcpy(f + at, e, elen);
+  at += elen;
+  uint64_t body = at - WIRE_BUNDLE_HEADER_LEN;
+  memcpy(f, WIRE_BUNDLE_MAGIC, 8);
+  memset(f + 8, 0, 12);
+  f[11] = WIRE_BUNDLE_VERSION;
+  for (int i = 0; i < 8; i++)
+    f[12 + i] = (uint8_t)(body >> (8 * (7 - i)));
+  planner_sha256(f, at, f + at);
+  at += WIRE_BUNDLE_SUM_LEN;
+  char dir[300], conf[600], path[400];
+  snprintf(dir, sizeof dir, "%s/bundles", h.dir);
+  ck_assert_int_eq(mkdir(dir, 0700), 0);
+  snprintf(path, sizeof path, "%s/zero.bundle", dir);
+  FILE *fp = fopen(path, "wb");
+  ck_assert_uint_eq(fwrite(f, 1, at, fp), at);
+  fclose(fp);
+  snprintf(conf, sizeof conf, OFF "[cache]\npreload_dir = %s\n", dir);
+  ck_assert_int_eq(hn_write_conf(&h, conf), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  ck_assert_int_eq(hn_log_count(&h, "zero.bundle: refused, nothing stored: "
+                                    "entry 0: damaged: a field numbered 0"),
+                   1);
+  ck_assert_uint_eq(entries_of(&h), 0);
+  /* The request: {1: 1, 2: 5, 17: {1: entry}}. */
+  uint8_t *req = malloc(elen + 64);
+  size_t rl = 4, inner = 0;
+  uint8_t head[16];
+  head[inner++] = 0x0a;
+  put_var(head, &inner, elen);
+  req[rl++] = 0x08;
+  req[rl++] = 0x01;
+  req[rl++] = 0x10;
+  req[rl++] = 0x05;
+  req[rl++] = 0x8a;
+  req[rl++] = 0x01;
+  put_var(req, &rl, inner + elen);
+  memcpy(req + rl, head, inner);
+  rl += inner;
+  memcpy(req + rl, e, elen);
+  rl += elen;
+  for (int i = 0; i < 4; i++)
+    req[i] = (uint8_t)((rl - 4) >> (8 * (3 - i)));
+  int fd = hn_connect(&h);
+  ck_assert_int_eq(hn_send_raw(fd, req, rl), 0);
+  Arenad__V1__Response *r = hn_recv(fd, 30000);
+  close(fd);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(r->status, ARENAD__V1__STATUS__INVALID_ARGUMENT);
+  ck_assert_msg(strstr(r->error, "entry 0: damaged: a field numbered 0"),
+                "%s", r->error);
+  wire_free_response(r);
+  ck_assert_uint_eq(entries_of(&h), 0);
+  free(req);
+  free(f);
+  free(e);
+  wire_plan_msg_cleanup(&o.req);
+  planner_plan_cleanup(&p);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+  hn_graph_free(&g);
+}
+END_TEST
+
 void cd_add_bundles_tests(TCase *tc)
 {
   tcase_add_test(tc, test_export_preload_round_trip);
   tcase_add_test(tc, test_tampered_plan_stores_nothing);
   tcase_add_test(tc, test_smaller_plan_replaces_hot_one);
   tcase_add_test(tc, test_preload_dir_at_start);
+  tcase_add_test(tc, test_inflated_plan_refused);
+  tcase_add_test(tc, test_preload_effort_clamped);
+  tcase_add_test(tc, test_preload_too_many_entries);
+  tcase_add_test(tc, test_entry_field_zero_refused);
 }

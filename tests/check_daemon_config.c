@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -179,10 +180,101 @@ START_TEST(test_reload_refuses_duplicate)
 }
 END_TEST
 
+/* A NUL byte cut its line where it stood, and the rest of the line was
+ * dropped without a word: now the file is refused, naming the line. */
+START_TEST(test_nul_byte_refused)
+{
+  char *dir = tu_mkdtemp();
+  ck_assert_ptr_nonnull(dir);
+  char conf[300], out[300], err[300];
+  snprintf(conf, sizeof conf, "%s/arenad.conf", dir);
+  snprintf(out, sizeof out, "%s/out", dir);
+  snprintf(err, sizeof err, "%s/err", dir);
+  static const char text[] = "[daemon]\nsocket = /nonexistent/a.sock\n"
+                             "[limits]\nmax_connections = 3\0 junk\n";
+  FILE *f = fopen(conf, "wb");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_eq(fwrite(text, 1, sizeof text - 1, f), sizeof text - 1);
+  fclose(f);
+  const char *bin = getenv("ARENAD");
+  for (int check = 1; check >= 0; check--) {
+    const char *argv[] = {bin ? bin : "build/arenad", "--config", conf,
+                          check ? "--check-config" : NULL, NULL};
+    ck_assert_int_eq(tu_run(argv, NULL, NULL, out, err), EX_CONFIG);
+    char *e = tu_read_file(err, NULL);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_msg(strstr(e, "arenad.conf:4: a NUL byte"), "%s", e);
+    free(e);
+  }
+  tu_rm_rf(dir);
+  free(dir);
+}
+END_TEST
+
+/* The database's folder is never made: a missing one is a configuration
+ * error at start (78, nothing created), though --check-config, which
+ * checks the text alone, takes it. A socket path too long for -s is a
+ * usage error (64), like any bad option; in the file it is a
+ * configuration error (78). */
+START_TEST(test_paths_at_start)
+{
+  char *dir = tu_mkdtemp();
+  ck_assert_ptr_nonnull(dir);
+  char db[400], sock[300], missing[300], out[300], err[300];
+  snprintf(missing, sizeof missing, "%s/missing", dir);
+  snprintf(db, sizeof db, "%s/x.db", missing);
+  snprintf(sock, sizeof sock, "%s/a.sock", dir);
+  snprintf(out, sizeof out, "%s/out", dir);
+  snprintf(err, sizeof err, "%s/err", dir);
+  const char *bin = getenv("ARENAD");
+  bin = bin ? bin : "build/arenad";
+  const char *start[] = {bin, "--config", "/dev/null", "-s", sock, "-d", db,
+                         NULL};
+  ck_assert_int_eq(tu_run(start, NULL, NULL, out, err), EX_CONFIG);
+  char *e = tu_read_file(err, NULL);
+  ck_assert_msg(strstr(e, "its folder") && strstr(e, "does not exist"), "%s",
+                e);
+  free(e);
+  struct stat sb;
+  ck_assert_int_ne(stat(missing, &sb), 0);
+  const char *check[] = {bin, "--config", "/dev/null", "-s", sock, "-d", db,
+                         "--check-config", NULL};
+  ck_assert_int_eq(tu_run(check, NULL, NULL, out, err), 0);
+
+  char longsock[150];
+  memset(longsock, 'a', sizeof longsock - 1);
+  longsock[0] = '/';
+  longsock[sizeof longsock - 1] = '\0';
+  const char *opt[] = {bin, "--config", "/dev/null", "-s", longsock,
+                       "--check-config", NULL};
+  ck_assert_int_eq(tu_run(opt, NULL, NULL, out, err), 64);
+  e = tu_read_file(err, NULL);
+  ck_assert_msg(strstr(e, "arenad: option: daemon.socket is longer"), "%s",
+                e);
+  free(e);
+  char conf[300];
+  snprintf(conf, sizeof conf, "%s/long.conf", dir);
+  FILE *f = fopen(conf, "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f, "[daemon]\nsocket = %s\n", longsock);
+  fclose(f);
+  const char *file[] = {bin, "--config", conf, "--check-config", NULL};
+  ck_assert_int_eq(tu_run(file, NULL, NULL, out, err), EX_CONFIG);
+  e = tu_read_file(err, NULL);
+  ck_assert_msg(strstr(e, "arenad: configuration: daemon.socket is longer"),
+                "%s", e);
+  free(e);
+  tu_rm_rf(dir);
+  free(dir);
+}
+END_TEST
+
 void cd_add_config_tests(TCase *tc)
 {
   tcase_add_test(tc, test_db_caps_zero_refused);
   tcase_add_test(tc, test_duplicate_key_refused);
   tcase_add_test(tc, test_allow_list_syntax);
   tcase_add_test(tc, test_reload_refuses_duplicate);
+  tcase_add_test(tc, test_nul_byte_refused);
+  tcase_add_test(tc, test_paths_at_start);
 }

@@ -357,7 +357,7 @@ START_TEST(test_notify_ready_status_stopping)
   int seen = 0;
   for (int i = 0; i < 5 && !seen; i++) {
     ck_assert_int_eq(notify_wait(nfd, "STATUS=", 10000, msg), 0);
-    seen = strstr(msg, "1 connections, 3 requests, 1 hits, 1 plans computed") !=
+    seen = strstr(msg, "1 connection, 3 requests, 1 hit, 1 plan computed") !=
            NULL;
   }
   ck_assert_msg(seen, "last status: %s", msg);

@@ -29,6 +29,7 @@ int fuzz_one_request(const uint8_t *data, size_t size);
 int fuzz_one_csv(const uint8_t *data, size_t size);
 int fuzz_one_roundtrip(const uint8_t *data, size_t size);
 int fuzz_one_tflite(const uint8_t *data, size_t size);
+int fuzz_one_bundle(const uint8_t *data, size_t size);
 
 #define REPLAY_MAX_INPUT (1u << 20) /* bytes; larger seeds are cut */
 
@@ -199,6 +200,13 @@ START_TEST(test_tflite)
 }
 END_TEST
 
+START_TEST(test_bundle)
+{
+  /* every input is read twice, once with its checksum repaired */
+  replay("bundle", fuzz_one_bundle, 20000);
+}
+END_TEST
+
 Suite *fuzz_replay_suite(void)
 {
   Suite *s = suite_create("fuzz_replay");
@@ -209,6 +217,7 @@ Suite *fuzz_replay_suite(void)
   tcase_add_test(tc, test_csv);
   tcase_add_test(tc, test_roundtrip);
   tcase_add_test(tc, test_tflite);
+  tcase_add_test(tc, test_bundle);
   suite_add_tcase(s, tc);
   return s;
 }

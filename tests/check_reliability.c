@@ -22,9 +22,15 @@
  *   lockout     300 idle connections against the default limits: a fresh
  *               client is served while they are open.
  *   slow        a client that never reads, and one that trickles a frame.
+ *   unread      128 connections of one uid with 1 MiB of replies each
+ *               that they never read: the uid is served, they are
+ *               closed at the idle timeout, the daemon's RSS measured.
  *   abusive     huge graphs, maximum-size frames, repeated requests; the
  *               daemon's RSS is measured.
  *   poison      graphs that differ in one detail sent under one hash.
+ *   bundle      plan bundles whose plans verify but claim absurd arenas:
+ *               refused on both ways in, nothing stored, across a
+ *               restart.
  *   access      socket mode and allow-lists against an unprivileged user;
  *               nothing written outside the configured paths.
  *   soak        64 concurrent clients mixing hits, misses, lookups, stats
@@ -40,8 +46,8 @@
  * in the order above:
  *   check_reliability_database.c   crash, disk_full, tamper
  *   check_reliability_fallback.c   fallback
- *   check_reliability_hostile.c    flood, lockout, slow, abusive
- *   check_reliability_isolation.c  poison, access
+ *   check_reliability_hostile.c    flood, lockout, slow, unread, abusive
+ *   check_reliability_isolation.c  poison, bundle, access
  *   check_reliability_soak.c       soak
  * This file holds what they share (declared in check_reliability.h): the
  * figures, graphs that can be checked, requests, daemon set-up; and the

@@ -142,9 +142,9 @@ int rel_wait_child(pid_t pid);
 void reliability_add_database(TCase *tc);
 /* check_reliability_fallback.c: fallback */
 void reliability_add_fallback(TCase *tc);
-/* check_reliability_hostile.c: flood, lockout, slow, abusive */
+/* check_reliability_hostile.c: flood, lockout, slow, unread, abusive */
 void reliability_add_hostile(TCase *tc);
-/* check_reliability_isolation.c: poison, access */
+/* check_reliability_isolation.c: poison, bundle, access */
 void reliability_add_isolation(TCase *tc);
 /* check_reliability_soak.c: soak */
 void reliability_add_soak(TCase *tc);

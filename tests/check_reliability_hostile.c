@@ -6,6 +6,10 @@
  *   lockout     300 idle connections against the default limits, and a
  *               fresh client.
  *   slow        a client that never reads, and one that trickles a frame.
+ *   unread      128 connections of one uid that each send a 1 MiB Ping
+ *               and never read the Pong: the uid is served again at
+ *               once, the stalled connections are closed at the idle
+ *               timeout, and the daemon's memory stays bounded.
  *   abusive     huge graphs, maximum-size frames, repeated requests; the
  *               daemon's RSS is measured, and after the huge graph it
  *               must come back under IDLE_RSS_KIB.
@@ -254,7 +258,9 @@ START_TEST(test_slow_clients)
 
   /* A client that pipelines requests for a large plan and never reads.
    * Its socket fills, the daemon stops reading from it, and its queue
-   * stays near write_queue_bytes. */
+   * stays near write_queue_bytes, until the daemon closes it for
+   * replies unread for idle_timeout_ms (the unread case below tests
+   * that on its own). */
   int slow = hn_connect(&h);
   ck_assert_int_ge(slow, 0);
   uint8_t *frame;
@@ -276,6 +282,7 @@ START_TEST(test_slow_clients)
     wire_plan_msg_cleanup(&pm);
   }
   unsigned sent = 0;
+  int closed_unread = 0;
   size_t partial = 0;
   double t0 = rel_now_ms(), stuck_since = 0;
   while (sent < 4000 && rel_now_ms() - t0 < 10000) {
@@ -289,6 +296,10 @@ START_TEST(test_slow_clients)
         sent++;
       }
       continue;
+    }
+    if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) {
+      closed_unread = 1; /* its replies unread for idle_timeout_ms */
+      break;
     }
     ck_assert(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
     if (stuck_since == 0)
@@ -347,12 +358,148 @@ START_TEST(test_slow_clients)
   ck_assert_int_eq(hn_stop(&h), 0);
   char extra[200];
   snprintf(extra, sizeof extra,
-           "slow_reader_requests_sent=%u stalled_rss_growth_kib=%ld "
-           "worst_other_ms=%.1f trickler_closed_after_ms=%.0f",
-           sent, rss_stalled - rss0, worst, after);
+           "slow_reader_requests_sent=%u slow_reader_closed=%d "
+           "stalled_rss_growth_kib=%ld worst_other_ms=%.1f "
+           "trickler_closed_after_ms=%.0f",
+           sent, closed_unread, rss_stalled - rss0, worst, after);
   rel_figs_report("slow", &f, extra);
   rel_vgraph_free(&big);
   rel_vgraph_free(&small);
+  hn_cleanup(&h);
+}
+END_TEST
+
+/* ---- unread replies ---------------------------------------------------------- */
+
+/* Stats on a new connection, or NULL when there is none (a BUSY reply,
+ * say); owned. */
+static Arenad__V1__Response *stats_or_null(const struct harness *h)
+{
+  Arenad__V1__Response *r = hn_stats(h);
+  if (r && (r->status != ARENAD__V1__STATUS__OK ||
+            r->body_case != ARENAD__V1__RESPONSE__BODY_STATS)) {
+    wire_free_response(r);
+    r = NULL;
+  }
+  return r;
+}
+
+#define UNREAD_CONNS 128          /* the default max_connections_per_uid */
+#define UNREAD_PAYLOAD (1u << 20) /* bytes of each Ping, and of its Pong */
+#define UNREAD_IDLE_MS 2000       /* idle_timeout_ms of this daemon */
+
+/* 128 connections of this uid each send a 1 MiB Ping and never read the
+ * Pong: 128 MiB of replies nobody reads, and the uid's connection table
+ * full. A fresh client of the same uid must be served within the idle
+ * timeout (the stalled connections count as idle when it needs room),
+ * every stalled connection must be closed within the idle timeout of
+ * its stall (plus the time its checks take), and the daemon's memory
+ * must stay within the uid's reply bound while they last and come back
+ * after. Reports the RSS before, during and after. */
+START_TEST(test_unread_replies)
+{
+  if (rel_skipped("unread"))
+    return;
+  unsigned n = UNREAD_CONNS;
+  unsigned lim = raise_nofile(n + 128);
+  ck_assert_uint_ge(lim, n + 64);
+  struct figs f = {0};
+  struct harness h;
+  char conf[128];
+  snprintf(conf, sizeof conf, "[limits]\nidle_timeout_ms = %d\n",
+           UNREAD_IDLE_MS);
+  rel_setup(&h, NULL, conf);
+  ck_assert_int_eq(rel_start(&h), 0);
+  ck_assert(rel_ping_ok(&h));
+  int sanitized = rel_daemon_sanitized(&h);
+  long rss0 = hn_rss_kib(&h);
+  uint8_t *payload = malloc(UNREAD_PAYLOAD);
+  ck_assert_ptr_nonnull(payload);
+  memset(payload, 'u', UNREAD_PAYLOAD);
+  int *fds = calloc(n, sizeof *fds);
+  ck_assert_ptr_nonnull(fds);
+  for (unsigned i = 0; i < n; i++) {
+    fds[i] = hn_connect(&h);
+    ck_assert_int_ge(fds[i], 0);
+    ck_assert_int_eq(rel_send_ping(fds[i], i + 1, payload, UNREAD_PAYLOAD),
+                     0);
+    f.bad_inputs++;
+  }
+  double t0 = rel_now_ms();
+  /* The daemon's memory while the replies wait: sampled for 500 ms. */
+  long rss_during = 0;
+  while (rel_now_ms() - t0 < 500) {
+    long r = hn_rss_kib(&h);
+    rss_during = r > rss_during ? r : rss_during;
+    rel_sleep_ms(20);
+  }
+  /* A fresh client of the same uid: a Ping every 100 ms until it gets
+   * its Pong. */
+  double served_ms = -1;
+  unsigned busy = 0;
+  while (served_ms < 0 && rel_now_ms() - t0 < 5.0 * UNREAD_IDLE_MS) {
+    int fd = hn_connect(&h);
+    if (fd >= 0) {
+      Arenad__V1__Response *r = hn_ping(fd, 7, 2000);
+      if (r && r->status == ARENAD__V1__STATUS__OK &&
+          r->body_case == ARENAD__V1__RESPONSE__BODY_PONG)
+        served_ms = rel_now_ms() - t0;
+      else
+        busy += r && r->status == ARENAD__V1__STATUS__BUSY;
+      wire_free_response(r);
+      close(fd);
+    }
+    if (served_ms < 0)
+      rel_sleep_ms(100);
+  }
+  /* Every stalled connection closed: the daemon's own count of open
+   * connections (one: the Stats connection asking) comes down. */
+  double closed_ms = -1;
+  uint64_t stall_closes = 0, refusals = 0;
+  while (closed_ms < 0 && rel_now_ms() - t0 < 5.0 * UNREAD_IDLE_MS) {
+    Arenad__V1__Response *r = stats_or_null(&h);
+    if (r && r->stats->connections <= 1) {
+      closed_ms = rel_now_ms() - t0;
+      stall_closes = r->stats->stalled_closes;
+      refusals = r->stats->reply_refusals;
+    }
+    wire_free_response(r);
+    if (closed_ms < 0)
+      rel_sleep_ms(100);
+  }
+  rel_sleep_ms(300);
+  long rss_after = hn_rss_kib(&h);
+  f.peak_rss_kib = rss_during;
+  int ping_after = rel_ping_ok(&h);
+  f.requests += served_ms >= 0;
+  f.failures += served_ms < 0;
+  for (unsigned i = 0; i < n; i++)
+    close(fds[i]);
+  free(fds);
+  free(payload);
+  int stopped = hn_stop(&h);
+  char extra[320];
+  snprintf(extra, sizeof extra,
+           "rss_before_kib=%ld rss_during_kib=%ld rss_after_kib=%ld "
+           "fresh_served_after_ms=%.0f busy_replies=%u "
+           "all_closed_after_ms=%.0f stalled_closes=%" PRIu64
+           " reply_refusals=%" PRIu64,
+           rss0, rss_during, rss_after, served_ms, busy, closed_ms,
+           stall_closes, refusals);
+  rel_figs_report("unread", &f, extra);
+  ck_assert(ping_after);
+  ck_assert_int_eq(stopped, 0);
+  ck_assert_msg(served_ms >= 0 && served_ms < UNREAD_IDLE_MS,
+                "the uid waited %.0f ms for a Pong (%u BUSY)", served_ms,
+                busy);
+  ck_assert_msg(closed_ms >= 0 && closed_ms < UNREAD_IDLE_MS + 1500,
+                "stalled connections open for %.0f ms", closed_ms);
+  /* While they last: the uid's bound on unsent replies (32 MiB by
+   * default) and slack; after: back near where it started. */
+  if (!sanitized) {
+    ck_assert_int_lt(rss_during - rss0, 48 * 1024);
+    ck_assert_int_lt(rss_after - rss0, 8 * 1024);
+  }
   hn_cleanup(&h);
 }
 END_TEST
@@ -584,5 +731,6 @@ void reliability_add_hostile(TCase *tc)
   tcase_add_test(tc, test_connection_flood);
   tcase_add_test(tc, test_idle_lockout);
   tcase_add_test(tc, test_slow_clients);
+  tcase_add_test(tc, test_unread_replies);
   tcase_add_test(tc, test_abusive_requests);
 }

@@ -4,6 +4,10 @@
  *
  *   poison      graphs that differ in one detail sent under one hash: no
  *               client is ever given a plan for another's graph.
+ *   bundle      plan bundles with valid checksums whose plans verify but
+ *               claim absurd arenas, in the preload directory and in
+ *               Preload requests: refused, nothing stored, before and
+ *               after a restart, and every client served its own plan.
  *   access      socket mode and allow-lists against an unprivileged user;
  *               nothing written outside the configured paths.
  *
@@ -28,7 +32,10 @@
 
 #include "arenad_client.h"
 #include "check_reliability.h"
+#include "testutil.h"
 #include "wire.h"
+#include "wire_bundle.h"
+#include "wire_plan.h"
 
 /* ---- cache poisoning: near-identical graphs under one hash ----------------- */
 
@@ -339,8 +346,245 @@ START_TEST(test_access)
 }
 END_TEST
 
+/* ---- bundle poisoning: plans that verify but claim absurd arenas ---------- */
+
+/* A bundle entry for v: its Plan request and a reply with offsets off
+ * (borrowed), arena and effort. */
+struct pentry {
+  Arenad__V1__Plan req;
+  Arenad__V1__PlanOptions opts;
+  Arenad__V1__PlanReply reply;
+  Arenad__V1__BundleEntry e;
+};
+
+static void pentry_init(struct pentry *x, const struct vgraph *v,
+                        uint64_t *off, uint64_t arena, uint32_t effort)
+{
+  struct planner_graph pg = {v->g.t, v->g.n};
+  ck_assert_int_eq(wire_plan_msg_init(&x->req, &x->opts, &pg, &v->o,
+                                      (const uint8_t *)v->hash,
+                                      strlen(v->hash), NULL, 0),
+                   0);
+  arenad__v1__plan_reply__init(&x->reply);
+  x->reply.offsets = off;
+  x->reply.n_offsets = v->g.n;
+  x->reply.arena_bytes = arena;
+  x->reply.effort = effort;
+  x->reply.proven_optimal = 1; /* a claim the daemon recomputes */
+  arenad__v1__bundle_entry__init(&x->e);
+  x->e.request = &x->req;
+  x->e.plan = &x->reply;
+}
+
+/* Writes the n entries as a bundle at path, with a valid checksum. */
+static void pbundle_write(const char *path, struct pentry **x, size_t n)
+{
+  Arenad__V1__BundleEntry *ptrs[4];
+  for (size_t i = 0; i < n; i++)
+    ptrs[i] = &x[i]->e;
+  uint8_t *b;
+  size_t len;
+  ck_assert_int_eq(wire_bundle_write(ptrs, n, "rel", 1, 0, &b, &len), 0);
+  FILE *fp = fopen(path, "wb");
+  ck_assert_ptr_nonnull(fp);
+  ck_assert_uint_eq(fwrite(b, 1, len, fp), len);
+  fclose(fp);
+  free(b);
+}
+
+/* Reads the bundle at path and sends its entries as one Preload request;
+ * returns the reply's status, -1 without one. */
+static int pbundle_preload(const struct harness *h, const char *path,
+                           char *why, size_t why_len)
+{
+  size_t len;
+  char err[ARENA_ERR_LEN];
+  uint8_t *b = (uint8_t *)tu_read_file(path, &len);
+  ck_assert_ptr_nonnull(b);
+  Arenad__V1__Bundle *bun = NULL;
+  ck_assert_msg(wire_bundle_read(b, len, NULL, &bun, err) == 0, "%s", err);
+  free(b);
+  Arenad__V1__Preload pl = ARENAD__V1__PRELOAD__INIT;
+  pl.entries = bun->entries;
+  pl.n_entries = bun->n_entries;
+  Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
+  req.protocol_version = WIRE_PROTOCOL_VERSION;
+  req.request_id = 17;
+  req.body_case = ARENAD__V1__REQUEST__BODY_PRELOAD_PLANS;
+  req.preload_plans = &pl;
+  int fd = hn_connect(h);
+  ck_assert_int_ge(fd, 0);
+  Arenad__V1__Response *r = hn_call(fd, &req, 30000);
+  close(fd);
+  wire_free_bundle(bun);
+  int st = r ? (int)r->status : -1;
+  snprintf(why, why_len, "%s", r && r->error ? r->error : "");
+  wire_free_response(r);
+  return st;
+}
+
+/* Plans v on a new connection: 0 for a verified plan within cap bytes
+ * (counted in f), else -1 (a wrong plan is counted as wrong). *cached
+ * tells whether it came from the cache. */
+static int plan_within(const struct harness *h, const struct vgraph *v,
+                       uint64_t cap, struct figs *f, int *cached)
+{
+  int fd = hn_connect(h);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(rel_send_plan(fd, 5, v), 0);
+  Arenad__V1__Response *r = hn_recv(fd, 30000);
+  close(fd);
+  int c = rel_classify(r, v);
+  int ok = c == 0 && r->plan->arena_bytes <= cap;
+  if (c == 1 || (c == 0 && !ok))
+    f->wrong++;
+  else if (ok)
+    f->requests++;
+  else
+    f->failures++;
+  *cached = r && r->plan ? r->plan->cached : 0;
+  wire_free_response(r);
+  return ok ? 0 : -1;
+}
+
+/* The attack of a bundle whose checksums are valid: two plans of a
+ * 300-tensor graph that verify (aligned, no two live tensors
+ * overlapping) but claim absurd arenas, one with tensor i at i * 2^30
+ * and an effort of 4e9, one with its highest tensor lifted just above
+ * what every tensor in bytes of its own would take, each beside a good
+ * plan of another graph. Dropped in the preload directory and sent in
+ * Preload requests, they are refused and nothing is stored, before and
+ * after a restart; the daemon keeps serving, and clients get the
+ * daemon's own plans, within the bound. */
+START_TEST(test_bundle_poisoning)
+{
+  if (rel_skipped("bundle"))
+    return;
+  struct figs f = {0};
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  char dir[300], conf[400], path_a[400], path_b[400], why[ARENA_ERR_LEN];
+  snprintf(dir, sizeof dir, "%s/bundles", h.dir);
+  ck_assert_int_eq(mkdir(dir, 0700), 0);
+  snprintf(conf, sizeof conf, "[cache]\npreload_dir = %s\n", dir);
+  rel_write_conf(&h, NULL, conf);
+
+  struct vgraph v, w;
+  rel_vgraph_make(&v, 300, 41, PLANNER_ALGO_BEST, "bundle-victim");
+  rel_vgraph_make(&w, 200, 42, PLANNER_ALGO_BEST, "bundle-other");
+  uint64_t cap = 0, top = 0, top_i = 0;
+  for (size_t i = 0; i < v.g.n; i++)
+    cap += (v.g.t[i].size + 63) / 64 * 64;
+  struct planner_plan good_v, good_w;
+  struct planner_graph pv = {v.g.t, v.g.n}, pw = {w.g.t, w.g.n};
+  planner_plan_init(&good_v);
+  planner_plan_init(&good_w);
+  ck_assert_int_eq(planner_run(&pv, &v.o, &good_v, NULL), 0);
+  ck_assert_int_eq(planner_run(&pw, &w.o, &good_w, NULL), 0);
+  uint64_t *spread = calloc(v.g.n, sizeof *spread);
+  uint64_t *lifted = calloc(v.g.n, sizeof *lifted);
+  uint64_t spread_arena = 0;
+  for (size_t i = 0; i < v.g.n; i++) {
+    spread[i] = (uint64_t)i << 30;
+    if (spread[i] + v.g.t[i].size > spread_arena)
+      spread_arena = spread[i] + v.g.t[i].size;
+    lifted[i] = good_v.offsets[i];
+    if (lifted[i] + v.g.t[i].size > top) {
+      top = lifted[i] + v.g.t[i].size;
+      top_i = i;
+    }
+  }
+  /* Above every other tensor, so it overlaps none; its end just past
+   * the bound. */
+  lifted[top_i] = (cap - v.g.t[top_i].size + 64) / 64 * 64;
+  uint64_t lifted_arena = lifted[top_i] + v.g.t[top_i].size;
+  ck_assert_uint_gt(lifted_arena, cap);
+  struct planner_plan check = good_v;
+  check.offsets = lifted;
+  check.arena_bytes = lifted_arena;
+  ck_assert_int_eq(planner_verify(&pv, &v.o, &check, NULL), 0);
+  check.offsets = spread;
+  check.arena_bytes = spread_arena;
+  ck_assert_int_eq(planner_verify(&pv, &v.o, &check, NULL), 0);
+
+  struct pentry ew, ea, eb;
+  pentry_init(&ew, &w, good_w.offsets, good_w.arena_bytes, 40);
+  pentry_init(&ea, &v, spread, spread_arena, 4000000000u);
+  pentry_init(&eb, &v, lifted, lifted_arena, 40);
+  snprintf(path_a, sizeof path_a, "%s/a-spread.bundle", dir);
+  snprintf(path_b, sizeof path_b, "%s/b-lifted.bundle", dir);
+  pbundle_write(path_a, (struct pentry *[]){&ew, &ea}, 2);
+  pbundle_write(path_b, (struct pentry *[]){&eb, &ew}, 2);
+  f.bad_inputs += 2;
+
+  ck_assert_int_eq(rel_start(&h), 0);
+  ck_assert_int_eq(hn_log_count(&h, "refused, nothing stored"), 2);
+  ck_assert_int_eq(hn_log_count(&h, "its arena of"), 2);
+  Arenad__V1__Response *keep;
+  Arenad__V1__StatsReply *sr = rel_stats_of(&h, &keep);
+  ck_assert_uint_eq(sr->storage_entries, 0);
+  wire_free_response(keep);
+
+  /* Both again as Preload requests. */
+  for (int i = 0; i < 2; i++) {
+    int st = pbundle_preload(&h, i ? path_b : path_a, why, sizeof why);
+    f.bad_inputs++;
+    ck_assert_msg(st == ARENAD__V1__STATUS__INVALID_ARGUMENT, "%d: %s", st,
+                  why);
+    ck_assert_msg(strstr(why, "entry") && strstr(why, "its arena of"), "%s",
+                  why);
+  }
+  sr = rel_stats_of(&h, &keep);
+  ck_assert_uint_eq(sr->storage_entries, 0);
+  wire_free_response(keep);
+
+  /* The daemon keeps serving: its own plans, within the bound. */
+  int cached = 0;
+  ck_assert_int_eq(plan_within(&h, &v, cap, &f, &cached), 0);
+  ck_assert(!cached);
+  ck_assert_int_eq(plan_within(&h, &w, UINT64_MAX, &f, &cached), 0);
+  for (int i = 0; i < 20; i++)
+    ck_assert_int_eq(plan_within(&h, i % 2 ? &v : &w, i % 2 ? cap
+                                                            : UINT64_MAX,
+                                 &f, &cached),
+                     0);
+  rel_rss_peak(&f, &h);
+  ck_assert_int_eq(hn_stop(&h), 0);
+
+  /* After a restart: refused again, the daemon's own plans served. */
+  ck_assert_int_eq(rel_start(&h), 0);
+  ck_assert_int_eq(hn_log_count(&h, "refused, nothing stored"), 4);
+  ck_assert_int_eq(plan_within(&h, &v, cap, &f, &cached), 0);
+  ck_assert(cached);
+  sr = rel_stats_of(&h, &keep);
+  ck_assert_uint_eq(sr->storage_entries, 2); /* v and w, the daemon's */
+  ck_assert_uint_eq(sr->storage_corrupt_dropped, 0);
+  wire_free_response(keep);
+  ck_assert(rel_ping_ok(&h));
+  rel_rss_peak(&f, &h);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  char extra[160];
+  snprintf(extra, sizeof extra, "bound=%" PRIu64 " spread_arena=%" PRIu64
+           " lifted_arena=%" PRIu64, cap, spread_arena, lifted_arena);
+  rel_figs_report("bundle", &f, extra);
+  ck_assert_uint_eq(f.failures, 0);
+  ck_assert_uint_eq(f.wrong, 0);
+  wire_plan_msg_cleanup(&ew.req);
+  wire_plan_msg_cleanup(&ea.req);
+  wire_plan_msg_cleanup(&eb.req);
+  planner_plan_cleanup(&good_v);
+  planner_plan_cleanup(&good_w);
+  free(spread);
+  free(lifted);
+  rel_vgraph_free(&v);
+  rel_vgraph_free(&w);
+  hn_cleanup(&h);
+}
+END_TEST
+
 void reliability_add_isolation(TCase *tc)
 {
   tcase_add_test(tc, test_cache_poisoning);
+  tcase_add_test(tc, test_bundle_poisoning);
   tcase_add_test(tc, test_access);
 }

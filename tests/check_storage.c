@@ -25,6 +25,10 @@
  *                                       blobs, migration from v2,
  *                                       generations, efforts, pending
  *                                       work, export and preload
+ *   trust:    check_storage_trust.c   - the largest arena a stored plan
+ *                                       may claim, on every path in and
+ *                                       out; the new file's mode and
+ *                                       schema
  */
 #include <check.h>
 #include <sqlite3.h>
@@ -265,6 +269,12 @@ Suite *storage_suite(void)
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_set_timeout(tc, 60);
   storage_add_v3(tc);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("trust");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 60);
+  storage_add_trust(tc);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -289,7 +289,7 @@ START_TEST(v3_migrate_from_v2)
   ck_assert_uint_eq(in.effort_tried, 0);
   struct storage_record *r = NULL;
   size_t n = 9, without = 0;
-  ck_assert_int_eq(storage_pending(st, 10, &r, &n), 0);
+  ck_assert_int_eq(storage_pending(st, 10, 0, &r, &n), 0);
   ck_assert_uint_eq(n, 0);
   struct storage_export_query eq = {.limit = 10};
   ck_assert_int_eq(storage_export(st, &eq, &r, &n, &without), 0);
@@ -489,7 +489,7 @@ START_TEST(v3_pending)
 
   struct storage_record *r = NULL;
   size_t n = 0;
-  ck_assert_int_eq(storage_pending(st, 10, &r, &n), 0); /* flushes */
+  ck_assert_int_eq(storage_pending(st, 10, 0, &r, &n), 0); /* flushes */
   ck_assert_uint_eq(n, 4);
   static const char *const want[4] = {"model-3", "model-0", "model-5",
                                       "model-4"};
@@ -510,13 +510,19 @@ START_TEST(v3_pending)
     ck_assert_int_eq(r[i].opts.in_place, 1);
   }
   storage_records_free(r, n);
-  ck_assert_int_eq(storage_pending(st, 1, &r, &n), 0);
+  ck_assert_int_eq(storage_pending(st, 1, 0, &r, &n), 0);
   ck_assert_uint_eq(n, 1);
   ck_assert_mem_eq(r[0].model_hash, "model-3", 7);
   storage_records_free(r, n);
-  ck_assert_int_eq(storage_pending(st, 0, &r, &n), ARENA_EINVAL);
+  /* A cap on tensors leaves larger graphs out, and only them. */
+  ck_assert_int_eq(storage_pending(st, 10, 23, &r, &n), 0);
+  ck_assert_uint_eq(n, 0);
+  ck_assert_int_eq(storage_pending(st, 10, 24, &r, &n), 0);
+  ck_assert_uint_eq(n, 4);
+  storage_records_free(r, n);
+  ck_assert_int_eq(storage_pending(st, 0, 0, &r, &n), ARENA_EINVAL);
   ck_assert_ptr_null(r);
-  ck_assert_int_eq(storage_pending(st, STORAGE_LIST_MAX + 1, &r, &n),
+  ck_assert_int_eq(storage_pending(st, STORAGE_LIST_MAX + 1, 0, &r, &n),
                    ARENA_EINVAL);
   storage_close(st);
   planner_plan_cleanup(&q);
@@ -701,6 +707,7 @@ static void entry_of(struct storage_preload_entry *e, const struct st_tkey *k,
   e->opts = o;
   e->plan = p;
   e->effort = effort;
+  e->done = 0;
 }
 
 START_TEST(v3_preload_all_or_nothing)

@@ -1,5 +1,6 @@
 /*
- * check_wire.c - tests for proto/wire.{c,h} and proto/wire_plan.{c,h}.
+ * check_wire.c - tests for proto/wire.{c,h}, proto/wire_plan.{c,h} and
+ * the shared rules of proto/wire_bundle.{c,h}.
  *
  * The frame assembler is fed the same byte stream (several frames back to
  * back) cut at every possible boundary: in two pieces at each offset, and
@@ -13,7 +14,9 @@
  * This file holds the suite and its "frames" case. The "codec" case is in
  * check_wire_codec.c (packing, Plan messages, limits, garbage) and
  * check_wire_kinds.c (every other request and reply kind), the
- * "validation" case in check_wire_validation.c.
+ * "validation" case in check_wire_validation.c, the "bundle" case (what
+ * every reader of a plan bundle does alike: limits, unknown fields) in
+ * check_wire_bundle.c.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -293,6 +296,11 @@ Suite *wire_suite(void)
   tc = tcase_create("validation");
   tcase_set_timeout(tc, 60);
   wire_add_validation(tc);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("bundle");
+  tcase_set_timeout(tc, 60);
+  wire_add_bundle(tc);
   suite_add_tcase(s, tc);
   return s;
 }

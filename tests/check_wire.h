@@ -3,8 +3,8 @@
  * (tests/check_wire.c and tests/check_wire_*.c): the small Plan message
  * that the codec and validation cases start from (wt_*, defined in
  * check_wire_codec.c), and the functions that add the tests of
- * check_wire_codec.c, check_wire_kinds.c and check_wire_validation.c to
- * their TCases (wire_add_*).
+ * check_wire_codec.c, check_wire_kinds.c, check_wire_validation.c and
+ * check_wire_bundle.c to their TCases (wire_add_*).
  */
 #ifndef ARENA_CHECK_WIRE_H
 #define ARENA_CHECK_WIRE_H
@@ -29,5 +29,8 @@ void wire_add_codec(TCase *tc);
 void wire_add_kinds(TCase *tc);
 /* The "validation" TCase (check_wire_validation.c). */
 void wire_add_validation(TCase *tc);
+/* The "bundle" TCase (check_wire_bundle.c): what every reader of a plan
+ * bundle does the same way. */
+void wire_add_bundle(TCase *tc);
 
 #endif

@@ -238,7 +238,9 @@ endef
 
 $(eval $(call check_prog,planner,$(PLANNER_LIBS),))
 $(eval $(call check_prog,csv,$(PLANNER_LIBS),))
-$(eval $(call check_prog,cli,$(PLANNER_LIBS),))
+# check_cli also unit-tests arenactl's text and JSON escaping
+# (client/cli/cli_util.c).
+$(eval $(call check_prog,cli,$(BUILD)/libarenacli.a $(PLANNER_LIBS),))
 # check_exact plans traces from the benchmarks' generator.
 $(eval $(call check_prog,exact,$(BUILD)/bench/tracegen.o $(PLANNER_LIBS),))
 $(BUILD)/tests/check_exact.o $(BUILD)/tests/check_exact_large.o \

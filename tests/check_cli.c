@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check_cli.h"
 #include "testutil.h"
 
 /* What one run of arenactl produced. */
@@ -40,7 +41,7 @@ static void teardown(void)
   tmpdir = NULL;
 }
 
-static const char *arenactl(void)
+const char *cli_test_arenactl(void)
 {
   const char *p = getenv("ARENACTL");
   return p && *p ? p : "build/arenactl";
@@ -67,7 +68,7 @@ static void run_cli(struct run *r, const char *in_path, const char *const *args)
   char out_path[600], err_path[600];
   const char *argv[32];
   int n = 0;
-  argv[n++] = arenactl();
+  argv[n++] = cli_test_arenactl();
   while (args[n - 1] && n < 31) {
     argv[n] = args[n - 1];
     n++;
@@ -954,5 +955,7 @@ Suite *cli_suite(void)
   tcase_add_test(tc, test_in_place_render);
   tcase_add_test(tc, test_in_place_plan_json_round_trip);
   suite_add_tcase(s, tc);
+
+  cli_add_text(s);
   return s;
 }

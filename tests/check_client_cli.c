@@ -559,6 +559,41 @@ START_TEST(cli_preload_refuses_bad_files)
 }
 END_TEST
 
+/* A producer string with an escape sequence and bytes that are not
+ * UTF-8: bundle-info prints it escaped, and its JSON stays valid. */
+START_TEST(cli_bundle_info_escapes_producer)
+{
+  struct ct_bundle b;
+  uint8_t *buf;
+  size_t len;
+  ct_bundle_init(&b, 1);
+  ck_assert_int_eq(wire_bundle_write(b.ptrs, 1, "evil\x1b[2J\x07\xff!",
+                                    1700000000000, 0, &buf, &len),
+                   0);
+  ct_bundle_cleanup(&b);
+  const char *path = tmp_path("evil.bundle");
+  ck_assert_int_eq(write_file(path, buf, len), 0);
+  free(buf);
+  struct run r;
+  RUN(&r, "bundle-info", path);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  assert_has(r.out, "producer: evil\\x1b[2J\\x07\\xff!\n");
+  for (const char *p = r.out; *p; p++)
+    ck_assert_msg(((unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f) ||
+                      *p == '\n',
+                  "byte 0x%02x in the text", (unsigned char)*p);
+  run_free(&r);
+  RUN(&r, "bundle-info", "--json", path);
+  ck_assert_int_eq(r.status, 0);
+  assert_has(r.out, "\"producer\":\"evil\\u001b[2J\\u0007\\ufffd!\"");
+  for (const char *p = r.out; *p; p++)
+    ck_assert_msg(((unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f) ||
+                      p[1] == '\0',
+                  "byte 0x%02x in the JSON", (unsigned char)*p);
+  run_free(&r);
+}
+END_TEST
+
 /* The daemon's refusal is printed with its own message. */
 START_TEST(cli_preload_refused_by_daemon)
 {
@@ -589,4 +624,5 @@ void client_add_arenactl(TCase *tc)
   tcase_add_test(tc, cli_preload_sends_entries);
   tcase_add_test(tc, cli_preload_refuses_bad_files);
   tcase_add_test(tc, cli_preload_refused_by_daemon);
+  tcase_add_test(tc, cli_bundle_info_escapes_producer);
 }

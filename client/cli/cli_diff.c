@@ -308,9 +308,9 @@ static void print_text(const struct side *a, const struct side *b,
 
 static void print_side_json(const struct side *s)
 {
-  printf("{\"file\":\"");
-  cli_json_escape(stdout, s->g.what);
-  printf("\",\"kind\":\"%s\",\"n_tensors\":%zu,\"arena_bytes\":%llu,"
+  printf("{\"file\":");
+  cli_print_json(stdout, s->g.what);
+  printf(",\"kind\":\"%s\",\"n_tensors\":%zu,\"arena_bytes\":%llu,"
          "\"lower_bound_bytes\":%llu,\"padding_bytes\":%llu,"
          "\"algorithm\":\"%s\",\"alignment\":%llu}",
          kind(s->g.kind), s->g.n, (unsigned long long)s->p.arena_bytes,

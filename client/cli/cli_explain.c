@@ -362,11 +362,12 @@ static void print_text(const struct explain *e)
     char life[48];
     snprintf(life, sizeof life, "%lld-%lld", (long long)t->first,
              (long long)t->last);
-    if (g->names)
-      printf("  %10u %12llu %6.1f%%  %-13s %s\n", (unsigned)t->id,
-             (unsigned long long)t->size, pct(t->size, e->peak), life,
-             g->names[e->at_peak[h]]);
-    else
+    if (g->names) {
+      printf("  %10u %12llu %6.1f%%  %-13s ", (unsigned)t->id,
+             (unsigned long long)t->size, pct(t->size, e->peak), life);
+      cli_print_text(stdout, g->names[e->at_peak[h]]);
+      putchar('\n');
+    } else
       printf("  %10u %12llu %6.1f%%  %s\n", (unsigned)t->id,
              (unsigned long long)t->size, pct(t->size, e->peak), life);
   }
@@ -400,9 +401,9 @@ static void print_text(const struct explain *e)
 static void print_json(const struct explain *e)
 {
   const struct cli_graph *g = &e->g;
-  printf("{\"file\":\"");
-  cli_json_escape(stdout, g->what);
-  printf("\",\"kind\":\"%s\",\"n_tensors\":%zu,\"n_ops\":%zu,"
+  printf("{\"file\":");
+  cli_print_json(stdout, g->what);
+  printf(",\"kind\":\"%s\",\"n_tensors\":%zu,\"n_ops\":%zu,"
          "\"alignment\":%llu",
          kind_name(g->kind), g->n, e->n_ops,
          (unsigned long long)e->o.alignment);
@@ -428,9 +429,8 @@ static void print_json(const struct explain *e)
            (long long)t->first, (long long)t->last,
            e->peak ? (double)t->size / (double)e->peak : 0.0);
     if (g->names) {
-      printf(",\"name\":\"");
-      cli_json_escape(stdout, g->names[e->at_peak[h]]);
-      printf("\"");
+      printf(",\"name\":");
+      cli_print_json(stdout, g->names[e->at_peak[h]]);
     }
     printf("}");
   }

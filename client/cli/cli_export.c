@@ -325,7 +325,7 @@ static int export_write(const struct export_list *l, const char *path,
     printf("{\"written\":%zu,\"bytes\":%zu,\"without_graph\":%llu,"
            "\"file\":",
            l->n, len, (unsigned long long)l->without_graph);
-    cli_json_str(path);
+    cli_print_json(stdout, path);
     printf("}\n");
   } else {
     printf("wrote %zu plan%s to %s (%zu bytes)\n", l->n, l->n == 1 ? "" : "s",
@@ -618,12 +618,16 @@ static void info_print(const Arenad__V1__Bundle *b, int json)
 {
   if (json) {
     printf("{\"format_version\":%u,\"producer\":", (unsigned)b->format_version);
-    cli_json_str(b->producer);
+    cli_print_json(stdout, b->producer);
     printf(",\"created_unix_ms\":%lld,\"entries\":[",
            (long long)b->created_unix_ms);
   } else {
-    printf("format:   %u\nproducer: %s\ncreated:  ",
-           (unsigned)b->format_version, *b->producer ? b->producer : "-");
+    printf("format:   %u\nproducer: ", (unsigned)b->format_version);
+    if (*b->producer)
+      cli_print_text(stdout, b->producer);
+    else
+      putchar('-');
+    printf("\ncreated:  ");
     cli_print_utc(b->created_unix_ms);
     printf("\nplans:    %zu\n", b->n_entries);
     if (b->n_entries)

@@ -511,29 +511,15 @@ void cli_xml_escape(FILE *f, const char *s)
   }
 }
 
-void cli_json_escape(FILE *f, const char *s)
-{
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else if (c >= 0x7f)
-      fputc('?', f); /* the name may not be valid UTF-8 */
-    else
-      fputc(c, f);
-  }
-}
-
 /* ---- summary and import ----------------------------------------------------- */
 
 static void print_io(FILE *f, const char *prefix, const char *label,
                      const struct planner_tflite_io *io, size_t n)
 {
   for (size_t i = 0; i < n; i++) {
-    fprintf(f, "%s%s %d '%s': %s [", prefix, label, (int)io[i].tensor,
-            io[i].name, planner_tflite_type_name(io[i].type));
+    fprintf(f, "%s%s %d '", prefix, label, (int)io[i].tensor);
+    cli_print_text(f, io[i].name);
+    fprintf(f, "': %s [", planner_tflite_type_name(io[i].type));
     for (uint32_t k = 0; k < io[i].rank && k < PLANNER_TFLITE_MAX_DIMS; k++)
       fprintf(f, "%s%d", k ? ", " : "", (int)io[i].dims[k]);
     if (io[i].rank > PLANNER_TFLITE_MAX_DIMS)

@@ -14,15 +14,6 @@
 #include "digest.h"
 #include "wire_plan.h"
 
-/* Prints a string the daemon sent, with control bytes replaced. */
-static void print_text(const char *s)
-{
-  for (; s && *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    putchar(ch < 0x20 || ch == 0x7f ? '?' : ch);
-  }
-}
-
 /* ---- ping ------------------------------------------------------------------ */
 
 static void ping_usage(FILE *f)
@@ -94,13 +85,13 @@ int cli_ping_main(int argc, char **argv)
       rc = CLI_EX_PROTOCOL;
     } else if (a.json) {
       printf("{\"ok\":true,\"version\":");
-      cli_json_str(p->version);
+      cli_print_json(stdout, p->version);
       printf(",\"rtt_us\":%llu,\"socket\":", (unsigned long long)us);
-      cli_json_str(arenad_client__socket_path(c));
+      cli_print_json(stdout, arenad_client__socket_path(c));
       printf("}\n");
     } else {
       printf("pong from arenad ");
-      print_text(p->version);
+      cli_print_text(stdout, p->version);
       printf(" at %s in %.3f ms\n", arenad_client__socket_path(c),
              (double)us / 1e3);
     }
@@ -153,15 +144,15 @@ static void print_uptime(uint64_t ms)
 static void stats_json(const Arenad__V1__StatsReply *s, int all)
 {
   printf("{\"version\":");
-  cli_json_str(s->version);
+  cli_print_json(stdout, s->version);
   printf(",\"pid\":%llu,\"uptime_ms\":%llu,\"socket\":",
          (unsigned long long)s->pid, (unsigned long long)s->uptime_ms);
-  cli_json_str(s->socket_path);
+  cli_print_json(stdout, s->socket_path);
   printf(",\"database\":");
-  cli_json_str(s->db_path);
+  cli_print_json(stdout, s->db_path);
   printf(",\"workers\":%u,\"storage_ok\":%s,\"storage_error\":",
          (unsigned)s->workers, s->storage_ok ? "true" : "false");
-  cli_json_str(s->storage_error);
+  cli_print_json(stdout, s->storage_error);
   for (size_t k = 0; k < N_COUNTERS; k++) {
     /* status keeps to the counters a person checks first. */
     if (!all && k > 7)
@@ -175,17 +166,17 @@ static void stats_json(const Arenad__V1__StatsReply *s, int all)
 static void status_text(const Arenad__V1__StatsReply *s)
 {
   printf("daemon:      arenad ");
-  print_text(s->version);
+  cli_print_text(stdout, s->version);
   printf(" (pid %llu)\nuptime:      ", (unsigned long long)s->pid);
   print_uptime(s->uptime_ms);
   printf("\nsocket:      ");
-  print_text(s->socket_path);
+  cli_print_text(stdout, s->socket_path);
   printf("\ndatabase:    ");
-  print_text(s->db_path);
+  cli_print_text(stdout, s->db_path);
   printf(" (%s", s->storage_ok ? "ok" : "failing");
   if (!s->storage_ok && s->storage_error && *s->storage_error) {
     printf(": ");
-    print_text(s->storage_error);
+    cli_print_text(stdout, s->storage_error);
   }
   printf(")\nworkers:     %u\n", (unsigned)s->workers);
   printf("connections: %llu open, %llu in total\n",
@@ -210,17 +201,17 @@ static void status_text(const Arenad__V1__StatsReply *s)
 static void stats_text(const Arenad__V1__StatsReply *s)
 {
   printf("version: ");
-  print_text(s->version);
+  cli_print_text(stdout, s->version);
   printf("\npid: %llu\nuptime_ms: %llu\nsocket: ", (unsigned long long)s->pid,
          (unsigned long long)s->uptime_ms);
-  print_text(s->socket_path);
+  cli_print_text(stdout, s->socket_path);
   printf("\ndatabase: ");
-  print_text(s->db_path);
+  cli_print_text(stdout, s->db_path);
   printf("\nworkers: %u\nstorage_ok: %s\n", (unsigned)s->workers,
          s->storage_ok ? "yes" : "no");
   if (s->storage_error && *s->storage_error) {
     printf("storage_error: ");
-    print_text(s->storage_error);
+    cli_print_text(stdout, s->storage_error);
     putchar('\n');
   }
   for (size_t k = 0; k < N_COUNTERS; k++)

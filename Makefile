@@ -239,7 +239,7 @@ endef
 $(eval $(call check_prog,planner,$(PLANNER_LIBS),))
 $(eval $(call check_prog,csv,$(PLANNER_LIBS),))
 # check_cli also unit-tests arenactl's text and JSON escaping
-# (client/cli/cli_util.c).
+# (client/cli/cli_util.c) and file writing (client/cli/cli_write.c).
 $(eval $(call check_prog,cli,$(BUILD)/libarenacli.a $(PLANNER_LIBS),))
 # check_exact plans traces from the benchmarks' generator.
 $(eval $(call check_prog,exact,$(BUILD)/bench/tracegen.o $(PLANNER_LIBS),))

@@ -956,6 +956,7 @@ Suite *cli_suite(void)
   tcase_add_test(tc, test_in_place_plan_json_round_trip);
   suite_add_tcase(s, tc);
 
+  cli_add_output(s);
   cli_add_text(s);
   return s;
 }

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -474,6 +476,93 @@ START_TEST(cli_export_pages)
 }
 END_TEST
 
+/* export writes as every arenactl command does (client/cli/cli_write.c):
+ * a link planted at the old temporary name FILE.tmp is not followed; a
+ * FILE that is a symbolic link is refused, not replaced; a FIFO and a
+ * character device are written in place; - is standard output, with the
+ * report on stderr. */
+START_TEST(cli_export_writes_safely)
+{
+  enum ct_mode m[] = {M_GOOD, M_GOOD, M_GOOD, M_GOOD, M_GOOD};
+  ct_fk.n_export = 3;
+  ct_fake_start(5, m);
+  char out[700], victim[700], link[700], fifo[700], dev[700];
+  snprintf(out, sizeof out, "%s", tmp_path("out.bundle"));
+  snprintf(victim, sizeof victim, "%s", tmp_path("victim"));
+  snprintf(link, sizeof link, "%s", tmp_path("link.bundle"));
+  snprintf(fifo, sizeof fifo, "%s", tmp_path("pipe"));
+  snprintf(dev, sizeof dev, "%s", geteuid() == 0 ? tmp_path("null")
+                                                 : "/dev/null");
+  ck_assert_int_eq(write_file(victim, "victim\n", 7), 0);
+  ck_assert_int_eq(symlink(victim, tmp_path("out.bundle.tmp")), 0);
+  struct run r;
+  RUN(&r, "-s", ct_fk.path, "export", "-o", out);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  run_free(&r);
+  assert_bundle_holds(out, 3);
+  char *v = tu_read_file(victim, NULL);
+  ck_assert_str_eq(v, "victim\n");
+  free(v);
+  /* FILE a symbolic link: refused, link and victim as they were. */
+  ck_assert_int_eq(symlink(victim, link), 0);
+  RUN(&r, "-s", ct_fk.path, "export", "-o", link);
+  ck_assert_int_eq(r.status, 74);
+  assert_has(r.err, "is a symbolic link");
+  run_free(&r);
+  char to[700];
+  ssize_t n = readlink(link, to, sizeof to - 1);
+  ck_assert_int_gt(n, 0);
+  to[n] = '\0';
+  ck_assert_str_eq(to, victim);
+  v = tu_read_file(victim, NULL);
+  ck_assert_str_eq(v, "victim\n");
+  free(v);
+  /* A FIFO: a reader gets the bundle; the FIFO stays. */
+  ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+  pid_t reader = fork();
+  ck_assert_int_ge(reader, 0);
+  if (reader == 0) {
+    alarm(30);
+    int in = open(fifo, O_RDONLY);
+    int o = open(tmp_path("from-pipe"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    char buf[4096];
+    ssize_t k;
+    while (in >= 0 && o >= 0 && (k = read(in, buf, sizeof buf)) > 0)
+      if (write(o, buf, (size_t)k) != k)
+        _exit(1);
+    _exit(in < 0 || o < 0);
+  }
+  RUN(&r, "-s", ct_fk.path, "export", "-o", fifo);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  run_free(&r);
+  int st;
+  ck_assert_int_eq(waitpid(reader, &st, 0), reader);
+  ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  assert_bundle_holds(tmp_path("from-pipe"), 3);
+  struct stat sb;
+  ck_assert_int_eq(lstat(fifo, &sb), 0);
+  ck_assert(S_ISFIFO(sb.st_mode));
+  /* A character device (as root, the test's own null node). */
+  if (geteuid() == 0)
+    ck_assert_int_eq(mknod(dev, S_IFCHR | 0666, makedev(1, 3)), 0);
+  RUN(&r, "-s", ct_fk.path, "export", "-o", dev);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  run_free(&r);
+  ck_assert_int_eq(lstat(dev, &sb), 0);
+  ck_assert(S_ISCHR(sb.st_mode));
+  ck_assert_uint_eq(sb.st_rdev, makedev(1, 3));
+  /* -: the bundle on stdout, the report on stderr. */
+  RUN(&r, "-s", ct_fk.path, "export", "--json", "-o", "-");
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  assert_has(r.err, "{\"written\":3,\"bytes\":");
+  run_free(&r);
+  char path[700];
+  snprintf(path, sizeof path, "%s/out", ct_fk.dir);
+  assert_bundle_holds(path, 3);
+  ck_assert_int_eq(access(tmp_path("-"), F_OK), -1);
+}
+END_TEST
+
 START_TEST(cli_preload_sends_entries)
 {
   enum ct_mode m[] = {M_GOOD, M_GOOD};
@@ -621,6 +710,7 @@ void client_add_arenactl(TCase *tc)
   tcase_add_test(tc, cli_plan_through_daemon);
   tcase_add_test(tc, cli_plan_in_place_option);
   tcase_add_test(tc, cli_export_pages);
+  tcase_add_test(tc, cli_export_writes_safely);
   tcase_add_test(tc, cli_preload_sends_entries);
   tcase_add_test(tc, cli_preload_refuses_bad_files);
   tcase_add_test(tc, cli_preload_refused_by_daemon);

@@ -37,6 +37,7 @@
 #include "cli_input.h"
 #include "cli_model.h"
 #include "cli_share.h"
+#include "cli_write.h"
 #include "planner.h"
 #include "tflite.h"
 
@@ -333,11 +334,13 @@ int cli_embed_main(int argc, char **argv)
     rc = cli_exit_status(rc);
     goto out;
   }
+  /* Asked before writing: a replaced file is another file afterwards. */
+  int to_stdout = cli_write_is_stdout(a.out);
   if ((rc = round_trip(a.out, outb, out_len, offs,
                        (size_t)m.n_tensors_all)) != 0 ||
-      (rc = cli_model_write(a.out, outb, out_len)) != 0)
+      (rc = cli_write_file(a.out, outb, out_len)) != 0)
     goto out;
-  if (strcmp(a.out, "-") != 0) {
+  if (!to_stdout) {
     printf("embedded: %zu of %llu tensors planned offline (%s, alignment "
            "%llu), arena %llu bytes, lower bound %llu bytes\n",
            m.n_planned, (unsigned long long)m.n_tensors_all,

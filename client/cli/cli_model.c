@@ -22,6 +22,7 @@
 #include "cli_input.h"
 #include "cli_json.h"
 #include "cli_share.h"
+#include "cli_write.h"
 #include "digest.h"
 
 int cli_model_option(int argc, char **argv, int *i, struct cli_load_opts *o,
@@ -598,29 +599,6 @@ static void import_usage(FILE *f)
           CLI_PROG);
 }
 
-/* Writes len bytes to path ("-" = stdout). Returns 0 or CLI_EX_IOERR. */
-int cli_model_write(const char *path, const void *data, size_t len)
-{
-  if (!path || strcmp(path, "-") == 0) {
-    fwrite(data, 1, len, stdout);
-    return cli_finish_stdout();
-  }
-  FILE *f = fopen(path, "wb");
-  if (!f) {
-    cli_error(path, "cannot create: %s", strerror(errno));
-    return CLI_EX_IOERR;
-  }
-  size_t w = fwrite(data, 1, len, f);
-  int bad = w != len || ferror(f);
-  if (fclose(f) != 0)
-    bad = 1;
-  if (bad) {
-    cli_error(path, "write failed");
-    return CLI_EX_IOERR;
-  }
-  return 0;
-}
-
 int cli_import_main(int argc, char **argv)
 {
   struct cli_load_opts lo;
@@ -674,7 +652,7 @@ int cli_import_main(int argc, char **argv)
     cli_error(g.what, "out of memory");
     rc = CLI_EX_OSERR;
   } else {
-    rc = cli_model_write(out, text, text_len);
+    rc = cli_write_file(out, text, text_len);
   }
   free(text);
   free(comment);

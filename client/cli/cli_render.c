@@ -42,6 +42,7 @@
 #include "cli_model.h"
 #include "cli_render_text.h"
 #include "cli_share.h"
+#include "cli_write.h"
 #include "planner.h"
 
 #define SVG_MAX_W 1800.0 /* px: the picture is never wider */
@@ -719,7 +720,7 @@ int cli_render_main(int argc, char **argv)
         cli_error(NULL, "out of memory");
         rc = CLI_EX_OSERR;
       } else {
-        rc = cli_model_write(out, text, len);
+        rc = cli_write_file(out, text, len);
       }
     }
   }

@@ -29,6 +29,9 @@
  *               nothing written outside the configured paths.
  *   soak        64 concurrent clients mixing hits, misses, lookups, stats
  *               and evictions, with RSS sampled every second.
+ *   symlink     `arenactl export` while a hostile process plants
+ *               symbolic links to a victim at every temporary name: the
+ *               victim is never written.
  *
  * `make test` runs small counts. ARENA_RELIABILITY=full (what
  * `make reliability` sets) raises them: 50 kills, 10^6-tensor graphs,
@@ -43,6 +46,7 @@
  *   check_reliability_hostile.c    flood, lockout, slow, abusive
  *   check_reliability_isolation.c  poison, access
  *   check_reliability_soak.c       soak
+ *   check_reliability_output.c     symlink
  * This file holds what they share (declared in check_reliability.h): the
  * figures, graphs that can be checked, requests, daemon set-up; and the
  * summary test and reliability_suite.
@@ -390,6 +394,17 @@ int rel_start(struct harness *h)
   return rel_start_as(h, geteuid(), getegid(), NULL);
 }
 
+const char *rel_arenactl(void)
+{
+  static char bin[PATH_MAX];
+  const char *b = getenv("ARENACTL");
+  ck_assert_msg(b && *b, "ARENACTL is not set (tests/run.sh sets it from "
+                         "BUILD)");
+  ck_assert_msg(realpath(b, bin) != NULL && access(bin, X_OK) == 0,
+                "ARENACTL=%s: no such program", b);
+  return bin;
+}
+
 void rel_kill9(struct harness *h)
 {
   if (h->pid) {
@@ -524,6 +539,7 @@ Suite *reliability_suite(void)
   reliability_add_hostile(tc);   /* flood, lockout, slow, abusive */
   reliability_add_isolation(tc); /* poison, access */
   reliability_add_soak(tc);      /* soak */
+  reliability_add_output(tc);    /* symlink */
   tcase_add_test(tc, test_summary);
   suite_add_tcase(s, tc);
   return s;

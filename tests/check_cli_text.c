@@ -98,6 +98,46 @@ START_TEST(error_messages_escaped)
 }
 END_TEST
 
+/* One tensor of one byte: every count and size in the text is singular
+ * ("1 byte", "1 tensor"), none says "1 bytes". */
+START_TEST(singular_counts)
+{
+  char *dir = tu_mkdtemp();
+  ck_assert_ptr_nonnull(dir);
+  char in[600], out[600], err[600];
+  snprintf(in, sizeof in, "%s/one.csv", dir);
+  snprintf(out, sizeof out, "%s/out", dir);
+  snprintf(err, sizeof err, "%s/err", dir);
+  FILE *f = fopen(in, "wb");
+  ck_assert_ptr_nonnull(f);
+  fputs("id,size,first,last\n0,1,0,0\n", f);
+  ck_assert_int_eq(fclose(f), 0);
+  static const char *const cmds[][2] = {{"explain", NULL}, {"render", NULL}};
+  static const char *const want[][3] = {
+      {"(csv, 1 tensor, 1 operator)", "peak:        1 byte at operator",
+       "lower bound: 1 byte (alignment 64)"},
+      {"1 tensor, 1 operator,", "arena 1 byte, lower bound 1 byte, peak 1 "
+                                "live byte",
+       ": 1 byte at offset 0"},
+  };
+  for (size_t c = 0; c < 2; c++) {
+    const char *argv[] = {cli_test_arenactl(), cmds[c][0], in, NULL};
+    ck_assert_int_eq(tu_run(argv, NULL, NULL, out, err), 0);
+    char *o = tu_read_file(out, NULL);
+    ck_assert_ptr_nonnull(o);
+    for (size_t k = 0; k < 3; k++)
+      ck_assert_msg(strstr(o, want[c][k]) != NULL, "%s: '%s' not in:\n%s",
+                    cmds[c][0], want[c][k], o);
+    ck_assert_msg(strstr(o, " 1 bytes") == NULL &&
+                      strstr(o, " 1 tensors") == NULL,
+                  "%s: a plural after 1 in:\n%s", cmds[c][0], o);
+    free(o);
+  }
+  tu_rm_rf(dir);
+  free(dir);
+}
+END_TEST
+
 void cli_add_text(Suite *s)
 {
   TCase *tc = tcase_create("text");
@@ -106,5 +146,6 @@ void cli_add_text(Suite *s)
                       (int)(sizeof cases / sizeof cases[0]));
   tcase_add_test(tc, null_strings);
   tcase_add_test(tc, error_messages_escaped);
+  tcase_add_test(tc, singular_counts);
   suite_add_tcase(s, tc);
 }

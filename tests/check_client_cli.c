@@ -13,6 +13,7 @@
  */
 #include <check.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,8 +196,8 @@ END_TEST
 
 START_TEST(cli_ping_status_stats)
 {
-  enum ct_mode m[] = {M_GOOD, M_GOOD, M_GOOD, M_GOOD, M_GOOD};
-  ct_fake_start(5, m);
+  enum ct_mode m[] = {M_GOOD, M_GOOD, M_GOOD, M_GOOD, M_GOOD, M_GOOD};
+  ct_fake_start(6, m);
   struct run r;
   RUN(&r, "-s", ct_fk.path, "ping", "--payload", "abc");
   ck_assert_int_eq(r.status, 0);
@@ -212,7 +213,8 @@ START_TEST(cli_ping_status_stats)
   assert_has(r.out, "uptime:      1d 01:01:01");
   assert_has(r.out, "/nonexistent/fake.db");
   assert_has(r.out, "3 hits");
-  assert_has(r.out, "hit rate 75.0%");
+  assert_has(r.out, ", 1 miss, hit rate 75.0%");
+  assert_has(r.out, "stored:      1 plan, 1 byte\n");
   run_free(&r);
   RUN(&r, "status", "-s", ct_fk.path, "--json");
   ck_assert_int_eq(r.status, 0);
@@ -223,6 +225,16 @@ START_TEST(cli_ping_status_stats)
   ck_assert_int_eq(r.status, 0);
   assert_has(r.out, "verify_failures: 5\n");
   assert_has(r.out, "misses: 1\n");
+  /* The background improvement's counters. */
+  assert_has(r.out, "improve_enabled: yes\n");
+  assert_has(r.out, "improve_active: 1\nimprove_runs: 7\nimprove_gains: 2\n"
+                    "improve_cpu_ms: 1234\n");
+  run_free(&r);
+  RUN(&r, "stats", "-s", ct_fk.path, "--json");
+  ck_assert_int_eq(r.status, 0);
+  assert_has(r.out, "\"improve_active\":1,\"improve_runs\":7,"
+                    "\"improve_gains\":2,\"improve_cpu_ms\":1234,"
+                    "\"improve_enabled\":true}");
   run_free(&r);
 }
 END_TEST
@@ -683,6 +695,84 @@ START_TEST(cli_bundle_info_escapes_producer)
 }
 END_TEST
 
+/* Feeds arenactl (args after argv[0]) on a pipe: a bundle header that
+ * announces a body of 2 GiB, then zeros, up to 64 MiB or until arenactl
+ * stops reading. Returns arenactl's exit status, its stderr in *err
+ * (owned) and the bytes it took from the pipe (at most) in *fed. */
+static int feed_big_bundle(const char *const *args, char **err,
+                           size_t *fed)
+{
+  int p[2];
+  char errp[700];
+  ck_assert_int_eq(pipe(p), 0);
+  snprintf(errp, sizeof errp, "%s/big.err", ct_fk.dir);
+  const char *argv[16] = {arenactl()};
+  size_t n = 1;
+  for (; args[n - 1] && n < 15; n++)
+    argv[n] = args[n - 1];
+  argv[n] = NULL;
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int o = open("/dev/null", O_WRONLY);
+    if (e < 0 || o < 0 || dup2(p[0], 0) < 0 || dup2(o, 1) < 0 ||
+        dup2(e, 2) < 0)
+      _exit(126);
+    close(p[1]);
+    execv(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  close(p[0]);
+  signal(SIGPIPE, SIG_IGN);
+  uint8_t head[WIRE_BUNDLE_HEADER_LEN] = "ARENABDL";
+  head[11] = 1;            /* version 1 */
+  head[16] = 0x80;         /* body length 2^31 */
+  static uint8_t zeros[1 << 16];
+  size_t total = 0;
+  ssize_t k = write(p[1], head, sizeof head);
+  ck_assert_int_eq(k, (ssize_t)sizeof head);
+  total += (size_t)k;
+  while (total < ((size_t)64 << 20) &&
+         (k = write(p[1], zeros, sizeof zeros)) > 0)
+    total += (size_t)k;
+  close(p[1]);
+  int st;
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  *err = tu_read_file(errp, NULL);
+  ck_assert_ptr_nonnull(*err);
+  *fed = total;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* A piped bundle whose header announces more than 1 GiB is refused at
+ * its first part (66), not after a gigabyte, and stdin is named
+ * <stdin>. */
+START_TEST(cli_bundle_stdin_over_limit)
+{
+  static const char *const cmds[][5] = {
+      {"bundle-info", "-", NULL},
+      {"preload", "-s", NULL, "-", NULL},
+  };
+  for (size_t i = 0; i < 2; i++) {
+    const char *args[5];
+    memcpy(args, cmds[i], sizeof args);
+    if (i == 1)
+      args[2] = tmp_path("no.sock");
+    char *err;
+    size_t fed;
+    int rc = feed_big_bundle(args, &err, &fed);
+    ck_assert_msg(rc == 66, "%s: exit %d: %s", args[0], rc, err);
+    assert_has(err, "arenactl: <stdin>: the header announces 2147483700 "
+                    "bytes, more than the 1073741824 this arenactl reads");
+    /* What it read: a first part, not the stream. */
+    ck_assert_msg(fed < ((size_t)4 << 20), "%s: fed %zu bytes", args[0],
+                  fed);
+    free(err);
+  }
+}
+END_TEST
+
 /* The daemon's refusal is printed with its own message. */
 START_TEST(cli_preload_refused_by_daemon)
 {
@@ -715,4 +805,5 @@ void client_add_arenactl(TCase *tc)
   tcase_add_test(tc, cli_preload_refuses_bad_files);
   tcase_add_test(tc, cli_preload_refused_by_daemon);
   tcase_add_test(tc, cli_bundle_info_escapes_producer);
+  tcase_add_test(tc, cli_bundle_stdin_over_limit);
 }

@@ -390,6 +390,13 @@ static void answer(int fd, const Arenad__V1__Request *q, enum ct_mode m)
     st.misses = 1;
     st.storage_ok = 1;
     st.verify_failures = 5;
+    st.storage_entries = 1; /* singular nouns in the text */
+    st.storage_bytes = 1;
+    st.improve_enabled = 1;
+    st.improve_active = 1;
+    st.improve_runs = 7;
+    st.improve_gains = 2;
+    st.improve_cpu_ms = 1234;
     r.body_case = ARENAD__V1__RESPONSE__BODY_STATS;
     r.stats = &st;
     send_resp(fd, &r);

@@ -29,17 +29,38 @@
 
 /* ---- reading a bundle file ----------------------------------------------- */
 
+/* After each part: what wire_bundle_check_prefix() checks, and, once
+ * the header is there, that the length it announces stays within
+ * CLI_MAX_FILE_LEN, so that a stream that announces more is refused at
+ * its first part instead of after a gigabyte. */
 static int check_part(void *ctx, const char *buf, size_t len,
                       char err[ARENA_ERR_LEN])
 {
   (void)ctx;
-  return wire_bundle_check_prefix((const uint8_t *)buf, len, err);
+  int rc = wire_bundle_check_prefix((const uint8_t *)buf, len, err);
+  if (rc || len < WIRE_BUNDLE_HEADER_LEN)
+    return rc;
+  uint64_t body = 0;
+  for (int i = 12; i < 20; i++)
+    body = body << 8 | (uint8_t)buf[i];
+  if (body > CLI_MAX_FILE_LEN - WIRE_BUNDLE_FRAME_LEN) {
+    snprintf(err, ARENA_ERR_LEN, "the header announces %llu bytes, more "
+             "than the %zu this arenactl reads",
+             body > UINT64_MAX - WIRE_BUNDLE_FRAME_LEN
+                 ? (unsigned long long)UINT64_MAX
+                 : (unsigned long long)(body + WIRE_BUNDLE_FRAME_LEN),
+             CLI_MAX_FILE_LEN);
+    return ARENA_ETOOBIG;
+  }
+  return 0;
 }
 
-/* Reads and checks the bundle at path (borrowed). Returns 0 with *out
- * owned (wire_free_bundle), or prints "arenactl: PATH: <reason>" and
- * returns 65 (not an intact bundle this arenactl reads), 66 (cannot be
- * read, or over CLI_MAX_FILE_LEN) or 71 (out of memory). */
+/* Reads and checks the bundle at path (borrowed; "-" is standard input,
+ * named "<stdin>" in messages). Returns 0 with *out owned
+ * (wire_free_bundle), or prints "arenactl: PATH: <reason>" and returns
+ * 65 (not an intact bundle this arenactl reads), 66 (cannot be read, or
+ * over CLI_MAX_FILE_LEN, by its size or its header) or 71 (out of
+ * memory). */
 static int load_bundle(const char *path, Arenad__V1__Bundle **out)
 {
   char err[ARENA_ERR_LEN] = "";
@@ -47,6 +68,8 @@ static int load_bundle(const char *path, Arenad__V1__Bundle **out)
   size_t len;
   *out = NULL;
   int rc = cli_read_file_checked(path, check_part, NULL, &buf, &len, err);
+  if (strcmp(path, "-") == 0)
+    path = "<stdin>";
   if (rc == 0) {
     rc = wire_bundle_read((const uint8_t *)buf, len, NULL, out, err);
     free(buf);
@@ -463,7 +486,7 @@ int cli_preload_main(int argc, char **argv)
     preload_print(0, 0, a.json);
     rc = cli_finish_stdout();
   } else {
-    rc = preload_send(path, &a, b);
+    rc = preload_send(strcmp(path, "-") ? path : "<stdin>", &a, b);
   }
   wire_free_bundle(b);
   return rc;

@@ -552,12 +552,14 @@ void cli_model_summary(FILE *f, const char *prefix,
           (unsigned)m->n_custom_ops);
   if (m->n_persistent)
     fprintf(f, "%spersistent, not planned (DEQUANTIZE of constant): %u "
-            "tensors, %llu bytes (--keep-dequant plans them)\n",
-            prefix, (unsigned)m->n_persistent,
-            (unsigned long long)m->persistent_bytes);
+            "tensor%s, %llu byte%s (--keep-dequant plans them)\n",
+            prefix, (unsigned)m->n_persistent, CLI_PLURAL(m->n_persistent),
+            (unsigned long long)m->persistent_bytes,
+            CLI_PLURAL(m->persistent_bytes));
   if (m->n_unplannable)
-    fprintf(f, "%snot plannable (STRING, RESOURCE or VARIANT): %u tensors\n",
-            prefix, (unsigned)m->n_unplannable);
+    fprintf(f, "%snot plannable (STRING, RESOURCE or VARIANT): %u "
+            "tensor%s\n",
+            prefix, (unsigned)m->n_unplannable, CLI_PLURAL(m->n_unplannable));
   print_io(f, prefix, "input", m->inputs, m->n_inputs);
   print_io(f, prefix, "output", m->outputs, m->n_outputs);
   if (m->dynamic)

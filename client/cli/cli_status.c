@@ -120,7 +120,8 @@ static const struct counter counters[] = {
     C(jobs_queued),      C(jobs_cancelled),    C(storage_entries),
     C(storage_bytes),    C(storage_evictions), C(storage_corrupt_dropped),
     C(storage_file_bytes), C(storage_errors),  C(lru_entries),
-    C(lru_bytes),        C(verify_failures),
+    C(lru_bytes),        C(verify_failures),   C(improve_active),
+    C(improve_runs),     C(improve_gains),     C(improve_cpu_ms),
 };
 #undef C
 #define N_COUNTERS (sizeof counters / sizeof counters[0])
@@ -160,6 +161,8 @@ static void stats_json(const Arenad__V1__StatsReply *s, int all)
     printf(",\"%s\":%llu", counters[k].name,
            (unsigned long long)counter(s, k));
   }
+  if (all)
+    printf(",\"improve_enabled\":%s", s->improve_enabled ? "true" : "false");
   printf("}\n");
 }
 
@@ -187,15 +190,17 @@ static void status_text(const Arenad__V1__StatsReply *s)
          (unsigned long long)s->plans_served);
   uint64_t hits = s->memory_hits + s->storage_hits;
   uint64_t all = hits + s->misses;
-  printf("cache:       %llu hits (%llu memory, %llu storage), %llu misses",
-         (unsigned long long)hits, (unsigned long long)s->memory_hits,
-         (unsigned long long)s->storage_hits,
-         (unsigned long long)s->misses);
+  printf("cache:       %llu hit%s (%llu memory, %llu storage), %llu miss%s",
+         (unsigned long long)hits, CLI_PLURAL(hits),
+         (unsigned long long)s->memory_hits,
+         (unsigned long long)s->storage_hits, (unsigned long long)s->misses,
+         s->misses == 1 ? "" : "es");
   if (all)
     printf(", hit rate %.1f%%", 100.0 * (double)hits / (double)all);
-  printf("\nstored:      %llu plans, %llu bytes\n",
+  printf("\nstored:      %llu plan%s, %llu byte%s\n",
          (unsigned long long)s->storage_entries,
-         (unsigned long long)s->storage_bytes);
+         CLI_PLURAL(s->storage_entries),
+         (unsigned long long)s->storage_bytes, CLI_PLURAL(s->storage_bytes));
 }
 
 static void stats_text(const Arenad__V1__StatsReply *s)
@@ -214,6 +219,7 @@ static void stats_text(const Arenad__V1__StatsReply *s)
     cli_print_text(stdout, s->storage_error);
     putchar('\n');
   }
+  printf("improve_enabled: %s\n", s->improve_enabled ? "yes" : "no");
   for (size_t k = 0; k < N_COUNTERS; k++)
     printf("%s: %llu\n", counters[k].name, (unsigned long long)counter(s, k));
 }

@@ -70,10 +70,12 @@ static void work_list(struct job *j)
   }
   /* An enum value this daemon does not know is an error in the message
    * (docs/protocol.md, "Compatibility rules"), never read as NEWEST.
-   * Compared as int: a peer can send any 32-bit value. */
+   * Compared as int: a peer can send any 32-bit value; printed as the
+   * unsigned number it is on the wire (2^32 - 1, not -1). */
   if ((int)m->order != (int)ARENAD__V1__LIST_ORDER__NEWEST &&
       (int)m->order != (int)ARENAD__V1__LIST_ORDER__MOST_USED) {
-    snprintf(j->err, sizeof j->err, "unknown list order %d", (int)m->order);
+    snprintf(j->err, sizeof j->err, "unknown list order %u",
+             (unsigned)m->order);
     j->status = ARENAD__V1__STATUS__INVALID_ARGUMENT;
     return;
   }

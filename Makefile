@@ -328,7 +328,7 @@ EXTRA_CFLAGS_bench = $(call pc_cflags,$(PKGS_SQLITE) $(PKGS_PROTO)) -Itests
 
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS)
-	@for b in $(BENCH_BINS); do $$b bench/data || exit 1; done
+	@for b in $(BENCH_BINS); do ARENAD=$(abspath $(BUILD))/arenad $$b bench/data || exit 1; done
 
 # ---- fuzz ------------------------------------------------------------------
 # Every fuzz/fuzz_<name>.c is a libFuzzer target built with clang against
@@ -401,12 +401,12 @@ fuzz-smoke:
 # requests) and ends with the summary table. Tests that need root (tmpfs,
 # a second user) report that they were skipped otherwise.
 $(eval $(call check_prog,reliability,$(BUILD)/tests/daemon_harness.o $(BUILD)/libarenastorage.a $(BUILD)/libarenad-client.a,$(call pc_libs,$(PKGS_PROTO) $(PKGS_SQLITE))))
-$(BUILD)/tests/check_reliability: | $(BUILD)/arenad
+$(BUILD)/tests/check_reliability: | $(BUILD)/arenad $(BUILD)/arenactl
 build-tests: $(BUILD)/tests/check_reliability
 .PHONY: reliability
 reliability: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/tests/check_reliability
-	ARENA_RELIABILITY=full $(BUILD)/tests/check_reliability
+	ARENA_RELIABILITY=full sh tests/run.sh $(BUILD) check_reliability
 
 # ---- browser test -----------------------------------------------------------
 # Renders a real model as HTML, loads it in headless Chromium and checks

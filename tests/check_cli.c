@@ -2,8 +2,8 @@
  * check_cli.c - end-to-end tests of the arenactl binary.
  *
  * Each test runs arenactl as a child process (the path comes from the
- * ARENACTL environment variable, default build/arenactl, relative to the
- * repository root where the tests run) and checks its exit status, its
+ * ARENACTL environment variable, which tests/run.sh sets from BUILD;
+ * the tests run in the repository root) and checks its exit status, its
  * stdout and its stderr. JSON output is read back and the plan in it
  * checked independently: every offset aligned, no two tensors that share
  * an operator sharing a byte.
@@ -43,8 +43,7 @@ static void teardown(void)
 
 const char *cli_test_arenactl(void)
 {
-  const char *p = getenv("ARENACTL");
-  return p && *p ? p : "build/arenactl";
+  return tu_bin("ARENACTL");
 }
 
 /* Writes text to a file in the temp dir; returns its path (static). */

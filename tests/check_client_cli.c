@@ -3,7 +3,7 @@
  * daemon commands of the arenactl binary against the fake daemon of
  * check_client_harness.c.
  *
- * Each test runs arenactl (path from $ARENACTL, default build/arenactl)
+ * Each test runs arenactl (path from $ARENACTL, set from BUILD)
  * as a child process with stdout and stderr captured in files of the
  * test's temp dir, and checks its output and exit status: unreachable
  * daemon, usage errors, ping/status/stats, ls/evict/get, failures
@@ -37,8 +37,7 @@ struct run {
 
 static const char *arenactl(void)
 {
-  const char *p = getenv("ARENACTL");
-  return p && *p ? p : "build/arenactl";
+  return tu_bin("ARENACTL");
 }
 
 /* Runs arenactl with args (NULL-terminated; argv[0] is added), stdout and

@@ -69,6 +69,7 @@
 #include <unistd.h>
 
 #include "check_reliability.h"
+#include "testutil.h"
 #include "wire.h"
 #include "wire_plan.h"
 
@@ -351,8 +352,7 @@ void rel_setup(struct harness *h, const char *db, const char *extra)
 int rel_start_as(struct harness *h, uid_t uid, gid_t gid, const char *cwd)
 {
   char bin[PATH_MAX];
-  const char *b = getenv("ARENAD");
-  if (!realpath(b ? b : "build/arenad", bin))
+  if (!realpath(tu_bin("ARENAD"), bin))
     return -1;
   pid_t pid = fork();
   if (pid < 0)
@@ -397,11 +397,7 @@ int rel_start(struct harness *h)
 const char *rel_arenactl(void)
 {
   static char bin[PATH_MAX];
-  const char *b = getenv("ARENACTL");
-  ck_assert_msg(b && *b, "ARENACTL is not set (tests/run.sh sets it from "
-                         "BUILD)");
-  ck_assert_msg(realpath(b, bin) != NULL && access(bin, X_OK) == 0,
-                "ARENACTL=%s: no such program", b);
+  ck_assert_ptr_nonnull(realpath(tu_bin("ARENACTL"), bin));
   return bin;
 }
 

@@ -305,8 +305,7 @@ END_TEST
 
 static const char *arenactl_path(void)
 {
-  const char *p = getenv("ARENACTL");
-  return p && *p ? p : "build/arenactl";
+  return tu_bin("ARENACTL");
 }
 
 /* Runs `arenactl plan --json --no-fallback OPT [ARG] FILE` (arg may be

@@ -238,7 +238,9 @@ endef
 
 $(eval $(call check_prog,planner,$(PLANNER_LIBS),))
 $(eval $(call check_prog,csv,$(PLANNER_LIBS),))
-$(eval $(call check_prog,cli,$(PLANNER_LIBS),))
+# check_cli also unit-tests arenactl's text and JSON escaping
+# (client/cli/cli_util.c) and file writing (client/cli/cli_write.c).
+$(eval $(call check_prog,cli,$(BUILD)/libarenacli.a $(PLANNER_LIBS),))
 # check_exact plans traces from the benchmarks' generator.
 $(eval $(call check_prog,exact,$(BUILD)/bench/tracegen.o $(PLANNER_LIBS),))
 $(BUILD)/tests/check_exact.o $(BUILD)/tests/check_exact_large.o \
@@ -269,7 +271,13 @@ $(BUILD)/tests/arenad-faults: $(FAULTS_OBJ) $(BUILD)/libarenastorage.a $(BUILD)/
 $(BUILD)/tests/check_daemon: | $(BUILD)/tests/arenad-faults
 $(BUILD)/tests/check_daemon: | $(BUILD)/arenad
 $(eval $(call check_prog,service,$(BUILD)/tests/daemon_harness.o $(BUILD)/libarenad-client.a,$(call pc_libs,$(PKGS_PROTO))))
-$(BUILD)/tests/check_service: | $(BUILD)/arenad
+$(BUILD)/tests/check_service: | $(BUILD)/arenad $(BUILD)/tests/poison_db
+# poison_db: a test tool (tests/poison_db.c) that replaces the plans a
+# cache database stores by poisoned ones, which verify but need
+# gigabytes, for the tests of unusable plans (service, tflm, tflite_rt).
+$(BUILD)/tests/poison_db: $(BUILD)/tests/poison_db.o $(BUILD)/libarenastorage.a $(PLANNER_LIBS)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_SQLITE))
+build-tests: $(BUILD)/tests/poison_db
 ifneq ($(STORAGE_SRC),)
 $(eval $(call check_prog,storage,$(BUILD)/libarenastorage.a $(PLANNER_LIBS),$(call pc_libs,$(PKGS_SQLITE))))
 endif
@@ -320,7 +328,7 @@ EXTRA_CFLAGS_bench = $(call pc_cflags,$(PKGS_SQLITE) $(PKGS_PROTO)) -Itests
 
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS)
-	@for b in $(BENCH_BINS); do $$b bench/data || exit 1; done
+	@for b in $(BENCH_BINS); do ARENAD=$(abspath $(BUILD))/arenad $$b bench/data || exit 1; done
 
 # ---- fuzz ------------------------------------------------------------------
 # Every fuzz/fuzz_<name>.c is a libFuzzer target built with clang against
@@ -394,12 +402,12 @@ fuzz-smoke:
 # requests) and ends with the summary table. Tests that need root (tmpfs,
 # a second user) report that they were skipped otherwise.
 $(eval $(call check_prog,reliability,$(BUILD)/tests/daemon_harness.o $(BUILD)/libarenastorage.a $(BUILD)/libarenad-client.a,$(call pc_libs,$(PKGS_PROTO) $(PKGS_SQLITE))))
-$(BUILD)/tests/check_reliability: | $(BUILD)/arenad
+$(BUILD)/tests/check_reliability: | $(BUILD)/arenad $(BUILD)/arenactl $(BUILD)/tests/poison_db
 build-tests: $(BUILD)/tests/check_reliability
 .PHONY: reliability
 reliability: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/tests/check_reliability
-	ARENA_RELIABILITY=full $(BUILD)/tests/check_reliability
+	ARENA_RELIABILITY=full sh tests/run.sh $(BUILD) check_reliability
 
 # ---- browser test -----------------------------------------------------------
 # Renders a real model as HTML, loads it in headless Chromium and checks
@@ -633,7 +641,7 @@ $(BUILD)/tests/check_tflm: $(TFLM_TEST_OBJ) $(BUILD)/tests/check_main_tflm.o \
                            $(TFLM_DIR)/libtflm.a
 	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_PROTO)) $(CHECK_LIBS)
 $(BUILD)/tests/check_tflm: | $(BUILD)/arenad $(BUILD)/arenactl $(BUILD)/examples/tflm_infer \
-                             $(BUILD)/libarenad-tflm.a
+                             $(BUILD)/libarenad-tflm.a $(BUILD)/tests/poison_db
 TEST_BINS += $(BUILD)/tests/check_tflm
 build-tests: $(BUILD)/tests/check_tflm
 
@@ -780,7 +788,7 @@ $(BUILD)/tests/tflite_infer_testing: $(BUILD)/tests/tflite_infer_testing.o \
                                      $(BUILD)/libarenad-tflite.a $(BUILD)/libarenad-client.a
 	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(TFLITE_LINK) $(call pc_libs,$(PKGS_PROTO)) -lm
 $(BUILD)/tests/check_tflite_rt: | $(BUILD)/arenad $(BUILD)/examples/tflite_infer \
-                                  $(BUILD)/tests/tflite_infer_testing
+                                  $(BUILD)/tests/tflite_infer_testing $(BUILD)/tests/poison_db
 build-tests: $(BUILD)/tests/check_tflite_rt tflite
 TEST_BINS += $(BUILD)/tests/check_tflite_rt
 

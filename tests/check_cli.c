@@ -2,8 +2,8 @@
  * check_cli.c - end-to-end tests of the arenactl binary.
  *
  * Each test runs arenactl as a child process (the path comes from the
- * ARENACTL environment variable, default build/arenactl, relative to the
- * repository root where the tests run) and checks its exit status, its
+ * ARENACTL environment variable, which tests/run.sh sets from BUILD;
+ * the tests run in the repository root) and checks its exit status, its
  * stdout and its stderr. JSON output is read back and the plan in it
  * checked independently: every offset aligned, no two tensors that share
  * an operator sharing a byte.
@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check_cli.h"
 #include "testutil.h"
 
 /* What one run of arenactl produced. */
@@ -40,10 +41,9 @@ static void teardown(void)
   tmpdir = NULL;
 }
 
-static const char *arenactl(void)
+const char *cli_test_arenactl(void)
 {
-  const char *p = getenv("ARENACTL");
-  return p && *p ? p : "build/arenactl";
+  return tu_bin("ARENACTL");
 }
 
 /* Writes text to a file in the temp dir; returns its path (static). */
@@ -67,7 +67,7 @@ static void run_cli(struct run *r, const char *in_path, const char *const *args)
   char out_path[600], err_path[600];
   const char *argv[32];
   int n = 0;
-  argv[n++] = arenactl();
+  argv[n++] = cli_test_arenactl();
   while (args[n - 1] && n < 31) {
     argv[n] = args[n - 1];
     n++;
@@ -954,5 +954,8 @@ Suite *cli_suite(void)
   tcase_add_test(tc, test_in_place_render);
   tcase_add_test(tc, test_in_place_plan_json_round_trip);
   suite_add_tcase(s, tc);
+
+  cli_add_output(s);
+  cli_add_text(s);
   return s;
 }

@@ -3,7 +3,7 @@
  * daemon commands of the arenactl binary against the fake daemon of
  * check_client_harness.c.
  *
- * Each test runs arenactl (path from $ARENACTL, default build/arenactl)
+ * Each test runs arenactl (path from $ARENACTL, set from BUILD)
  * as a child process with stdout and stderr captured in files of the
  * test's temp dir, and checks its output and exit status: unreachable
  * daemon, usage errors, ping/status/stats, ls/evict/get, failures
@@ -13,9 +13,12 @@
  */
 #include <check.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,8 +37,7 @@ struct run {
 
 static const char *arenactl(void)
 {
-  const char *p = getenv("ARENACTL");
-  return p && *p ? p : "build/arenactl";
+  return tu_bin("ARENACTL");
 }
 
 /* Runs arenactl with args (NULL-terminated; argv[0] is added), stdout and
@@ -193,8 +195,8 @@ END_TEST
 
 START_TEST(cli_ping_status_stats)
 {
-  enum ct_mode m[] = {M_GOOD, M_GOOD, M_GOOD, M_GOOD, M_GOOD};
-  ct_fake_start(5, m);
+  enum ct_mode m[] = {M_GOOD, M_GOOD, M_GOOD, M_GOOD, M_GOOD, M_GOOD};
+  ct_fake_start(6, m);
   struct run r;
   RUN(&r, "-s", ct_fk.path, "ping", "--payload", "abc");
   ck_assert_int_eq(r.status, 0);
@@ -210,7 +212,8 @@ START_TEST(cli_ping_status_stats)
   assert_has(r.out, "uptime:      1d 01:01:01");
   assert_has(r.out, "/nonexistent/fake.db");
   assert_has(r.out, "3 hits");
-  assert_has(r.out, "hit rate 75.0%");
+  assert_has(r.out, ", 1 miss, hit rate 75.0%");
+  assert_has(r.out, "stored:      1 plan, 1 byte\n");
   run_free(&r);
   RUN(&r, "status", "-s", ct_fk.path, "--json");
   ck_assert_int_eq(r.status, 0);
@@ -221,6 +224,16 @@ START_TEST(cli_ping_status_stats)
   ck_assert_int_eq(r.status, 0);
   assert_has(r.out, "verify_failures: 5\n");
   assert_has(r.out, "misses: 1\n");
+  /* The background improvement's counters. */
+  assert_has(r.out, "improve_enabled: yes\n");
+  assert_has(r.out, "improve_active: 1\nimprove_runs: 7\nimprove_gains: 2\n"
+                    "improve_cpu_ms: 1234\n");
+  run_free(&r);
+  RUN(&r, "stats", "-s", ct_fk.path, "--json");
+  ck_assert_int_eq(r.status, 0);
+  assert_has(r.out, "\"improve_active\":1,\"improve_runs\":7,"
+                    "\"improve_gains\":2,\"improve_cpu_ms\":1234,"
+                    "\"improve_enabled\":true}");
   run_free(&r);
 }
 END_TEST
@@ -474,6 +487,93 @@ START_TEST(cli_export_pages)
 }
 END_TEST
 
+/* export writes as every arenactl command does (client/cli/cli_write.c):
+ * a link planted at the old temporary name FILE.tmp is not followed; a
+ * FILE that is a symbolic link is refused, not replaced; a FIFO and a
+ * character device are written in place; - is standard output, with the
+ * report on stderr. */
+START_TEST(cli_export_writes_safely)
+{
+  enum ct_mode m[] = {M_GOOD, M_GOOD, M_GOOD, M_GOOD, M_GOOD};
+  ct_fk.n_export = 3;
+  ct_fake_start(5, m);
+  char out[700], victim[700], link[700], fifo[700], dev[700];
+  snprintf(out, sizeof out, "%s", tmp_path("out.bundle"));
+  snprintf(victim, sizeof victim, "%s", tmp_path("victim"));
+  snprintf(link, sizeof link, "%s", tmp_path("link.bundle"));
+  snprintf(fifo, sizeof fifo, "%s", tmp_path("pipe"));
+  snprintf(dev, sizeof dev, "%s", geteuid() == 0 ? tmp_path("null")
+                                                 : "/dev/null");
+  ck_assert_int_eq(write_file(victim, "victim\n", 7), 0);
+  ck_assert_int_eq(symlink(victim, tmp_path("out.bundle.tmp")), 0);
+  struct run r;
+  RUN(&r, "-s", ct_fk.path, "export", "-o", out);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  run_free(&r);
+  assert_bundle_holds(out, 3);
+  char *v = tu_read_file(victim, NULL);
+  ck_assert_str_eq(v, "victim\n");
+  free(v);
+  /* FILE a symbolic link: refused, link and victim as they were. */
+  ck_assert_int_eq(symlink(victim, link), 0);
+  RUN(&r, "-s", ct_fk.path, "export", "-o", link);
+  ck_assert_int_eq(r.status, 74);
+  assert_has(r.err, "is a symbolic link");
+  run_free(&r);
+  char to[700];
+  ssize_t n = readlink(link, to, sizeof to - 1);
+  ck_assert_int_gt(n, 0);
+  to[n] = '\0';
+  ck_assert_str_eq(to, victim);
+  v = tu_read_file(victim, NULL);
+  ck_assert_str_eq(v, "victim\n");
+  free(v);
+  /* A FIFO: a reader gets the bundle; the FIFO stays. */
+  ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+  pid_t reader = fork();
+  ck_assert_int_ge(reader, 0);
+  if (reader == 0) {
+    alarm(30);
+    int in = open(fifo, O_RDONLY);
+    int o = open(tmp_path("from-pipe"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    char buf[4096];
+    ssize_t k;
+    while (in >= 0 && o >= 0 && (k = read(in, buf, sizeof buf)) > 0)
+      if (write(o, buf, (size_t)k) != k)
+        _exit(1);
+    _exit(in < 0 || o < 0);
+  }
+  RUN(&r, "-s", ct_fk.path, "export", "-o", fifo);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  run_free(&r);
+  int st;
+  ck_assert_int_eq(waitpid(reader, &st, 0), reader);
+  ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  assert_bundle_holds(tmp_path("from-pipe"), 3);
+  struct stat sb;
+  ck_assert_int_eq(lstat(fifo, &sb), 0);
+  ck_assert(S_ISFIFO(sb.st_mode));
+  /* A character device (as root, the test's own null node). */
+  if (geteuid() == 0)
+    ck_assert_int_eq(mknod(dev, S_IFCHR | 0666, makedev(1, 3)), 0);
+  RUN(&r, "-s", ct_fk.path, "export", "-o", dev);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  run_free(&r);
+  ck_assert_int_eq(lstat(dev, &sb), 0);
+  ck_assert(S_ISCHR(sb.st_mode));
+  ck_assert_uint_eq(sb.st_rdev, makedev(1, 3));
+  /* -: the bundle on stdout, the report on stderr. */
+  RUN(&r, "-s", ct_fk.path, "export", "--json", "-o", "-");
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  assert_has(r.err, "{\"written\":3,\"bytes\":");
+  run_free(&r);
+  char path[700];
+  snprintf(path, sizeof path, "%s/out", ct_fk.dir);
+  assert_bundle_holds(path, 3);
+  ck_assert_int_eq(access(tmp_path("-"), F_OK), -1);
+}
+END_TEST
+
 START_TEST(cli_preload_sends_entries)
 {
   enum ct_mode m[] = {M_GOOD, M_GOOD};
@@ -559,6 +659,119 @@ START_TEST(cli_preload_refuses_bad_files)
 }
 END_TEST
 
+/* A producer string with an escape sequence and bytes that are not
+ * UTF-8: bundle-info prints it escaped, and its JSON stays valid. */
+START_TEST(cli_bundle_info_escapes_producer)
+{
+  struct ct_bundle b;
+  uint8_t *buf;
+  size_t len;
+  ct_bundle_init(&b, 1);
+  ck_assert_int_eq(wire_bundle_write(b.ptrs, 1, "evil\x1b[2J\x07\xff!",
+                                    1700000000000, 0, &buf, &len),
+                   0);
+  ct_bundle_cleanup(&b);
+  const char *path = tmp_path("evil.bundle");
+  ck_assert_int_eq(write_file(path, buf, len), 0);
+  free(buf);
+  struct run r;
+  RUN(&r, "bundle-info", path);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  assert_has(r.out, "producer: evil\\x1b[2J\\x07\\xff!\n");
+  for (const char *p = r.out; *p; p++)
+    ck_assert_msg(((unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f) ||
+                      *p == '\n',
+                  "byte 0x%02x in the text", (unsigned char)*p);
+  run_free(&r);
+  RUN(&r, "bundle-info", "--json", path);
+  ck_assert_int_eq(r.status, 0);
+  assert_has(r.out, "\"producer\":\"evil\\u001b[2J\\u0007\\ufffd!\"");
+  for (const char *p = r.out; *p; p++)
+    ck_assert_msg(((unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f) ||
+                      p[1] == '\0',
+                  "byte 0x%02x in the JSON", (unsigned char)*p);
+  run_free(&r);
+}
+END_TEST
+
+/* Feeds arenactl (args after argv[0]) on a pipe: a bundle header that
+ * announces a body of 2 GiB, then zeros, up to 64 MiB or until arenactl
+ * stops reading. Returns arenactl's exit status, its stderr in *err
+ * (owned) and the bytes it took from the pipe (at most) in *fed. */
+static int feed_big_bundle(const char *const *args, char **err,
+                           size_t *fed)
+{
+  int p[2];
+  char errp[700];
+  ck_assert_int_eq(pipe(p), 0);
+  snprintf(errp, sizeof errp, "%s/big.err", ct_fk.dir);
+  const char *argv[16] = {arenactl()};
+  size_t n = 1;
+  for (; args[n - 1] && n < 15; n++)
+    argv[n] = args[n - 1];
+  argv[n] = NULL;
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int o = open("/dev/null", O_WRONLY);
+    if (e < 0 || o < 0 || dup2(p[0], 0) < 0 || dup2(o, 1) < 0 ||
+        dup2(e, 2) < 0)
+      _exit(126);
+    close(p[1]);
+    execv(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  close(p[0]);
+  signal(SIGPIPE, SIG_IGN);
+  uint8_t head[WIRE_BUNDLE_HEADER_LEN] = "ARENABDL";
+  head[11] = 1;            /* version 1 */
+  head[16] = 0x80;         /* body length 2^31 */
+  static uint8_t zeros[1 << 16];
+  size_t total = 0;
+  ssize_t k = write(p[1], head, sizeof head);
+  ck_assert_int_eq(k, (ssize_t)sizeof head);
+  total += (size_t)k;
+  while (total < ((size_t)64 << 20) &&
+         (k = write(p[1], zeros, sizeof zeros)) > 0)
+    total += (size_t)k;
+  close(p[1]);
+  int st;
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  *err = tu_read_file(errp, NULL);
+  ck_assert_ptr_nonnull(*err);
+  *fed = total;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* A piped bundle whose header announces more than 1 GiB is refused at
+ * its first part (66), not after a gigabyte, and stdin is named
+ * <stdin>. */
+START_TEST(cli_bundle_stdin_over_limit)
+{
+  static const char *const cmds[][5] = {
+      {"bundle-info", "-", NULL},
+      {"preload", "-s", NULL, "-", NULL},
+  };
+  for (size_t i = 0; i < 2; i++) {
+    const char *args[5];
+    memcpy(args, cmds[i], sizeof args);
+    if (i == 1)
+      args[2] = tmp_path("no.sock");
+    char *err;
+    size_t fed;
+    int rc = feed_big_bundle(args, &err, &fed);
+    ck_assert_msg(rc == 66, "%s: exit %d: %s", args[0], rc, err);
+    assert_has(err, "arenactl: <stdin>: the header announces 2147483700 "
+                    "bytes, more than the 1073741824 this arenactl reads");
+    /* What it read: a first part, not the stream. */
+    ck_assert_msg(fed < ((size_t)4 << 20), "%s: fed %zu bytes", args[0],
+                  fed);
+    free(err);
+  }
+}
+END_TEST
+
 /* The daemon's refusal is printed with its own message. */
 START_TEST(cli_preload_refused_by_daemon)
 {
@@ -586,7 +799,10 @@ void client_add_arenactl(TCase *tc)
   tcase_add_test(tc, cli_plan_through_daemon);
   tcase_add_test(tc, cli_plan_in_place_option);
   tcase_add_test(tc, cli_export_pages);
+  tcase_add_test(tc, cli_export_writes_safely);
   tcase_add_test(tc, cli_preload_sends_entries);
   tcase_add_test(tc, cli_preload_refuses_bad_files);
   tcase_add_test(tc, cli_preload_refused_by_daemon);
+  tcase_add_test(tc, cli_bundle_info_escapes_producer);
+  tcase_add_test(tc, cli_bundle_stdin_over_limit);
 }

@@ -370,7 +370,8 @@ START_TEST(test_socket_ownership)
   if (pid == 0) {
     FILE *lf = freopen("/dev/null", "w", stderr);
     (void)lf;
-    execl("build/arenad", "build/arenad", "--config", h2.conf, (char *)NULL);
+    const char *bin = tu_bin("ARENAD");
+    execl(bin, bin, "--config", h2.conf, (char *)NULL);
     _exit(127);
   }
   int st;
@@ -400,33 +401,32 @@ START_TEST(test_tflite_key)
   ck_assert_int_eq(hn_start(&h), 0);
   char cmd[1024];
   const char *model = "tests/data/models/person_detect.tflite";
-  snprintf(cmd, sizeof cmd,
-           "build/arenactl -s %s plan --no-fallback %s >/dev/null", h.sock,
-           model);
+  const char *ctl = tu_bin("ARENACTL");
+  snprintf(cmd, sizeof cmd, "'%s' -s %s plan --no-fallback %s >/dev/null",
+           ctl, h.sock, model);
   ck_assert_int_eq(system(cmd), 0);
   snprintf(cmd, sizeof cmd,
-           "build/arenactl -s %s get --model-hash $(sha256sum %s | cut -c1-64)"
+           "'%s' -s %s get --model-hash $(sha256sum %s | cut -c1-64)"
            " --shape 1x96x96x1 --json | grep -q '\"arena_bytes\":55296'",
-           h.sock, model);
+           ctl, h.sock, model);
   ck_assert_int_eq(system(cmd), 0);
   /* another shape finds nothing (exit 1) */
   snprintf(cmd, sizeof cmd,
-           "build/arenactl -s %s get --model-hash $(sha256sum %s | cut -c1-64)"
+           "'%s' -s %s get --model-hash $(sha256sum %s | cut -c1-64)"
            " --shape 1x1 >/dev/null 2>&1",
-           h.sock, model);
+           ctl, h.sock, model);
   ck_assert_int_eq(system(cmd) >> 8, 1);
   ck_assert_int_eq(hn_stop(&h), 0);
   hn_cleanup(&h);
 }
 END_TEST
 
-/* Runs build/arenactl (or $ARENACTL) with args against h; returns the
- * exit status and the owned stdout in *out. */
+/* Runs arenactl ($ARENACTL) with args against h; returns the exit
+ * status and the owned stdout in *out. */
 static int cli_out(const struct harness *h, const char *const *args,
                    char **out)
 {
-  const char *exe = getenv("ARENACTL");
-  const char *argv[16] = {exe && *exe ? exe : "build/arenactl", "-s", h->sock};
+  const char *argv[16] = {tu_bin("ARENACTL"), "-s", h->sock};
   char out_path[300], err_path[300];
   int n = 3;
   while (*args && n < 15)
@@ -525,15 +525,22 @@ END_TEST
 
 START_TEST(test_check_config)
 {
-  ck_assert_int_eq(system("build/arenad --check-config --config /nonexistent "
-                          ">/dev/null 2>&1") >> 8,
-                   78);
-  ck_assert_int_eq(system("build/arenad --bogus >/dev/null 2>&1") >> 8, 64);
-  ck_assert_int_eq(system("build/arenad --workers 0 >/dev/null 2>&1") >> 8, 64);
-  ck_assert_int_eq(system("build/arenad --check-config -s /tmp/x.sock "
-                          "| grep -q 'socket = /tmp/x.sock'"),
-                   0);
-  ck_assert_int_eq(system("build/arenad --help | grep -q Usage"), 0);
+  static const struct {
+    const char *args; /* after the binary */
+    int status;       /* system()'s exit status */
+  } runs[] = {
+      {"--check-config --config /nonexistent >/dev/null 2>&1", 78},
+      {"--bogus >/dev/null 2>&1", 64},
+      {"--workers 0 >/dev/null 2>&1", 64},
+      {"--check-config -s /tmp/x.sock | grep -q 'socket = /tmp/x.sock'", 0},
+      {"--help | grep -q Usage", 0},
+  };
+  const char *bin = tu_bin("ARENAD");
+  for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' %s", bin, runs[i].args);
+    ck_assert_msg(system(cmd) >> 8 == runs[i].status, "%s", cmd);
+  }
 }
 END_TEST
 
@@ -581,8 +588,8 @@ START_TEST(test_overflow_through_daemon)
           (unsigned long long)over[0].size, (unsigned long long)over[1].size,
           (unsigned long long)a32);
   fclose(f);
-  snprintf(cmd, sizeof cmd, "build/arenactl -s %s plan --no-fallback %s "
-           ">/dev/null 2>&1", h.sock, csv);
+  snprintf(cmd, sizeof cmd, "'%s' -s %s plan --no-fallback %s "
+           ">/dev/null 2>&1", tu_bin("ARENACTL"), h.sock, csv);
   ck_assert_int_eq(system(cmd) >> 8, 65);
   /* naive stacks the edge graph's tensors: offsets 0 and 2^62, arena
    * 2^63 - 256 */

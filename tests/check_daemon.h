@@ -44,7 +44,7 @@ void cd_add_effort_tests(TCase *tc);
 void cd_add_uses_tests(TCase *tc);
 /* check_daemon_reload.c */
 void cd_add_reload_tests(TCase *tc);
-/* check_daemon_faults.c: against build/tests/arenad-faults */
+/* check_daemon_faults.c: against $ARENAD_FAULTS (BUILD/tests/arenad-faults) */
 void cd_add_faults_tests(TCase *tc);
 /* check_daemon_hotcache.c: unit tests of daemon/hotcache.c */
 void cd_add_hotcache_tests(TCase *tc);

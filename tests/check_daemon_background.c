@@ -256,8 +256,7 @@ START_TEST(test_cli_wait_optimal)
   struct harness h;
   ck_assert_int_eq(hn_init(&h, CONF_ON), 0);
   ck_assert_int_eq(hn_start(&h), 0);
-  const char *exe = getenv("ARENACTL");
-  exe = exe && *exe ? exe : "build/arenactl";
+  const char *exe = tu_bin("ARENACTL");
   char out[300], errp[300];
   snprintf(out, sizeof out, "%s/cli.out", h.dir);
   snprintf(errp, sizeof errp, "%s/cli.err", h.dir);

@@ -28,14 +28,13 @@
 #define PD_CSV "tests/data/models/person_detect.csv"
 #define OFF "[improve]\nenabled = 0\n"
 
-/* Runs build/arenactl (or $ARENACTL) with argv[1..] against h's socket;
+/* Runs arenactl ($ARENACTL) with argv[1..] against h's socket;
  * returns its exit status, with stdout and stderr in *out and *err
  * (owned, may be NULL). */
 static int ctl(const struct harness *h, const char *const *args, char **out,
                char **err)
 {
-  const char *exe = getenv("ARENACTL");
-  const char *argv[16] = {exe && *exe ? exe : "build/arenactl"};
+  const char *argv[16] = {tu_bin("ARENACTL")};
   int n = 1;
   for (; args[n - 1] && n < 13; n++)
     argv[n] = args[n - 1];

@@ -42,8 +42,7 @@ static void run_conf(const char *dir, const char *text, int check,
   /* Never the default paths, even if the file were taken. */
   fprintf(f, "socket = %s\ndatabase = %s/cache.db\n%s", sock, dir, text);
   fclose(f);
-  const char *bin = getenv("ARENAD");
-  const char *argv[] = {bin ? bin : "build/arenad", "--config", conf,
+  const char *argv[] = {tu_bin("ARENAD"), "--config", conf,
                         check ? "--check-config" : NULL, NULL};
   r->status = tu_run(argv, NULL, NULL, out, err);
   r->out = tu_read_file(out, NULL);

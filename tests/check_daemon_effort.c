@@ -203,8 +203,8 @@ START_TEST(test_effort_config)
   ck_assert_ptr_nonnull(f);
   fputs("[planner]\ndefault_budget_ms = 45\n", f);
   fclose(f);
-  snprintf(cmd, sizeof cmd, "build/arenad --check-config --config %s >%s "
-           "2>%s", conf, out, err);
+  snprintf(cmd, sizeof cmd, "'%s' --check-config --config %s >%s 2>%s",
+           tu_bin("ARENAD"), conf, out, err);
   ck_assert_int_eq(system(cmd), 0);
   char *o = tu_read_file(out, NULL), *e = tu_read_file(err, NULL);
   ck_assert_ptr_nonnull(o);
@@ -221,8 +221,8 @@ START_TEST(test_effort_config)
   ck_assert_ptr_nonnull(f);
   fputs("[planner]\ndefault_effort = 500\n", f);
   fclose(f);
-  snprintf(cmd, sizeof cmd, "build/arenad --check-config --config %s "
-           ">/dev/null 2>%s", conf, err);
+  snprintf(cmd, sizeof cmd, "'%s' --check-config --config %s "
+           ">/dev/null 2>%s", tu_bin("ARENAD"), conf, err);
   ck_assert_int_eq(system(cmd) >> 8, 78);
   e = tu_read_file(err, NULL);
   ck_assert_ptr_nonnull(e);

@@ -1,6 +1,7 @@
 /*
  * check_daemon_faults.c - arenad under injected faults, run as
- * build/tests/arenad-faults (conn.c built with -DARENAD_FAULT_INJECTION;
+ * $ARENAD_FAULTS, BUILD/tests/arenad-faults (conn.c built with
+ * -DARENAD_FAULT_INJECTION;
  * the installed daemon has no such switch): a connection that cannot be
  * allocated is accepted and closed at once, and the listener keeps
  * serving the connections behind it.
@@ -13,14 +14,17 @@
 #include "testutil.h"
 #include "wire.h"
 
-/* Starts arenad-faults with ARENAD_FAULT_CONN_ALLOC=n. */
+/* Starts arenad-faults with ARENAD_FAULT_CONN_ALLOC=n; $ARENAD is as
+ * it was afterwards. */
 static void start_faulty(struct harness *h, const char *n)
 {
-  const char *bin = getenv("ARENAD_FAULTS");
-  setenv("ARENAD", bin ? bin : "build/tests/arenad-faults", 1);
+  char *keep = strdup(tu_bin("ARENAD"));
+  ck_assert_ptr_nonnull(keep);
+  setenv("ARENAD", tu_bin("ARENAD_FAULTS"), 1);
   setenv("ARENAD_FAULT_CONN_ALLOC", n, 1);
   ck_assert_int_eq(hn_start(h), 0);
-  unsetenv("ARENAD");
+  setenv("ARENAD", keep, 1);
+  free(keep);
   unsetenv("ARENAD_FAULT_CONN_ALLOC");
 }
 

@@ -57,16 +57,14 @@ static uint64_t now_ms(void)
   return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Starts build/arenad (or $ARENAD) on h's configuration, as uid:gid
+/* Starts arenad ($ARENAD) on h's configuration, as uid:gid
  * unless they are -1 (others than ours need root), and returns its pid
  * without waiting for anything: unlike hn_start, which takes any
  * accepted connection as the new daemon's, this must not be fooled by
  * the socket of a daemon that is still dying. */
 static pid_t spawn_as(const struct harness *h, int uid, int gid)
 {
-  const char *bin = getenv("ARENAD");
-  if (!bin)
-    bin = "build/arenad";
+  const char *bin = tu_bin("ARENAD");
   pid_t pid = fork();
   if (pid == 0) {
     if (!freopen(h->log, "a", stderr))

@@ -16,6 +16,7 @@
 
 #include "check_daemon.h"
 #include "storage.h"
+#include "testutil.h"
 #include "wire.h"
 
 /* Plans g under `hash`, then asks for it `hits` more times: each of those
@@ -103,10 +104,10 @@ START_TEST(hot_hits_reach_list_and_ls)
   /* arenactl ls --order used: "hotx" (hex 686f7478) first, 25 hits */
   char cmd[1024];
   snprintf(cmd, sizeof cmd,
-           "build/arenactl -s %s ls --order used --json | grep -q "
+           "'%s' -s %s ls --order used --json | grep -q "
            "'^{\"entries\":\\[{[^}]*\"model_hash\":\"686f7478\"[^}]*"
            "\"hits\":25,'",
-           h->sock);
+           tu_bin("ARENACTL"), h->sock);
   ck_assert_int_eq(system(cmd), 0);
   case_stop(&c);
 }

@@ -14,7 +14,7 @@
 /* The Makefile passes its BUILD (where the binaries are) as DEPLOY_BUILD
  * and its SANFLAGS as DEPLOY_SANFLAGS to every part of the suite. */
 #ifndef DEPLOY_BUILD
-#define DEPLOY_BUILD "build"
+#error "DEPLOY_BUILD is not defined: build the deploy suite with make, which passes BUILD"
 #endif
 #ifndef DEPLOY_SANFLAGS
 #define DEPLOY_SANFLAGS ""

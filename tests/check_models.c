@@ -37,8 +37,7 @@ const char *cm_tmpdir(void)
 
 void cm_setup(void)
 {
-  const char *p = getenv("ARENACTL");
-  ck_assert_ptr_nonnull(realpath(p && *p ? p : "build/arenactl", exe));
+  ck_assert_ptr_nonnull(realpath(tu_bin("ARENACTL"), exe));
   ck_assert_ptr_nonnull(realpath(tu_data_dir(), data));
   tmpdir = tu_mkdtemp();
   ck_assert_ptr_nonnull(tmpdir);

@@ -194,8 +194,7 @@ static int run_measured(const char *const *args, const struct source *src,
                         const char *in_path, long *kib, char **err)
 {
   char exe[PATH_MAX], errp[PATH_MAX + 16];
-  const char *p = getenv("ARENACTL");
-  ck_assert_ptr_nonnull(realpath(p && *p ? p : "build/arenactl", exe));
+  ck_assert_ptr_nonnull(realpath(tu_bin("ARENACTL"), exe));
   snprintf(errp, sizeof errp, "%s/.measured", cm_tmpdir());
   int pipefd[2] = {-1, -1};
   pid_t writer = -1;

@@ -18,6 +18,8 @@
  *   tamper      the database removed, made read-only, or overwritten with
  *               garbage while the daemon runs.
  *   fallback    the daemon is killed while 16 library clients wait on it.
+ *   unusable    a poisoned database under 16 library clients: each gets
+ *               a verified plan no larger than the daemon's own.
  *   flood       a connection flood past max_connections.
  *   lockout     300 idle connections against the default limits: a fresh
  *               client is served while they are open.
@@ -35,6 +37,9 @@
  *               nothing written outside the configured paths.
  *   soak        64 concurrent clients mixing hits, misses, lookups, stats
  *               and evictions, with RSS sampled every second.
+ *   symlink     `arenactl export` while a hostile process plants
+ *               symbolic links to a victim at every temporary name: the
+ *               victim is never written.
  *
  * `make test` runs small counts. ARENA_RELIABILITY=full (what
  * `make reliability` sets) raises them: 50 kills, 10^6-tensor graphs,
@@ -45,10 +50,11 @@
  * The tests live in one file per subject and are added to the one TCase
  * in the order above:
  *   check_reliability_database.c   crash, disk_full, tamper
- *   check_reliability_fallback.c   fallback
+ *   check_reliability_fallback.c   fallback, unusable
  *   check_reliability_hostile.c    flood, lockout, slow, unread, abusive
  *   check_reliability_isolation.c  poison, bundle, access
  *   check_reliability_soak.c       soak
+ *   check_reliability_output.c     symlink
  * This file holds what they share (declared in check_reliability.h): the
  * figures, graphs that can be checked, requests, daemon set-up; and the
  * summary test and reliability_suite.
@@ -71,6 +77,7 @@
 #include <unistd.h>
 
 #include "check_reliability.h"
+#include "testutil.h"
 #include "wire.h"
 #include "wire_plan.h"
 
@@ -353,8 +360,7 @@ void rel_setup(struct harness *h, const char *db, const char *extra)
 int rel_start_as(struct harness *h, uid_t uid, gid_t gid, const char *cwd)
 {
   char bin[PATH_MAX];
-  const char *b = getenv("ARENAD");
-  if (!realpath(b ? b : "build/arenad", bin))
+  if (!realpath(tu_bin("ARENAD"), bin))
     return -1;
   pid_t pid = fork();
   if (pid < 0)
@@ -394,6 +400,13 @@ int rel_start_as(struct harness *h, uid_t uid, gid_t gid, const char *cwd)
 int rel_start(struct harness *h)
 {
   return rel_start_as(h, geteuid(), getegid(), NULL);
+}
+
+const char *rel_arenactl(void)
+{
+  static char bin[PATH_MAX];
+  ck_assert_ptr_nonnull(realpath(tu_bin("ARENACTL"), bin));
+  return bin;
 }
 
 void rel_kill9(struct harness *h)
@@ -526,10 +539,11 @@ Suite *reliability_suite(void)
   TCase *tc = tcase_create("reliability");
   tcase_set_timeout(tc, rel_full_mode() ? 3600 : 180);
   reliability_add_database(tc);  /* crash, disk_full, tamper */
-  reliability_add_fallback(tc);  /* fallback */
+  reliability_add_fallback(tc);  /* fallback, unusable */
   reliability_add_hostile(tc);   /* flood, lockout, slow, abusive */
   reliability_add_isolation(tc); /* poison, access */
   reliability_add_soak(tc);      /* soak */
+  reliability_add_output(tc);    /* symlink */
   tcase_add_test(tc, test_summary);
   suite_add_tcase(s, tc);
   return s;

@@ -117,6 +117,10 @@ void rel_setup(struct harness *h, const char *db, const char *extra);
 int rel_start_as(struct harness *h, uid_t uid, gid_t gid, const char *cwd);
 /* rel_start_as with our own ids. */
 int rel_start(struct harness *h);
+/* The absolute path of the arenactl binary the tests run: $ARENACTL,
+ * which tests/run.sh and the Makefile set from BUILD. Fails the test
+ * when it is unset or names no file (static buffer). */
+const char *rel_arenactl(void);
 /* SIGKILLs the daemon, if running, and reaps it. */
 void rel_kill9(struct harness *h);
 /* Stats from the daemon, asserted OK; *keep is the response to free with
@@ -140,7 +144,7 @@ int rel_wait_child(pid_t pid);
 
 /* check_reliability_database.c: crash, disk_full, tamper */
 void reliability_add_database(TCase *tc);
-/* check_reliability_fallback.c: fallback */
+/* check_reliability_fallback.c: fallback, unusable */
 void reliability_add_fallback(TCase *tc);
 /* check_reliability_hostile.c: flood, lockout, slow, unread, abusive */
 void reliability_add_hostile(TCase *tc);
@@ -148,5 +152,7 @@ void reliability_add_hostile(TCase *tc);
 void reliability_add_isolation(TCase *tc);
 /* check_reliability_soak.c: soak */
 void reliability_add_soak(TCase *tc);
+/* check_reliability_output.c: symlink */
+void reliability_add_output(TCase *tc);
 
 #endif

@@ -26,7 +26,7 @@ extern "C" {
 /* The Makefile passes its BUILD, where arenad, arenactl and
  * examples/tflm_infer are, to every part of the suite. */
 #ifndef TFLM_TEST_BUILD
-#define TFLM_TEST_BUILD "build"
+#error "TFLM_TEST_BUILD is not defined: build the tflm suite with make, which passes BUILD"
 #endif
 
 namespace check_tflm {

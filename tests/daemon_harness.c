@@ -55,9 +55,7 @@ int hn_init(struct harness *h, const char *extra_conf)
 
 int hn_start(struct harness *h)
 {
-  const char *bin = getenv("ARENAD");
-  if (!bin)
-    bin = "build/arenad";
+  const char *bin = tu_bin("ARENAD");
   pid_t pid = fork();
   if (pid < 0)
     return -1;

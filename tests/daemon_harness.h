@@ -32,7 +32,8 @@ int hn_init(struct harness *h, const char *extra_conf);
  * NULL). arenad refuses a key set twice, so a test that changes a value
  * for SIGHUP rewrites the file rather than appending. Returns 0 or -1. */
 int hn_write_conf(const struct harness *h, const char *extra_conf);
-/* Starts build/arenad (or $ARENAD) and waits until it accepts. */
+/* Starts arenad ($ARENAD, which tests/run.sh and the Makefile set from
+ * BUILD; tu_bin() aborts when it is unset) and waits until it accepts. */
 int hn_start(struct harness *h);
 /* SIGTERM and wait; returns the exit status, or -1 on a timeout/crash. */
 int hn_stop(struct harness *h);

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "arena_error.h"
 
@@ -86,9 +87,28 @@ int cli_global_options(int argc, char **argv);
 #define CLI_WUR
 #endif
 
+/* "s" after a count other than 1, "" after 1: "%llu byte%s". */
+#define CLI_PLURAL(n) ((n) == 1 ? "" : "s")
+
 /* Prints "arenactl: <what>: <message>\n" on stderr. what (borrowed) may be
- * NULL, which leaves that part out. */
+ * NULL, which leaves that part out. The whole line goes through
+ * cli_print_text(), since messages quote what files and the daemon
+ * sent. */
 void cli_error(const char *what, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/* ---- strings that came from a file or the daemon ------------------------ */
+
+/* Prints s (borrowed; NULL prints nothing) on f so that a terminal shows
+ * it and does nothing else: valid UTF-8 as it is, except control
+ * characters (U+0000 to U+001F, U+007F to U+009F), which are printed as
+ * \xNN per byte, as is every byte that is not part of valid UTF-8. */
+void cli_print_text(FILE *f, const char *s);
+
+/* Prints s (borrowed; NULL as "") on f as a JSON string, quotes
+ * included, that is valid whatever s holds: '"', '\\' and control
+ * characters escaped (\n, \t, \uXXXX), valid UTF-8 as it is, and
+ * every byte that is not part of valid UTF-8 replaced by U+FFFD. */
+void cli_print_json(FILE *f, const char *s);
 
 /* Reads the whole file at path (borrowed; "-" means standard input) into
  * a new buffer. On success *buf is owned by the caller (free with free()),

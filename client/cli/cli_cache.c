@@ -130,13 +130,15 @@ static void get_print(const Arenad__V1__LookupReply *lr, int json)
     print_bytes(p->graph_digest);
     printf("\noptions digest: ");
     print_bytes(p->options_digest);
-    printf("\nalgorithm:      %s\narena:          %llu bytes\n"
-           "lower bound:    %llu bytes\ngap:            %.2f%%\n"
+    printf("\nalgorithm:      %s\narena:          %llu byte%s\n"
+           "lower bound:    %llu byte%s\ngap:            %.2f%%\n"
            "proven optimal: %s\n"
            "effort:         %u\ngeneration:     %llu\nstate:          %s\n"
            "tensors:        %zu\noffsets:       ",
            algo_name(p->algorithm), (unsigned long long)p->arena_bytes,
+           CLI_PLURAL(p->arena_bytes),
            (unsigned long long)p->lower_bound_bytes,
+           CLI_PLURAL(p->lower_bound_bytes),
            gap_pct(p->arena_bytes, p->lower_bound_bytes),
            p->proven_optimal ? "yes" : "no", (unsigned)p->effort,
            (unsigned long long)p->generation,

@@ -311,21 +311,6 @@ int cli_shape_arg(const char *what, const char *text, struct cli_shape *sh)
   return CLI_EX_DATAERR;
 }
 
-void cli_json_str(const char *s)
-{
-  putchar('"');
-  for (; s && *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      printf("\\%c", ch);
-    else if (ch < 0x20 || ch == 0x7f)
-      printf("\\u%04x", ch);
-    else
-      putchar(ch);
-  }
-  putchar('"');
-}
-
 void cli_print_hex(const uint8_t *b, size_t n)
 {
   for (size_t i = 0; i < n; i++)

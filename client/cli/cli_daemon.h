@@ -100,10 +100,6 @@ void cli_shape_cleanup(struct cli_shape *sh);
  * *sh empty. */
 int cli_shape_arg(const char *what, const char *text, struct cli_shape *sh);
 
-/* Prints s (borrowed; may be NULL, printed as "") as a JSON string with
- * quotes and escapes. */
-void cli_json_str(const char *s);
-
 /* Prints n bytes as lower-case hex. */
 void cli_print_hex(const uint8_t *b, size_t n);
 

@@ -200,8 +200,9 @@ static void print_tensor(const struct side *s, size_t i, int json)
            (unsigned)t->id, (unsigned long long)t->size, (long long)t->first,
            (long long)t->last, (unsigned long long)s->p.offsets[i]);
   else
-    printf("  %-10u %12llu bytes  ops %lld-%lld  offset %llu\n",
-           (unsigned)t->id, (unsigned long long)t->size, (long long)t->first,
+    printf("  %-10u %12llu byte%-1s  ops %lld-%lld  offset %llu\n",
+           (unsigned)t->id, (unsigned long long)t->size, CLI_PLURAL(t->size),
+           (long long)t->first,
            (long long)t->last, (unsigned long long)s->p.offsets[i]);
 }
 
@@ -236,9 +237,9 @@ static void list_cb(const struct side *a, const struct side *b, size_t ia,
       printf("{\"id\":%u,\"from\":%llu,\"to\":%llu}", (unsigned)x->id,
              (unsigned long long)x->size, (unsigned long long)y->size);
     else
-      printf("  %-10u %12llu -> %llu bytes (%+lld)\n", (unsigned)x->id,
+      printf("  %-10u %12llu -> %llu byte%s (%+lld)\n", (unsigned)x->id,
              (unsigned long long)x->size, (unsigned long long)y->size,
-             delta(x->size, y->size));
+             CLI_PLURAL(y->size), delta(x->size, y->size));
   } else if (l->what == 3) {
     if (l->json)
       printf("{\"id\":%u,\"from\":[%lld,%lld],\"to\":[%lld,%lld]}",
@@ -265,12 +266,13 @@ static const char *const list_names[] = {"added", "removed", "resized",
 
 static void print_side_text(const char *label, const struct side *s)
 {
-  printf("%s %s (%s, %zu tensors): arena %llu, lower bound %llu, padding "
-         "%llu bytes (%s, alignment %llu)\n",
-         label, s->g.what, kind(s->g.kind), s->g.n,
+  printf("%s %s (%s, %zu tensor%s): arena %llu, lower bound %llu, padding "
+         "%llu byte%s (%s, alignment %llu)\n",
+         label, s->g.what, kind(s->g.kind), s->g.n, CLI_PLURAL(s->g.n),
          (unsigned long long)s->p.arena_bytes,
          (unsigned long long)s->p.lower_bound_bytes,
-         (unsigned long long)padding(s), planner_algo_name(s->p.algo),
+         (unsigned long long)padding(s), CLI_PLURAL(padding(s)),
+         planner_algo_name(s->p.algo),
          (unsigned long long)s->o.alignment);
 }
 
@@ -308,9 +310,9 @@ static void print_text(const struct side *a, const struct side *b,
 
 static void print_side_json(const struct side *s)
 {
-  printf("{\"file\":\"");
-  cli_json_escape(stdout, s->g.what);
-  printf("\",\"kind\":\"%s\",\"n_tensors\":%zu,\"arena_bytes\":%llu,"
+  printf("{\"file\":");
+  cli_print_json(stdout, s->g.what);
+  printf(",\"kind\":\"%s\",\"n_tensors\":%zu,\"arena_bytes\":%llu,"
          "\"lower_bound_bytes\":%llu,\"padding_bytes\":%llu,"
          "\"algorithm\":\"%s\",\"alignment\":%llu}",
          kind(s->g.kind), s->g.n, (unsigned long long)s->p.arena_bytes,

@@ -37,6 +37,7 @@
 #include "cli_input.h"
 #include "cli_model.h"
 #include "cli_share.h"
+#include "cli_write.h"
 #include "planner.h"
 #include "tflite.h"
 
@@ -262,10 +263,11 @@ static void print_in_place(const struct planner_tflite_model *m,
   if (p->n_shared)
     printf("in-place: %zu of %zu declared pairs share an offset (an "
            "output written over the input its operator reads last), "
-           "saving %llu bytes\n",
+           "saving %llu byte%s\n",
            p->n_shared, m->n_aliases,
            (unsigned long long)(round_tflm(unshared) -
-                                round_tflm(p->arena_bytes)));
+                                round_tflm(p->arena_bytes)),
+           CLI_PLURAL(round_tflm(unshared) - round_tflm(p->arena_bytes)));
   else if (unshared)
     printf("in-place: %zu pair%s declared, none shared: sharing saves no "
            "bytes in this model\n",
@@ -321,11 +323,12 @@ int cli_embed_main(int argc, char **argv)
     goto out;
   uint64_t arena = round_tflm(p.arena_bytes);
   if (arena >= round_tflm(tflm_bytes))
-    cli_error(what, "warning: the plan needs %llu bytes, no fewer than "
-              "TFLite Micro's own planner (%llu bytes): embedding it saves "
+    cli_error(what, "warning: the plan needs %llu byte%s, no fewer than "
+              "TFLite Micro's own planner (%llu byte%s): embedding it saves "
               "no memory",
-              (unsigned long long)arena,
-              (unsigned long long)round_tflm(tflm_bytes));
+              (unsigned long long)arena, CLI_PLURAL(arena),
+              (unsigned long long)round_tflm(tflm_bytes),
+              CLI_PLURAL(round_tflm(tflm_bytes)));
   rc = planner_tflite_embed(buf, len, offs, (size_t)m.n_tensors_all, &outb,
                             &out_len, err);
   if (rc) {
@@ -333,32 +336,38 @@ int cli_embed_main(int argc, char **argv)
     rc = cli_exit_status(rc);
     goto out;
   }
+  /* Asked before writing: a replaced file is another file afterwards. */
+  int to_stdout = cli_write_is_stdout(a.out);
   if ((rc = round_trip(a.out, outb, out_len, offs,
                        (size_t)m.n_tensors_all)) != 0 ||
-      (rc = cli_model_write(a.out, outb, out_len)) != 0)
+      (rc = cli_write_file(a.out, outb, out_len)) != 0)
     goto out;
-  if (strcmp(a.out, "-") != 0) {
-    printf("embedded: %zu of %llu tensors planned offline (%s, alignment "
-           "%llu), arena %llu bytes, lower bound %llu bytes\n",
+  if (!to_stdout) {
+    printf("embedded: %zu of %llu tensor%s planned offline (%s, alignment "
+           "%llu), arena %llu byte%s, lower bound %llu byte%s\n",
            m.n_planned, (unsigned long long)m.n_tensors_all,
-           planner_algo_name(p.algo), (unsigned long long)a.o.alignment,
-           (unsigned long long)arena,
-           (unsigned long long)p.lower_bound_bytes);
-    printf("tflm:     TFLite Micro's own planner needs %llu bytes for the "
+           CLI_PLURAL(m.n_tensors_all), planner_algo_name(p.algo),
+           (unsigned long long)a.o.alignment, (unsigned long long)arena,
+           CLI_PLURAL(arena), (unsigned long long)p.lower_bound_bytes,
+           CLI_PLURAL(p.lower_bound_bytes));
+    printf("tflm:     TFLite Micro's own planner needs %llu byte%s for the "
            "same buffers (sizes rounded up to %u)\n",
-           (unsigned long long)round_tflm(tflm_bytes), EMBED_TFLM_ROUND);
+           (unsigned long long)round_tflm(tflm_bytes),
+           CLI_PLURAL(round_tflm(tflm_bytes)), EMBED_TFLM_ROUND);
     if (m.n_scratch)
-      printf("scratch:  %zu kernel scratch buffers (%llu bytes) left to "
+      printf("scratch:  %zu kernel scratch buffer%s (%llu byte%s) left to "
              "TFLite Micro, with room for them in the plan\n",
-             m.n_scratch, (unsigned long long)m.scratch_bytes);
+             m.n_scratch, CLI_PLURAL(m.n_scratch),
+             (unsigned long long)m.scratch_bytes,
+             CLI_PLURAL(m.scratch_bytes));
     if (m.n_variable)
-      printf("variable: %u tensors left to TFLite Micro's persistent "
+      printf("variable: %u tensor%s left to TFLite Micro's persistent "
              "memory (-1)\n",
-             (unsigned)m.n_variable);
+             (unsigned)m.n_variable, CLI_PLURAL(m.n_variable));
     if (m.n_aliases)
       print_in_place(&m, &p, unshared);
-    printf("wrote:    %s (%zu bytes, %zu added)\n", a.out, out_len,
-           out_len - len);
+    printf("wrote:    %s (%zu byte%s, %zu added)\n", a.out, out_len,
+           CLI_PLURAL(out_len), out_len - len);
     rc = cli_finish_stdout();
   }
 out:

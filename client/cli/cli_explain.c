@@ -282,13 +282,13 @@ static void print_sharing(const struct explain *e)
 {
   const struct cli_graph *g = &e->g;
   if (!e->o.in_place) {
-    printf("\nin-place sharing: off (--no-in-place); %zu pairs declared\n",
-           e->declared);
+    printf("\nin-place sharing: off (--no-in-place); %zu pair%s declared\n",
+           e->declared, CLI_PLURAL(e->declared));
     return;
   }
-  printf("\nin-place sharing: %zu of %zu declared pairs taken by best "
+  printf("\nin-place sharing: %zu of %zu declared pair%s taken by best "
          "(an output written over the input its operator reads last):\n",
-         e->n_pairs, e->declared);
+         e->n_pairs, e->declared, CLI_PLURAL(e->declared));
   if (e->n_pairs)
     printf("  %10s %10s %10s %12s%s\n", "output", "input", "operator",
            "bytes", g->has_model ? "  type" : "");
@@ -300,13 +300,15 @@ static void print_sharing(const struct explain *e)
            (unsigned)i->id, (long long)o->first, (unsigned long long)o->size,
            type ? "  " : "", type ? type : "");
   }
-  printf("saved by sharing: lower bound %llu -> %llu (-%llu bytes), arena "
-         "(best) %llu -> %llu (-%llu bytes)\n",
+  printf("saved by sharing: lower bound %llu -> %llu (-%llu byte%s), arena "
+         "(best) %llu -> %llu (-%llu byte%s)\n",
          (unsigned long long)e->lb_unshared, (unsigned long long)e->lb,
          (unsigned long long)minus(e->lb_unshared, e->lb),
+         CLI_PLURAL(minus(e->lb_unshared, e->lb)),
          (unsigned long long)e->arena_unshared,
          (unsigned long long)e->arena[BEST],
-         (unsigned long long)minus(e->arena_unshared, e->arena[BEST]));
+         (unsigned long long)minus(e->arena_unshared, e->arena[BEST]),
+         CLI_PLURAL(minus(e->arena_unshared, e->arena[BEST])));
 }
 
 static void print_json_sharing(const struct explain *e)
@@ -335,13 +337,15 @@ static void print_json_sharing(const struct explain *e)
 static void print_text(const struct explain *e)
 {
   const struct cli_graph *g = &e->g;
-  printf("file:        %s (%s, %zu tensors, %zu operators)\n", g->what,
-         kind_name(g->kind), g->n, e->n_ops);
+  printf("file:        %s (%s, %zu tensor%s, %zu operator%s)\n", g->what,
+         kind_name(g->kind), g->n, CLI_PLURAL(g->n), e->n_ops,
+         CLI_PLURAL(e->n_ops));
   if (g->has_model)
     cli_model_summary(stdout, "model:       ", &g->model);
   printf("\n");
   chart(e);
-  printf("\npeak:        %llu bytes at operator", (unsigned long long)e->peak);
+  printf("\npeak:        %llu byte%s at operator", (unsigned long long)e->peak,
+         CLI_PLURAL(e->peak));
   size_t n_peak = 0;
   for (size_t k = 0; k < e->n_ops; k++)
     if (e->live[k] == e->peak)
@@ -362,28 +366,31 @@ static void print_text(const struct explain *e)
     char life[48];
     snprintf(life, sizeof life, "%lld-%lld", (long long)t->first,
              (long long)t->last);
-    if (g->names)
-      printf("  %10u %12llu %6.1f%%  %-13s %s\n", (unsigned)t->id,
-             (unsigned long long)t->size, pct(t->size, e->peak), life,
-             g->names[e->at_peak[h]]);
-    else
+    if (g->names) {
+      printf("  %10u %12llu %6.1f%%  %-13s ", (unsigned)t->id,
+             (unsigned long long)t->size, pct(t->size, e->peak), life);
+      cli_print_text(stdout, g->names[e->at_peak[h]]);
+      putchar('\n');
+    } else
       printf("  %10u %12llu %6.1f%%  %s\n", (unsigned)t->id,
              (unsigned long long)t->size, pct(t->size, e->peak), life);
   }
-  printf("\nif one tensor were half its size (lower bound %llu bytes):\n",
-         (unsigned long long)e->lb);
+  printf("\nif one tensor were half its size (lower bound %llu byte%s):\n",
+         (unsigned long long)e->lb, CLI_PLURAL(e->lb));
   for (size_t h = 0; h < N_HALVE && h < e->n_at_peak; h++) {
     const struct planner_tensor *t = &g->tensors[e->at_peak[h]];
-    printf("  tensor %-6u %12llu -> %-12llu lower bound %llu (-%llu bytes, "
+    printf("  tensor %-6u %12llu -> %-12llu lower bound %llu (-%llu byte%s, "
            "-%.1f%%)\n",
            (unsigned)t->id, (unsigned long long)t->size,
            (unsigned long long)((t->size + 1) / 2),
            (unsigned long long)e->halved_lb[h],
            (unsigned long long)minus(e->lb, e->halved_lb[h]),
+           CLI_PLURAL(minus(e->lb, e->halved_lb[h])),
            pct(minus(e->lb, e->halved_lb[h]), e->lb));
   }
-  printf("\nlower bound: %llu bytes (alignment %llu)\n",
-         (unsigned long long)e->lb, (unsigned long long)e->o.alignment);
+  printf("\nlower bound: %llu byte%s (alignment %llu)\n",
+         (unsigned long long)e->lb, CLI_PLURAL(e->lb),
+         (unsigned long long)e->o.alignment);
   printf("arena by algorithm:\n");
   for (size_t a = 0; a < N_ALGOS; a++) {
     printf("  %-15s %12llu  +%.1f%%", planner_algo_name(algos[a]),
@@ -400,9 +407,9 @@ static void print_text(const struct explain *e)
 static void print_json(const struct explain *e)
 {
   const struct cli_graph *g = &e->g;
-  printf("{\"file\":\"");
-  cli_json_escape(stdout, g->what);
-  printf("\",\"kind\":\"%s\",\"n_tensors\":%zu,\"n_ops\":%zu,"
+  printf("{\"file\":");
+  cli_print_json(stdout, g->what);
+  printf(",\"kind\":\"%s\",\"n_tensors\":%zu,\"n_ops\":%zu,"
          "\"alignment\":%llu",
          kind_name(g->kind), g->n, e->n_ops,
          (unsigned long long)e->o.alignment);
@@ -428,9 +435,8 @@ static void print_json(const struct explain *e)
            (long long)t->first, (long long)t->last,
            e->peak ? (double)t->size / (double)e->peak : 0.0);
     if (g->names) {
-      printf(",\"name\":\"");
-      cli_json_escape(stdout, g->names[e->at_peak[h]]);
-      printf("\"");
+      printf(",\"name\":");
+      cli_print_json(stdout, g->names[e->at_peak[h]]);
     }
     printf("}");
   }

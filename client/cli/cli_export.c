@@ -13,6 +13,7 @@
  */
 #include "wire_bundle.h"
 #include "cli_daemon.h"
+#include "cli_write.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,17 +29,38 @@
 
 /* ---- reading a bundle file ----------------------------------------------- */
 
+/* After each part: what wire_bundle_check_prefix() checks, and, once
+ * the header is there, that the length it announces stays within
+ * CLI_MAX_FILE_LEN, so that a stream that announces more is refused at
+ * its first part instead of after a gigabyte. */
 static int check_part(void *ctx, const char *buf, size_t len,
                       char err[ARENA_ERR_LEN])
 {
   (void)ctx;
-  return wire_bundle_check_prefix((const uint8_t *)buf, len, err);
+  int rc = wire_bundle_check_prefix((const uint8_t *)buf, len, err);
+  if (rc || len < WIRE_BUNDLE_HEADER_LEN)
+    return rc;
+  uint64_t body = 0;
+  for (int i = 12; i < 20; i++)
+    body = body << 8 | (uint8_t)buf[i];
+  if (body > CLI_MAX_FILE_LEN - WIRE_BUNDLE_FRAME_LEN) {
+    snprintf(err, ARENA_ERR_LEN, "the header announces %llu bytes, more "
+             "than the %zu this arenactl reads",
+             body > UINT64_MAX - WIRE_BUNDLE_FRAME_LEN
+                 ? (unsigned long long)UINT64_MAX
+                 : (unsigned long long)(body + WIRE_BUNDLE_FRAME_LEN),
+             CLI_MAX_FILE_LEN);
+    return ARENA_ETOOBIG;
+  }
+  return 0;
 }
 
-/* Reads and checks the bundle at path (borrowed). Returns 0 with *out
- * owned (wire_free_bundle), or prints "arenactl: PATH: <reason>" and
- * returns 65 (not an intact bundle this arenactl reads), 66 (cannot be
- * read, or over CLI_MAX_FILE_LEN) or 71 (out of memory). */
+/* Reads and checks the bundle at path (borrowed; "-" is standard input,
+ * named "<stdin>" in messages). Returns 0 with *out owned
+ * (wire_free_bundle), or prints "arenactl: PATH: <reason>" and returns
+ * 65 (not an intact bundle this arenactl reads), 66 (cannot be read, or
+ * over CLI_MAX_FILE_LEN, by its size or its header) or 71 (out of
+ * memory). */
 static int load_bundle(const char *path, Arenad__V1__Bundle **out)
 {
   char err[ARENA_ERR_LEN] = "";
@@ -46,6 +68,8 @@ static int load_bundle(const char *path, Arenad__V1__Bundle **out)
   size_t len;
   *out = NULL;
   int rc = cli_read_file_checked(path, check_part, NULL, &buf, &len, err);
+  if (strcmp(path, "-") == 0)
+    path = "<stdin>";
   if (rc == 0) {
     rc = wire_bundle_read((const uint8_t *)buf, len, NULL, out, err);
     free(buf);
@@ -63,98 +87,6 @@ static int load_bundle(const char *path, Arenad__V1__Bundle **out)
   }
 }
 
-/* ---- writing a bundle file ------------------------------------------------ */
-
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-  while (n > 0) {
-    ssize_t k = write(fd, p, n);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      return -1;
-    p += k;
-    n -= (size_t)k;
-  }
-  return 0;
-}
-
-/* Makes the rename durable. A failure here is benign: the file is whole
- * and in place either way, and some file systems cannot sync a
- * directory. */
-static void sync_dir_of(const char *path)
-{
-  const char *slash = strrchr(path, '/');
-  char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path))
-                    : strdup(".");
-  if (!dir)
-    return;
-  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    (void)fsync(fd);
-    close(fd);
-  }
-  free(dir);
-}
-
-/* Writes len bytes to tmp (borrowed), synced. Returns 0, or -1 with
- * *step naming what failed and errno set. */
-static int write_synced(const char *tmp, const uint8_t *buf, size_t len,
-                        const char **step)
-{
-  *step = "cannot create";
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return -1;
-  int rc = 0;
-  *step = "cannot write";
-  if (write_all(fd, buf, len) != 0)
-    rc = -1;
-  if (rc == 0) {
-    *step = "cannot sync";
-    rc = fsync(fd);
-  }
-  int e = errno;
-  if (close(fd) != 0 && rc == 0) {
-    *step = "cannot write";
-    return -1;
-  }
-  errno = e;
-  return rc ? -1 : 0;
-}
-
-/* Writes len bytes to path (borrowed) so that path holds either its old
- * contents or all the new bytes, never a part: to PATH.tmp in the same
- * directory, fsync, rename. Returns 0, or prints why and returns 74 (71
- * out of memory), with PATH.tmp removed. */
-static int write_atomic(const char *path, const uint8_t *buf, size_t len)
-{
-  size_t n = strlen(path);
-  char *tmp = malloc(n + 5);
-  if (!tmp) {
-    cli_error(path, "out of memory");
-    return CLI_EX_OSERR;
-  }
-  memcpy(tmp, path, n);
-  memcpy(tmp + n, ".tmp", 5);
-  const char *step;
-  int rc = write_synced(tmp, buf, len, &step);
-  if (rc == 0 && rename(tmp, path) != 0) {
-    step = "cannot rename into place";
-    rc = -1;
-  }
-  if (rc) {
-    int e = errno;
-    (void)unlink(tmp);
-    cli_error(path, "%s %s: %s", step, tmp, strerror(e));
-    free(tmp);
-    return CLI_EX_IOERR;
-  }
-  free(tmp);
-  sync_dir_of(path);
-  return 0;
-}
-
 /* ---- export --------------------------------------------------------------- */
 
 static void export_usage(FILE *f)
@@ -164,9 +96,13 @@ static void export_usage(FILE *f)
           "                -o FILE [-s PATH] [--timeout-ms N] [--json]\n"
           "\n"
           "Writes the plans arenad stores with their graphs to a plan bundle\n"
-          "FILE, for `%s preload` on other machines (docs/bundles.md). The\n"
-          "file is written to FILE.tmp, synced, and renamed to FILE. Plans\n"
-          "stored before arenad kept graphs cannot be exported.\n"
+          "FILE, for `%s preload` on other machines (docs/bundles.md). A\n"
+          "regular FILE is replaced atomically: the bundle goes to a new\n"
+          "temporary file beside it, synced and renamed to FILE. A character\n"
+          "device or FIFO (/dev/stdout, a named pipe) is written in place;\n"
+          "- is standard output; anything else, a symbolic link to a regular\n"
+          "file among them, is refused. Plans stored before arenad kept\n"
+          "graphs cannot be exported.\n"
           "\n"
           "Options:\n"
           "  --model-hash HEX   only the plans of this model\n"
@@ -317,24 +253,28 @@ static int export_write(const struct export_list *l, const char *path,
     cli_error("export", "out of memory");
     return CLI_EX_OSERR;
   }
-  rc = write_atomic(path, buf, len);
+  /* The report goes to stderr when the bundle goes to stdout, so that
+   * the stream holds the bundle alone. Asked before writing: a replaced
+   * file is another file afterwards. */
+  FILE *f = cli_write_is_stdout(path) ? stderr : stdout;
+  rc = cli_write_file(path, buf, len);
   free(buf);
   if (rc)
     return rc;
   if (json) {
-    printf("{\"written\":%zu,\"bytes\":%zu,\"without_graph\":%llu,"
-           "\"file\":",
-           l->n, len, (unsigned long long)l->without_graph);
-    cli_json_str(path);
-    printf("}\n");
+    fprintf(f, "{\"written\":%zu,\"bytes\":%zu,\"without_graph\":%llu,"
+               "\"file\":",
+            l->n, len, (unsigned long long)l->without_graph);
+    cli_print_json(f, path);
+    fprintf(f, "}\n");
   } else {
-    printf("wrote %zu plan%s to %s (%zu bytes)\n", l->n, l->n == 1 ? "" : "s",
-           path, len);
+    fprintf(f, "wrote %zu plan%s to %s (%zu byte%s)\n", l->n,
+            CLI_PLURAL(l->n), path, len, CLI_PLURAL(len));
     if (l->without_graph)
-      printf("left out %llu plan%s stored without its graph (by an older "
-             "arenad); plan it again to export it\n",
-             (unsigned long long)l->without_graph,
-             l->without_graph == 1 ? "" : "s");
+      fprintf(f, "left out %llu plan%s stored without its graph (by an "
+                 "older arenad); plan it again to export it\n",
+              (unsigned long long)l->without_graph,
+              CLI_PLURAL(l->without_graph));
   }
   return cli_finish_stdout();
 }
@@ -546,7 +486,7 @@ int cli_preload_main(int argc, char **argv)
     preload_print(0, 0, a.json);
     rc = cli_finish_stdout();
   } else {
-    rc = preload_send(path, &a, b);
+    rc = preload_send(strcmp(path, "-") ? path : "<stdin>", &a, b);
   }
   wire_free_bundle(b);
   return rc;
@@ -618,12 +558,16 @@ static void info_print(const Arenad__V1__Bundle *b, int json)
 {
   if (json) {
     printf("{\"format_version\":%u,\"producer\":", (unsigned)b->format_version);
-    cli_json_str(b->producer);
+    cli_print_json(stdout, b->producer);
     printf(",\"created_unix_ms\":%lld,\"entries\":[",
            (long long)b->created_unix_ms);
   } else {
-    printf("format:   %u\nproducer: %s\ncreated:  ",
-           (unsigned)b->format_version, *b->producer ? b->producer : "-");
+    printf("format:   %u\nproducer: ", (unsigned)b->format_version);
+    if (*b->producer)
+      cli_print_text(stdout, b->producer);
+    else
+      putchar('-');
+    printf("\ncreated:  ");
     cli_print_utc(b->created_unix_ms);
     printf("\nplans:    %zu\n", b->n_entries);
     if (b->n_entries)

@@ -22,6 +22,7 @@
 #include "cli_input.h"
 #include "cli_json.h"
 #include "cli_share.h"
+#include "cli_write.h"
 #include "digest.h"
 
 int cli_model_option(int argc, char **argv, int *i, struct cli_load_opts *o,
@@ -511,29 +512,15 @@ void cli_xml_escape(FILE *f, const char *s)
   }
 }
 
-void cli_json_escape(FILE *f, const char *s)
-{
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else if (c >= 0x7f)
-      fputc('?', f); /* the name may not be valid UTF-8 */
-    else
-      fputc(c, f);
-  }
-}
-
 /* ---- summary and import ----------------------------------------------------- */
 
 static void print_io(FILE *f, const char *prefix, const char *label,
                      const struct planner_tflite_io *io, size_t n)
 {
   for (size_t i = 0; i < n; i++) {
-    fprintf(f, "%s%s %d '%s': %s [", prefix, label, (int)io[i].tensor,
-            io[i].name, planner_tflite_type_name(io[i].type));
+    fprintf(f, "%s%s %d '", prefix, label, (int)io[i].tensor);
+    cli_print_text(f, io[i].name);
+    fprintf(f, "': %s [", planner_tflite_type_name(io[i].type));
     for (uint32_t k = 0; k < io[i].rank && k < PLANNER_TFLITE_MAX_DIMS; k++)
       fprintf(f, "%s%d", k ? ", " : "", (int)io[i].dims[k]);
     if (io[i].rank > PLANNER_TFLITE_MAX_DIMS)
@@ -565,12 +552,14 @@ void cli_model_summary(FILE *f, const char *prefix,
           (unsigned)m->n_custom_ops);
   if (m->n_persistent)
     fprintf(f, "%spersistent, not planned (DEQUANTIZE of constant): %u "
-            "tensors, %llu bytes (--keep-dequant plans them)\n",
-            prefix, (unsigned)m->n_persistent,
-            (unsigned long long)m->persistent_bytes);
+            "tensor%s, %llu byte%s (--keep-dequant plans them)\n",
+            prefix, (unsigned)m->n_persistent, CLI_PLURAL(m->n_persistent),
+            (unsigned long long)m->persistent_bytes,
+            CLI_PLURAL(m->persistent_bytes));
   if (m->n_unplannable)
-    fprintf(f, "%snot plannable (STRING, RESOURCE or VARIANT): %u tensors\n",
-            prefix, (unsigned)m->n_unplannable);
+    fprintf(f, "%snot plannable (STRING, RESOURCE or VARIANT): %u "
+            "tensor%s\n",
+            prefix, (unsigned)m->n_unplannable, CLI_PLURAL(m->n_unplannable));
   print_io(f, prefix, "input", m->inputs, m->n_inputs);
   print_io(f, prefix, "output", m->outputs, m->n_outputs);
   if (m->dynamic)
@@ -610,29 +599,6 @@ static void import_usage(FILE *f)
           "Exit status: 0 done, 64 bad command line, 65 bad model,\n"
           "66 cannot read MODEL, 74 cannot write the output.\n",
           CLI_PROG);
-}
-
-/* Writes len bytes to path ("-" = stdout). Returns 0 or CLI_EX_IOERR. */
-int cli_model_write(const char *path, const void *data, size_t len)
-{
-  if (!path || strcmp(path, "-") == 0) {
-    fwrite(data, 1, len, stdout);
-    return cli_finish_stdout();
-  }
-  FILE *f = fopen(path, "wb");
-  if (!f) {
-    cli_error(path, "cannot create: %s", strerror(errno));
-    return CLI_EX_IOERR;
-  }
-  size_t w = fwrite(data, 1, len, f);
-  int bad = w != len || ferror(f);
-  if (fclose(f) != 0)
-    bad = 1;
-  if (bad) {
-    cli_error(path, "write failed");
-    return CLI_EX_IOERR;
-  }
-  return 0;
 }
 
 int cli_import_main(int argc, char **argv)
@@ -688,7 +654,7 @@ int cli_import_main(int argc, char **argv)
     cli_error(g.what, "out of memory");
     rc = CLI_EX_OSERR;
   } else {
-    rc = cli_model_write(out, text, text_len);
+    rc = cli_write_file(out, text, text_len);
   }
   free(text);
   free(comment);

@@ -79,13 +79,6 @@ int cli_plan_option(int argc, char **argv, int *i, struct planner_options *o,
 /* Writes s to f with XML/HTML special characters escaped. */
 void cli_xml_escape(FILE *f, const char *s);
 
-/* Writes s to f as a JSON string body (no quotes), escaped. */
-void cli_json_escape(FILE *f, const char *s);
-
-/* Writes len bytes of data to path (borrowed; NULL or "-" = stdout).
- * Returns 0, or CLI_EX_IOERR after printing why. */
-int cli_model_write(const char *path, const void *data, size_t len);
-
 /* Prints one line per model fact on f, each prefixed by prefix. */
 void cli_model_summary(FILE *f, const char *prefix,
                        const struct planner_tflite_model *m);

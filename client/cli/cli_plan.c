@@ -363,8 +363,9 @@ static void print_sharing(const struct plan_args *a,
                           const struct planner_csv *c,
                           const struct sharing *sh)
 {
-  printf("unshared bound:  %llu bytes (the lower bound with no pair shared)\n",
-         (unsigned long long)sh->unshared);
+  printf("unshared bound:  %llu byte%s (the lower bound with no pair "
+         "shared)\n",
+         (unsigned long long)sh->unshared, CLI_PLURAL(sh->unshared));
   if (!a->o.in_place) {
     printf("in-place pairs:  off (--no-in-place): %zu declared, none "
            "shared\n",
@@ -424,8 +425,9 @@ static void print_text(const struct plan_args *a, const struct planner_csv *c,
 {
   uint64_t gap = p->arena_bytes - p->lower_bound_bytes;
   /* A graph read from a .tflite model has no CSV dialect. */
-  printf("file:            %s (%zu tensors, %s)\n",
+  printf("file:            %s (%zu tensor%s, %s)\n",
          strcmp(a->file, "-") ? a->file : "<stdin>", c->n_tensors,
+         CLI_PLURAL(c->n_tensors),
          c->format == PLANNER_CSV_NONE
              ? "TFLite model"
              : c->format == PLANNER_CSV_MINIMALLOC ? "MiniMalloc CSV"
@@ -436,10 +438,11 @@ static void print_text(const struct plan_args *a, const struct planner_csv *c,
     printf(" (chosen by %s)", planner_algo_name(a->o.algo));
   printf("\nalignment:       %llu byte%s\n", (unsigned long long)a->o.alignment,
          a->o.alignment == 1 ? "" : "s");
-  printf("arena:           %llu bytes\n", (unsigned long long)p->arena_bytes);
-  printf("lower bound:     %llu bytes (%s bound)\n",
+  printf("arena:           %llu byte%s\n", (unsigned long long)p->arena_bytes,
+         CLI_PLURAL(p->arena_bytes));
+  printf("lower bound:     %llu byte%s (%s bound)\n",
          (unsigned long long)p->lower_bound_bytes,
-         planner_bound_name(p->bound));
+         CLI_PLURAL(p->lower_bound_bytes), planner_bound_name(p->bound));
   if (sh->declared)
     print_sharing(a, c, sh);
   print_saving(p, naive_aligned(c, a->o.alignment));

@@ -42,6 +42,7 @@
 #include "cli_model.h"
 #include "cli_render_text.h"
 #include "cli_share.h"
+#include "cli_write.h"
 #include "planner.h"
 
 #define SVG_MAX_W 1800.0 /* px: the picture is never wider */
@@ -284,14 +285,17 @@ static void layout(struct render *r)
   double hmax = SVG_MAX_W - 2 * PAD;
   render_fit_text(l->title, sizeof l->title, r->g.what, TITLE_PX, 1, hmax);
   snprintf(l->line1, sizeof l->line1,
-           "%zu tensors, %zu operators, %s, alignment %llu", r->g.n,
-           r->n_ops, planner_algo_name(r->p.algo),
+           "%zu tensor%s, %zu operator%s, %s, alignment %llu", r->g.n,
+           CLI_PLURAL(r->g.n), r->n_ops, CLI_PLURAL(r->n_ops),
+           planner_algo_name(r->p.algo),
            (unsigned long long)r->o.alignment);
   snprintf(l->line2, sizeof l->line2,
-           "arena %llu bytes, lower bound %llu bytes, peak %llu live bytes",
-           (unsigned long long)r->p.arena_bytes,
+           "arena %llu byte%s, lower bound %llu byte%s, peak %llu live "
+           "byte%s",
+           (unsigned long long)r->p.arena_bytes, CLI_PLURAL(r->p.arena_bytes),
            (unsigned long long)r->p.lower_bound_bytes,
-           (unsigned long long)r->peak);
+           CLI_PLURAL(r->p.lower_bound_bytes), (unsigned long long)r->peak,
+           CLI_PLURAL(r->peak));
   double hw = render_text_w(l->title, TITLE_PX, 1);
   if (render_text_w(l->line1, FONT_PX, 0) > hw)
     hw = render_text_w(l->line1, FONT_PX, 0);
@@ -354,8 +358,9 @@ static void draw_tensor(FILE *f, const struct render *r, size_t i)
     fputs(" ", f);
     cli_xml_escape(f, r->g.names[i]);
   }
-  fprintf(f, ": %llu bytes at offset %llu, operators %lld-%lld%s",
-          (unsigned long long)t->size, (unsigned long long)off,
+  fprintf(f, ": %llu byte%s at offset %llu, operators %lld-%lld%s",
+          (unsigned long long)t->size, CLI_PLURAL(t->size),
+          (unsigned long long)off,
           (long long)t->first, (long long)t->last,
           r->at_peak[i] ? ", live at the peak" : "");
   if (r->over && r->over[i])
@@ -386,9 +391,10 @@ static void draw_inplace(FILE *f, const struct render *r)
       h = MIN_PX;
     fprintf(f, "<path class=\"inplace\" d=\"M%.2f %.2f h%.2f v%.2f h%.2f Z\">"
             "<title>tensor %u written over tensor %u in place at operator "
-            "%lld (%llu bytes)</title></path>\n",
+            "%lld (%llu byte%s)</title></path>\n",
             x, y, w, h, -w, (unsigned)t->id, (unsigned)in->id,
-            (long long)t->first, (unsigned long long)t->size);
+            (long long)t->first, (unsigned long long)t->size,
+            CLI_PLURAL(t->size));
   }
 }
 
@@ -719,7 +725,7 @@ int cli_render_main(int argc, char **argv)
         cli_error(NULL, "out of memory");
         rc = CLI_EX_OSERR;
       } else {
-        rc = cli_model_write(out, text, len);
+        rc = cli_write_file(out, text, len);
       }
     }
   }

@@ -14,15 +14,6 @@
 #include "digest.h"
 #include "wire_plan.h"
 
-/* Prints a string the daemon sent, with control bytes replaced. */
-static void print_text(const char *s)
-{
-  for (; s && *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    putchar(ch < 0x20 || ch == 0x7f ? '?' : ch);
-  }
-}
-
 /* ---- ping ------------------------------------------------------------------ */
 
 static void ping_usage(FILE *f)
@@ -94,13 +85,13 @@ int cli_ping_main(int argc, char **argv)
       rc = CLI_EX_PROTOCOL;
     } else if (a.json) {
       printf("{\"ok\":true,\"version\":");
-      cli_json_str(p->version);
+      cli_print_json(stdout, p->version);
       printf(",\"rtt_us\":%llu,\"socket\":", (unsigned long long)us);
-      cli_json_str(arenad_client__socket_path(c));
+      cli_print_json(stdout, arenad_client__socket_path(c));
       printf("}\n");
     } else {
       printf("pong from arenad ");
-      print_text(p->version);
+      cli_print_text(stdout, p->version);
       printf(" at %s in %.3f ms\n", arenad_client__socket_path(c),
              (double)us / 1e3);
     }
@@ -129,7 +120,8 @@ static const struct counter counters[] = {
     C(jobs_queued),      C(jobs_cancelled),    C(storage_entries),
     C(storage_bytes),    C(storage_evictions), C(storage_corrupt_dropped),
     C(storage_file_bytes), C(storage_errors),  C(lru_entries),
-    C(lru_bytes),        C(verify_failures),
+    C(lru_bytes),        C(verify_failures),   C(improve_active),
+    C(improve_runs),     C(improve_gains),     C(improve_cpu_ms),
 };
 #undef C
 #define N_COUNTERS (sizeof counters / sizeof counters[0])
@@ -153,15 +145,15 @@ static void print_uptime(uint64_t ms)
 static void stats_json(const Arenad__V1__StatsReply *s, int all)
 {
   printf("{\"version\":");
-  cli_json_str(s->version);
+  cli_print_json(stdout, s->version);
   printf(",\"pid\":%llu,\"uptime_ms\":%llu,\"socket\":",
          (unsigned long long)s->pid, (unsigned long long)s->uptime_ms);
-  cli_json_str(s->socket_path);
+  cli_print_json(stdout, s->socket_path);
   printf(",\"database\":");
-  cli_json_str(s->db_path);
+  cli_print_json(stdout, s->db_path);
   printf(",\"workers\":%u,\"storage_ok\":%s,\"storage_error\":",
          (unsigned)s->workers, s->storage_ok ? "true" : "false");
-  cli_json_str(s->storage_error);
+  cli_print_json(stdout, s->storage_error);
   for (size_t k = 0; k < N_COUNTERS; k++) {
     /* status keeps to the counters a person checks first. */
     if (!all && k > 7)
@@ -169,23 +161,25 @@ static void stats_json(const Arenad__V1__StatsReply *s, int all)
     printf(",\"%s\":%llu", counters[k].name,
            (unsigned long long)counter(s, k));
   }
+  if (all)
+    printf(",\"improve_enabled\":%s", s->improve_enabled ? "true" : "false");
   printf("}\n");
 }
 
 static void status_text(const Arenad__V1__StatsReply *s)
 {
   printf("daemon:      arenad ");
-  print_text(s->version);
+  cli_print_text(stdout, s->version);
   printf(" (pid %llu)\nuptime:      ", (unsigned long long)s->pid);
   print_uptime(s->uptime_ms);
   printf("\nsocket:      ");
-  print_text(s->socket_path);
+  cli_print_text(stdout, s->socket_path);
   printf("\ndatabase:    ");
-  print_text(s->db_path);
+  cli_print_text(stdout, s->db_path);
   printf(" (%s", s->storage_ok ? "ok" : "failing");
   if (!s->storage_ok && s->storage_error && *s->storage_error) {
     printf(": ");
-    print_text(s->storage_error);
+    cli_print_text(stdout, s->storage_error);
   }
   printf(")\nworkers:     %u\n", (unsigned)s->workers);
   printf("connections: %llu open, %llu in total\n",
@@ -196,33 +190,36 @@ static void status_text(const Arenad__V1__StatsReply *s)
          (unsigned long long)s->plans_served);
   uint64_t hits = s->memory_hits + s->storage_hits;
   uint64_t all = hits + s->misses;
-  printf("cache:       %llu hits (%llu memory, %llu storage), %llu misses",
-         (unsigned long long)hits, (unsigned long long)s->memory_hits,
-         (unsigned long long)s->storage_hits,
-         (unsigned long long)s->misses);
+  printf("cache:       %llu hit%s (%llu memory, %llu storage), %llu miss%s",
+         (unsigned long long)hits, CLI_PLURAL(hits),
+         (unsigned long long)s->memory_hits,
+         (unsigned long long)s->storage_hits, (unsigned long long)s->misses,
+         s->misses == 1 ? "" : "es");
   if (all)
     printf(", hit rate %.1f%%", 100.0 * (double)hits / (double)all);
-  printf("\nstored:      %llu plans, %llu bytes\n",
+  printf("\nstored:      %llu plan%s, %llu byte%s\n",
          (unsigned long long)s->storage_entries,
-         (unsigned long long)s->storage_bytes);
+         CLI_PLURAL(s->storage_entries),
+         (unsigned long long)s->storage_bytes, CLI_PLURAL(s->storage_bytes));
 }
 
 static void stats_text(const Arenad__V1__StatsReply *s)
 {
   printf("version: ");
-  print_text(s->version);
+  cli_print_text(stdout, s->version);
   printf("\npid: %llu\nuptime_ms: %llu\nsocket: ", (unsigned long long)s->pid,
          (unsigned long long)s->uptime_ms);
-  print_text(s->socket_path);
+  cli_print_text(stdout, s->socket_path);
   printf("\ndatabase: ");
-  print_text(s->db_path);
+  cli_print_text(stdout, s->db_path);
   printf("\nworkers: %u\nstorage_ok: %s\n", (unsigned)s->workers,
          s->storage_ok ? "yes" : "no");
   if (s->storage_error && *s->storage_error) {
     printf("storage_error: ");
-    print_text(s->storage_error);
+    cli_print_text(stdout, s->storage_error);
     putchar('\n');
   }
+  printf("improve_enabled: %s\n", s->improve_enabled ? "yes" : "no");
   for (size_t k = 0; k < N_COUNTERS; k++)
     printf("%s: %llu\n", counters[k].name, (unsigned long long)counter(s, k));
 }

@@ -16,16 +16,117 @@
 
 void cli_error(const char *what, const char *fmt, ...)
 {
-  va_list ap;
+  va_list ap, ap2;
+  char small[512], *msg = small;
   fflush(stdout); /* keep the order of messages when both go to a tty */
-  if (what)
-    fprintf(stderr, "%s: %s: ", CLI_PROG, what);
-  else
-    fprintf(stderr, "%s: ", CLI_PROG);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  va_copy(ap2, ap);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
   va_end(ap);
+  if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1)) != NULL)
+    vsnprintf(msg, (size_t)n + 1, fmt, ap2);
+  va_end(ap2);
+  if (!msg)
+    msg = small; /* out of memory: the message cut short */
+  fprintf(stderr, "%s: ", CLI_PROG);
+  if (what) {
+    cli_print_text(stderr, what);
+    fputs(": ", stderr);
+  }
+  cli_print_text(stderr, n < 0 ? fmt : msg);
   fputc('\n', stderr);
+  if (msg != small)
+    free(msg);
+}
+
+/* ---- strings from files and the daemon -------------------------------------- */
+
+/* The length of the valid UTF-8 sequence at s (1 to 4 bytes), or 0 when
+ * the byte at s does not begin one: overlong forms, surrogates and code
+ * points past U+10FFFF are not valid. *cp is its code point. */
+static size_t utf8_seq(const unsigned char *s, uint32_t *cp)
+{
+  uint32_t c = s[0], min;
+  size_t n;
+  if (c < 0x80) {
+    *cp = c;
+    return 1;
+  }
+  if (c >= 0xc2 && c <= 0xdf) {
+    n = 2;
+    c &= 0x1f;
+    min = 0x80;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    n = 3;
+    c &= 0x0f;
+    min = 0x800;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4;
+    c &= 0x07;
+    min = 0x10000;
+  } else {
+    return 0;
+  }
+  for (size_t i = 1; i < n; i++) {
+    if ((s[i] & 0xc0) != 0x80) /* also stops at the NUL */
+      return 0;
+    c = c << 6 | (s[i] & 0x3f);
+  }
+  if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+    return 0;
+  *cp = c;
+  return n;
+}
+
+static int is_control(uint32_t cp)
+{
+  return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
+}
+
+void cli_print_text(FILE *f, const char *s)
+{
+  const unsigned char *p = (const unsigned char *)s;
+  while (p && *p) {
+    uint32_t cp;
+    size_t n = utf8_seq(p, &cp);
+    if (n == 0 || is_control(cp)) {
+      for (size_t i = 0; i < (n ? n : 1); i++)
+        fprintf(f, "\\x%02x", p[i]);
+      p += n ? n : 1;
+      continue;
+    }
+    fwrite(p, 1, n, f);
+    p += n;
+  }
+}
+
+void cli_print_json(FILE *f, const char *s)
+{
+  const unsigned char *p = (const unsigned char *)s;
+  fputc('"', f);
+  while (p && *p) {
+    uint32_t cp;
+    size_t n = utf8_seq(p, &cp);
+    if (n == 0) {
+      fputs("\\ufffd", f);
+      p++;
+      continue;
+    }
+    switch (cp) {
+    case '"': fputs("\\\"", f); break;
+    case '\\': fputs("\\\\", f); break;
+    case '\n': fputs("\\n", f); break;
+    case '\t': fputs("\\t", f); break;
+    case '\r': fputs("\\r", f); break;
+    default:
+      if (is_control(cp))
+        fprintf(f, "\\u%04x", (unsigned)cp);
+      else
+        fwrite(p, 1, n, f);
+    }
+    p += n;
+  }
+  fputc('"', f);
 }
 
 /* ---- file reading ----------------------------------------------------------- */

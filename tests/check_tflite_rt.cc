@@ -616,6 +616,9 @@ START_TEST(test_infer_digest_and_soak) {
   free(dir);
   printf("tflite_rt soak: digest %s; soak flat, leak caught\n",
          digest.c_str() + strlen("outputs digest: "));
+}
+END_TEST
+
 /* Stops h's daemon, poisons its database (tests/poison_db: every plan
  * replaced by one that verifies but needs gigabytes, stored as final),
  * and starts it again. */

@@ -61,17 +61,16 @@ static int build_joined(struct planner__share *s,
 
 int planner__share_init(struct planner__share *s,
                         const struct planner_graph *g,
-                        const struct planner_options *o)
+                        const struct planner_options *o,
+                        const uint32_t *in_row)
 {
   memset(s, 0, sizeof *s);
   s->n = g->n_tensors;
-  uint32_t *in_row = NULL;
   size_t m = 0;
   s->group = malloc(s->n * sizeof *s->group);
-  int rc = s->group ? planner__alias_rows(g, &in_row, NULL) : ARENA_ENOMEM;
+  int rc = s->group ? 0 : ARENA_ENOMEM;
   if (!rc)
     rc = planner__alias_groups(g, o, in_row, s->group, &m, &s->n_taken);
-  free(in_row);
   if (!rc)
     rc = planner_lower_bound(g, o, &s->lb_unshared);
   if (!rc && s->n_taken)

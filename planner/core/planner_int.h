@@ -70,6 +70,14 @@ int planner__validate(const struct planner_graph *g,
                       const struct planner_options *o, char *err,
                       uint32_t **in_row);
 
+/* Whether two pinned non-empty tensors of g collide in time and memory:
+ * planner_validate()'s check of the pins on its own, for a graph derived
+ * from a valid one in a way nothing else of validation can fail (the
+ * joined graph of run/share.c). g has unique ids and valid rows. Returns
+ * 0, ARENA_EPINNED (described in err, which may be NULL) or ARENA_ENOMEM.
+ * O(m log m) for m pinned tensors. */
+int planner__check_pins(const struct planner_graph *g, char *err);
+
 /* Formats a message into err (may be NULL) and returns code (helpers.c). */
 int planner__errf(char *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

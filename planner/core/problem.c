@@ -164,6 +164,11 @@ static int check_pins(const struct planner_graph *g, char *err)
   return rc;
 }
 
+int planner__check_pins(const struct planner_graph *g, char *err)
+{
+  return check_pins(g, err);
+}
+
 /* Every declared alias names another tensor of the graph. Hands the
  * rows the aliases name to *in_row (NULL: discard them) when g declares
  * one; *in_row stays NULL otherwise and on failure. */

@@ -27,10 +27,10 @@ struct planner__share {
 /* Joins the pairs planner__alias_groups() takes in g (with aliases;
  * borrowed). g is valid under o: planner_validate() returned 0; in_row is
  * the rows its aliases name, as planner__validate() handed them back
- * (borrowed). Returns 0, ARENA_ENOMEM (s then owns nothing), or a
- * planner_validate() code when the joined graph is not valid, such as
- * ARENA_EPINNED for chains whose pins collide (then plan g as it is).
- * Free with planner__share_cleanup(). */
+ * (borrowed). Returns 0, ARENA_ENOMEM (s then owns nothing), or
+ * ARENA_EPINNED when pinned chains collide, the one way the joined graph
+ * can fail planner_validate() (then plan g as it is). Free with
+ * planner__share_cleanup(). */
 int planner__share_init(struct planner__share *s,
                         const struct planner_graph *g,
                         const struct planner_options *o,

@@ -34,15 +34,16 @@ static enum planner_fit fit_of(const struct planner_plan *r, uint64_t cap)
   return r->lower_bound_bytes > cap ? PLANNER_FIT_NO : PLANNER_FIT_UNKNOWN;
 }
 
-/* Whether the exact search should run after the heuristics. */
+/* Whether the exact search should run after the heuristics. A capacity
+ * the heuristics' plan already meets does not keep it out: with a
+ * capacity the plan is never larger than without one. */
 static int wants_exact(const struct planner_options *o,
                        const struct planner_plan *r)
 {
   if (o->algo == PLANNER_ALGO_EXACT)
     return 1;
-  if (o->algo != PLANNER_ALGO_BEST || r->arena_bytes <= r->lower_bound_bytes)
-    return 0;
-  return !o->capacity || r->arena_bytes > o->capacity;
+  return o->algo == PLANNER_ALGO_BEST &&
+         r->arena_bytes > r->lower_bound_bytes;
 }
 
 static int plan_with(struct planner__prob *p, struct planner_plan *r)

@@ -149,13 +149,35 @@ static uint64_t naive_of(const struct planner_graph *g)
   return sum;
 }
 
+/* Gives r, a plan of g, the bound of every plan the verifier accepts
+ * for g (planner__share_bound()) when g declares a legal pair: the plan
+ * of one graph, joined or not, may be beaten by a plan of the other, or
+ * by one sharing some pairs, so neither graph's own bound, nor what a
+ * search proved of that graph, holds for it. Then the bound is a load
+ * bound, and optimality and fit are judged on it. Returns 0 or
+ * ARENA_ENOMEM. */
+static int bound_shared(const struct planner_graph *g,
+                        const struct planner_options *o,
+                        const uint32_t *in_row, struct planner_plan *r)
+{
+  uint64_t lb;
+  int legal;
+  int rc = planner__share_bound(g, o, in_row, &lb, &legal);
+  if (rc || !legal)
+    return rc;
+  r->lower_bound_bytes = lb;
+  r->bound = PLANNER_BOUND_LOAD;
+  r->proven_optimal = r->arena_bytes <= lb;
+  r->fit = fit_of(r, o->capacity);
+  return 0;
+}
+
 /* In-place sharing (planner.h): plans the joined graph and, unless that
  * meets g's own load bound, g as given too; keeps the smaller arena, the
- * shared one on a tie. The bound reported is the joined graph's load
- * bound, which no plan the verifier accepts can beat; the search's own
- * bound holds only for one of the two graphs, so it is not used. g is
- * valid under o: planner_validate() returned 0; in_row is the rows its
- * aliases name (planner__validate(), borrowed). */
+ * shared one on a tie. The bound reported holds for every plan the
+ * verifier accepts (bound_shared()). g is valid under o:
+ * planner_validate() returned 0; in_row is the rows its aliases name
+ * (planner__validate(), borrowed). */
 static int plan_shared(const struct planner_graph *g,
                        const struct planner_options *o,
                        const uint32_t *in_row, struct planner_plan *r)
@@ -166,11 +188,11 @@ static int plan_shared(const struct planner_graph *g,
     return rc;
   if (rc || !s.n_taken) { /* nothing to share, or chains whose pins clash */
     planner__share_cleanup(&s);
-    return plan_bare(g, o, r);
+    rc = plan_bare(g, o, r);
+    return rc ? rc : bound_shared(g, o, in_row, r);
   }
   rc = plan_joined(&s, o, r);
-  uint64_t lb = r->lower_bound_bytes, nodes = r->nodes_explored;
-  uint64_t us = r->search_us;
+  uint64_t nodes = r->nodes_explored, us = r->search_us;
   size_t taken = s.n_taken;
   if (!rc && r->arena_bytes > s.lb_unshared) {
     struct planner_plan u;
@@ -187,15 +209,12 @@ static int plan_shared(const struct planner_graph *g,
     }
   }
   if (!rc) {
-    r->lower_bound_bytes = lb;
     r->lower_bound_unshared_bytes = s.lb_unshared;
-    r->bound = PLANNER_BOUND_LOAD;
-    r->proven_optimal = r->arena_bytes <= lb;
-    r->fit = fit_of(r, o->capacity);
     r->nodes_explored = nodes;
     r->search_us = us;
     r->n_shared = taken;
     r->naive_bytes = naive_of(g);
+    rc = bound_shared(g, o, in_row, r);
   }
   planner__share_cleanup(&s);
   return rc;

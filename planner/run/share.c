@@ -6,6 +6,11 @@
  * is. Any plan of that graph, spread back over the members, is a plan of
  * the caller's graph in which every joined pair shares one offset.
  *
+ * And the lower bound of a graph with legal pairs (planner__share_bound):
+ * the verifier accepts plans that share any of them, all, none or some,
+ * so the bound must hold for each such plan, which neither the joined
+ * graph's nor the unshared graph's bound does (see there).
+ *
  * Part of planner/run/; uses core/ only.
  */
 #include "share.h"
@@ -112,6 +117,72 @@ int planner__share_init(struct planner__share *s,
     rc = joined_valid(&s->joined, o);
   if (rc == ARENA_ENOMEM)
     planner__share_cleanup(s);
+  return rc;
+}
+
+/* The cut graph of share_bound(), in t (a copy of g's tensors, caller's):
+ * see there. Returns how many legal pairs g declares. */
+static size_t cut_pairs(const struct planner_graph *g,
+                        const struct planner_options *o,
+                        const uint32_t *in_row, struct planner_tensor *t,
+                        uint32_t *keeper)
+{
+  size_t n = g->n_tensors, legal = 0;
+  const struct planner_tensor *x = g->tensors;
+  for (size_t i = 0; i < n; i++)
+    keeper[i] = (uint32_t)i;
+  /* who keeps each input's last operator: the largest of it and its
+   * legal outputs, the input on a tie, else the first such output */
+  for (size_t i = 0; i < n; i++) {
+    uint32_t k = in_row[i];
+    if (k == PLANNER__NO_ROW || planner_alias_check(&x[i], &x[k], o))
+      continue;
+    legal++;
+    if (x[i].size > x[keeper[k]].size)
+      keeper[k] = (uint32_t)i;
+  }
+  for (size_t i = 0; i < n; i++) {
+    t[i] = x[i];
+    t[i].has_alias = 0;
+    t[i].alias = 0;
+    t[i].align = 0;
+    t[i].pinned = PLANNER_NOT_PINNED;
+  }
+  for (size_t i = 0; i < n; i++) {
+    uint32_t k = in_row[i];
+    if (k == PLANNER__NO_ROW || planner_alias_check(&x[i], &x[k], o))
+      continue;
+    /* out.first == in.last: one of the two gives that operator up */
+    if (keeper[k] != i)
+      t[i].first++;
+    if (keeper[k] != k)
+      t[k].last = x[k].last - 1;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (t[i].first > t[i].last) { /* lived only at operators given up */
+      t[i].first = t[i].last = x[i].first;
+      t[i].size = 0;
+    }
+  return legal;
+}
+
+int planner__share_bound(const struct planner_graph *g,
+                         const struct planner_options *o,
+                         const uint32_t *in_row, uint64_t *lb, int *legal)
+{
+  size_t n = g->n_tensors;
+  *lb = 0;
+  *legal = 0;
+  struct planner_tensor *t = malloc(n * sizeof *t);
+  uint32_t *keeper = malloc(n * sizeof *keeper);
+  int rc = t && keeper ? 0 : ARENA_ENOMEM;
+  if (!rc && cut_pairs(g, o, in_row, t, keeper)) {
+    struct planner_graph cut = {t, n};
+    *legal = 1;
+    rc = planner_lower_bound(&cut, o, lb);
+  }
+  free(t);
+  free(keeper);
   return rc;
 }
 

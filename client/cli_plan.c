@@ -312,19 +312,24 @@ static void print_table(const struct planner_csv *c,
   }
 }
 
+/* The capacity line. A shortfall is the best plan's, the one printed:
+ * what is proven is only that no plan fits, never by how much. */
 static void print_capacity(const struct planner_plan *p, uint64_t cap)
 {
+  uint64_t d = p->fit == PLANNER_FIT_YES ? cap - p->arena_bytes
+                                         : p->arena_bytes - cap;
+  const char *unit = d == 1 ? "byte" : "bytes";
   printf("capacity:        %llu bytes: ", (unsigned long long)cap);
   if (p->fit == PLANNER_FIT_YES)
-    printf("fits (%llu bytes spare)\n",
-           (unsigned long long)(cap - p->arena_bytes));
+    printf("fits (%llu %s spare)\n", (unsigned long long)d, unit);
   else if (p->fit == PLANNER_FIT_NO)
-    printf("does not fit by %llu bytes (proven: no plan fits)\n",
-           (unsigned long long)(p->arena_bytes - cap));
+    printf("does not fit: the best plan found is %llu %s over (proven: no "
+           "plan fits)\n",
+           (unsigned long long)d, unit);
   else
-    printf("unknown (the best plan found is %llu bytes over; no proof that "
+    printf("unknown (the best plan found is %llu %s over; no proof that "
            "none fits)\n",
-           (unsigned long long)(p->arena_bytes - cap));
+           (unsigned long long)d, unit);
 }
 
 /* Whether the exact search ran, so that its figures mean something. */

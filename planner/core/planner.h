@@ -160,7 +160,9 @@ enum planner_algo {
 enum planner_fit {
   PLANNER_FIT_NA = 0,      /* no capacity was given */
   PLANNER_FIT_YES = 1,     /* the returned plan fits the capacity */
-  PLANNER_FIT_NO = 2,      /* proven: no plan fits the capacity */
+  PLANNER_FIT_NO = 2,      /* proven: no plan fits the capacity; the
+                              plan is the best found, never larger than
+                              planning without the capacity gives */
   PLANNER_FIT_UNKNOWN = 3, /* no fitting plan found, none ruled out; the
                               plan is the best found, never larger than
                               planning without the capacity gives */

@@ -29,6 +29,8 @@ int fuzz_one_request(const uint8_t *data, size_t size);
 int fuzz_one_csv(const uint8_t *data, size_t size);
 int fuzz_one_roundtrip(const uint8_t *data, size_t size);
 int fuzz_one_tflite(const uint8_t *data, size_t size);
+int fuzz_one_share(const uint8_t *data, size_t size);
+int fuzz_one_tflite_inplace(const uint8_t *data, size_t size);
 
 #define REPLAY_MAX_INPUT (1u << 20) /* bytes; larger seeds are cut */
 
@@ -199,6 +201,20 @@ START_TEST(test_tflite)
 }
 END_TEST
 
+START_TEST(test_share)
+{
+  /* every input plans fourteen times and more, the exact search among
+   * them */
+  replay("share", fuzz_one_share, 3000);
+}
+END_TEST
+
+START_TEST(test_tflite_inplace)
+{
+  replay("tflite_inplace", fuzz_one_tflite_inplace, 3000);
+}
+END_TEST
+
 Suite *fuzz_replay_suite(void)
 {
   Suite *s = suite_create("fuzz_replay");
@@ -209,6 +225,8 @@ Suite *fuzz_replay_suite(void)
   tcase_add_test(tc, test_csv);
   tcase_add_test(tc, test_roundtrip);
   tcase_add_test(tc, test_tflite);
+  tcase_add_test(tc, test_share);
+  tcase_add_test(tc, test_tflite_inplace);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -52,11 +52,11 @@
  *  since it does not draw on the effort.
  *
  *  Then the exact search, with what is left of the effort: minimisation.
- *  The passes and the minimisation never see a capacity, so that a
- *  capacity never makes the plan larger. With a capacity, the question is
- *  asked of that plan last (decide()): when neither the plan nor the
- *  bound answers it, the exact search in capacity mode looks for a plan
- *  within it, with as many units as the minimisation had.
+ *  With a capacity, first the capacity question (the passes while the
+ *  plan is above it, then the exact search in capacity mode); unless it
+ *  finds a plan that meets the bound, the minimisation then runs as
+ *  without a capacity, with the effort again, and the smaller plan is
+ *  kept (decide()), so that a capacity never makes the plan larger.
  */
 #include "search.h"
 
@@ -173,47 +173,81 @@ static int improve(const struct planner__prob *p, uint64_t *offsets,
   return rc;
 }
 
-/* The capacity question, asked of the plan in offsets (res) that the
- * minimisation left. A plan within the capacity answers it (fits); a
- * bound above it too (proven: none fits). Otherwise the question is
- * open, and the exact search in capacity mode looks for a plan within
- * it, from a copy of that plan, with work units work .. limit, as many
- * as the minimisation had: a plan it finds is smaller than the
- * minimisation's and replaces it; a search that ends proves that none
- * fits (the bound rises above the capacity); one that runs out leaves
- * the answer unknown. Either way the plan returned is never larger than
+/* The minimisation: improve() and then the exact search, from the plan
+ * in offsets (res), with a budget of limit work units; exactly what
+ * planning without a capacity runs, as p's options are read without it.
+ * Returns as planner__exact_within(). */
+static int minimise(const struct planner__prob *p, uint64_t *offsets,
+                    struct planner_plan *res, uint64_t limit)
+{
+  struct planner_options mo = *p->o;
+  struct planner__prob mp = *p; /* the same problem, without capacity */
+  uint64_t work = 0;
+  mo.capacity = 0;
+  mp.o = &mo;
+  int rc = 0;
+  if (res->arena_bytes > res->lower_bound_bytes)
+    rc = improve(&mp, offsets, &res->arena_bytes, limit, &work);
+  if (!rc)
+    rc = planner__exact_within(&mp, offsets, res, 0, limit, &work);
+  return rc;
+}
+
+/* The capacity question, with up to twice the effort (limit work units
+ * each way), from the heuristics' plan in offsets (res). First the
+ * capacity search: the improvement passes while the plan is above the
+ * capacity, then the exact search in capacity mode, which finds a plan
+ * within it, proves that none exists, or runs out. A plan it finds that
+ * meets the bound is optimal, and ends the question. Otherwise the
+ * minimisation runs as well, from the heuristics' plan and exactly as
+ * planning without the capacity does, and the smaller of the two plans is
+ * kept, the minimisation's on a tie: so the plan is never larger than
  * planning without the capacity gives, and the shortfall of one that
- * does not fit is measured from the best plan found. Returns as
+ * does not fit is the best plan's. The bound is the larger one proven;
+ * fit and optimality are judged on the plan kept. Returns as
  * planner__exact_within(). */
 static int decide(const struct planner__prob *p, uint64_t *offsets,
-                  struct planner_plan *res, uint64_t limit, uint64_t work)
+                  struct planner_plan *res, uint64_t limit)
 {
-  uint64_t cap = p->o->capacity;
-  res->fit = res->arena_bytes <= cap          ? PLANNER_FIT_YES
-             : res->lower_bound_bytes > cap ? PLANNER_FIT_NO
-                                            : PLANNER_FIT_UNKNOWN;
-  if (res->fit != PLANNER_FIT_UNKNOWN)
-    return 0;
+  uint64_t cap = p->o->capacity, work = 0;
   uint64_t *fit_off = malloc(p->n * sizeof *fit_off);
   if (!fit_off)
     return ARENA_ENOMEM;
   memcpy(fit_off, offsets, p->n * sizeof *fit_off);
   struct planner_plan c = *res; /* the figures only: its offsets stay
                                    res's, and are never touched */
-  c.nodes_explored = 0;
-  int rc = planner__exact_within(p, fit_off, &c, 0, limit, &work);
+  int rc = 0;
+  if (c.arena_bytes > c.lower_bound_bytes && c.arena_bytes > cap)
+    rc = improve(p, fit_off, &c.arena_bytes, limit, &work);
+  if (!rc)
+    rc = planner__exact_within(p, fit_off, &c, 0, limit, &work);
+  int found = !rc && c.fit == PLANNER_FIT_YES;
+  if (!rc && !(found && c.arena_bytes <= c.lower_bound_bytes)) {
+    struct planner_plan m = *res; /* the same: figures only */
+    m.nodes_explored = 0;
+    rc = minimise(p, offsets, &m, limit);
+    if (!rc) {
+      found = found && c.arena_bytes < m.arena_bytes;
+      c.nodes_explored += m.nodes_explored;
+      if (!found)
+        c.arena_bytes = m.arena_bytes;
+      if (m.lower_bound_bytes > c.lower_bound_bytes) {
+        c.lower_bound_bytes = m.lower_bound_bytes;
+        c.bound = m.bound;
+      }
+    }
+  }
   if (!rc) {
-    if (c.fit == PLANNER_FIT_YES) {
+    if (found)
       memcpy(offsets, fit_off, p->n * sizeof *offsets);
-      res->arena_bytes = c.arena_bytes;
-    }
-    if (c.lower_bound_bytes > res->lower_bound_bytes) {
-      res->lower_bound_bytes = c.lower_bound_bytes;
-      res->bound = c.bound;
-    }
-    res->fit = c.fit;
-    res->nodes_explored += c.nodes_explored;
-    res->proven_optimal = res->arena_bytes <= res->lower_bound_bytes;
+    res->arena_bytes = c.arena_bytes;
+    res->lower_bound_bytes = c.lower_bound_bytes;
+    res->bound = c.bound;
+    res->nodes_explored = c.nodes_explored;
+    res->proven_optimal = c.arena_bytes <= c.lower_bound_bytes;
+    res->fit = c.arena_bytes <= cap            ? PLANNER_FIT_YES
+               : c.lower_bound_bytes > cap ? PLANNER_FIT_NO
+                                           : PLANNER_FIT_UNKNOWN;
   }
   free(fit_off);
   return rc;
@@ -226,21 +260,9 @@ int planner__exact(const struct planner__prob *p, uint64_t *offsets,
   clock_gettime(CLOCK_MONOTONIC, &t0);
   const struct planner_options *o = p->o;
   uint64_t effort = o->effort ? o->effort : PLANNER_DEFAULT_EFFORT;
-  uint64_t limit = effort * EXACT_UNITS_PER_EFFORT, work = 0;
-  /* the minimisation never sees the capacity: with one, the plan is
-   * first the one planning without it gives */
-  struct planner_options mo = *o;
-  struct planner__prob mp = *p;
-  mo.capacity = 0;
-  mp.o = &mo;
-  int rc = 0;
-  if (res->arena_bytes > res->lower_bound_bytes)
-    rc = improve(&mp, offsets, &res->arena_bytes, limit, &work);
-  uint64_t passes_done = work;
-  if (!rc)
-    rc = planner__exact_within(&mp, offsets, res, 0, limit, &work);
-  if (!rc && o->capacity)
-    rc = decide(p, offsets, res, limit, passes_done);
+  uint64_t limit = effort * EXACT_UNITS_PER_EFFORT;
+  int rc = o->capacity ? decide(p, offsets, res, limit)
+                       : minimise(p, offsets, res, limit);
   res->search_us = elapsed_us(&t0);
   return rc;
 }

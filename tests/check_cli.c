@@ -847,26 +847,25 @@ START_TEST(test_models)
 }
 END_TEST
 
-/* The saving is measured against naive at the plan's alignment: every
- * tensor in bytes of its own, each size rounded up to a multiple of the
- * alignment, computed here from the tensors the JSON lists. No reference
- * model at the default alignment shows a negative saving (small models
- * used to: their padding outweighed their reuse against naive's plain
- * sum of sizes). */
+/* The saving is measured against the naive algorithm's arena at the
+ * plan's alignment, the arena `--algo naive` prints (naive_aligned_bytes).
+ * No reference model at the default alignment shows a negative saving
+ * (small models used to: their padding outweighed their reuse against
+ * naive's plain sum of sizes), and naive's own plan shows none. */
 START_TEST(test_saving_at_alignment)
 {
-  static struct jt t[512];
   const struct model *m = &model_table[_i];
   struct run r;
+  RUN(&r, "plan", "--local", "--json", "--algo", "naive", model_path(m->name));
+  ck_assert_msg(r.status == 0, "%s: status %d: %s", m->name, r.status, r.err);
+  uint64_t naive = json_u64(r.out, "arena_bytes");
+  ck_assert_uint_eq(json_u64(r.out, "naive_aligned_bytes"), naive);
+  run_free(&r);
   RUN(&r, "plan", "--local", "--json", model_path(m->name));
   ck_assert_msg(r.status == 0, "%s: status %d: %s", m->name, r.status, r.err);
-  size_t n = json_tensors(r.out, t, 512);
-  uint64_t padded = 0;
-  for (size_t i = 0; i < n; i++)
-    padded += (t[i].size + 63) / 64 * 64;
-  ck_assert_uint_eq(json_u64(r.out, "naive_aligned_bytes"), padded);
-  ck_assert_uint_ge(padded, json_u64(r.out, "naive_bytes"));
-  ck_assert_uint_le(json_u64(r.out, "arena_bytes"), padded);
+  ck_assert_uint_eq(json_u64(r.out, "naive_aligned_bytes"), naive);
+  ck_assert_uint_ge(naive, json_u64(r.out, "naive_bytes"));
+  ck_assert_uint_le(json_u64(r.out, "arena_bytes"), naive);
   run_free(&r);
   RUN(&r, "plan", "--local", model_path(m->name));
   ck_assert_int_eq(r.status, 0);
@@ -880,7 +879,10 @@ START_TEST(test_saving_at_alignment)
 END_TEST
 
 /* The lines themselves, on small graphs: padding that naive's plain sum
- * of sizes ignores, and an arena that pins put above naive. */
+ * of sizes ignores, pins, and no saving where nothing is reused. The
+ * baseline used to be every size rounded up, the last one too, so that a
+ * plan without reuse claimed a saving: 21.88% for one tensor of 100
+ * bytes, 13.75% for `--algo naive` itself on small.csv. */
 START_TEST(test_saving_text)
 {
   struct run r;
@@ -889,22 +891,65 @@ START_TEST(test_saving_text)
   RUN(&r, "plan", "--local", f);
   ck_assert_int_eq(r.status, 0);
   assert_contains(r.out, "arena:           212 bytes\n");
-  assert_contains(r.out, "naive:           200 bytes (320 with each size "
-                         "rounded up to its alignment)\n");
-  assert_contains(r.out, "saving:          33.75% vs naive at this "
+  assert_contains(r.out, "naive:           200 bytes (276 as the naive "
+                         "algorithm places them at this alignment)\n");
+  assert_contains(r.out, "saving:          23.19% vs naive at this "
+                         "alignment\n");
+  run_free(&r);
+  RUN(&r, "plan", "--local", "--algo", "naive", f);
+  ck_assert_int_eq(r.status, 0);
+  assert_contains(r.out, "arena:           276 bytes\n");
+  assert_contains(r.out, "saving:          0.00% vs naive at this "
                          "alignment\n");
   run_free(&r);
   RUN(&r, "plan", "--local", "--align", "1", f); /* no padding: as before */
   assert_contains(r.out, "naive:           200 bytes\n"
                          "saving:          15.00% vs naive\n");
   run_free(&r);
+  f = tmp_file("one.csv", "id,size,first,last\n0,100,0,0\n");
+  RUN(&r, "plan", "--local", f);
+  ck_assert_int_eq(r.status, 0);
+  assert_contains(r.out, "naive:           100 bytes\n"
+                         "saving:          0.00% vs naive\n");
+  run_free(&r);
   f = tmp_file("pinned.csv", "id,size,first,last,offset\n0,10,0,0,1024\n"
                              "1,10,0,0,\n");
   RUN(&r, "plan", "--local", f);
   ck_assert_int_eq(r.status, 0);
   assert_contains(r.out, "arena:           1034 bytes\n");
-  assert_contains(r.out, "saving:          none: the arena is 906 bytes "
-                         "above naive at this alignment\n");
+  assert_contains(r.out, "naive:           20 bytes (1098 as the naive "
+                         "algorithm places them at this alignment)\n");
+  assert_contains(r.out, "saving:          5.83% vs naive at this "
+                         "alignment\n");
+  run_free(&r);
+}
+END_TEST
+
+/* A capacity never makes the plan larger, and a shortfall is the best
+ * plan's. On TensorFlow Lite Micro's "Medium" case best's heuristics give
+ * 90 bytes and the search 80, the optimum: a capacity the heuristics met
+ * used to keep the search out (90 bytes), and one below the bound
+ * reported the heuristics' shortfall ("does not fit by 11 bytes"). */
+START_TEST(test_capacity_shortfall)
+{
+  const char *f = tmp_file("medium.csv", "id,size,first,last\n0,10,0,1\n"
+                                         "1,20,1,2\n2,30,2,3\n3,40,3,4\n"
+                                         "4,50,0,1\n");
+  struct run r;
+  RUN(&r, "plan", "--local", "--align", "1", "--capacity", "1000", f);
+  ck_assert_int_eq(r.status, 0);
+  assert_contains(r.out, "arena:           80 bytes\n");
+  assert_contains(r.out, "capacity:        1000 bytes: fits (920 bytes "
+                         "spare)\n");
+  run_free(&r);
+  RUN(&r, "plan", "--local", "--align", "1", "--capacity", "79", f);
+  ck_assert_int_eq(r.status, 1);
+  assert_contains(r.out, "arena:           80 bytes\n");
+  assert_contains(r.out, "capacity:        79 bytes: does not fit: the best "
+                         "plan found is 1 byte over (proven: no plan "
+                         "fits)\n");
+  assert_contains(r.err, "does not fit in 79 bytes: the plan needs 80 bytes "
+                         "and no plan needs fewer than 80");
   run_free(&r);
 }
 END_TEST
@@ -942,6 +987,7 @@ Suite *cli_suite(void)
   tcase_add_loop_test(tc, test_saving_at_alignment, 0,
                       (int)(sizeof model_table / sizeof model_table[0]));
   tcase_add_test(tc, test_saving_text);
+  tcase_add_test(tc, test_capacity_shortfall);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("in-place");

@@ -442,6 +442,56 @@ START_TEST(test_capacity_unknown_keeps_best)
 }
 END_TEST
 
+/* A capacity never makes the plan larger: `best` with any capacity
+ * returns a plan no larger than without one, the very same plan when
+ * nothing smaller is found, and a shortfall measured from that plan. The capacity used to keep the search out whenever the
+ * heuristics' plan fitted (D within 2000000 bytes: 1301504 bytes, against
+ * 1107968 without a capacity), and a capacity below the load bound
+ * returned the heuristics' plan, missing by far more than the best plan
+ * does. */
+START_TEST(test_capacity_never_larger)
+{
+  static const char *const names[] = {"D", "E", "G", "I"};
+  struct planner_csv c;
+  load_instance(names[_i], &c);
+  struct planner_options o;
+  struct planner_plan free_p, cap_p;
+  ce_opts(&o, 1, 0, 0);
+  o.algo = PLANNER_ALGO_BEST;
+  ce_run_ok(c.tensors, c.n_tensors, &o, &free_p);
+  uint64_t caps[] = {2000000, free_p.arena_bytes, free_p.arena_bytes - 1,
+                     free_p.lower_bound_bytes - 1};
+  for (size_t k = 0; k < sizeof caps / sizeof *caps; k++) {
+    o.capacity = caps[k];
+    ce_run_ok(c.tensors, c.n_tensors, &o, &cap_p);
+    ck_assert_msg(cap_p.arena_bytes <= free_p.arena_bytes,
+                  "%s at capacity %" PRIu64 ": %" PRIu64 " bytes, %" PRIu64
+                  " without a capacity",
+                  names[_i], caps[k], cap_p.arena_bytes, free_p.arena_bytes);
+    ck_assert_uint_ge(cap_p.lower_bound_bytes, free_p.lower_bound_bytes);
+    if (cap_p.fit == PLANNER_FIT_YES) {
+      ck_assert_uint_le(cap_p.arena_bytes, caps[k]);
+    } else {
+      /* not found within the capacity: the plan is the best found, the
+       * one planning without the capacity gives */
+      ck_assert_uint_gt(cap_p.arena_bytes, caps[k]);
+      ck_assert_uint_eq(cap_p.arena_bytes, free_p.arena_bytes);
+      ck_assert_int_eq(cap_p.fit == PLANNER_FIT_NO,
+                       cap_p.lower_bound_bytes > caps[k]);
+    }
+    /* no smaller plan found: the very plan without the capacity */
+    if (cap_p.arena_bytes == free_p.arena_bytes && !free_p.proven_optimal)
+      ck_assert_mem_eq(cap_p.offsets, free_p.offsets,
+                       c.n_tensors * sizeof *cap_p.offsets);
+    if (k == 3) /* below the load bound: proven */
+      ck_assert_int_eq(cap_p.fit, PLANNER_FIT_NO);
+    planner_plan_cleanup(&cap_p);
+  }
+  planner_plan_cleanup(&free_p);
+  planner_csv_cleanup(&c);
+}
+END_TEST
+
 START_TEST(test_pinned_and_alignment)
 {
   /* Pinned tensors stay put; aligned tensors land on their alignment. */
@@ -571,6 +621,7 @@ Suite *exact_suite(void)
   tcase_add_loop_test(tc, test_minimalloc_fits, 0, 2);
   tcase_add_test(tc, test_minimisation_reaches_capacity);
   tcase_add_test(tc, test_capacity_unknown_keeps_best);
+  tcase_add_loop_test(tc, test_capacity_never_larger, 0, 4);
   suite_add_tcase(s, tc);
   ce_add_random_tests(s);
   ce_add_large_tests(s);

@@ -30,6 +30,8 @@ int fuzz_one_csv(const uint8_t *data, size_t size);
 int fuzz_one_roundtrip(const uint8_t *data, size_t size);
 int fuzz_one_tflite(const uint8_t *data, size_t size);
 int fuzz_one_bundle(const uint8_t *data, size_t size);
+int fuzz_one_share(const uint8_t *data, size_t size);
+int fuzz_one_tflite_inplace(const uint8_t *data, size_t size);
 
 #define REPLAY_MAX_INPUT (1u << 20) /* bytes; larger seeds are cut */
 
@@ -207,6 +209,20 @@ START_TEST(test_bundle)
 }
 END_TEST
 
+START_TEST(test_share)
+{
+  /* every input plans fourteen times and more, the exact search among
+   * them */
+  replay("share", fuzz_one_share, 3000);
+}
+END_TEST
+
+START_TEST(test_tflite_inplace)
+{
+  replay("tflite_inplace", fuzz_one_tflite_inplace, 3000);
+}
+END_TEST
+
 Suite *fuzz_replay_suite(void)
 {
   Suite *s = suite_create("fuzz_replay");
@@ -218,6 +234,8 @@ Suite *fuzz_replay_suite(void)
   tcase_add_test(tc, test_roundtrip);
   tcase_add_test(tc, test_tflite);
   tcase_add_test(tc, test_bundle);
+  tcase_add_test(tc, test_share);
+  tcase_add_test(tc, test_tflite_inplace);
   suite_add_tcase(s, tc);
   return s;
 }

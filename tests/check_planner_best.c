@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "best.h"
 #include "check_planner.h"
 #include "planner.h"
 #include "heuristics.h"
@@ -43,7 +44,7 @@ static size_t best_graph(uint64_t *rs, int round, struct planner_tensor *t,
   return m;
 }
 
-/* Plans g with algorithm a (no exact search: the capacity is met). */
+/* Plans g with heuristic a. */
 static void plan_one(const struct planner_graph *g, enum planner_algo a,
                      uint64_t al, uint32_t threads, struct planner_plan *p)
 {
@@ -52,11 +53,30 @@ static void plan_one(const struct planner_graph *g, enum planner_algo a,
   planner_options_init(&o);
   o.algo = a;
   o.alignment = al;
-  o.capacity = (uint64_t)1 << 62;
   o.threads = threads;
   planner_plan_init(p);
   ck_assert_msg(planner_run(g, &o, p, err) == 0, "%s: %s",
                 planner_algo_name(a), err);
+}
+
+/* The plan of best's heuristics on g, before any search: its offsets
+ * into p (allocated here), its arena and its heuristic in p->algo. */
+static void plan_best_heuristics(const struct planner_graph *g, uint64_t al,
+                                 uint32_t threads, struct planner_plan *p)
+{
+  struct planner_options o;
+  struct planner__prob pr;
+  planner_options_init(&o);
+  o.alignment = al;
+  o.threads = threads;
+  planner_plan_init(p);
+  ck_assert_int_eq(planner__prob_init(&pr, g, &o), 0);
+  p->n_offsets = g->n_tensors;
+  p->offsets = calloc(g->n_tensors, sizeof *p->offsets);
+  ck_assert_ptr_nonnull(p->offsets);
+  ck_assert_int_eq(planner__best(&pr, p->offsets, &p->algo), 0);
+  p->arena_bytes = planner__arena_of(&pr, p->offsets);
+  planner__prob_cleanup(&pr);
 }
 
 /* best's plan is the first smallest of its heuristics', offset for
@@ -80,7 +100,7 @@ START_TEST(test_best_first_smallest)
     won[win]++;
     for (uint32_t threads = 1; threads <= 2; threads++) {
       struct planner_plan b;
-      plan_one(&g, PLANNER_ALGO_BEST, al, threads, &b);
+      plan_best_heuristics(&g, al, threads, &b);
       ck_assert_msg(b.algo == order[win], "round %d: best chose %s, not %s",
                     r, planner_algo_name(b.algo),
                     planner_algo_name(order[win]));

@@ -99,10 +99,9 @@ static size_t replicate(const struct planner_tensor *t, size_t n,
 
 /* Random graphs of every shape, replicated to a size where best uses
  * threads: whichever heuristic wins, and whether or not one meets the
- * bound early, the plan does not depend on threads. A capacity that every
- * plan fits keeps the exact search out, so that the winning heuristic
- * shows in the plan; the search runs in the other half. Up to 8 graphs of
- * each winner are checked. */
+ * bound early, the plan does not depend on threads. Half the rounds ask
+ * a capacity that every plan fits, which must not change that either.
+ * Up to 8 graphs of each winner are checked. */
 START_TEST(test_threads_same_plan)
 {
   struct planner_tensor t[40];

@@ -430,9 +430,9 @@ START_TEST(test_overlap_bad_order_ignored)
   p.offsets = off;
   p.n_offsets = 3;
   p.arena_bytes = 310;
-  ck_assert_int_eq(planner__verify_valid(&g, &o, &p, good, err),
+  ck_assert_int_eq(planner__verify_valid(&g, &o, &p, good, NULL, err),
                    ARENA_EVERIFY);
-  ck_assert_int_eq(planner__verify_valid(&g, &o, &p, bad, err),
+  ck_assert_int_eq(planner__verify_valid(&g, &o, &p, bad, NULL, err),
                    ARENA_EVERIFY);
   ck_assert_ptr_nonnull(strstr(err, "overlap in time and memory"));
 }

@@ -312,19 +312,24 @@ static void print_table(const struct planner_csv *c,
   }
 }
 
+/* The capacity line. A shortfall is the best plan's, the one printed:
+ * what is proven is only that no plan fits, never by how much. */
 static void print_capacity(const struct planner_plan *p, uint64_t cap)
 {
+  uint64_t d = p->fit == PLANNER_FIT_YES ? cap - p->arena_bytes
+                                         : p->arena_bytes - cap;
+  const char *unit = d == 1 ? "byte" : "bytes";
   printf("capacity:        %llu bytes: ", (unsigned long long)cap);
   if (p->fit == PLANNER_FIT_YES)
-    printf("fits (%llu bytes spare)\n",
-           (unsigned long long)(cap - p->arena_bytes));
+    printf("fits (%llu %s spare)\n", (unsigned long long)d, unit);
   else if (p->fit == PLANNER_FIT_NO)
-    printf("does not fit by %llu bytes (proven: no plan fits)\n",
-           (unsigned long long)(p->arena_bytes - cap));
+    printf("does not fit: the best plan found is %llu %s over (proven: no "
+           "plan fits)\n",
+           (unsigned long long)d, unit);
   else
-    printf("unknown (the best plan found is %llu bytes over; no proof that "
+    printf("unknown (the best plan found is %llu %s over; no proof that "
            "none fits)\n",
-           (unsigned long long)(p->arena_bytes - cap));
+           (unsigned long long)d, unit);
 }
 
 /* Whether the exact search ran, so that its figures mean something. */
@@ -381,33 +386,39 @@ static void print_sharing(const struct plan_args *a,
   printf("%s\n", sh->n > PAIRS_SHOWN ? ", ... (explain lists them all)" : "");
 }
 
-/* The naive layout at the plan's alignment: every tensor in bytes of
- * its own, each size rounded up to a multiple of its alignment (the
- * larger of --align and its own), as no reuse at that alignment needs.
- * Validation keeps the sum below 2^63: each term is at most the size
- * plus its alignment - 1. */
-static uint64_t naive_aligned(const struct planner_csv *c, uint64_t alignment)
+/* The baseline of the saving line: the arena the naive algorithm (no
+ * reuse) gives c's graph under the plan's options, at its alignment, with
+ * its pins and in-place pairs, exactly what `--algo naive` prints; the
+ * plan's own arena when it is naive's. 0 when it cannot be planned (then
+ * no saving is claimed). */
+static uint64_t naive_aligned(const struct planner_csv *c,
+                              const struct planner_options *o,
+                              const struct planner_plan *p)
 {
-  uint64_t sum = 0;
-  for (size_t i = 0; i < c->n_tensors; i++) {
-    const struct planner_tensor *t = &c->tensors[i];
-    uint64_t a = t->align > alignment ? t->align : alignment;
-    sum += t->size ? (t->size + a - 1) / a * a : 0;
-  }
-  return sum;
+  if (p->algo == PLANNER_ALGO_NAIVE)
+    return p->arena_bytes;
+  struct planner_graph g = planner_csv_graph(c);
+  struct planner_options no = *o;
+  struct planner_plan np;
+  no.algo = PLANNER_ALGO_NAIVE;
+  no.capacity = 0;
+  planner_plan_init(&np);
+  uint64_t v = planner_run(&g, &no, &np, NULL) == 0 ? np.arena_bytes : 0;
+  planner_plan_cleanup(&np);
+  return v;
 }
 
 /* The naive and saving lines: the saving is measured against the naive
- * layout at the same alignment, so that padding, which no plan at that
- * alignment avoids, never shows as a negative saving; an arena above it
- * (pinned offsets, or tensors' own larger alignments, can do that) is
- * said so in bytes. */
+ * algorithm's arena at the same alignment, so that padding, which no
+ * plan at that alignment avoids, never shows as a negative saving, and a
+ * plan without reuse shows none; an arena above it (tensors' own larger
+ * alignments can do that) is said so in bytes. */
 static void print_saving(const struct planner_plan *p, uint64_t aligned)
 {
   const char *at = aligned != p->naive_bytes ? " at this alignment" : "";
   printf("naive:           %llu bytes", (unsigned long long)p->naive_bytes);
   if (*at)
-    printf(" (%llu with each size rounded up to its alignment)",
+    printf(" (%llu as the naive algorithm places them at this alignment)",
            (unsigned long long)aligned);
   printf("\n");
   if (!aligned)
@@ -445,7 +456,7 @@ static void print_text(const struct plan_args *a, const struct planner_csv *c,
          CLI_PLURAL(p->lower_bound_bytes), planner_bound_name(p->bound));
   if (sh->declared)
     print_sharing(a, c, sh);
-  print_saving(p, naive_aligned(c, a->o.alignment));
+  print_saving(p, naive_aligned(c, &a->o, p));
   printf("proven optimal:  %s\n", p->proven_optimal ? "yes" : "no");
   if (a->o.capacity)
     print_capacity(p, a->o.capacity);
@@ -484,7 +495,7 @@ static void print_json(const struct plan_args *a, const struct planner_csv *c,
          (unsigned long long)p->arena_bytes,
          (unsigned long long)p->lower_bound_bytes,
          (unsigned long long)p->naive_bytes,
-         (unsigned long long)naive_aligned(c, a->o.alignment),
+         (unsigned long long)naive_aligned(c, &a->o, p),
          planner_algo_name(p->algo),
          p->proven_optimal ? "true" : "false",
          (unsigned long long)a->o.alignment, planner_bound_name(p->bound));

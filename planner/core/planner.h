@@ -89,7 +89,12 @@
  *  removed, which is what "in-place sharing off" means to every tool and
  *  to the daemon. Sharing is on by default: a graph declares only the
  *  pairs its producer knows to be safe, and a plan that shares is never
- *  larger than one that does not.
+ *  larger than one that does not. A plan's lower_bound_bytes then holds
+ *  for every plan the verifier accepts, whichever legal pairs it shares:
+ *  the load bound with each legal pair's common operator counted once,
+ *  at the larger of the two sizes (docs/planner.md, "In-place sharing").
+ *  planner_run() plans with all the pairs it takes or with none, so its
+ *  plan may stay above that bound where sharing only some would meet it.
  *
  * THREADS
  *  `best` (and `exact`, which starts from best's heuristics) may run its
@@ -160,7 +165,9 @@ enum planner_algo {
 enum planner_fit {
   PLANNER_FIT_NA = 0,      /* no capacity was given */
   PLANNER_FIT_YES = 1,     /* the returned plan fits the capacity */
-  PLANNER_FIT_NO = 2,      /* proven: no plan fits the capacity */
+  PLANNER_FIT_NO = 2,      /* proven: no plan fits the capacity; the
+                              plan is the best found, never larger than
+                              planning without the capacity gives */
   PLANNER_FIT_UNKNOWN = 3, /* no fitting plan found, none ruled out; the
                               plan is the best found, never larger than
                               planning without the capacity gives */
@@ -198,7 +205,9 @@ struct planner_plan {
   uint64_t *offsets;          /* n_offsets entries, in graph order */
   size_t n_offsets;           /* == graph n_tensors */
   uint64_t arena_bytes;       /* max(offset + size), 0 for all-empty */
-  uint64_t lower_bound_bytes; /* a proven lower bound, see LOWER BOUND */
+  uint64_t lower_bound_bytes; /* a proven lower bound, see LOWER BOUND;
+                                 with legal in-place pairs, of every plan
+                                 the verifier accepts (IN-PLACE SHARING) */
   uint64_t naive_bytes;       /* sum of sizes (no reuse, no padding) */
   enum planner_algo algo;     /* the algorithm that produced offsets */
   int proven_optimal;         /* 1 when arena_bytes == a lower bound */

@@ -11,6 +11,18 @@
  * A "problem" is a graph that passed planner_validate(), plus the
  * effective alignment of every tensor (max of the global and the tensor's
  * own). All algorithms work on it and write offsets in graph order.
+ *
+ * VALIDATION ONCE. A graph is validated once per call of a public entry
+ * point that takes untrusted input (planner_validate(), planner_run(),
+ * planner_verify()); nothing below it validates that graph again. An
+ * internal function that takes a graph and trusts it says so in its
+ * comment with the words "g is valid under o: planner_validate() returned
+ * 0" (for g and o of that same call): it checks none of what validation
+ * checks, and a graph that breaks the contract is a programmer error, not
+ * an input error. planner_lower_bound() is public but makes the same
+ * demand of its caller (planner.h). planner_run() keeps what validation
+ * learned about the aliases (planner__validate()) for sharing and for the
+ * verifier.
  */
 #ifndef ARENA_PLANNER_INT_H
 #define ARENA_PLANNER_INT_H
@@ -34,9 +46,10 @@ struct planner__prob {
   const struct planner_options *o;/* borrowed options */
 };
 
-/* Builds a problem from a validated graph: alignments, time index, load
- * bound. Returns 0 or ARENA_ENOMEM (then p owns nothing). Free with
- * planner__prob_cleanup(). */
+/* Builds a problem from g and o (both borrowed; they must outlive p):
+ * alignments, time index, load bound. g is valid under o:
+ * planner_validate() returned 0. Returns 0 or ARENA_ENOMEM (then p owns
+ * nothing). Free with planner__prob_cleanup(). */
 int planner__prob_init(struct planner__prob *p, const struct planner_graph *g,
                        const struct planner_options *o);
 void planner__prob_cleanup(struct planner__prob *p);
@@ -44,6 +57,26 @@ void planner__prob_cleanup(struct planner__prob *p);
 /* Frees the time index of p (p->x becomes NULL) for the exact search,
  * which does not use it; everything that needs it has run by then. */
 void planner__prob_drop_index(struct planner__prob *p);
+
+/* planner_validate() that also hands back what it learned of the
+ * aliases: when g declares one and validation passes, *in_row (may be
+ * NULL: then nothing is handed back) is set to the row each tensor's
+ * alias names, or PLANNER__NO_ROW (alias.h), as planner__alias_rows()
+ * returns it; owned by the caller, free with free(). *in_row is NULL when
+ * g declares no alias and on every failure. Returns what
+ * planner_validate() returns, with the same message in err (may be
+ * NULL). */
+int planner__validate(const struct planner_graph *g,
+                      const struct planner_options *o, char *err,
+                      uint32_t **in_row);
+
+/* Whether two pinned non-empty tensors of g collide in time and memory:
+ * planner_validate()'s check of the pins on its own, for a graph derived
+ * from a valid one in a way nothing else of validation can fail (the
+ * joined graph of run/share.c). g has unique ids and valid rows. Returns
+ * 0, ARENA_EPINNED (described in err, which may be NULL) or ARENA_ENOMEM.
+ * O(m log m) for m pinned tensors. */
+int planner__check_pins(const struct planner_graph *g, char *err);
 
 /* Formats a message into err (may be NULL) and returns code (helpers.c). */
 int planner__errf(char *err, int code, const char *fmt, ...)
@@ -64,15 +97,18 @@ int planner__find_overlap(const struct planner_tensor *t,
                           const uint32_t *by_first, size_t m, uint32_t *a,
                           uint32_t *b);
 
-/* planner_verify() of a graph and options that passed planner_validate()
- * (planner_run() validates them once, before planning). by_first is
- * the rows of the non-empty tensors by (first, row), as the time index's
- * row_of lists them (borrowed), or NULL to have them sorted; one that is
- * not that order is ignored. */
+/* planner_verify() without the validation: g is valid under o:
+ * planner_validate() returned 0 (planner_run() validates them once,
+ * before planning). by_first is the rows of the non-empty tensors by
+ * (first, row), as the time index's row_of lists them (borrowed), or NULL
+ * to have them sorted; one that is not that order is ignored. in_row is
+ * what planner__validate() handed back for g (borrowed), or NULL to
+ * resolve the aliases here when the check needs them. */
 int planner__verify_valid(const struct planner_graph *g,
                           const struct planner_options *o,
                           const struct planner_plan *p,
-                          const uint32_t *by_first, char *err);
+                          const uint32_t *by_first, const uint32_t *in_row,
+                          char *err);
 
 /* Rounds v up to a multiple of a (a power of two). The caller guarantees
  * by validation that the result fits in 64 bits. */

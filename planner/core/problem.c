@@ -164,14 +164,25 @@ static int check_pins(const struct planner_graph *g, char *err)
   return rc;
 }
 
-/* Every declared alias names another tensor of the graph. */
-static int check_aliases(const struct planner_graph *g, char *err)
+int planner__check_pins(const struct planner_graph *g, char *err)
+{
+  return check_pins(g, err);
+}
+
+/* Every declared alias names another tensor of the graph. Hands the
+ * rows the aliases name to *in_row (NULL: discard them) when g declares
+ * one; *in_row stays NULL otherwise and on failure. */
+static int check_aliases(const struct planner_graph *g, char *err,
+                         uint32_t **in_row)
 {
   if (!planner__has_aliases(g))
     return 0;
-  uint32_t *in_row = NULL;
-  int rc = planner__alias_rows(g, &in_row, err);
-  free(in_row);
+  uint32_t *rows = NULL;
+  int rc = planner__alias_rows(g, &rows, err);
+  if (in_row && !rc)
+    *in_row = rows;
+  else
+    free(rows);
   return rc;
 }
 
@@ -182,7 +193,8 @@ static int check_aliases(const struct planner_graph *g, char *err)
  * (check_pins, which needs two pinned tensors). Reports exactly what
  * those checks one after another report. */
 static int check_rows(const struct planner_graph *g,
-                      const struct planner_options *o, char *err)
+                      const struct planner_options *o, char *err,
+                      uint32_t **in_row)
 {
   size_t n = g->n_tensors, over = n, pins = 0;
   uint64_t total = 0, pin_top = 0;
@@ -236,13 +248,22 @@ static int check_rows(const struct planner_graph *g,
                            : 0;
   if (!rc && pins >= 2)
     rc = check_pins(g, err);
-  return rc ? rc : check_aliases(g, err);
+  return rc ? rc : check_aliases(g, err, in_row);
 }
 
 int planner_validate(const struct planner_graph *g,
                      const struct planner_options *o, char err[ARENA_ERR_LEN])
 {
+  return planner__validate(g, o, err, NULL);
+}
+
+int planner__validate(const struct planner_graph *g,
+                      const struct planner_options *o, char *err,
+                      uint32_t **in_row)
+{
   int rc;
+  if (in_row)
+    *in_row = NULL;
   if (!g || !o)
     return planner__errf(err, ARENA_EINVAL, "no graph or options");
   if (g->n_tensors == 0)
@@ -255,7 +276,7 @@ int planner_validate(const struct planner_graph *g,
                          g->n_tensors, PLANNER_MAX_TENSORS);
   if ((rc = check_options(o, err)))
     return rc;
-  return check_rows(g, o, err);
+  return check_rows(g, o, err, in_row);
 }
 
 /* ---- the problem and its lower bound -------------------------------- */

@@ -100,16 +100,24 @@ static void name_members(const struct planner_tensor *t, const uint32_t *root,
 }
 
 /* The overlap search of a graph with aliases (see the top): returns 1
- * with a bad pair in *a, *b, 0, or an error code described in err. */
+ * with a bad pair in *a, *b, 0, or an error code described in err.
+ * given_rows: the rows g's aliases name (borrowed), or NULL to resolve
+ * them here. */
 static int check_shared(const struct planner_graph *g,
                         const struct planner_options *o,
-                        const struct planner_plan *p, uint32_t *sub,
-                        size_t m, uint32_t *a, uint32_t *b, char *err)
+                        const struct planner_plan *p,
+                        const uint32_t *given_rows, uint32_t *sub, size_t m,
+                        uint32_t *a, uint32_t *b, char *err)
 {
   size_t n = g->n_tensors, taken = 0, k = 0;
-  uint32_t *in_row = NULL, *root = malloc(n * sizeof *root);
+  uint32_t *own_rows = NULL, *root = malloc(n * sizeof *root);
+  const uint32_t *in_row = given_rows;
   struct planner_tensor *t = malloc(n * sizeof *t);
-  int rc = root && t ? planner__alias_rows(g, &in_row, err) : ARENA_ENOMEM;
+  int rc = root && t ? 0 : ARENA_ENOMEM;
+  if (!rc && !in_row) {
+    rc = planner__alias_rows(g, &own_rows, err);
+    in_row = own_rows;
+  }
   if (!rc)
     rc = planner__alias_taken(g, o, in_row, p->offsets, root, &taken, err);
   if (!rc) {
@@ -128,7 +136,7 @@ static int check_shared(const struct planner_graph *g,
     if (rc == 1)
       name_members(g->tensors, root, p->offsets, n, a, b);
   }
-  free(in_row);
+  free(own_rows);
   free(root);
   free(t);
   return rc;
@@ -139,13 +147,14 @@ int planner_verify(const struct planner_graph *g,
                    const struct planner_plan *p, char err[ARENA_ERR_LEN])
 {
   int rc = planner_validate(g, o, err);
-  return rc ? rc : planner__verify_valid(g, o, p, NULL, err);
+  return rc ? rc : planner__verify_valid(g, o, p, NULL, NULL, err);
 }
 
 int planner__verify_valid(const struct planner_graph *g,
                           const struct planner_options *o,
                           const struct planner_plan *p,
-                          const uint32_t *by_first, char *err)
+                          const uint32_t *by_first, const uint32_t *in_row,
+                          char *err)
 {
   int rc;
   if (!p || !p->offsets || p->n_offsets != g->n_tensors)
@@ -170,7 +179,7 @@ int planner__verify_valid(const struct planner_graph *g,
   }
   uint32_t a = 0, b = 0;
   if (o->in_place && planner__has_aliases(g)) {
-    rc = check_shared(g, o, p, sub, m, &a, &b, err);
+    rc = check_shared(g, o, p, in_row, sub, m, &a, &b, err);
     free(sub);
     if (rc < 0 && rc != ARENA_ENOMEM)
       return rc; /* described */

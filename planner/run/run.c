@@ -17,8 +17,6 @@
  */
 #include "best.h"
 
-#include "alias.h"
-
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,15 +34,16 @@ static enum planner_fit fit_of(const struct planner_plan *r, uint64_t cap)
   return r->lower_bound_bytes > cap ? PLANNER_FIT_NO : PLANNER_FIT_UNKNOWN;
 }
 
-/* Whether the exact search should run after the heuristics. */
+/* Whether the exact search should run after the heuristics. A capacity
+ * the heuristics' plan already meets does not keep it out: with a
+ * capacity the plan is never larger than without one. */
 static int wants_exact(const struct planner_options *o,
                        const struct planner_plan *r)
 {
   if (o->algo == PLANNER_ALGO_EXACT)
     return 1;
-  if (o->algo != PLANNER_ALGO_BEST || r->arena_bytes <= r->lower_bound_bytes)
-    return 0;
-  return !o->capacity || r->arena_bytes > o->capacity;
+  return o->algo == PLANNER_ALGO_BEST &&
+         r->arena_bytes > r->lower_bound_bytes;
 }
 
 static int plan_with(struct planner__prob *p, struct planner_plan *r)
@@ -74,11 +73,11 @@ static int plan_with(struct planner__prob *p, struct planner_plan *r)
   return rc;
 }
 
-/* Plans a validated graph into r (its offsets allocated here, left
- * unverified). With by_first non-NULL, hands over the time index's order
- * by first for the verifier (owned by the caller, may be NULL). Returns
- * 0, ARENA_ENOMEM or ARENA_ECANCELED; r is then left for the caller to
- * clean up. */
+/* Plans g into r (its offsets allocated here, left unverified). g is
+ * valid under o: planner_validate() returned 0. With by_first non-NULL,
+ * hands over the time index's order by first for the verifier (owned by
+ * the caller, may be NULL). Returns 0, ARENA_ENOMEM or ARENA_ECANCELED;
+ * r is then left for the caller to clean up. */
 static int plan_valid(const struct planner_graph *g,
                       const struct planner_options *o,
                       struct planner_plan *r, uint32_t **by_first)
@@ -99,7 +98,9 @@ static int plan_valid(const struct planner_graph *g,
 }
 
 /* Plans g with its aliases ignored, on a copy without them: the
- * algorithms below never see an alias. */
+ * algorithms below never see an alias. g is valid under o:
+ * planner_validate() returned 0, and so is the copy (an alias only adds
+ * checks). */
 static int plan_bare(const struct planner_graph *g,
                      const struct planner_options *o, struct planner_plan *r)
 {
@@ -116,7 +117,9 @@ static int plan_bare(const struct planner_graph *g,
   return rc;
 }
 
-/* The plan of the joined graph (share.h), spread over g's rows in r. */
+/* The plan of the joined graph (share.h), spread over g's rows in r.
+ * planner__share_init() returned 0 for s: its joined graph is valid under
+ * o. */
 static int plan_joined(const struct planner__share *s,
                        const struct planner_options *o,
                        struct planner_plan *r)
@@ -146,26 +149,50 @@ static uint64_t naive_of(const struct planner_graph *g)
   return sum;
 }
 
+/* Gives r, a plan of g, the bound of every plan the verifier accepts
+ * for g (planner__share_bound()) when g declares a legal pair: the plan
+ * of one graph, joined or not, may be beaten by a plan of the other, or
+ * by one sharing some pairs, so neither graph's own bound, nor what a
+ * search proved of that graph, holds for it. Then the bound is a load
+ * bound, and optimality and fit are judged on it. Returns 0 or
+ * ARENA_ENOMEM. */
+static int bound_shared(const struct planner_graph *g,
+                        const struct planner_options *o,
+                        const uint32_t *in_row, struct planner_plan *r)
+{
+  uint64_t lb;
+  int legal;
+  int rc = planner__share_bound(g, o, in_row, &lb, &legal);
+  if (rc || !legal)
+    return rc;
+  r->lower_bound_bytes = lb;
+  r->bound = PLANNER_BOUND_LOAD;
+  r->proven_optimal = r->arena_bytes <= lb;
+  r->fit = fit_of(r, o->capacity);
+  return 0;
+}
+
 /* In-place sharing (planner.h): plans the joined graph and, unless that
  * meets g's own load bound, g as given too; keeps the smaller arena, the
- * shared one on a tie. The bound reported is the joined graph's load
- * bound, which no plan the verifier accepts can beat; the search's own
- * bound holds only for one of the two graphs, so it is not used. */
+ * shared one on a tie. The bound reported holds for every plan the
+ * verifier accepts (bound_shared()). g is valid under o:
+ * planner_validate() returned 0; in_row is the rows its aliases name
+ * (planner__validate(), borrowed). */
 static int plan_shared(const struct planner_graph *g,
                        const struct planner_options *o,
-                       struct planner_plan *r)
+                       const uint32_t *in_row, struct planner_plan *r)
 {
   struct planner__share s;
-  int rc = planner__share_init(&s, g, o);
+  int rc = planner__share_init(&s, g, o, in_row);
   if (rc == ARENA_ENOMEM)
     return rc;
   if (rc || !s.n_taken) { /* nothing to share, or chains whose pins clash */
     planner__share_cleanup(&s);
-    return plan_bare(g, o, r);
+    rc = plan_bare(g, o, r);
+    return rc ? rc : bound_shared(g, o, in_row, r);
   }
   rc = plan_joined(&s, o, r);
-  uint64_t lb = r->lower_bound_bytes, nodes = r->nodes_explored;
-  uint64_t us = r->search_us;
+  uint64_t nodes = r->nodes_explored, us = r->search_us;
   size_t taken = s.n_taken;
   if (!rc && r->arena_bytes > s.lb_unshared) {
     struct planner_plan u;
@@ -182,15 +209,12 @@ static int plan_shared(const struct planner_graph *g,
     }
   }
   if (!rc) {
-    r->lower_bound_bytes = lb;
     r->lower_bound_unshared_bytes = s.lb_unshared;
-    r->bound = PLANNER_BOUND_LOAD;
-    r->proven_optimal = r->arena_bytes <= lb;
-    r->fit = fit_of(r, o->capacity);
     r->nodes_explored = nodes;
     r->search_us = us;
     r->n_shared = taken;
     r->naive_bytes = naive_of(g);
+    rc = bound_shared(g, o, in_row, r);
   }
   planner__share_cleanup(&s);
   return rc;
@@ -200,23 +224,26 @@ int planner_run(const struct planner_graph *g, const struct planner_options *o,
                 struct planner_plan *out, char err[ARENA_ERR_LEN])
 {
   struct planner_plan r;
-  uint32_t *by_first = NULL;
+  uint32_t *by_first = NULL, *in_row = NULL;
   planner_plan_cleanup(out);
-  int rc = planner_validate(g, o, err);
+  /* the one validation of this plan: everything below trusts it */
+  int rc = planner__validate(g, o, err, &in_row);
   if (rc)
     return rc;
   planner_plan_init(&r);
-  if (planner__has_aliases(g))
-    rc = o->in_place ? plan_shared(g, o, &r) : plan_bare(g, o, &r);
+  if (in_row) /* g declares an alias */
+    rc = o->in_place ? plan_shared(g, o, in_row, &r) : plan_bare(g, o, &r);
   else
     rc = plan_valid(g, o, &r, &by_first);
   if (rc == ARENA_ECANCELED)
     planner__errf(err, rc, "planning was cancelled");
   else if (rc)
     planner__errf(err, rc, "out of memory");
-  else if ((rc = planner__verify_valid(g, o, &r, by_first, err)) != 0)
+  else if ((rc = planner__verify_valid(g, o, &r, by_first, in_row, err)) !=
+           0)
     rc = ARENA_EVERIFY; /* a planner bug: never hand out such a plan */
   free(by_first);
+  free(in_row);
   if (rc) {
     planner_plan_cleanup(&r);
     return rc;

@@ -51,10 +51,12 @@
  *  it runs even when no pass ran and the staircase plans did not help,
  *  since it does not draw on the effort.
  *
- *  Then the exact search, with what is left of the effort: minimisation,
- *  or, with a capacity, first the capacity question; when that stays
- *  open, the minimisation with the same units from the same plan, and
- *  the smaller plan of the two (decide()).
+ *  Then the exact search, with what is left of the effort: minimisation.
+ *  With a capacity, first the capacity question (the passes while the
+ *  plan is above it, then the exact search in capacity mode); unless it
+ *  finds a plan that meets the bound, the minimisation then runs as
+ *  without a capacity, with the effort again, and the smaller plan is
+ *  kept (decide()), so that a capacity never makes the plan larger.
  */
 #include "search.h"
 
@@ -171,62 +173,83 @@ static int improve(const struct planner__prob *p, uint64_t *offsets,
   return rc;
 }
 
-/* Keeps the smaller of the capacity search's plan (offsets, res) and
- * the minimisation's (min_off, m): the minimisation's on a tie, which is
- * the plan planning without the capacity gives. The bound is the larger
- * one proven; fit and optimality are judged on the plan kept. */
-static void keep_smaller(const struct planner__prob *p, uint64_t *offsets,
-                         struct planner_plan *res, const uint64_t *min_off,
-                         const struct planner_plan *m)
+/* The minimisation: improve() and then the exact search, from the plan
+ * in offsets (res), with a budget of limit work units; exactly what
+ * planning without a capacity runs, as p's options are read without it.
+ * Returns as planner__exact_within(). */
+static int minimise(const struct planner__prob *p, uint64_t *offsets,
+                    struct planner_plan *res, uint64_t limit)
 {
-  uint64_t cap = p->o->capacity;
-  if (m->arena_bytes <= res->arena_bytes) {
-    memcpy(offsets, min_off, p->n * sizeof *offsets);
-    res->arena_bytes = m->arena_bytes;
-  }
-  if (m->lower_bound_bytes > res->lower_bound_bytes) {
-    res->lower_bound_bytes = m->lower_bound_bytes;
-    res->bound = m->bound;
-  }
-  res->nodes_explored += m->nodes_explored;
-  res->proven_optimal = res->arena_bytes <= res->lower_bound_bytes;
-  res->fit = res->arena_bytes <= cap          ? PLANNER_FIT_YES
-             : res->lower_bound_bytes > cap ? PLANNER_FIT_NO
-                                            : PLANNER_FIT_UNKNOWN;
+  struct planner_options mo = *p->o;
+  struct planner__prob mp = *p; /* the same problem, without capacity */
+  uint64_t work = 0;
+  mo.capacity = 0;
+  mp.o = &mo;
+  int rc = 0;
+  if (res->arena_bytes > res->lower_bound_bytes)
+    rc = improve(&mp, offsets, &res->arena_bytes, limit, &work);
+  if (!rc)
+    rc = planner__exact_within(&mp, offsets, res, 0, limit, &work);
+  return rc;
 }
 
-/* The capacity question, from the plan in offsets after the passes, with
- * work units work .. limit. The exact search first tries to fit the
- * capacity (its capacity mode), which decides most questions. When that
- * stays open it has found no plan at all, only spent the effort; so the
- * minimisation then runs with the same work units from the same plan,
- * exactly as planning without the capacity does, and the smaller of the
- * two plans is kept. An open question thus reports the best arena found,
- * never a larger one than planning without the capacity, for at most
- * twice the effort. Returns as planner__exact_within(). */
+/* The capacity question, with up to twice the effort (limit work units
+ * each way), from the heuristics' plan in offsets (res). First the
+ * capacity search: the improvement passes while the plan is above the
+ * capacity, then the exact search in capacity mode, which finds a plan
+ * within it, proves that none exists, or runs out. A plan it finds that
+ * meets the bound is optimal, and ends the question. Otherwise the
+ * minimisation runs as well, from the heuristics' plan and exactly as
+ * planning without the capacity does, and the smaller of the two plans is
+ * kept, the minimisation's on a tie: so the plan is never larger than
+ * planning without the capacity gives, and the shortfall of one that
+ * does not fit is the best plan's. The bound is the larger one proven;
+ * fit and optimality are judged on the plan kept. Returns as
+ * planner__exact_within(). */
 static int decide(const struct planner__prob *p, uint64_t *offsets,
-                  struct planner_plan *res, uint64_t limit, uint64_t work)
+                  struct planner_plan *res, uint64_t limit)
 {
-  uint64_t *min_off = malloc(p->n * sizeof *min_off);
-  if (!min_off)
+  uint64_t cap = p->o->capacity, work = 0;
+  uint64_t *fit_off = malloc(p->n * sizeof *fit_off);
+  if (!fit_off)
     return ARENA_ENOMEM;
-  memcpy(min_off, offsets, p->n * sizeof *min_off);
-  struct planner_plan m = *res; /* the figures only: its offsets stay
+  memcpy(fit_off, offsets, p->n * sizeof *fit_off);
+  struct planner_plan c = *res; /* the figures only: its offsets stay
                                    res's, and are never touched */
-  uint64_t w = work;
-  int rc = planner__exact_within(p, offsets, res, 0, limit, &w);
-  if (!rc && res->fit == PLANNER_FIT_UNKNOWN) {
-    struct planner_options mo = *p->o;
-    struct planner__prob mp = *p; /* the same problem, without capacity */
-    mo.capacity = 0;
-    mp.o = &mo;
+  int rc = 0;
+  if (c.arena_bytes > c.lower_bound_bytes && c.arena_bytes > cap)
+    rc = improve(p, fit_off, &c.arena_bytes, limit, &work);
+  if (!rc)
+    rc = planner__exact_within(p, fit_off, &c, 0, limit, &work);
+  int found = !rc && c.fit == PLANNER_FIT_YES;
+  if (!rc && !(found && c.arena_bytes <= c.lower_bound_bytes)) {
+    struct planner_plan m = *res; /* the same: figures only */
     m.nodes_explored = 0;
-    w = work;
-    rc = planner__exact_within(&mp, min_off, &m, 0, limit, &w);
-    if (!rc)
-      keep_smaller(p, offsets, res, min_off, &m);
+    rc = minimise(p, offsets, &m, limit);
+    if (!rc) {
+      found = found && c.arena_bytes < m.arena_bytes;
+      c.nodes_explored += m.nodes_explored;
+      if (!found)
+        c.arena_bytes = m.arena_bytes;
+      if (m.lower_bound_bytes > c.lower_bound_bytes) {
+        c.lower_bound_bytes = m.lower_bound_bytes;
+        c.bound = m.bound;
+      }
+    }
   }
-  free(min_off);
+  if (!rc) {
+    if (found)
+      memcpy(offsets, fit_off, p->n * sizeof *offsets);
+    res->arena_bytes = c.arena_bytes;
+    res->lower_bound_bytes = c.lower_bound_bytes;
+    res->bound = c.bound;
+    res->nodes_explored = c.nodes_explored;
+    res->proven_optimal = c.arena_bytes <= c.lower_bound_bytes;
+    res->fit = c.arena_bytes <= cap            ? PLANNER_FIT_YES
+               : c.lower_bound_bytes > cap ? PLANNER_FIT_NO
+                                           : PLANNER_FIT_UNKNOWN;
+  }
+  free(fit_off);
   return rc;
 }
 
@@ -237,15 +260,9 @@ int planner__exact(const struct planner__prob *p, uint64_t *offsets,
   clock_gettime(CLOCK_MONOTONIC, &t0);
   const struct planner_options *o = p->o;
   uint64_t effort = o->effort ? o->effort : PLANNER_DEFAULT_EFFORT;
-  uint64_t limit = effort * EXACT_UNITS_PER_EFFORT, work = 0;
-  int rc = 0;
-  if (res->arena_bytes > res->lower_bound_bytes &&
-      (!o->capacity || res->arena_bytes > o->capacity))
-    rc = improve(p, offsets, &res->arena_bytes, limit, &work);
-  if (!rc && o->capacity)
-    rc = decide(p, offsets, res, limit, work);
-  else if (!rc)
-    rc = planner__exact_within(p, offsets, res, 0, limit, &work);
+  uint64_t limit = effort * EXACT_UNITS_PER_EFFORT;
+  int rc = o->capacity ? decide(p, offsets, res, limit)
+                       : minimise(p, offsets, res, limit);
   res->search_us = elapsed_us(&t0);
   return rc;
 }

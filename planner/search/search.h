@@ -28,10 +28,11 @@
  * res->search_us are set. Honours o->capacity, o->effort (0 means
  * PLANNER_DEFAULT_EFFORT; see EFFORT in planner.h) and o->stop, and reads
  * no clock except to report search_us. Never leaves offsets[] invalid.
- * With a capacity that the search can neither meet nor prove out of
- * reach (res->fit PLANNER_FIT_UNKNOWN), offsets[] holds the better of
- * what the capacity search and the minimisation found, never a larger
- * arena than without the capacity; that costs up to twice the effort.
+ * With a capacity, the capacity search runs first; unless it finds a
+ * plan that meets the bound, the minimisation runs too, exactly as
+ * without a capacity (up to the effort again), and the smaller plan is
+ * kept, the minimisation's on a tie. So a capacity never makes the arena
+ * larger, and res->fit is judged on the plan returned.
  * Returns 0, ARENA_ENOMEM or ARENA_ECANCELED. */
 int planner__exact(const struct planner__prob *p, uint64_t *offsets,
                    struct planner_plan *res);

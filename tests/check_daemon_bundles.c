@@ -391,6 +391,8 @@ START_TEST(test_inflated_plan_refused)
   ck_assert_msg(strstr(r->error, "entry 1: plan rejected") &&
                     strstr(r->error, "every tensor in bytes of its own"),
                 "%s", r->error);
+  /* the entry is named once ("entry 0: entry 0:" was a past defect) */
+  ck_assert_msg(!strstr(r->error, "entry 1: entry"), "%s", r->error);
   wire_free_response(r);
   ck_assert_uint_eq(entries_of(&h), 0);
   r = plan(&h, &pd, "PD", 64);

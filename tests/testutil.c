@@ -87,6 +87,23 @@ const char *tu_data_dir(void)
   return d && *d ? d : "tests/data";
 }
 
+const char *tu_bin(const char *env)
+{
+  const char *p = getenv(env);
+  if (!p || !*p) {
+    fprintf(stderr, "testutil: %s is not set: run the tests through "
+                    "tests/run.sh or make, which set it from BUILD\n",
+            env);
+    abort();
+  }
+  if (access(p, X_OK) != 0) {
+    fprintf(stderr, "testutil: %s=%s: no such program (%s)\n", env, p,
+            strerror(errno));
+    abort();
+  }
+  return p;
+}
+
 int tu_load_csv(const char *path, struct planner_csv *c)
 {
   char err[ARENA_ERR_LEN] = "";

@@ -35,6 +35,15 @@ int tu_run(const char *const *argv, const char *cwd, const char *in_path,
 /* Directory with the test data, "tests/data" unless ARENA_TEST_DATA is set. */
 const char *tu_data_dir(void);
 
+/* The program a test runs, from the environment variable env: ARENAD,
+ * ARENACTL, ARENAD_FAULTS, TFLM_INFER or TFLITE_INFER, which
+ * tests/run.sh and the Makefile set from BUILD, so that a sanitized
+ * build (BUILD=build-asan) tests its own binaries. Returns the path
+ * (borrowed from the environment). When env is unset or empty, or names
+ * no executable file, prints why on stderr and aborts: a test never
+ * falls back to another build's binary. */
+const char *tu_bin(const char *env);
+
 struct planner_csv;
 /* Parses the lifetime CSV file at path into c, which it initialises;
  * clean it up with planner_csv_cleanup() in every case. Returns 0, or -1

@@ -416,19 +416,21 @@ static uint64_t naive_aligned(const struct planner_csv *c,
 static void print_saving(const struct planner_plan *p, uint64_t aligned)
 {
   const char *at = aligned != p->naive_bytes ? " at this alignment" : "";
-  printf("naive:           %llu bytes", (unsigned long long)p->naive_bytes);
+  printf("naive:           %llu byte%s", (unsigned long long)p->naive_bytes,
+         p->naive_bytes == 1 ? "" : "s");
   if (*at)
     printf(" (%llu as the naive algorithm places them at this alignment)",
            (unsigned long long)aligned);
   printf("\n");
   if (!aligned)
     return;
+  uint64_t above = p->arena_bytes > aligned ? p->arena_bytes - aligned : 0;
   if (p->arena_bytes <= aligned)
     printf("saving:          %.2f%% vs naive%s\n",
            100.0 - percent(p->arena_bytes, aligned), at);
   else
-    printf("saving:          none: the arena is %llu bytes above naive%s\n",
-           (unsigned long long)(p->arena_bytes - aligned), at);
+    printf("saving:          none: the arena is %llu byte%s above naive%s\n",
+           (unsigned long long)above, above == 1 ? "" : "s", at);
 }
 
 static void print_text(const struct plan_args *a, const struct planner_csv *c,

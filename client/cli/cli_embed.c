@@ -274,6 +274,42 @@ static void print_in_place(const struct planner_tflite_model *m,
            m->n_aliases, m->n_aliases == 1 ? "" : "s");
 }
 
+/* The lines embed prints after writing its file (not when the model
+ * went to standard output): what was planned, against TFLite Micro's own
+ * planner, what is left to TFLite Micro, and what was written. */
+static void print_report(const struct embed_args *a,
+                         const struct planner_tflite_model *m,
+                         const struct planner_plan *p, uint64_t arena,
+                         uint64_t tflm_bytes, uint64_t unshared,
+                         size_t in_len, size_t out_len)
+{
+  printf("embedded: %zu of %llu tensor%s planned offline (%s, alignment "
+         "%llu), arena %llu byte%s, lower bound %llu byte%s\n",
+         m->n_planned, (unsigned long long)m->n_tensors_all,
+         CLI_PLURAL(m->n_tensors_all), planner_algo_name(p->algo),
+         (unsigned long long)a->o.alignment, (unsigned long long)arena,
+         CLI_PLURAL(arena), (unsigned long long)p->lower_bound_bytes,
+         CLI_PLURAL(p->lower_bound_bytes));
+  printf("tflm:     TFLite Micro's own planner needs %llu byte%s for the "
+         "same buffers (sizes rounded up to %u)\n",
+         (unsigned long long)round_tflm(tflm_bytes),
+         CLI_PLURAL(round_tflm(tflm_bytes)), EMBED_TFLM_ROUND);
+  if (m->n_scratch)
+    printf("scratch:  %zu kernel scratch buffer%s (%llu byte%s) left to "
+           "TFLite Micro, with room for them in the plan\n",
+           m->n_scratch, CLI_PLURAL(m->n_scratch),
+           (unsigned long long)m->scratch_bytes,
+           CLI_PLURAL(m->scratch_bytes));
+  if (m->n_variable)
+    printf("variable: %u tensor%s left to TFLite Micro's persistent "
+           "memory (-1)\n",
+           (unsigned)m->n_variable, CLI_PLURAL(m->n_variable));
+  if (m->n_aliases)
+    print_in_place(m, p, unshared);
+  printf("wrote:    %s (%zu byte%s, %zu added)\n", a->out, out_len,
+         CLI_PLURAL(out_len), out_len - in_len);
+}
+
 int cli_embed_main(int argc, char **argv)
 {
   struct embed_args a;
@@ -343,31 +379,7 @@ int cli_embed_main(int argc, char **argv)
       (rc = cli_write_file(a.out, outb, out_len)) != 0)
     goto out;
   if (!to_stdout) {
-    printf("embedded: %zu of %llu tensor%s planned offline (%s, alignment "
-           "%llu), arena %llu byte%s, lower bound %llu byte%s\n",
-           m.n_planned, (unsigned long long)m.n_tensors_all,
-           CLI_PLURAL(m.n_tensors_all), planner_algo_name(p.algo),
-           (unsigned long long)a.o.alignment, (unsigned long long)arena,
-           CLI_PLURAL(arena), (unsigned long long)p.lower_bound_bytes,
-           CLI_PLURAL(p.lower_bound_bytes));
-    printf("tflm:     TFLite Micro's own planner needs %llu byte%s for the "
-           "same buffers (sizes rounded up to %u)\n",
-           (unsigned long long)round_tflm(tflm_bytes),
-           CLI_PLURAL(round_tflm(tflm_bytes)), EMBED_TFLM_ROUND);
-    if (m.n_scratch)
-      printf("scratch:  %zu kernel scratch buffer%s (%llu byte%s) left to "
-             "TFLite Micro, with room for them in the plan\n",
-             m.n_scratch, CLI_PLURAL(m.n_scratch),
-             (unsigned long long)m.scratch_bytes,
-             CLI_PLURAL(m.scratch_bytes));
-    if (m.n_variable)
-      printf("variable: %u tensor%s left to TFLite Micro's persistent "
-             "memory (-1)\n",
-             (unsigned)m.n_variable, CLI_PLURAL(m.n_variable));
-    if (m.n_aliases)
-      print_in_place(&m, &p, unshared);
-    printf("wrote:    %s (%zu byte%s, %zu added)\n", a.out, out_len,
-           CLI_PLURAL(out_len), out_len - len);
+    print_report(&a, &m, &p, arena, tflm_bytes, unshared, len, out_len);
     rc = cli_finish_stdout();
   }
 out:

@@ -228,11 +228,14 @@ START_TEST(cli_ping_status_stats)
   assert_has(r.out, "improve_enabled: yes\n");
   assert_has(r.out, "improve_active: 1\nimprove_runs: 7\nimprove_gains: 2\n"
                     "improve_cpu_ms: 1234\n");
+  /* The bounds on replies nobody reads. */
+  assert_has(r.out, "stalled_closes: 3\nreply_refusals: 9\n");
   run_free(&r);
   RUN(&r, "stats", "-s", ct_fk.path, "--json");
   ck_assert_int_eq(r.status, 0);
   assert_has(r.out, "\"improve_active\":1,\"improve_runs\":7,"
                     "\"improve_gains\":2,\"improve_cpu_ms\":1234,"
+                    "\"stalled_closes\":3,\"reply_refusals\":9,"
                     "\"improve_enabled\":true}");
   run_free(&r);
 }

@@ -350,6 +350,8 @@ static void answer(int fd, const Arenad__V1__Request *q, enum ct_mode m)
     st.improve_runs = 7;
     st.improve_gains = 2;
     st.improve_cpu_ms = 1234;
+    st.stalled_closes = 3;
+    st.reply_refusals = 9;
     r.body_case = ARENAD__V1__RESPONSE__BODY_STATS;
     r.stats = &st;
     send_resp(fd, &r);

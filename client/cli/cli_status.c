@@ -122,6 +122,7 @@ static const struct counter counters[] = {
     C(storage_file_bytes), C(storage_errors),  C(lru_entries),
     C(lru_bytes),        C(verify_failures),   C(improve_active),
     C(improve_runs),     C(improve_gains),     C(improve_cpu_ms),
+    C(stalled_closes),   C(reply_refusals),
 };
 #undef C
 #define N_COUNTERS (sizeof counters / sizeof counters[0])

@@ -432,8 +432,9 @@ int daemon_config_load(struct daemon_config *c, const char *path,
       snprintf(err, ARENA_ERR_LEN,
                "%s:%d: a NUL byte; the configuration must be text", path,
                nul);
-    else if (err)
-      snprintf(err, ARENA_ERR_LEN, "%s: cannot read it", path);
+    else if (err) /* a directory: fopen succeeds, reading fails */
+      snprintf(err, ARENA_ERR_LEN, "%s: cannot read it: %s", path,
+               strerror(errno ? errno : EIO));
     fclose(f);
     return nul ? ARENA_EPARSE : ARENA_EIO;
   }

@@ -530,6 +530,10 @@ START_TEST(test_check_config)
     int status;       /* system()'s exit status */
   } runs[] = {
       {"--check-config --config /nonexistent >/dev/null 2>&1", 78},
+      /* a directory opens, then cannot be read: refused, not empty */
+      {"--check-config --config / 2>&1 | grep -q 'cannot read it: Is a "
+       "directory'", 0},
+      {"--check-config --config / >/dev/null 2>&1", 78},
       {"--bogus >/dev/null 2>&1", 64},
       {"--workers 0 >/dev/null 2>&1", 64},
       {"--check-config -s /tmp/x.sock | grep -q 'socket = /tmp/x.sock'", 0},

@@ -316,6 +316,7 @@ int run(const Args &a, tflite::Interpreter *in) {
            "after invoke %llu, %ld KiB more (bound %ld KiB)\n",
            soak.base, (unsigned long long)soak.every, soak.worst,
            (unsigned long long)soak.worst_at, grew, soak.bound);
+    fflush(stdout); /* before any exit-time checker of the runtime's */
     return 1;
   }
   printf("soak: flat: RssAnon grew %ld KiB after the first %llu invokes "

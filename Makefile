@@ -271,7 +271,13 @@ $(BUILD)/tests/arenad-faults: $(FAULTS_OBJ) $(BUILD)/libarenastorage.a $(BUILD)/
 $(BUILD)/tests/check_daemon: | $(BUILD)/tests/arenad-faults
 $(BUILD)/tests/check_daemon: | $(BUILD)/arenad
 $(eval $(call check_prog,service,$(BUILD)/tests/daemon_harness.o $(BUILD)/libarenad-client.a,$(call pc_libs,$(PKGS_PROTO))))
-$(BUILD)/tests/check_service: | $(BUILD)/arenad
+$(BUILD)/tests/check_service: | $(BUILD)/arenad $(BUILD)/tests/poison_db
+# poison_db: a test tool (tests/poison_db.c) that replaces the plans a
+# cache database stores by poisoned ones, which verify but need
+# gigabytes, for the tests of unusable plans (service, tflm, tflite_rt).
+$(BUILD)/tests/poison_db: $(BUILD)/tests/poison_db.o $(BUILD)/libarenastorage.a $(PLANNER_LIBS)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_SQLITE))
+build-tests: $(BUILD)/tests/poison_db
 ifneq ($(STORAGE_SRC),)
 $(eval $(call check_prog,storage,$(BUILD)/libarenastorage.a $(PLANNER_LIBS),$(call pc_libs,$(PKGS_SQLITE))))
 endif
@@ -635,7 +641,7 @@ $(BUILD)/tests/check_tflm: $(TFLM_TEST_OBJ) $(BUILD)/tests/check_main_tflm.o \
                            $(TFLM_DIR)/libtflm.a
 	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_PROTO)) $(CHECK_LIBS)
 $(BUILD)/tests/check_tflm: | $(BUILD)/arenad $(BUILD)/arenactl $(BUILD)/examples/tflm_infer \
-                             $(BUILD)/libarenad-tflm.a
+                             $(BUILD)/libarenad-tflm.a $(BUILD)/tests/poison_db
 TEST_BINS += $(BUILD)/tests/check_tflm
 build-tests: $(BUILD)/tests/check_tflm
 
@@ -782,7 +788,7 @@ $(BUILD)/tests/tflite_infer_testing: $(BUILD)/tests/tflite_infer_testing.o \
                                      $(BUILD)/libarenad-tflite.a $(BUILD)/libarenad-client.a
 	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(TFLITE_LINK) $(call pc_libs,$(PKGS_PROTO)) -lm
 $(BUILD)/tests/check_tflite_rt: | $(BUILD)/arenad $(BUILD)/examples/tflite_infer \
-                                  $(BUILD)/tests/tflite_infer_testing
+                                  $(BUILD)/tests/tflite_infer_testing $(BUILD)/tests/poison_db
 build-tests: $(BUILD)/tests/check_tflite_rt tflite
 TEST_BINS += $(BUILD)/tests/check_tflite_rt
 

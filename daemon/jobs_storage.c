@@ -8,7 +8,8 @@
  * jobs_int.h). An Evict is checked on the loop thread before it is
  * queued, so that a request that names nothing is refused without
  * touching the database; after an eviction the loop also drops the
- * evicted plans from the hot LRU.
+ * evicted plans from the hot LRU. An Evict that reports an unusable plan
+ * (Evict.unusable) is judged by unusable.c.
  *
  * LAYER: below conn.c, above jobs.c, uses.c and dbhealth.c. Replies,
  * the server's counters for Stats and the end of a job reach the layers
@@ -22,6 +23,7 @@
 #include "bundles.h"
 #include "jobs_int.h"
 #include "memory.h"
+#include "unusable.h"
 
 static void work_lookup(struct job *j)
 {
@@ -176,6 +178,8 @@ static Arenad__V1__Status evict_select(struct job *j, char *msg, size_t len)
       snprintf(msg, len, "evict: the key is not one that List gave");
       return ARENAD__V1__STATUS__INVALID_ARGUMENT;
     }
+  case ARENAD__V1__EVICT__TARGET_UNUSABLE:
+    return unusable_select(m->unusable, &j->evict_key, msg, len);
   default:
     snprintf(msg, len, "evict selects nothing: set all, model_hash or key");
     return ARENAD__V1__STATUS__INVALID_ARGUMENT;
@@ -196,6 +200,8 @@ static int do_evict(struct job *j)
   case ARENAD__V1__EVICT__TARGET_MODEL_HASH:
     return storage_evict_model(st, m->model_hash.data, m->model_hash.len,
                                &j->evicted);
+  case ARENAD__V1__EVICT__TARGET_UNUSABLE:
+    return unusable_drop(j->s, m->unusable, k, &j->evicted);
   default:
     return storage_evict(st, &sk, k->graph_digest, k->options_digest,
                          &j->evicted);
@@ -398,7 +404,8 @@ static void purge_hot(struct job *j)
     hotcache_clear(hc);
   else if (m->target_case == ARENAD__V1__EVICT__TARGET_MODEL_HASH)
     hotcache_remove_model(hc, m->model_hash.data, m->model_hash.len);
-  else
+  else if (m->target_case != ARENAD__V1__EVICT__TARGET_UNUSABLE ||
+           j->evicted)
     hotcache_remove_digests(hc, j->evict_key.hash, j->evict_key.hash_len,
                             j->evict_key.graph_digest,
                             j->evict_key.options_digest);

@@ -239,6 +239,12 @@ Suite *client_suite(void)
   client_add_bundle(tc);
   suite_add_tcase(s, tc);
 
+  tc = tcase_create("unusable");
+  tcase_add_checked_fixture(tc, ct_setup, ct_teardown);
+  tcase_set_timeout(tc, 30);
+  client_add_unusable(tc);
+  suite_add_tcase(s, tc);
+
   tc = tcase_create("arenactl");
   tcase_add_checked_fixture(tc, ct_setup, ct_teardown);
   tcase_set_timeout(tc, 60);

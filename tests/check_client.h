@@ -63,6 +63,10 @@ enum ct_mode {
   M_TAMPER_LATER,  /* the first plan correct; in every later one the
                       second tensor moved onto the first (arena size made
                       to match), so that the two overlap */
+  M_POISON,        /* plans that verify but put tensor i at i * 2^30:
+                      an arena of gigabytes, as a poisoned cache entry */
+  M_POISON_ONCE,   /* M_POISON until the connection reports a plan
+                      unusable, then correct plans */
 };
 
 #define CT_MAX_CONNS 8
@@ -94,6 +98,16 @@ struct ct_fake {
   _Atomic int64_t last_dims_sum; /* sum of all its input dims */
   int conn_plans;                /* Plan requests answered on the current
                                     connection (the fake's thread only) */
+  int conn_reported;             /* an unusable report came on the current
+                                    connection (the fake's thread only) */
+  _Atomic int unusable_reports;  /* Evict requests reporting a plan */
+  _Atomic uint64_t unusable_arena;  /* ... the last one's arena_bytes */
+  _Atomic uint64_t unusable_usable; /* ... and its usable_bytes */
+  _Atomic int unusable_digests_ok;  /* ... its digests and key were those
+                                       of the test graph and key */
+  int unusable_keep;             /* 1: answer reports evicted 0 (kept) */
+  Arenad__V1__Status unusable_status; /* not OK: answer reports with it,
+                                         as a daemon that predates them */
   struct planner_plan first;     /* M_OLD_OFFSETS: the connection's first
                                     plan (the fake's thread only) */
 };
@@ -165,5 +179,7 @@ void client_add_timeouts(TCase *tc);
 void client_add_bundle(TCase *tc);
 /* Adds the tests of the "memo" case (check_client_memo.c). */
 void client_add_memo(TCase *tc);
+/* Adds the tests of the "unusable" case (check_client_unusable.c). */
+void client_add_unusable(TCase *tc);
 
 #endif

@@ -198,6 +198,16 @@ static void answer_plan(int fd, const Arenad__V1__Request *q, enum ct_mode m)
   if (m == M_WRONG_PLAN)
     for (size_t i = 0; i < p.n_offsets; i++)
       p.offsets[i] = 0;
+  if (m == M_POISON || (m == M_POISON_ONCE && !ct_fk.conn_reported)) {
+    /* Valid, 2^30 apart: no overlap, and an arena of gigabytes. */
+    p.arena_bytes = 0;
+    for (size_t i = 0; i < p.n_offsets; i++) {
+      p.offsets[i] = (uint64_t)i << 30;
+      if (pg.tensors[i].size &&
+          p.offsets[i] + pg.tensors[i].size > p.arena_bytes)
+        p.arena_bytes = p.offsets[i] + pg.tensors[i].size;
+    }
+  }
   if (m == M_OTHER_DIGEST)
     gd[0] ^= 1;
   Arenad__V1__PlanReply pr;
@@ -227,6 +237,43 @@ static void answer_plan(int fd, const Arenad__V1__Request *q, enum ct_mode m)
   }
   planner_plan_cleanup(&p);
   wire_graph_cleanup(&g);
+}
+
+/* Reports of an unusable plan: counted and checked against the test
+ * graph's digests and key; answered evicted 1 (0 with unusable_keep),
+ * or with unusable_status as a daemon that predates them. */
+static void answer_unusable(int fd, const Arenad__V1__Request *q)
+{
+  const Arenad__V1__Unusable *u = q->evict->unusable;
+  struct planner_options o;
+  uint8_t gd[PLANNER_DIGEST_LEN], od[PLANNER_DIGEST_LEN];
+  planner_options_init(&o);
+  ck_assert_int_eq(planner_graph_digest(&ct_graph, gd), 0);
+  planner_options_digest(&o, od);
+  ct_fk.unusable_reports++;
+  ct_fk.conn_reported = 1;
+  ct_fk.unusable_arena = u->arena_bytes;
+  ct_fk.unusable_usable = u->usable_bytes;
+  ct_fk.unusable_digests_ok =
+      u->graph_digest.len == 32 && !memcmp(u->graph_digest.data, gd, 32) &&
+      u->options_digest.len == 32 &&
+      !memcmp(u->options_digest.data, od, 32) &&
+      u->model_hash.len == ct_key.model_hash_len &&
+      !memcmp(u->model_hash.data, ct_key.model_hash, ct_key.model_hash_len) &&
+      u->n_input_shape == ct_key.n_inputs;
+  Arenad__V1__Response r = ARENAD__V1__RESPONSE__INIT;
+  r.request_id = q->request_id;
+  if (ct_fk.unusable_status != ARENAD__V1__STATUS__OK) {
+    r.status = ct_fk.unusable_status;
+    r.error = "evict selects nothing: set all, model_hash or key";
+    send_resp(fd, &r);
+    return;
+  }
+  Arenad__V1__EvictReply er = ARENAD__V1__EVICT_REPLY__INIT;
+  er.evicted = ct_fk.unusable_keep ? 0 : 1;
+  r.body_case = ARENAD__V1__RESPONSE__BODY_EVICT;
+  r.evict = &er;
+  send_resp(fd, &r);
 }
 
 /* Lookups: plans the test graph in canonical order. */
@@ -380,6 +427,9 @@ static void answer(int fd, const Arenad__V1__Request *q, enum ct_mode m)
     r.body_case = ARENAD__V1__RESPONSE__BODY_LIST;
     r.list = &lr;
     send_resp(fd, &r);
+  } else if (q->body_case == ARENAD__V1__REQUEST__BODY_EVICT &&
+             q->evict->target_case == ARENAD__V1__EVICT__TARGET_UNUSABLE) {
+    answer_unusable(fd, q);
   } else if (q->body_case == ARENAD__V1__REQUEST__BODY_EVICT) {
     Arenad__V1__EvictReply er = ARENAD__V1__EVICT_REPLY__INIT;
     /* 1 for all, 2 for a model hash, 3 + key length for a key. */
@@ -449,6 +499,7 @@ static void serve_conn(int fd, enum ct_mode m)
   struct wire_reader rd;
   wire_reader_init(&rd, 0);
   ct_fk.conn_plans = 0;
+  ct_fk.conn_reported = 0;
   Arenad__V1__Request *q;
   while ((q = read_req(fd, &rd)) != NULL) {
     if (m == M_CLOSE_NOREPLY) {

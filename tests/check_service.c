@@ -3,7 +3,8 @@
  * test with 32 concurrent client processes, lookups without the graph,
  * the local fallback when the daemon is down or stopped, a long search
  * waited for, concurrent misses that share the CPUs, and in-place
- * sharing on and off.
+ * sharing on and off; and (check_service_unusable.c) a poisoned stored
+ * plan, which the library treats as a miss and the daemon drops.
  */
 #include <check.h>
 #include <dirent.h>
@@ -16,6 +17,7 @@
 
 #include "arenad_client.h"
 #include "client_int.h"
+#include "check_service.h"
 #include "daemon_harness.h"
 #include "testutil.h"
 
@@ -660,6 +662,10 @@ Suite *service_suite(void)
   tcase_set_timeout(tc, 180);
   tcase_add_test(tc, test_stopped_daemon_falls_back);
   tcase_add_test(tc, test_long_search_is_waited_for);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("unusable");
+  tcase_set_timeout(tc, 120);
+  service_add_unusable(tc);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -634,6 +634,83 @@ START_TEST(test_infer_digest_and_soak) {
   free(dir);
   printf("tflite_rt soak: digest %s; soak flat, leak caught\n",
          digest.c_str() + strlen("outputs digest: "));
+/* Runs tflite_infer with args to its end; returns its exit status and
+ * its stdout and stderr in *text. */
+int RunInfer(const std::vector<std::string> &args, const std::string &out,
+             std::string *text) {
+  pid_t pid = Spawn(args, out);
+  int st;
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  *text = Slurp(out);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Stops h's daemon, poisons its database (tests/poison_db: every plan
+ * replaced by one that verifies but needs gigabytes, stored as final),
+ * and starts it again. */
+void PoisonDaemon(struct harness *h) {
+  ck_assert_int_eq(hn_stop(h), 0);
+  std::string log = std::string(h->dir) + "/poison.txt";
+  const char *argv[] = {tu_bin("POISON_DB"), h->db, NULL};
+  int st = tu_run(argv, NULL, NULL, log.c_str(), log.c_str());
+  ck_assert_msg(st == 0, "poison_db: exit %d: %s", st, Slurp(log).c_str());
+  ck_assert_int_eq(hn_start(h), 0);
+}
+
+/* A poisoned plan in arenad's cache (arenad_tflite.h, UNUSABLE PLANS):
+ * tflite_infer plans locally, runs with the outputs of TFLite's own
+ * planner, says why on its plan line and in TFLite's log, and reports
+ * the plan, which arenad drops and plans again for the next process;
+ * without fallback, the report alone gets arenad's new plan. The old
+ * client took the poisoned plan and, unable to use it, fell back to
+ * TFLite's planner (or failed to allocate its arena). */
+START_TEST(test_infer_poisoned_plan) {
+  setenv("ARENAD", TFLITE_TEST_BUILD "/arenad", 0);
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  std::string bin = TFLITE_TEST_BUILD "/examples/tflite_infer";
+  std::string model = std::string(kDir) + "magic_wand.tflite";
+  std::string out = std::string(h.dir) + "/out.txt", text;
+  ck_assert_int_eq(RunInfer({bin, "--planner", "tflite", "--invokes", "2",
+                             model}, out, &text), 0);
+  std::string expect = Outputs(text);
+  ck_assert(!expect.empty());
+  std::vector<std::string> run = {bin, "--socket", h.sock, "--invokes", "2",
+                                  model};
+  ck_assert_int_eq(RunInfer(run, out, &text), 0);
+  ck_assert_msg(text.find("plan: from daemon,") != std::string::npos, "%s",
+                text.c_str());
+  PoisonDaemon(&h);
+  ck_assert_msg(RunInfer(run, out, &text) == 0, "%s", text.c_str());
+  ck_assert_msg(text.find("plan: from local (arenad: planned locally (") !=
+                    std::string::npos, "%s", text.c_str());
+  ck_assert_msg(text.find("more than any naive layout of this graph") !=
+                    std::string::npos, "%s", text.c_str());
+  ck_assert_msg(text.find("reported to the daemon, which dropped it") !=
+                    std::string::npos, "%s", text.c_str());
+  ck_assert_msg(text.find("arenad planner: planned locally (") !=
+                    std::string::npos, "no log line in %s", text.c_str());
+  ck_assert(Outputs(text) == expect);
+  ck_assert_int_ge(hn_log_count(&h, "dropped a stored plan a client "
+                                    "reported unusable"), 1);
+  ck_assert_int_eq(RunInfer(run, out, &text), 0);
+  ck_assert_msg(text.find("plan: from daemon,") != std::string::npos, "%s",
+                text.c_str());
+  ck_assert(Outputs(text) == expect);
+  /* Without fallback. */
+  int dropped = hn_log_count(&h, "dropped a stored plan a client "
+                                 "reported unusable");
+  PoisonDaemon(&h);
+  std::vector<std::string> strict = run;
+  strict.insert(strict.begin() + 1, "--no-fallback");
+  ck_assert_msg(RunInfer(strict, out, &text) == 0, "%s", text.c_str());
+  ck_assert_msg(text.find("plan: from daemon,") != std::string::npos, "%s",
+                text.c_str());
+  ck_assert(Outputs(text) == expect);
+  ck_assert_int_gt(hn_log_count(&h, "dropped a stored plan a client "
+                                    "reported unusable"), dropped);
+  hn_cleanup(&h);
 }
 END_TEST
 
@@ -660,6 +737,7 @@ Suite *tflite_rt_suite(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_infer_eight_processes);
   tcase_add_test(tc, test_infer_digest_and_soak);
+  tcase_add_test(tc, test_infer_poisoned_plan);
   suite_add_tcase(s, tc);
   return s;
 }

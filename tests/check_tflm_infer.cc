@@ -334,7 +334,77 @@ START_TEST(test_infer_names_every_missing_op) {
 }
 END_TEST
 
+/* The lines of a tflm_infer run from its first output on. */
+std::string OutputLines(const std::string &text) {
+  size_t at = text.find("\noutput ");
+  return at == std::string::npos ? std::string() : text.substr(at);
+}
+
+/* Stops d's daemon, poisons its database (tests/poison_db: every plan
+ * replaced by one that verifies but needs gigabytes, stored as final),
+ * and starts it again. */
+void PoisonDaemon(Daemon *d) {
+  ck_assert_int_eq(hn_stop(&d->h), 0);
+  std::string out, err;
+  int st = Exec({tu_bin("POISON_DB"), d->h.db}, d->h.dir, &out, &err);
+  ck_assert_msg(st == 0, "poison_db: exit %d: %s", st, err.c_str());
+  ck_assert_int_eq(hn_start(&d->h), 0);
+}
+
+/* A poisoned plan in arenad's cache (arenad_tflm.h, UNUSABLE PLANS):
+ * tflm_infer plans locally, runs with the same outputs, says why on its
+ * plan line and in TFLM's log, and reports the plan, which arenad drops
+ * and plans again for the next process; without fallback, the report
+ * alone gets arenad's new plan. The old client served the poisoned plan
+ * to TFLM, which failed ("the plan needs ... bytes"). */
+START_TEST(test_infer_poisoned_plan) {
+  Daemon d;
+  std::string model = ModelPath("person_detect"), out, err;
+  std::string bin = TFLM_TEST_BUILD "/examples/tflm_infer";
+  std::vector<std::string> run = {bin, "--socket", d.h.sock, "--invokes",
+                                  "2", model};
+  int st = Exec(run, d.h.dir, &out, &err);
+  ck_assert_msg(st == 0, "%s%s", out.c_str(), err.c_str());
+  ck_assert_msg(out.find("plan: from daemon,") != std::string::npos, "%s",
+                out.c_str());
+  std::string expect = OutputLines(out);
+  ck_assert(!expect.empty());
+  PoisonDaemon(&d);
+  st = Exec(run, d.h.dir, &out, &err);
+  ck_assert_msg(st == 0, "%s%s", out.c_str(), err.c_str());
+  std::string all = out + err;
+  ck_assert_msg(out.find("plan: from local (arenad: planned locally (") !=
+                    std::string::npos, "%s", out.c_str());
+  ck_assert_msg(all.find("more than any naive layout of this graph") !=
+                    std::string::npos, "%s", all.c_str());
+  ck_assert_msg(all.find("reported to the daemon, which dropped it") !=
+                    std::string::npos, "%s", all.c_str());
+  ck_assert_msg(all.find("arenad planner: planned locally (") !=
+                    std::string::npos, "no log line in %s", all.c_str());
+  ck_assert(OutputLines(out) == expect);
+  ck_assert_int_eq(hn_log_count(&d.h, "dropped a stored plan a client "
+                                      "reported unusable"), 1);
+  st = Exec(run, d.h.dir, &out, &err);
+  ck_assert_msg(st == 0, "%s%s", out.c_str(), err.c_str());
+  ck_assert_msg(out.find("plan: from daemon,") != std::string::npos, "%s",
+                out.c_str());
+  ck_assert(OutputLines(out) == expect);
+  /* Without fallback. */
+  PoisonDaemon(&d);
+  std::vector<std::string> strict = run;
+  strict.insert(strict.begin() + 1, "--no-fallback");
+  st = Exec(strict, d.h.dir, &out, &err);
+  ck_assert_msg(st == 0, "%s%s", out.c_str(), err.c_str());
+  ck_assert_msg(out.find("plan: from daemon,") != std::string::npos, "%s",
+                out.c_str());
+  ck_assert(OutputLines(out) == expect);
+  ck_assert_int_eq(hn_log_count(&d.h, "dropped a stored plan a client "
+                                      "reported unusable"), 2);
+}
+END_TEST
+
 }  // namespace
+
 
 void check_tflm::AddInferTests(Suite *s) {
   TCase *tc = tcase_create("infer");
@@ -344,5 +414,6 @@ void check_tflm::AddInferTests(Suite *s) {
   tcase_add_test(tc, test_infer_names_every_missing_op);
   tcase_add_test(tc, test_infer_in_place);
   tcase_add_test(tc, test_infer_stopped_daemon);
+  tcase_add_test(tc, test_infer_poisoned_plan);
   suite_add_tcase(s, tc);
 }

@@ -36,7 +36,7 @@ int tu_run(const char *const *argv, const char *cwd, const char *in_path,
 const char *tu_data_dir(void);
 
 /* The program a test runs, from the environment variable env: ARENAD,
- * ARENACTL, ARENAD_FAULTS, TFLM_INFER or TFLITE_INFER, which
+ * ARENACTL, ARENAD_FAULTS, TFLM_INFER, TFLITE_INFER or POISON_DB, which
  * tests/run.sh and the Makefile set from BUILD, so that a sanitized
  * build (BUILD=build-asan) tests its own binaries. Returns the path
  * (borrowed from the environment). When env is unset or empty, or names

@@ -118,6 +118,10 @@ static int plan_remote(const char *what, arenad_client_t *c,
     cli_error(what, "%s", arenad_client_errmsg(c));
     return cli_daemon_exit_status(rc);
   }
+  /* A plan from arenad that could not be used (a poisoned cache entry):
+   * said on stderr, whatever the output format. */
+  if (r->local && r->fallback_reason == ARENA_EUNUSABLE)
+    cli_error(what, "warning: %s", arenad_client_errmsg(c));
   return 0;
 }
 

@@ -269,7 +269,9 @@ void print_outputs(tflite::Interpreter *in, unsigned long long values) {
 void print_plan(const arenad::TflitePlanner &p, arenad_client_t *c) {
   const arenad::TflitePlanInfo &i = p.info();
   printf("plan: from %s", arenad::TflitePlanSourceName(i.source));
-  if (i.fallback_reason)
+  if (p.note()[0])
+    printf(" (arenad: %s)", p.note());
+  else if (i.fallback_reason)
     printf(" (arenad: %s)", arenad_client_errmsg(c));
   printf(", %zu tensors (%zu placed, %zu left to TFLite), %zu pairs in place\n",
          i.n_tensors, i.n_placed, i.n_left, i.n_shared);

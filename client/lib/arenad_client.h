@@ -27,6 +27,7 @@
  *      INTERNAL                    ARENA_EINTERNAL
  *      malformed reply             ARENA_EPROTO
  *      plan fails verification     ARENA_EVERIFY
+ *      plan verifies, not usable   ARENA_EUNUSABLE (UNUSABLE PLANS)
  *
  * TIMEOUTS
  *  Three, each in milliseconds in struct arenad_client_options:
@@ -231,12 +232,45 @@ ARENAD_CLIENT_API void arenad_client_result_cleanup(struct arenad_client_result 
  * fallback on, a daemon failure is not returned: the graph is planned
  * locally, out->local = 1, out->fallback_reason holds the daemon error,
  * and only a local planning error (ARENA_ENOMEM, ...) can fail the call.
- * On failure *out is left empty. */
+ * A daemon's plan that needs more than any naive layout of g is
+ * unusable: see arenad_client_plan_within(), UNUSABLE PLANS. On failure
+ * *out is left empty. */
 ARENAD_CLIENT_API int arenad_client_plan(arenad_client_t *c,
                                          const struct planner_graph *g,
                                          const struct planner_options *o,
                                          const struct arenad_model_key *k,
                                          struct arenad_client_result *out);
+
+/* arenad_client_plan() for a caller that can use a plan of at most
+ * max_arena_bytes bytes (0: no limit), such as an interpreter with an
+ * arena of that size, or offsets of a narrower type.
+ *
+ * UNUSABLE PLANS
+ *  Both calls treat a daemon's plan that verifies but cannot be used as
+ *  a miss: one that needs more than max_arena_bytes, or more than any
+ *  naive layout of g could (the highest pinned end plus every other
+ *  tensor's size and alignment padding), which only a plan from
+ *  elsewhere (a bundle, a damaged database) can. With fallback on, the
+ *  graph is then planned in this process; when that plan is smaller, it
+ *  is returned (out->local = 1, out->fallback_reason = ARENA_EUNUSABLE)
+ *  and the daemon's plan is reported to the daemon (an Evict request
+ *  naming it as unusable, docs/protocol.md), which drops it when it is
+ *  larger than the naive plan of its graph, so that the next request
+ *  plans the graph anew; otherwise the daemon's plan is returned, as no
+ *  smaller one was found. With fallback off, a plan worse than naive is
+ *  reported and, when the daemon drops it, asked for once more; failing
+ *  that the call returns ARENA_EUNUSABLE; a plan only over
+ *  max_arena_bytes is returned as it is. arenad_client_errmsg() says
+ *  what happened in every case ("planned locally (55296 bytes): the
+ *  daemon's plan needs 33286005760 bytes, more than any naive layout of
+ *  this graph (55376); reported to the daemon, which dropped it"). A
+ *  returned plan can still exceed max_arena_bytes when no smaller plan
+ *  was found: the caller checks out->plan.arena_bytes. Otherwise as
+ *  arenad_client_plan(). */
+ARENAD_CLIENT_API int arenad_client_plan_within(
+    arenad_client_t *c, const struct planner_graph *g,
+    const struct planner_options *o, const struct arenad_model_key *k,
+    uint64_t max_arena_bytes, struct arenad_client_result *out);
 
 /* Asks the daemon for a stored plan of graph g under options o (NULL:
  * defaults) and key k, without sending the graph. The daemon returns the

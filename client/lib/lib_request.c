@@ -23,6 +23,7 @@
  */
 #include "lib_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -238,10 +239,204 @@ static int prepare(arenad_client_t *c, const struct planner_graph *g,
   return 0;
 }
 
-int arenad_client_plan(arenad_client_t *c, const struct planner_graph *g,
-                       const struct planner_options *o,
-                       const struct arenad_model_key *k,
-                       struct arenad_client_result *out)
+/* ---- unusable plans ----------------------------------------------------- */
+
+/* No plan the naive algorithm makes of g under o needs more than this:
+ * the highest end of a pinned tensor plus, for every other tensor, its
+ * size and the padding its alignment may cost (planner/heuristics, naive:
+ * bump allocation above the pinned tensors). Saturates at UINT64_MAX. */
+static uint64_t naive_bound(const struct planner_graph *g,
+                            const struct planner_options *o)
+{
+  uint64_t top = 0, sum = 0;
+  for (size_t i = 0; i < g->n_tensors; i++) {
+    const struct planner_tensor *t = &g->tensors[i];
+    if (t->pinned != PLANNER_NOT_PINNED) {
+      uint64_t end = (uint64_t)t->pinned + t->size;
+      top = end > top ? end : top;
+      continue;
+    }
+    if (!t->size)
+      continue;
+    uint64_t a = t->align > o->alignment ? t->align : o->alignment;
+    uint64_t add = t->size + (a ? a - 1 : 0);
+    sum = add > UINT64_MAX - sum ? UINT64_MAX : sum + add;
+  }
+  return top > UINT64_MAX - sum ? UINT64_MAX : top + sum;
+}
+
+/* Tells the daemon that the plan it served under k for the digests gd
+ * and od (arena bytes) cannot be used here (usable: what could be, 0
+ * when not known): an Evict request with the unusable target. Returns 1
+ * when the daemon dropped it, 0 when it kept it, or an ARENA_E* code
+ * (a daemon too old to take reports answers INVALID_ARGUMENT), with why
+ * (ARENA_ERR_LEN bytes) set. Leaves the handle's errmsg as it was. */
+static int report_unusable(arenad_client_t *c,
+                           const struct arenad_model_key *k,
+                           const uint8_t *gd, const uint8_t *od,
+                           uint64_t arena, uint64_t usable, char *why)
+{
+  char keep[ERRMSG_LEN];
+  memcpy(keep, c->errmsg, sizeof keep);
+  struct arenad_client__shape sh;
+  int rc = arenad_client__shape_init(&sh, k);
+  if (rc) {
+    snprintf(why, ARENA_ERR_LEN, "out of memory");
+    return rc;
+  }
+  Arenad__V1__Unusable u = ARENAD__V1__UNUSABLE__INIT;
+  u.model_hash.data = (uint8_t *)k->model_hash;
+  u.model_hash.len = k->model_hash_len;
+  u.input_shape = sh.ptrs;
+  u.n_input_shape = sh.n;
+  u.graph_digest.data = (uint8_t *)gd;
+  u.graph_digest.len = PLANNER_DIGEST_LEN;
+  u.options_digest.data = (uint8_t *)od;
+  u.options_digest.len = PLANNER_DIGEST_LEN;
+  u.arena_bytes = arena;
+  u.usable_bytes = usable;
+  Arenad__V1__Evict em = ARENAD__V1__EVICT__INIT;
+  em.target_case = ARENAD__V1__EVICT__TARGET_UNUSABLE;
+  em.unusable = &u;
+  Arenad__V1__Request req = ARENAD__V1__REQUEST__INIT;
+  req.body_case = ARENAD__V1__REQUEST__BODY_EVICT;
+  req.evict = &em;
+  Arenad__V1__Response *resp = NULL;
+  rc = arenad_client__call(c, &req, &resp);
+  if (!rc)
+    rc = arenad_client__check_status(c, resp, "daemon");
+  if (!rc && (resp->body_case != ARENAD__V1__RESPONSE__BODY_EVICT ||
+              !resp->evict))
+    rc = arenad_client__fail(c, ARENA_EPROTO, "daemon answered the report "
+                                              "without an EvictReply");
+  int dropped = !rc && resp->evict->evicted > 0;
+  if (rc)
+    snprintf(why, ARENA_ERR_LEN, "%.*s", ARENA_ERR_LEN - 1, c->errmsg);
+  wire_free_response(resp);
+  arenad_client__shape_cleanup(&sh);
+  memcpy(c->errmsg, keep, sizeof keep);
+  return rc ? rc : dropped;
+}
+
+/* What became of a report, for errmsg. */
+static const char *report_outcome(int r, const char *why, char *buf)
+{
+  if (r == 1)
+    return "reported to the daemon, which dropped it";
+  if (r == 0)
+    return "reported to the daemon, which kept it";
+  snprintf(buf, ARENA_ERR_LEN, "the report failed: %s", why);
+  return buf;
+}
+
+/* Plans g locally into out (its digests kept): the fallback after a
+ * daemon failure of code reason (why: the daemon's side of the story),
+ * or after an unusable plan. Returns 0 with errmsg "planned locally:
+ * WHY", or the planner's error. */
+static int plan_here(arenad_client_t *c, const struct planner_graph *g,
+                     const struct planner_options *o, int reason,
+                     const char *why, struct arenad_client_result *out)
+{
+  uint8_t gd[PLANNER_DIGEST_LEN], od[PLANNER_DIGEST_LEN];
+  memcpy(gd, out->graph_digest, sizeof gd);
+  memcpy(od, out->options_digest, sizeof od);
+  arenad_client_result_cleanup(out);
+  memcpy(out->graph_digest, gd, sizeof gd);
+  memcpy(out->options_digest, od, sizeof od);
+  out->local = 1;
+  out->fallback_reason = reason;
+  char err[ARENA_ERR_LEN] = "";
+  uint64_t t0 = now_us();
+  int lrc = planner_run(g, o, &out->plan, err);
+  out->planning_us = now_us() - t0;
+  if (lrc)
+    return arenad_client__fail(c, lrc, "planning locally: %s (daemon: %s)",
+                               err[0] ? err : arena_strerror(lrc), why);
+  arenad_client__fail(c, 0, "planned locally: %.*s", ARENA_ERR_LEN, why);
+  return 0;
+}
+
+/* The daemon's plan in out is verified but cannot be used: it needs more
+ * than bound (no naive layout of g needs as much) or than max (0: no
+ * limit). Treated as a miss (arenad_client_plan_within): with fallback,
+ * planned here, and the daemon's plan reported when the local one is
+ * smaller; without, reported when it is worse than naive and asked for
+ * once more. Returns 0 with out holding the plan to use, or an error
+ * with out empty. */
+static int plan_unusable(arenad_client_t *c, const struct planner_graph *g,
+                         const struct planner_options *o,
+                         const struct arenad_model_key *k, uint64_t max,
+                         uint64_t bound, struct arenad_client_result *out)
+{
+  char what[ARENA_ERR_LEN], why[ARENA_ERR_LEN] = "", buf[ARENA_ERR_LEN];
+  uint64_t got = out->plan.arena_bytes;
+  uint64_t usable = max && max < bound ? max : bound;
+  int bad = got > bound; /* worse than any naive layout: poisoned */
+  if (bad)
+    snprintf(what, sizeof what, "the daemon's plan needs %llu bytes, more "
+             "than any naive layout of this graph (%llu)",
+             (unsigned long long)got, (unsigned long long)bound);
+  else
+    snprintf(what, sizeof what, "the daemon's plan needs %llu bytes, more "
+             "than the %llu this caller can use",
+             (unsigned long long)got, (unsigned long long)max);
+  if (c->fallback) {
+    struct arenad_client_result mine;
+    arenad_client_result_init(&mine);
+    memcpy(mine.graph_digest, out->graph_digest, PLANNER_DIGEST_LEN);
+    memcpy(mine.options_digest, out->options_digest, PLANNER_DIGEST_LEN);
+    int rc = plan_here(c, g, o, ARENA_EUNUSABLE, what, &mine);
+    if (rc) {
+      arenad_client_result_cleanup(&mine);
+      arenad_client_result_cleanup(out);
+      return rc;
+    }
+    if (mine.plan.arena_bytes >= got) {
+      /* Nothing smaller to be had: the daemon's plan stands, and the
+       * caller, who sees its size, decides. */
+      arenad_client_result_cleanup(&mine);
+      arenad_client__fail(c, 0, "%s; no smaller plan was found here",
+                          what);
+      return 0;
+    }
+    int r = report_unusable(c, k, out->graph_digest, out->options_digest,
+                            got, usable, why);
+    arenad_client_result_cleanup(out);
+    *out = mine;
+    arenad_client__fail(c, 0, "planned locally (%llu bytes): %s; %s",
+                        (unsigned long long)out->plan.arena_bytes, what,
+                        report_outcome(r, why, buf));
+    return 0;
+  }
+  if (!bad) {
+    arenad_client__fail(c, 0, "%s (fallback is off: not planned here)",
+                        what);
+    return 0;
+  }
+  int r = report_unusable(c, k, out->graph_digest, out->options_digest,
+                          got, usable, why);
+  if (r == 1) {
+    int rc = plan_remote(c, g, o, k, out);
+    if (rc == 0 && out->plan.arena_bytes <= bound &&
+        (!max || out->plan.arena_bytes <= max)) {
+      arenad_client__fail(c, 0, "%s; reported to the daemon, which dropped "
+                                "it and planned the graph again",
+                          what);
+      return 0;
+    }
+  }
+  arenad_client_result_cleanup(out);
+  return arenad_client__fail(c, ARENA_EUNUSABLE, "%s; %s (fallback is off)",
+                             what, report_outcome(r, why, buf));
+}
+
+/* ---- the plan calls ------------------------------------------------------ */
+
+/* arenad_client_plan_within, and arenad_client_plan with max 0. */
+static int plan_call(arenad_client_t *c, const struct planner_graph *g,
+                     const struct planner_options *o,
+                     const struct arenad_model_key *k, uint64_t max,
+                     struct arenad_client_result *out)
 {
   struct planner_options def;
   arenad_client_result_cleanup(out);
@@ -254,36 +449,42 @@ int arenad_client_plan(arenad_client_t *c, const struct planner_graph *g,
   if (rc)
     goto fail;
   rc = plan_remote(c, g, o, k, out);
-  if (rc == 0)
-    return 0;
+  if (rc == 0) {
+    uint64_t bound = naive_bound(g, o);
+    if (out->plan.arena_bytes <= bound &&
+        (!max || out->plan.arena_bytes <= max))
+      return 0;
+    return plan_unusable(c, g, o, k, max, bound, out);
+  }
   if (!c->fallback)
     goto fail;
-
   /* Fallback: plan here. Keep the daemon's failure in errmsg. */
   char why[ERRMSG_LEN];
   memcpy(why, c->errmsg, sizeof why);
-  uint8_t gd[PLANNER_DIGEST_LEN], od[PLANNER_DIGEST_LEN];
-  memcpy(gd, out->graph_digest, sizeof gd);
-  memcpy(od, out->options_digest, sizeof od);
-  arenad_client_result_cleanup(out);
-  memcpy(out->graph_digest, gd, sizeof gd);
-  memcpy(out->options_digest, od, sizeof od);
-  out->local = 1;
-  out->fallback_reason = rc;
-  char err[ARENA_ERR_LEN] = "";
-  uint64_t t0 = now_us();
-  int lrc = planner_run(g, o, &out->plan, err);
-  out->planning_us = now_us() - t0;
-  if (lrc) {
-    rc = arenad_client__fail(c, lrc, "planning locally: %s (daemon: %s)",
-                             err[0] ? err : arena_strerror(lrc), why);
-    goto fail;
-  }
-  arenad_client__fail(c, 0, "planned locally: %.*s", ARENA_ERR_LEN, why);
-  return 0;
+  rc = plan_here(c, g, o, rc, why, out);
+  if (rc == 0)
+    return 0;
 fail:
   arenad_client_result_cleanup(out);
   return rc;
+}
+
+int arenad_client_plan(arenad_client_t *c, const struct planner_graph *g,
+                       const struct planner_options *o,
+                       const struct arenad_model_key *k,
+                       struct arenad_client_result *out)
+{
+  return plan_call(c, g, o, k, 0, out);
+}
+
+int arenad_client_plan_within(arenad_client_t *c,
+                              const struct planner_graph *g,
+                              const struct planner_options *o,
+                              const struct arenad_model_key *k,
+                              uint64_t max_arena_bytes,
+                              struct arenad_client_result *out)
+{
+  return plan_call(c, g, o, k, max_arena_bytes, out);
 }
 
 /* ---- lookup ------------------------------------------------------------- */

@@ -25,6 +25,7 @@
 #include "tflite/interpreter_builder.h"
 #include "tflite/schema/schema_generated.h"
 #include "tflite/schema/schema_utils.h"
+#include "tflite/minimal_logging.h"
 
 namespace arenad {
 
@@ -269,10 +270,20 @@ int TflitePlanner::Plan(bool with_temps) {
   struct planner_graph graph = {g.data(), g.size()};
   struct arenad_client_result r;
   arenad_client_result_init(&r);
-  int rc = arenad_client_plan(client_, &graph, &o, &key, &r);
+  /* A plan larger than TFLite's own arena can never be used (BUILD
+   * falls back to TFLite's planner), and one worse than any naive
+   * layout is poisoned: both are a miss, planned here and reported to
+   * arenad (UNUSABLE PLANS). */
+  int rc = arenad_client_plan_within(client_, &graph, &o, &key,
+                                     info_.tflite_alone, &r);
   if (rc) {
     std::string why = arenad_client_errmsg(client_);
     return Fail(rc, "planning failed: " + why);
+  }
+  if (r.local && r.fallback_reason == ARENA_EUNUSABLE) {
+    note_ = arenad_client_errmsg(client_);
+    TFLITE_LOG_PROD(tflite::TFLITE_LOG_WARNING, "arenad planner: %s",
+                    note_.c_str());
   }
   for (size_t i = 0; i < n; i++)
     buffers_[i].offset = r.plan.offsets[i];
@@ -442,6 +453,7 @@ int TflitePlanner::BuildOn(bool with_temps,
 int TflitePlanner::Build(std::unique_ptr<tflite::Interpreter> *out) {
   out->reset();
   memset(&info_, 0, sizeof info_);
+  note_.clear();
   if (!client_)
     return Fail(ARENA_EINVAL, "no client handle");
   std::unique_ptr<tflite::Interpreter> probe;

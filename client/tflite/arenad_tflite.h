@@ -72,6 +72,17 @@
  *  shrinks the arena. TFLite's kernels of those operators are safe with an
  *  output on its input for the same reason TFLite Micro's are.
  *
+ * UNUSABLE PLANS
+ *  The plan is asked for with arenad_client_plan_within() under TFLite
+ *  alone's arena: a plan from arenad that needs more could never be
+ *  used, and one that needs more than any naive layout of the buffers
+ *  (a poisoned cache entry) is worse still. Either is a miss: the client
+ *  plans the buffers in this process and, when its plan is smaller,
+ *  reports arenad's to the daemon, which drops it if it is worse than
+ *  naive (arenad_client.h, UNUSABLE PLANS). info() then says kLocal with
+ *  fallback_reason ARENA_EUNUSABLE, note() holds the client's account, and
+ *  it is logged through TFLite's logger as a warning.
+ *
  * OWNERSHIP AND THREADS
  *  The client handle, the resolver and the model bytes are borrowed and
  *  must outlive the planner (TFLite's FlatBufferModel reads the bytes in
@@ -124,7 +135,8 @@ struct TfliteBuffer {
 /* Facts about the last Build(). Value struct; every size in bytes. */
 struct TflitePlanInfo {
   TflitePlanSource source;
-  int fallback_reason;       /* kLocal: the daemon's ARENA_E* code */
+  int fallback_reason;       /* kLocal: the daemon's ARENA_E* code
+                                (ARENA_EUNUSABLE: its plan was unusable) */
   uint64_t tflite_alone;     /* TFLite's arena on its own planner */
   uint64_t arena_bytes;      /* arenad's arena (0 for kTflite) */
   uint64_t plan_bytes;       /* arenad's plan, used or not */
@@ -165,6 +177,9 @@ class TflitePlanner {
   const std::vector<TfliteBuffer> &buffers() const { return buffers_; }
   const uint8_t *arena() const { return arena_; }
   const char *error() const { return error_.c_str(); }
+  /* After Build(): what the client said about a plan from arenad that
+   * could not be used (UNUSABLE PLANS), "" when none was. */
+  const char *note() const { return note_.c_str(); }
 
 #ifdef ARENAD_TFLITE_TESTING
   /* Test builds only: after planning, move one buffer onto another that
@@ -200,6 +215,7 @@ class TflitePlanner {
   uint8_t *arena_;                              /* owned, 64-byte aligned */
   TflitePlanInfo info_;
   std::string error_;
+  std::string note_;                            /* see note() */
   bool in_place_;
   bool test_overlap_;
 

@@ -108,7 +108,8 @@ TflmPlanner::TflmPlanner(arenad_client_t *client, const void *model,
       cands_(NULL),
       n_cands_(0),
       status_(0),
-      key_status_(0) {
+      key_status_(0),
+      head_bytes_(0) {
   memset(&info_, 0, sizeof info_);
   error_[0] = '\0';
   arenad_client_result_init(&result_);
@@ -269,7 +270,10 @@ int TflmPlanner::AliasOf(int buffer) {
   return (int)buffers_[buffer].alias;
 }
 
-TfLiteStatus TflmPlanner::Init(unsigned char *, int) {
+TfLiteStatus TflmPlanner::Init(unsigned char *, int scratch_buffer_size) {
+  /* TFLM offers the planner the arena it has left for the head: a plan
+   * needs to fit in it (UNUSABLE PLANS). */
+  head_bytes_ = scratch_buffer_size > 0 ? (uint64_t)scratch_buffer_size : 0;
   n_buffers_ = 0;
   planned_ = false;
   status_ = key_status_;
@@ -363,11 +367,19 @@ int TflmPlanner::Plan() {
   o.in_place = in_place_ ? 1 : 0;
   struct arenad_model_key k = {model_hash_, sizeof model_hash_, inputs_,
                                n_inputs_};
-  int rc = arenad_client_plan(client_, &g, &o, &k, &result_);
+  /* A plan TFLM cannot address (int offsets), or larger than the head
+   * it has room for, is a miss: the client plans it here and reports
+   * it to arenad (UNUSABLE PLANS). */
+  uint64_t max = (uint64_t)INT_MAX;
+  if (head_bytes_ && head_bytes_ < max)
+    max = head_bytes_;
+  int rc = arenad_client_plan_within(client_, &g, &o, &k, max, &result_);
   if (rc) {
     const char *why = arenad_client_errmsg(client_);
     return Fail(rc, "%s", why[0] ? why : arenad_client_strerror(rc));
   }
+  if (result_.local && result_.fallback_reason == ARENA_EUNUSABLE)
+    MicroPrintf("arenad planner: %s", arenad_client_errmsg(client_));
   const struct planner_plan *p = &result_.plan;
   if (p->arena_bytes > (uint64_t)INT_MAX)
     return Fail(ARENA_EOVERFLOW, "the plan needs %llu bytes, beyond the int "

@@ -59,6 +59,21 @@
  *  the last AddBuffer() plans; later queries reuse the plan. Init() starts
  *  over (TFLM calls it once per model allocation).
  *
+ * UNUSABLE PLANS
+ *  Init() learns from TFLM the arena it has left for the head (the
+ *  scratch size it offers). The plan is asked for with
+ *  arenad_client_plan_within() under that size and INT_MAX (TFLM's
+ *  offsets are int): a plan from arenad that needs more, or more than
+ *  any naive layout of the buffers (a poisoned cache entry), is a miss.
+ *  The client then plans the buffers in this process and, when its plan
+ *  is smaller, reports arenad's to the daemon, which drops it if it is
+ *  worse than naive (arenad_client.h, UNUSABLE PLANS). info() then says
+ *  kLocal with fallback_reason ARENA_EUNUSABLE, and the reason is logged
+ *  with MicroPrintf ("arenad planner: planned locally (55296 bytes): the
+ *  daemon's plan needs 33286005760 bytes, ..."). With the client's
+ *  fallback off, a plan worse than naive is reported and asked for once
+ *  more; failing that, planning fails with ARENA_EUNUSABLE.
+ *
  * ERRORS
  *  No client handle, a bad model, a bad buffer (negative size, lifetime out of order), an
  *  offline offset that is not a multiple of 16, a planning or daemon
@@ -102,7 +117,8 @@ enum class TflmPlanSource {
 struct TflmPlanInfo {
   TflmPlanSource source;      /* see TflmPlanSource */
   int fallback_reason;        /* kLocal after a daemon failure: its ARENA_E*
-                                 code; 0 otherwise */
+                                 code (ARENA_EUNUSABLE: its plan was
+                                 unusable); 0 otherwise */
   uint64_t arena_bytes;       /* head bytes the plan needs */
   uint64_t lower_bound_bytes; /* no plan of these buffers needs less */
   int proven_optimal;         /* 1 when arena_bytes meets a lower bound */
@@ -226,6 +242,8 @@ class TflmPlanner : public tflite::MicroMemoryPlanner {
   size_t n_cands_;
   int status_;                         /* 0 or ARENA_E* */
   int key_status_;                     /* 0, or why the model was refused */
+  uint64_t head_bytes_;                /* the arena TFLM offered at Init()
+                                          for the head; 0: not known */
   char error_[2 * ARENA_ERR_LEN];      /* reason for status_ */
 };
 

@@ -33,7 +33,8 @@
   XX(EVERSION, -21, "unsupported version")                                   \
   XX(EPINNED, -22, "pinned tensors conflict")                                \
   XX(EUNSUPPORTED, -23, "unsupported input")                                 \
-  XX(EINTERNAL, -24, "internal error")
+  XX(EINTERNAL, -24, "internal error")                                       \
+  XX(EUNUSABLE, -25, "plan not usable by the caller")
 
 enum arena_err {
   ARENA_OK = 0,

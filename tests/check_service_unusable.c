@@ -1,0 +1,138 @@
+/*
+ * check_service_unusable.c - the "unusable" case of the service suite:
+ * a poisoned plan in a real daemon's database, through the real client
+ * library (arenad_client.h, UNUSABLE PLANS; daemon/unusable.c).
+ *
+ * The daemon plans a model's graph and stores it; stopped, its database
+ * is poisoned with tests/poison_db (every stored plan replaced by one
+ * that verifies but needs gigabytes, stored as final), and it is
+ * started again. A client with fallback then gets a local plan, equal
+ * to the daemon's first one, and reports the poisoned plan; the daemon
+ * logs that it dropped it, and the next request is planned by the
+ * daemon again and then served from its cache. A client without
+ * fallback gets the daemon's new plan after its report. A report of a
+ * good plan changes nothing.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arenad_client.h"
+#include "check_service.h"
+#include "daemon_harness.h"
+#include "testutil.h"
+
+static arenad_client_t *client(const struct harness *h, int fallback)
+{
+  struct arenad_client_options o;
+  arenad_client_options_init(&o);
+  o.socket_path = h->sock;
+  o.fallback = fallback;
+  o.request_timeout_ms = 30000;
+  arenad_client_t *c = NULL;
+  ck_assert_int_eq(arenad_client_open(&o, &c), 0);
+  return c;
+}
+
+/* Stops the daemon, poisons its database, starts it again. */
+static void poison(struct harness *h)
+{
+  ck_assert_int_eq(hn_stop(h), 0);
+  char out[600], err[600];
+  snprintf(out, sizeof out, "%s/poison.out", h->dir);
+  snprintf(err, sizeof err, "%s/poison.err", h->dir);
+  const char *argv[] = {tu_bin("POISON_DB"), h->db, NULL};
+  int rc = tu_run(argv, NULL, NULL, out, err);
+  char *e = tu_read_file(err, NULL);
+  ck_assert_msg(rc == 0, "poison_db: exit %d: %s", rc, e ? e : "");
+  free(e);
+  char *o = tu_read_file(out, NULL);
+  ck_assert_ptr_nonnull(o);
+  ck_assert_msg(strstr(o, "poisoned 0: ") != NULL, "%s", o);
+  free(o);
+  ck_assert_int_eq(hn_start(h), 0);
+}
+
+static void assert_has(const char *hay, const char *needle)
+{
+  ck_assert_msg(strstr(hay, needle) != NULL, "'%s' not in '%s'", needle,
+                hay);
+}
+
+START_TEST(test_poisoned_plan_is_a_miss)
+{
+  struct harness h;
+  struct hn_graph hg;
+  char path[600];
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  snprintf(path, sizeof path, "%s/models/person_detect.csv", tu_data_dir());
+  ck_assert_int_eq(hn_load_csv(path, &hg), 0);
+  struct planner_graph g = {hg.t, hg.n};
+  struct planner_options o;
+  planner_options_init(&o);
+  struct arenad_model_key k = {(const uint8_t *)"poisoned", 8, NULL, 0};
+  struct arenad_client_result r;
+  arenad_client_result_init(&r);
+
+  /* The daemon's own plan, stored. */
+  arenad_client_t *c = client(&h, 1);
+  ck_assert_int_eq(arenad_client_plan(c, &g, &o, &k, &r), 0);
+  ck_assert_int_eq(r.local, 0);
+  uint64_t good = r.plan.arena_bytes;
+  arenad_client_close(c);
+
+  /* Poisoned: the client with fallback plans here, reports, and the
+   * daemon drops the plan. */
+  poison(&h);
+  c = client(&h, 1);
+  ck_assert_int_eq(arenad_client_plan(c, &g, &o, &k, &r), 0);
+  ck_assert_int_eq(planner_verify(&g, &o, &r.plan, NULL), 0);
+  ck_assert_int_eq(r.local, 1);
+  ck_assert_int_eq(r.fallback_reason, ARENA_EUNUSABLE);
+  ck_assert_uint_eq(r.plan.arena_bytes, good);
+  assert_has(arenad_client_errmsg(c), "more than any naive layout of this "
+                                      "graph");
+  assert_has(arenad_client_errmsg(c), "reported to the daemon, which "
+                                      "dropped it");
+  ck_assert_int_eq(hn_log_count(&h, "dropped a stored plan a client "
+                                    "reported unusable"),
+                   1);
+  /* The daemon plans it again, then serves it from its cache. */
+  ck_assert_int_eq(arenad_client_plan(c, &g, &o, &k, &r), 0);
+  ck_assert_int_eq(r.local, 0);
+  ck_assert_int_eq(r.cached, 0);
+  ck_assert_uint_eq(r.plan.arena_bytes, good);
+  ck_assert_int_eq(arenad_client_plan(c, &g, &o, &k, &r), 0);
+  ck_assert_int_eq(r.local, 0);
+  ck_assert_int_eq(r.cached, 1);
+  ck_assert_uint_eq(r.plan.arena_bytes, good);
+  arenad_client_close(c);
+
+  /* Without fallback: reported, and the daemon's new plan served. */
+  poison(&h);
+  c = client(&h, 0);
+  ck_assert_msg(arenad_client_plan(c, &g, &o, &k, &r) == 0, "%s",
+                arenad_client_errmsg(c));
+  ck_assert_int_eq(r.local, 0);
+  ck_assert_uint_eq(r.plan.arena_bytes, good);
+  assert_has(arenad_client_errmsg(c), "which dropped it and planned the "
+                                      "graph again");
+  /* The log runs on across restarts: the second drop. */
+  ck_assert_int_eq(hn_log_count(&h, "dropped a stored plan a client "
+                                    "reported unusable"),
+                   2);
+  arenad_client_close(c);
+
+  arenad_client_result_cleanup(&r);
+  hn_graph_free(&hg);
+  hn_cleanup(&h);
+}
+END_TEST
+
+void service_add_unusable(TCase *tc)
+{
+  tcase_add_test(tc, test_poisoned_plan_is_a_miss);
+}

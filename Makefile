@@ -402,7 +402,7 @@ fuzz-smoke:
 # requests) and ends with the summary table. Tests that need root (tmpfs,
 # a second user) report that they were skipped otherwise.
 $(eval $(call check_prog,reliability,$(BUILD)/tests/daemon_harness.o $(BUILD)/libarenastorage.a $(BUILD)/libarenad-client.a,$(call pc_libs,$(PKGS_PROTO) $(PKGS_SQLITE))))
-$(BUILD)/tests/check_reliability: | $(BUILD)/arenad $(BUILD)/arenactl
+$(BUILD)/tests/check_reliability: | $(BUILD)/arenad $(BUILD)/arenactl $(BUILD)/tests/poison_db
 build-tests: $(BUILD)/tests/check_reliability
 .PHONY: reliability
 reliability: deps

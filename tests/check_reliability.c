@@ -18,6 +18,8 @@
  *   tamper      the database removed, made read-only, or overwritten with
  *               garbage while the daemon runs.
  *   fallback    the daemon is killed while 16 library clients wait on it.
+ *   unusable    a poisoned database under 16 library clients: each gets
+ *               a verified plan no larger than the daemon's own.
  *   flood       a connection flood past max_connections.
  *   lockout     300 idle connections against the default limits: a fresh
  *               client is served while they are open.
@@ -48,7 +50,7 @@
  * The tests live in one file per subject and are added to the one TCase
  * in the order above:
  *   check_reliability_database.c   crash, disk_full, tamper
- *   check_reliability_fallback.c   fallback
+ *   check_reliability_fallback.c   fallback, unusable
  *   check_reliability_hostile.c    flood, lockout, slow, unread, abusive
  *   check_reliability_isolation.c  poison, bundle, access
  *   check_reliability_soak.c       soak
@@ -537,7 +539,7 @@ Suite *reliability_suite(void)
   TCase *tc = tcase_create("reliability");
   tcase_set_timeout(tc, rel_full_mode() ? 3600 : 180);
   reliability_add_database(tc);  /* crash, disk_full, tamper */
-  reliability_add_fallback(tc);  /* fallback */
+  reliability_add_fallback(tc);  /* fallback, unusable */
   reliability_add_hostile(tc);   /* flood, lockout, slow, abusive */
   reliability_add_isolation(tc); /* poison, access */
   reliability_add_soak(tc);      /* soak */

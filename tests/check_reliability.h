@@ -144,7 +144,7 @@ int rel_wait_child(pid_t pid);
 
 /* check_reliability_database.c: crash, disk_full, tamper */
 void reliability_add_database(TCase *tc);
-/* check_reliability_fallback.c: fallback */
+/* check_reliability_fallback.c: fallback, unusable */
 void reliability_add_fallback(TCase *tc);
 /* check_reliability_hostile.c: flood, lockout, slow, unread, abusive */
 void reliability_add_hostile(TCase *tc);

@@ -5,6 +5,12 @@
  *   fallback    the daemon is killed while 16 library clients wait on it:
  *               those with fallback on get a verified local plan, the
  *               others a clean error, all within their request timeout.
+ *   unusable    the daemon's database poisoned (tests/poison_db: every
+ *               stored plan replaced by one that verifies but needs
+ *               gigabytes): 16 library clients at once, half without
+ *               fallback, each get a verified plan no larger than the
+ *               daemon's own, and afterwards the daemon serves its own
+ *               plans again.
  */
 #include <check.h>
 #include <stdio.h>
@@ -14,6 +20,7 @@
 
 #include "arenad_client.h"
 #include "check_reliability.h"
+#include "testutil.h"
 
 /* ---- fallback: the daemon dies under 16 waiting library clients ---------- */
 
@@ -157,7 +164,135 @@ START_TEST(test_fallback_on_kill)
 }
 END_TEST
 
+/* ---- unusable: a poisoned database under 16 library clients -------------- */
+
+#define UN_GRAPHS 8
+#define UN_CLIENTS 16
+
+struct un_shared {
+  int rc[UN_CLIENTS];       /* arenad_client_plan result */
+  int local[UN_CLIENTS];    /* result.local */
+  int verified[UN_CLIENTS]; /* the plan checked against the graph */
+  uint64_t arena[UN_CLIENTS];
+};
+
+static void un_graph(struct vgraph *v, unsigned g)
+{
+  char hash[32];
+  snprintf(hash, sizeof hash, "unusable-%u", g);
+  rel_vgraph_make(v, 200, 7000 + g, PLANNER_ALGO_BEST, hash);
+}
+
+static void un_client(const struct harness *h, struct un_shared *sh,
+                      unsigned c)
+{
+  struct vgraph v;
+  un_graph(&v, c % UN_GRAPHS);
+  struct arenad_client_options co;
+  arenad_client_options_init(&co);
+  co.socket_path = h->sock;
+  co.request_timeout_ms = 30000;
+  co.fallback = c < UN_CLIENTS / 2;
+  arenad_client_t *cl = NULL;
+  if (arenad_client_open(&co, &cl) != 0)
+    _exit(2);
+  struct arenad_model_key k = {(const uint8_t *)v.hash, strlen(v.hash),
+                               NULL, 0};
+  struct planner_graph pg = {v.g.t, v.g.n};
+  struct arenad_client_result r;
+  arenad_client_result_init(&r);
+  sh->rc[c] = arenad_client_plan(cl, &pg, &v.o, &k, &r);
+  sh->local[c] = r.local;
+  sh->arena[c] = r.plan.arena_bytes;
+  sh->verified[c] =
+      sh->rc[c] == 0 && planner_verify(&pg, &v.o, &r.plan, NULL) == 0;
+  arenad_client_result_cleanup(&r);
+  arenad_client_close(cl);
+  rel_vgraph_free(&v);
+}
+
+START_TEST(test_unusable_plans)
+{
+  if (rel_skipped("unusable"))
+    return;
+  struct figs f = {0};
+  struct harness h;
+  uint64_t own[UN_GRAPHS];
+  rel_setup(&h, NULL, NULL);
+  ck_assert_int_eq(rel_start(&h), 0);
+  for (unsigned g = 0; g < UN_GRAPHS; g++) {
+    struct vgraph v;
+    un_graph(&v, g);
+    rel_expect_plan(&h, &v, &f);
+    Arenad__V1__Status st;
+    ck_assert_int_eq(rel_lookup_once(&h, &v, &f, &st), 1);
+    rel_vgraph_free(&v);
+  }
+  ck_assert_uint_eq(f.requests, UN_GRAPHS);
+  /* The daemon's own arenas, from a client of its own. */
+  {
+    struct un_shared *sh = rel_shared_new(sizeof *sh);
+    for (unsigned g = 0; g < UN_GRAPHS; g++) {
+      un_client(&h, sh, UN_CLIENTS / 2 + g); /* fallback off */
+      ck_assert_int_eq(sh->rc[UN_CLIENTS / 2 + g], 0);
+      own[g] = sh->arena[UN_CLIENTS / 2 + g];
+    }
+    munmap(sh, sizeof *sh);
+  }
+  /* Poison the database. */
+  ck_assert_int_eq(hn_stop(&h), 0);
+  char out[600];
+  snprintf(out, sizeof out, "%s/poison.txt", h.dir);
+  const char *argv[] = {tu_bin("POISON_DB"), h.db, NULL};
+  ck_assert_int_eq(tu_run(argv, NULL, NULL, out, out), 0);
+  f.bad_inputs += UN_GRAPHS;
+  ck_assert_int_eq(rel_start(&h), 0);
+  struct un_shared *sh = rel_shared_new(sizeof *sh);
+  pid_t kids[UN_CLIENTS];
+  for (unsigned c = 0; c < UN_CLIENTS; c++) {
+    kids[c] = fork();
+    ck_assert_int_ge(kids[c], 0);
+    if (kids[c] == 0) {
+      un_client(&h, sh, c);
+      _exit(0);
+    }
+  }
+  unsigned local = 0;
+  for (unsigned c = 0; c < UN_CLIENTS; c++) {
+    ck_assert_int_eq(rel_wait_child(kids[c]), 0);
+    ck_assert_msg(sh->rc[c] == 0 && sh->verified[c],
+                  "client %u: rc %s, verified %d", c,
+                  arena_err_name(sh->rc[c]), sh->verified[c]);
+    ck_assert_msg(sh->arena[c] <= own[c % UN_GRAPHS],
+                  "client %u: arena %llu, the daemon's own %llu", c,
+                  (unsigned long long)sh->arena[c],
+                  (unsigned long long)own[c % UN_GRAPHS]);
+    local += sh->local[c];
+    f.requests++;
+  }
+  int dropped = hn_log_count(&h, "dropped a stored plan a client "
+                                 "reported unusable");
+  /* Afterwards the daemon serves plans of its own size again. */
+  for (unsigned g = 0; g < UN_GRAPHS; g++) {
+    un_client(&h, sh, UN_CLIENTS / 2 + g);
+    ck_assert_int_eq(sh->rc[UN_CLIENTS / 2 + g], 0);
+    ck_assert_int_eq(sh->local[UN_CLIENTS / 2 + g], 0);
+    ck_assert_uint_eq(sh->arena[UN_CLIENTS / 2 + g], own[g]);
+    f.requests++;
+  }
+  rel_rss_peak(&f, &h);
+  char extra[160];
+  snprintf(extra, sizeof extra, "poisoned=%d clients=%d planned_locally=%u "
+           "dropped=%d", UN_GRAPHS, UN_CLIENTS, local, dropped);
+  rel_figs_report("unusable", &f, extra);
+  ck_assert_int_ge(dropped, UN_GRAPHS);
+  munmap(sh, sizeof *sh);
+  hn_cleanup(&h);
+}
+END_TEST
+
 void reliability_add_fallback(TCase *tc)
 {
   tcase_add_test(tc, test_fallback_on_kill);
+  tcase_add_test(tc, test_unusable_plans);
 }

@@ -118,8 +118,8 @@ START_TEST(test_poisoned_plan_is_a_miss)
                 arenad_client_errmsg(c));
   ck_assert_int_eq(r.local, 0);
   ck_assert_uint_eq(r.plan.arena_bytes, good);
-  assert_has(arenad_client_errmsg(c), "which dropped it and planned the "
-                                      "graph again");
+  assert_has(arenad_client_errmsg(c), "which dropped it, and its plan "
+                                      "asked for again is usable");
   /* The log runs on across restarts: the second drop. */
   ck_assert_int_eq(hn_log_count(&h, "dropped a stored plan a client "
                                     "reported unusable"),

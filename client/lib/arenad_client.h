@@ -258,8 +258,8 @@ ARENAD_CLIENT_API int arenad_client_plan(arenad_client_t *c,
  *  larger than the naive plan of its graph, so that the next request
  *  plans the graph anew; otherwise the daemon's plan is returned, as no
  *  smaller one was found. With fallback off, a plan worse than naive is
- *  reported and, when the daemon drops it, asked for once more; failing
- *  that the call returns ARENA_EUNUSABLE; a plan only over
+ *  reported and asked for once more; when that plan is usable it is
+ *  returned, else the call returns ARENA_EUNUSABLE; a plan only over
  *  max_arena_bytes is returned as it is. arenad_client_errmsg() says
  *  what happened in every case ("planned locally (55296 bytes): the
  *  daemon's plan needs 33286005760 bytes, more than any naive layout of

@@ -415,19 +415,21 @@ static int plan_unusable(arenad_client_t *c, const struct planner_graph *g,
   }
   int r = report_unusable(c, k, out->graph_digest, out->options_digest,
                           got, usable, why);
-  if (r == 1) {
-    int rc = plan_remote(c, g, o, k, out);
-    if (rc == 0 && out->plan.arena_bytes <= bound &&
-        (!max || out->plan.arena_bytes <= max)) {
-      arenad_client__fail(c, 0, "%s; reported to the daemon, which dropped "
-                                "it and planned the graph again",
-                          what);
-      return 0;
-    }
+  /* Asked again whatever the daemon said of the report: "kept" also
+   * comes when another client's report dropped the plan first, and the
+   * daemon has planned the graph anew since. */
+  const char *outcome = report_outcome(r, why, buf);
+  int rc = r < 0 ? r : plan_remote(c, g, o, k, out);
+  if (rc == 0 && out->plan.arena_bytes <= bound &&
+      (!max || out->plan.arena_bytes <= max)) {
+    arenad_client__fail(c, 0, "%s; %s, and its plan asked for again is "
+                              "usable",
+                        what, outcome);
+    return 0;
   }
   arenad_client_result_cleanup(out);
   return arenad_client__fail(c, ARENA_EUNUSABLE, "%s; %s (fallback is off)",
-                             what, report_outcome(r, why, buf));
+                             what, outcome);
 }
 
 /* ---- the plan calls ------------------------------------------------------ */

@@ -167,8 +167,8 @@ START_TEST(test_planner_layers)
   rc = cdp_run_capture(adapter, &out);
   ck_assert_ptr_nonnull(out);
   ck_assert_int_eq(rc, 1);
-  ck_assert_ptr_nonnull(strstr(out, "layers: tflm uses arenad_client_plan "
-                                    "from lib"));
+  ck_assert_ptr_nonnull(strstr(out, "layers: tflm uses "
+                                    "arenad_client_plan_within from lib"));
   ck_assert_ptr_null(strstr(out, "layers: ok"));
   free(out);
 }

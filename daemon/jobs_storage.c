@@ -186,6 +186,25 @@ static Arenad__V1__Status evict_select(struct job *j, char *msg, size_t len)
   }
 }
 
+/* Judges an unusable report: the stored graph is planned again outside
+ * st_lock, and the new plan stored when it is strictly smaller. */
+static int do_unusable(struct job *j)
+{
+  struct unusable_work w;
+  jobs__st_enter(j->s);
+  int rc = unusable_fetch(j->s, &j->evict_key, &w);
+  uv_mutex_unlock(&j->s->st_lock);
+  if (rc == 0)
+    rc = unusable_replan(j->s, j->req->evict->unusable, &w);
+  if (rc == 0 && w.smaller) {
+    jobs__st_enter(j->s);
+    rc = unusable_store(j->s, &j->evict_key, &w, &j->evicted);
+    uv_mutex_unlock(&j->s->st_lock);
+  }
+  unusable_work_cleanup(&w);
+  return rc;
+}
+
 /* Removes what evict_select accepted. Caller holds st_lock. */
 static int do_evict(struct job *j)
 {
@@ -200,8 +219,6 @@ static int do_evict(struct job *j)
   case ARENAD__V1__EVICT__TARGET_MODEL_HASH:
     return storage_evict_model(st, m->model_hash.data, m->model_hash.len,
                                &j->evicted);
-  case ARENAD__V1__EVICT__TARGET_UNUSABLE:
-    return unusable_drop(j->s, m->unusable, k, &j->evicted);
   default:
     return storage_evict(st, &sk, k->graph_digest, k->options_digest,
                          &j->evicted);
@@ -236,6 +253,14 @@ static void work_storage(uv_work_t *w)
     work_preload(j);
     break;
   case ARENAD__V1__REQUEST__BODY_EVICT:
+    if (j->req->evict->target_case == ARENAD__V1__EVICT__TARGET_UNUSABLE) {
+      rc = do_unusable(j);
+      if (rc)
+        snprintf(j->err, sizeof j->err, "unusable report failed: %s",
+                 arena_strerror(rc));
+      j->status = rc == 0 ? ARENAD__V1__STATUS__OK : jobs__status_of(rc);
+      break;
+    }
     jobs__st_enter(j->s);
     rc = do_evict(j);
     if (rc)

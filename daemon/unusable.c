@@ -1,8 +1,8 @@
 /*
  * unusable.c - a client's report of a plan it cannot use (see
  * unusable.h): checked on the loop thread, then, on a worker, the stored
- * plan is compared with the naive plan of its stored graph and dropped
- * only when it is larger.
+ * graph is planned again and the stored plan replaced only when the new
+ * one is strictly smaller.
  */
 #include "unusable.h"
 
@@ -57,24 +57,11 @@ Arenad__V1__Status unusable_select(const Arenad__V1__Unusable *u,
   return ARENAD__V1__STATUS__OK;
 }
 
-/* The arena the naive algorithm gives r's stored graph under r's
- * options; 0 when it cannot be computed. */
-static uint64_t naive_arena(const struct storage_record *r)
+int unusable_fetch(struct server *s, const struct keycodec_key *k,
+                   struct unusable_work *w)
 {
-  struct planner_options o = r->opts;
-  struct planner_plan p;
-  o.algo = PLANNER_ALGO_NAIVE;
-  o.capacity = 0;
-  planner_plan_init(&p);
-  uint64_t a = planner_run(&r->graph, &o, &p, NULL) == 0 ? p.arena_bytes : 0;
-  planner_plan_cleanup(&p);
-  return a;
-}
-
-int unusable_drop(struct server *s, const Arenad__V1__Unusable *u,
-                  const struct keycodec_key *k, uint64_t *evicted)
-{
-  *evicted = 0;
+  memset(w, 0, sizeof *w);
+  planner_plan_init(&w->plan);
   size_t klen;
   uint8_t *key = keycodec_encode(k->hash, k->hash_len, k->ranks, k->dims,
                                  k->n_inputs, k->graph_digest,
@@ -82,39 +69,71 @@ int unusable_drop(struct server *s, const Arenad__V1__Unusable *u,
   if (!key)
     return ARENA_ENOMEM;
   struct storage_export_query q = {NULL, 0, key, klen, 0, 1};
-  struct storage_record *recs = NULL;
-  size_t n = 0;
-  int rc = storage_export(s->st, &q, &recs, &n, NULL);
+  int rc = storage_export(s->st, &q, &w->recs, &w->n_recs, NULL);
   free(key);
-  if (rc || n == 0) {
+  return rc;
+}
+
+int unusable_replan(struct server *s, const Arenad__V1__Unusable *u,
+                    struct unusable_work *w)
+{
+  if (w->n_recs == 0) {
     /* Nothing stored with its graph under the key: nothing to judge. */
     dlog(&s->log, DLOG_DEBUG, "unusable report: no stored plan with a "
          "graph under the key; kept");
-    storage_records_free(recs, n);
-    return rc;
-  }
-  const struct storage_record *r = &recs[0];
-  uint64_t naive = naive_arena(r);
-  if (r->plan.arena_bytes != u->arena_bytes || naive == 0 ||
-      r->plan.arena_bytes <= naive) {
-    dlog(&s->log, DLOG_INFO, "unusable report kept the stored plan: %"
-         PRIu64 " bytes (the report says %" PRIu64 ", usable %" PRIu64
-         "), naive plan %" PRIu64 " bytes",
-         r->plan.arena_bytes, (uint64_t)u->arena_bytes,
-         (uint64_t)u->usable_bytes, naive);
-    storage_records_free(recs, n);
     return 0;
   }
+  const struct storage_record *r = &w->recs[0];
+  if (r->plan.arena_bytes != u->arena_bytes || r->plan.proven_optimal) {
+    dlog(&s->log, DLOG_INFO, "unusable report kept the stored plan: %"
+         PRIu64 " bytes%s (the report says %" PRIu64 ", usable %" PRIu64 ")",
+         r->plan.arena_bytes, r->plan.proven_optimal ? ", proven optimal" : "",
+         (uint64_t)u->arena_bytes, (uint64_t)u->usable_bytes);
+    return 0;
+  }
+  char err[ARENA_ERR_LEN] = "";
+  int rc = planner_run(&r->graph, &r->opts, &w->plan, err);
+  if (rc) {
+    dlog(&s->log, DLOG_WARNING, "unusable report: planning the stored "
+         "graph again failed: %s", err);
+    return rc;
+  }
+  w->smaller = w->plan.arena_bytes < r->plan.arena_bytes;
+  if (!w->smaller)
+    dlog(&s->log, DLOG_INFO, "unusable report kept the stored plan: %"
+         PRIu64 " bytes, no larger than its graph planned again (%" PRIu64
+         " bytes; usable %" PRIu64 ")",
+         r->plan.arena_bytes, w->plan.arena_bytes,
+         (uint64_t)u->usable_bytes);
+  return 0;
+}
+
+int unusable_store(struct server *s, const struct keycodec_key *k,
+                   const struct unusable_work *w, uint64_t *replaced)
+{
+  *replaced = 0;
+  if (!w->smaller)
+    return 0;
+  const struct storage_record *r = &w->recs[0];
   struct storage_key sk = {k->hash, k->hash_len, k->ranks, k->n_inputs,
                            k->dims};
-  rc = storage_evict(s->st, &sk, k->graph_digest, k->options_digest,
-                     evicted);
-  if (rc == 0 && *evicted)
-    dlog(&s->log, DLOG_NOTICE, "dropped a stored plan a client reported "
-         "unusable: %" PRIu64 " bytes, above the naive plan of its graph "
-         "(%" PRIu64 " bytes; usable %" PRIu64 "); the next request plans "
-         "it again",
-         r->plan.arena_bytes, naive, (uint64_t)u->usable_bytes);
-  storage_records_free(recs, n);
-  return rc;
+  enum storage_put_result res = STORAGE_PUT_KEPT;
+  /* Effort 0 (the request's own) and not done, as a Plan request's. */
+  int rc = storage_put_effort(s->st, &sk, &r->graph, &r->opts, &w->plan,
+                              0, 0, 0, &res);
+  if (rc)
+    return rc;
+  *replaced = res == STORAGE_PUT_UPGRADED;
+  if (*replaced)
+    dlog(&s->log, DLOG_NOTICE, "replaced a stored plan a client reported "
+         "unusable: %" PRIu64 " -> %" PRIu64 " bytes",
+         r->plan.arena_bytes, w->plan.arena_bytes);
+  return 0;
+}
+
+void unusable_work_cleanup(struct unusable_work *w)
+{
+  storage_records_free(w->recs, w->n_recs);
+  planner_plan_cleanup(&w->plan);
+  memset(w, 0, sizeof *w);
 }

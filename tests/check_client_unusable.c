@@ -31,7 +31,7 @@ static void assert_has(const char *hay, const char *needle)
                 hay);
 }
 
-/* With fallback: a local plan, the poisoned one reported and dropped. */
+/* With fallback: a local plan, the poisoned one reported and replaced. */
 START_TEST(poisoned_plan_falls_back_and_is_reported)
 {
   ct_fake_start1(M_POISON);
@@ -51,7 +51,7 @@ START_TEST(poisoned_plan_falls_back_and_is_reported)
   assert_has(m, "planned locally (");
   assert_has(m, "the daemon's plan needs 4294968096 bytes, more than any "
                 "naive layout of this graph (4915)");
-  assert_has(m, "reported to the daemon, which dropped it");
+  assert_has(m, "reported to the daemon, which replaced it");
   ck_assert_int_eq(ct_fk.unusable_reports, 1);
   ck_assert_uint_eq(ct_fk.unusable_arena, TG_POISON_ARENA);
   ck_assert_uint_eq(ct_fk.unusable_usable, TG_NAIVE_BOUND);
@@ -65,7 +65,7 @@ START_TEST(poisoned_plan_falls_back_and_is_reported)
 }
 END_TEST
 
-/* Without fallback: reported, dropped, and the daemon's next plan used. */
+/* Without fallback: reported, replaced, and the daemon's next plan used. */
 START_TEST(poisoned_plan_without_fallback_asks_again)
 {
   ct_fake_start1(M_POISON_ONCE);
@@ -78,7 +78,7 @@ START_TEST(poisoned_plan_without_fallback_asks_again)
   ck_assert_int_eq(r.local, 0);
   ck_assert_int_eq(r.cached, 1);
   ck_assert_uint_le(r.plan.arena_bytes, TG_NAIVE_BOUND);
-  assert_has(arenad_client_errmsg(c), "which dropped it, and its plan "
+  assert_has(arenad_client_errmsg(c), "which replaced it, and its plan "
                                       "asked for again is usable");
   ck_assert_int_eq(ct_fk.unusable_reports, 1);
   ck_assert_int_eq(ct_fk.requests, 3);

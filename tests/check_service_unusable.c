@@ -4,14 +4,14 @@
  * library (arenad_client.h, UNUSABLE PLANS; daemon/unusable.c).
  *
  * The daemon plans a model's graph and stores it; stopped, its database
- * is poisoned with tests/poison_db (every stored plan replaced by one
- * that verifies but needs gigabytes, stored as final), and it is
- * started again. A client with fallback then gets a local plan, equal
- * to the daemon's first one, and reports the poisoned plan; the daemon
- * logs that it dropped it, and the next request is planned by the
- * daemon again and then served from its cache. A client without
- * fallback gets the daemon's new plan after its report. A report of a
- * good plan changes nothing.
+ * is poisoned with tests/poison_db (every stored plan replaced by the
+ * naive layout of its graph, stored as final), and it is started again.
+ * A client that can use only the daemon's first arena then gets a local
+ * plan of that size, and reports the poisoned plan; the daemon plans
+ * the stored graph again, logs that it replaced the plan, and serves
+ * the new one from its cache. A client without fallback gets the
+ * daemon's new plan after its report. A report of a good plan changes
+ * nothing.
  */
 #include <check.h>
 #include <stdio.h>
@@ -84,44 +84,67 @@ START_TEST(test_poisoned_plan_is_a_miss)
   uint64_t good = r.plan.arena_bytes;
   arenad_client_close(c);
 
-  /* Poisoned: the client with fallback plans here, reports, and the
-   * daemon drops the plan. */
+  /* Poisoned: the stored plan is the naive layout, larger than the
+   * caller's arena (good). A plain call takes it as it is: it is a
+   * legal plan, and no caller limit is given. */
   poison(&h);
   c = client(&h, 1);
   ck_assert_int_eq(arenad_client_plan(c, &g, &o, &k, &r), 0);
+  ck_assert_int_eq(r.local, 0);
+  uint64_t naive = r.plan.arena_bytes;
+  ck_assert_uint_gt(naive, good);
+  ck_assert_int_eq(hn_log_count(&h, "client reported unusable"), 0);
+  /* Within good bytes, the client with fallback plans here, reports,
+   * and the daemon plans the stored graph again and replaces it. */
+  ck_assert_int_eq(arenad_client_plan_within(c, &g, &o, &k, good, &r), 0);
   ck_assert_int_eq(planner_verify(&g, &o, &r.plan, NULL), 0);
   ck_assert_int_eq(r.local, 1);
   ck_assert_int_eq(r.fallback_reason, ARENA_EUNUSABLE);
   ck_assert_uint_eq(r.plan.arena_bytes, good);
-  assert_has(arenad_client_errmsg(c), "more than any naive layout of this "
-                                      "graph");
+  assert_has(arenad_client_errmsg(c), "more than the");
   assert_has(arenad_client_errmsg(c), "reported to the daemon, which "
-                                      "dropped it");
-  ck_assert_int_eq(hn_log_count(&h, "dropped a stored plan a client "
+                                      "replaced it");
+  ck_assert_int_eq(hn_log_count(&h, "replaced a stored plan a client "
                                     "reported unusable"),
                    1);
-  /* The daemon plans it again, then serves it from its cache. */
-  ck_assert_int_eq(arenad_client_plan(c, &g, &o, &k, &r), 0);
-  ck_assert_int_eq(r.local, 0);
-  ck_assert_int_eq(r.cached, 0);
-  ck_assert_uint_eq(r.plan.arena_bytes, good);
+  /* Served from its cache from then on, to any call. */
   ck_assert_int_eq(arenad_client_plan(c, &g, &o, &k, &r), 0);
   ck_assert_int_eq(r.local, 0);
   ck_assert_int_eq(r.cached, 1);
   ck_assert_uint_eq(r.plan.arena_bytes, good);
+  /* A report of a good plan changes nothing: asked within one byte
+   * less, nothing smaller is found here and nothing is reported. */
+  ck_assert_int_eq(arenad_client_plan_within(c, &g, &o, &k, good - 1, &r),
+                   0);
+  ck_assert_int_eq(r.local, 0);
+  ck_assert_uint_eq(r.plan.arena_bytes, good);
+  assert_has(arenad_client_errmsg(c), "no smaller plan was found here");
   arenad_client_close(c);
 
   /* Without fallback: reported, and the daemon's new plan served. */
   poison(&h);
   c = client(&h, 0);
-  ck_assert_msg(arenad_client_plan(c, &g, &o, &k, &r) == 0, "%s",
-                arenad_client_errmsg(c));
+  ck_assert_msg(arenad_client_plan_within(c, &g, &o, &k, good, &r) == 0,
+                "%s", arenad_client_errmsg(c));
   ck_assert_int_eq(r.local, 0);
-  ck_assert_uint_eq(r.plan.arena_bytes, good);
-  assert_has(arenad_client_errmsg(c), "which dropped it, and its plan "
+  ck_assert_msg(r.plan.arena_bytes == good, "%s", arenad_client_errmsg(c));
+  assert_has(arenad_client_errmsg(c), "which replaced it, and its plan "
                                       "asked for again is usable");
-  /* The log runs on across restarts: the second drop. */
-  ck_assert_int_eq(hn_log_count(&h, "dropped a stored plan a client "
+  /* The log runs on across restarts: the second replacement. */
+  ck_assert_int_eq(hn_log_count(&h, "replaced a stored plan a client "
+                                    "reported unusable"),
+                   2);
+  /* A good plan reported without fallback is kept, and returned as it
+   * is: the caller sees its size. */
+  ck_assert_int_eq(arenad_client_plan_within(c, &g, &o, &k, good - 1, &r),
+                   0);
+  ck_assert_uint_eq(r.plan.arena_bytes, good);
+  assert_has(arenad_client_errmsg(c), "reported to the daemon, which kept "
+                                      "it (fallback is off");
+  ck_assert_int_ge(hn_log_count(&h, "unusable report kept the stored "
+                                    "plan"),
+                   1);
+  ck_assert_int_eq(hn_log_count(&h, "replaced a stored plan a client "
                                     "reported unusable"),
                    2);
   arenad_client_close(c);

@@ -5,12 +5,12 @@
  * unusable plans (arenad_client.h, UNUSABLE PLANS).
  *
  * Usage: poison_db DB
- *   Run while no daemon has DB open. Each poisoned plan keeps every
- *   pinned tensor where it is and puts unpinned tensor i at (i + 1) *
- *   2^30: no two tensors overlap, so it passes planner_verify and the
- *   storage layer stores it, but its arena is gigabytes. It is stored as
- *   final (effort 4000000000, no background work), in place of the plan
- *   there (evicted first, since storage keeps the smaller plan).
+ *   Run while no daemon has DB open. Each poisoned plan is the naive
+ *   layout of its graph (no two tensors share a byte): it passes
+ *   planner_verify and is within the largest arena the storage layer
+ *   accepts, but it is as large as a plan can be without being refused.
+ *   It is stored as final (effort 1, no background work), in place of the
+ *   plan there (evicted first, since storage keeps the smaller plan).
  * Prints "poisoned KEY_INDEX: A -> B bytes" per plan and exits 0 when it
  * poisoned at least one, 1 when there was none, 2 on an error.
  */
@@ -21,28 +21,18 @@
 #include "planner.h"
 #include "storage.h"
 
-/* Copies r's plan into p with the unpinned tensors 2^30 apart. */
+/* Plans r's graph with the naive algorithm (every tensor its own bytes)
+ * under r's options into p, as a plan that does no reuse at all. */
 static int poison(const struct storage_record *r, struct planner_plan *p)
 {
-  const struct planner_graph *g = &r->graph;
+  struct planner_options o = r->opts;
+  o.algo = PLANNER_ALGO_NAIVE;
+  o.capacity = 0;
   planner_plan_init(p);
-  p->offsets = malloc((g->n_tensors ? g->n_tensors : 1) * sizeof *p->offsets);
-  if (!p->offsets)
+  if (planner_run(&r->graph, &o, p, NULL) != 0)
     return -1;
-  p->n_offsets = g->n_tensors;
-  p->lower_bound_bytes = r->plan.lower_bound_bytes;
-  p->lower_bound_unshared_bytes = r->plan.lower_bound_unshared_bytes;
-  p->naive_bytes = r->plan.naive_bytes;
   p->algo = r->plan.algo;
-  p->bound = r->plan.bound;
   p->fit = r->opts.capacity ? PLANNER_FIT_NO : PLANNER_FIT_NA;
-  for (size_t i = 0; i < g->n_tensors; i++) {
-    const struct planner_tensor *t = &g->tensors[i];
-    p->offsets[i] = t->pinned != PLANNER_NOT_PINNED ? (uint64_t)t->pinned
-                                                    : (uint64_t)(i + 1) << 30;
-    if (t->size && p->offsets[i] + t->size > p->arena_bytes)
-      p->arena_bytes = p->offsets[i] + t->size;
-  }
   return 0;
 }
 
@@ -77,7 +67,7 @@ int main(int argc, char **argv)
     enum storage_put_result res;
     if (poison(r, &p) != 0 ||
         storage_evict(st, &k, r->graph_digest, r->options_digest, &gone) ||
-        storage_put_effort(st, &k, &r->graph, &r->opts, &p, 0, 4000000000u,
+        storage_put_effort(st, &k, &r->graph, &r->opts, &p, 0, 1,
                            1, &res) ||
         res != STORAGE_PUT_INSERTED) {
       fprintf(stderr, "poison_db: plan %zu: %s\n", i, storage_errmsg(st));

@@ -7,7 +7,7 @@
 #
 # The programs the tests run come from BUILD_DIR, never from another
 # build: the script exports their absolute paths as ARENAD, ARENACTL,
-# ARENAD_FAULTS, TFLM_INFER and TFLITE_INFER (and BUILD_DIR),
+# ARENAD_FAULTS, TFLM_INFER, TFLITE_INFER and POISON_DB (and BUILD_DIR),
 # which the suites read through tu_bin() (tests/testutil.h), failing
 # loudly when one is unset. So `make BUILD=build-asan SANITIZE=... test`
 # runs the sanitized daemon and CLI, whatever else the tree holds.
@@ -19,7 +19,8 @@ ARENACTL=$BUILD_DIR/arenactl
 ARENAD_FAULTS=$BUILD_DIR/tests/arenad-faults
 TFLM_INFER=$BUILD_DIR/examples/tflm_infer
 TFLITE_INFER=$BUILD_DIR/examples/tflite_infer
-export BUILD_DIR ARENAD ARENACTL ARENAD_FAULTS TFLM_INFER TFLITE_INFER
+POISON_DB=$BUILD_DIR/tests/poison_db
+export BUILD_DIR ARENAD ARENACTL ARENAD_FAULTS TFLM_INFER TFLITE_INFER POISON_DB
 total=0; bad=0; status=0
 for t in "$@"; do
   echo "== $t"

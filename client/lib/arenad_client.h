@@ -254,16 +254,17 @@ ARENAD_CLIENT_API int arenad_client_plan(arenad_client_t *c,
  *  graph is then planned in this process; when that plan is smaller, it
  *  is returned (out->local = 1, out->fallback_reason = ARENA_EUNUSABLE)
  *  and the daemon's plan is reported to the daemon (an Evict request
- *  naming it as unusable, docs/protocol.md), which drops it when it is
- *  larger than the naive plan of its graph, so that the next request
- *  plans the graph anew; otherwise the daemon's plan is returned, as no
- *  smaller one was found. With fallback off, a plan worse than naive is
- *  reported and asked for once more; when that plan is usable it is
- *  returned, else the call returns ARENA_EUNUSABLE; a plan only over
- *  max_arena_bytes is returned as it is. arenad_client_errmsg() says
+ *  naming it as unusable, docs/protocol.md), which plans the stored
+ *  graph again and replaces the stored plan when its own is strictly
+ *  smaller, so that the next request gets that plan; otherwise the
+ *  daemon's plan is returned, as no smaller one was found. With fallback
+ *  off, the plan is reported and asked for once more; when that plan is
+ *  usable it is returned; else a plan worse than any naive layout makes
+ *  the call return ARENA_EUNUSABLE, and a plan only over max_arena_bytes
+ *  is returned as it is. arenad_client_errmsg() says
  *  what happened in every case ("planned locally (55296 bytes): the
  *  daemon's plan needs 33286005760 bytes, more than any naive layout of
- *  this graph (55376); reported to the daemon, which dropped it"). A
+ *  this graph (55376); reported to the daemon, which replaced it"). A
  *  returned plan can still exceed max_arena_bytes when no smaller plan
  *  was found: the caller checks out->plan.arena_bytes. Otherwise as
  *  arenad_client_plan(). */

@@ -268,7 +268,7 @@ static uint64_t naive_bound(const struct planner_graph *g,
 /* Tells the daemon that the plan it served under k for the digests gd
  * and od (arena bytes) cannot be used here (usable: what could be, 0
  * when not known): an Evict request with the unusable target. Returns 1
- * when the daemon dropped it, 0 when it kept it, or an ARENA_E* code
+ * when the daemon replaced it, 0 when it kept it, or an ARENA_E* code
  * (a daemon too old to take reports answers INVALID_ARGUMENT), with why
  * (ARENA_ERR_LEN bytes) set. Leaves the handle's errmsg as it was. */
 static int report_unusable(arenad_client_t *c,
@@ -322,7 +322,7 @@ static int report_unusable(arenad_client_t *c,
 static const char *report_outcome(int r, const char *why, char *buf)
 {
   if (r == 1)
-    return "reported to the daemon, which dropped it";
+    return "reported to the daemon, which replaced it";
   if (r == 0)
     return "reported to the daemon, which kept it";
   snprintf(buf, ARENA_ERR_LEN, "the report failed: %s", why);
@@ -360,8 +360,7 @@ static int plan_here(arenad_client_t *c, const struct planner_graph *g,
  * than bound (no naive layout of g needs as much) or than max (0: no
  * limit). Treated as a miss (arenad_client_plan_within): with fallback,
  * planned here, and the daemon's plan reported when the local one is
- * smaller; without, reported when it is worse than naive and asked for
- * once more. Returns 0 with out holding the plan to use, or an error
+ * smaller; without, reported and asked for once more. Returns 0 with out holding the plan to use, or an error
  * with out empty. */
 static int plan_unusable(arenad_client_t *c, const struct planner_graph *g,
                          const struct planner_options *o,
@@ -408,22 +407,30 @@ static int plan_unusable(arenad_client_t *c, const struct planner_graph *g,
                         report_outcome(r, why, buf));
     return 0;
   }
-  if (!bad) {
-    arenad_client__fail(c, 0, "%s (fallback is off: not planned here)",
-                        what);
-    return 0;
-  }
+  /* Fallback off: reported, and asked for again whatever the daemon
+   * said of the report ("kept" also comes when another client's report
+   * replaced the plan first). */
   int r = report_unusable(c, k, out->graph_digest, out->options_digest,
                           got, usable, why);
-  /* Asked again whatever the daemon said of the report: "kept" also
-   * comes when another client's report dropped the plan first, and the
-   * daemon has planned the graph anew since. */
   const char *outcome = report_outcome(r, why, buf);
-  int rc = r < 0 ? r : plan_remote(c, g, o, k, out);
-  if (rc == 0 && out->plan.arena_bytes <= bound &&
-      (!max || out->plan.arena_bytes <= max)) {
+  struct arenad_client_result again;
+  arenad_client_result_init(&again);
+  memcpy(again.graph_digest, out->graph_digest, PLANNER_DIGEST_LEN);
+  memcpy(again.options_digest, out->options_digest, PLANNER_DIGEST_LEN);
+  int rc = r < 0 ? r : plan_remote(c, g, o, k, &again);
+  if (rc == 0 && again.plan.arena_bytes <= bound &&
+      (!max || again.plan.arena_bytes <= max)) {
+    arenad_client_result_cleanup(out);
+    *out = again;
     arenad_client__fail(c, 0, "%s; %s, and its plan asked for again is "
                               "usable",
+                        what, outcome);
+    return 0;
+  }
+  arenad_client_result_cleanup(&again);
+  if (!bad) {
+    /* Only over max: the caller, who sees its size, decides. */
+    arenad_client__fail(c, 0, "%s; %s (fallback is off: not planned here)",
                         what, outcome);
     return 0;
   }

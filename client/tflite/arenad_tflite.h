@@ -78,8 +78,8 @@
  *  used, and one that needs more than any naive layout of the buffers
  *  (a poisoned cache entry) is worse still. Either is a miss: the client
  *  plans the buffers in this process and, when its plan is smaller,
- *  reports arenad's to the daemon, which drops it if it is worse than
- *  naive (arenad_client.h, UNUSABLE PLANS). info() then says kLocal with
+ *  reports arenad's to the daemon, which replaces it when its own plan
+ *  is smaller (arenad_client.h, UNUSABLE PLANS). info() then says kLocal with
  *  fallback_reason ARENA_EUNUSABLE, note() holds the client's account, and
  *  it is logged through TFLite's logger as a warning.
  *

@@ -66,8 +66,8 @@
  *  offsets are int): a plan from arenad that needs more, or more than
  *  any naive layout of the buffers (a poisoned cache entry), is a miss.
  *  The client then plans the buffers in this process and, when its plan
- *  is smaller, reports arenad's to the daemon, which drops it if it is
- *  worse than naive (arenad_client.h, UNUSABLE PLANS). info() then says
+ *  is smaller, reports arenad's to the daemon, which replaces it when
+ *  its own plan is smaller (arenad_client.h, UNUSABLE PLANS). info() then says
  *  kLocal with fallback_reason ARENA_EUNUSABLE, and the reason is logged
  *  with MicroPrintf ("arenad planner: planned locally (55296 bytes): the
  *  daemon's plan needs 33286005760 bytes, ..."). With the client's

@@ -87,7 +87,8 @@ struct ct_fake {
   _Atomic int last_version;      /* protocol_version of the last request */
   _Atomic int last_want_ack;     /* want_ack of the last request */
   int delay_ms;                  /* for M_ACK_SLOW and M_SLOW */
-  int n_export;                  /* entries the fake exports (ct_bundle) */
+  int n_export;                  /* entries the fake exports (ct_bundle,
+                                    cycling past CT_MAX_ENTRIES) */
   _Atomic int export_requests;   /* Export requests read */
   _Atomic int export_filter;     /* of the last: 1 model hash, 2 key, 0 none */
   uint8_t *preload;              /* the last Preload, packed; owned */

@@ -490,6 +490,36 @@ START_TEST(cli_export_pages)
 }
 END_TEST
 
+/* export writes no bundle that every reader would refuse: one plan more
+ * than one bundle may hold (WIRE_BUNDLE_MAX_ENTRIES) is refused with
+ * the way out, nothing written; exactly as many is written, and read
+ * back whole by bundle-info. */
+START_TEST(cli_export_bundle_limits)
+{
+  enum ct_mode m[] = {M_GOOD, M_GOOD};
+  ct_fake_start(2, m);
+  struct run r;
+  char out[700];
+  snprintf(out, sizeof out, "%s", tmp_path("big.bundle"));
+  ct_fk.n_export = (int)WIRE_BUNDLE_MAX_ENTRIES + 1;
+  RUN(&r, "-s", ct_fk.path, "export", "--page-size", "10000", "-o", out);
+  ck_assert_int_eq(r.status, 65);
+  assert_has(r.err, "the bundle would hold more than the 65536 plans one "
+                    "bundle may hold; export fewer plans at a time");
+  ck_assert_int_eq(access(out, F_OK), -1);
+  run_free(&r);
+  ct_fk.n_export = (int)WIRE_BUNDLE_MAX_ENTRIES;
+  RUN(&r, "-s", ct_fk.path, "export", "--page-size", "10000", "-o", out);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  assert_has(r.out, "wrote 65536 plans to ");
+  run_free(&r);
+  RUN(&r, "bundle-info", out);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  assert_has(r.out, "plans:    65536\n");
+  run_free(&r);
+}
+END_TEST
+
 /* export writes as every arenactl command does (client/cli/cli_write.c):
  * a link planted at the old temporary name FILE.tmp is not followed; a
  * FILE that is a symbolic link is refused, not replaced; a FIFO and a
@@ -802,6 +832,7 @@ void client_add_arenactl(TCase *tc)
   tcase_add_test(tc, cli_plan_through_daemon);
   tcase_add_test(tc, cli_plan_in_place_option);
   tcase_add_test(tc, cli_export_pages);
+  tcase_add_test(tc, cli_export_bundle_limits);
   tcase_add_test(tc, cli_export_writes_safely);
   tcase_add_test(tc, cli_preload_sends_entries);
   tcase_add_test(tc, cli_preload_refuses_bad_files);

@@ -129,6 +129,7 @@ struct export_list {
   Arenad__V1__BundleEntry **entries; /* n, borrowed from pages */
   size_t n, cap;
   size_t body_len;                   /* packed bytes the entries need */
+  uint64_t tensors;                  /* over all entries */
   uint64_t without_graph;            /* matched, but stored without a
                                         graph: left out */
 };
@@ -157,9 +158,32 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
   return 0;
 }
 
+/* Whether one more entry of n tensors keeps l within what one bundle
+ * may hold (wire_bundle.h, WIRE_BUNDLE_MAX_*: every reader refuses a
+ * bundle over them). Returns 0, or CLI_EX_DATAERR after printing why. */
+static int export_within_limits(const struct export_list *l, size_t n)
+{
+  if (l->n + 1 > WIRE_BUNDLE_MAX_ENTRIES) {
+    cli_error("export", "the bundle would hold more than the %u plans one "
+                        "bundle may hold; export fewer plans at a time "
+                        "(--model-hash or --key)",
+              WIRE_BUNDLE_MAX_ENTRIES);
+    return CLI_EX_DATAERR;
+  }
+  if (l->tensors + n > WIRE_BUNDLE_MAX_TENSORS) {
+    cli_error("export", "the bundle would hold more than the %llu tensors "
+                        "one bundle may hold; export fewer plans at a time "
+                        "(--model-hash or --key)",
+              (unsigned long long)WIRE_BUNDLE_MAX_TENSORS);
+    return CLI_EX_DATAERR;
+  }
+  return 0;
+}
+
 /* Takes page r (owned) into l: checks each entry as a bundle reader
- * would and that the bundle stays under the file size limit. Returns 0
- * or an exit status after printing why; r is l's either way. */
+ * would, and that the bundle stays under the file size limit and the
+ * limits of one bundle. Returns 0 or an exit status after printing why;
+ * r is l's either way. */
 static int export_take(struct export_list *l, Arenad__V1__Response *r)
 {
   const Arenad__V1__ExportReply *x = r->exported;
@@ -178,6 +202,11 @@ static int export_take(struct export_list *l, Arenad__V1__Response *r)
       cli_error("export", "the daemon sent a malformed plan: %s", err);
       return CLI_EX_PROTOCOL;
     }
+    size_t nt = x->entries[i]->request->n_tensor_ids;
+    int rc = export_within_limits(l, nt);
+    if (rc)
+      return rc;
+    l->tensors += nt;
     /* The entry, its tag and its length prefix (at most 10 bytes). */
     l->body_len += protobuf_c_message_get_packed_size(&x->entries[i]->base)
                    + 11;

@@ -42,7 +42,10 @@ static int recompute(const struct wire_graph *wg, struct planner_plan *p)
   struct planner_graph pg = {wg->tensors, wg->n_tensors};
   struct planner_options o = wg->opts;
   uint64_t lb = 0, lb_unshared = 0, naive = 0;
-  int rc = planner_lower_bound(&pg, &o, &lb);
+  /* The bound every accepted plan obeys: with legal in-place pairs the
+   * sharing bound, which a plan that shares can meet where the load
+   * bound of the graph without its aliases would be above it. */
+  int rc = planner_accepted_lower_bound(&pg, &o, &lb, NULL);
   if (rc)
     return rc;
   o.in_place = 0;

@@ -441,6 +441,49 @@ START_TEST(test_preload_effort_clamped)
 }
 END_TEST
 
+/* A preloaded plan that shares an in-place pair is judged by the bound
+ * every accepted plan obeys: two 100-byte tensors, the second allowed
+ * to reuse the first at the operator they meet, at one offset. Its
+ * arena is 100 bytes; the load bound with the pair ignored is 200, which
+ * the daemon once stored as the plan's lower bound (a bound above its
+ * own arena). Now 100, and the plan proven optimal on it; the bound
+ * without sharing stays 200. */
+START_TEST(test_preloaded_sharing_plan_bound)
+{
+  struct planner_tensor t[2] = {
+      {.id = 0, .size = 100, .first = 0, .last = 1,
+       .pinned = PLANNER_NOT_PINNED},
+      {.id = 1, .size = 100, .first = 1, .last = 2,
+       .pinned = PLANNER_NOT_PINNED, .alias = 0, .has_alias = 1},
+  };
+  struct hn_graph g = {t, 2};
+  struct harness h;
+  start(&h, OFF);
+  uint64_t offsets[2] = {0, 0};
+  struct one o;
+  one_init(&o, &g, "S", 1, offsets, 100);
+  ck_assert(!o.req.options->no_in_place);
+  Arenad__V1__BundleEntry *ptrs[1] = {&o.e};
+  Arenad__V1__Response *r = preload_raw(&h, ptrs, 1);
+  ck_assert_msg(r->status == ARENAD__V1__STATUS__OK, "%s",
+                r->error ? r->error : "");
+  wire_free_response(r);
+  r = hn_list(&h, 0);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_uint_eq(r->list->n_entries, 1);
+  const Arenad__V1__CacheEntry *e = r->list->entries[0];
+  ck_assert_uint_eq(e->arena_bytes, 100);
+  ck_assert_uint_eq(e->lower_bound_bytes, 100);
+  ck_assert_uint_le(e->lower_bound_bytes, e->arena_bytes);
+  ck_assert(e->proven_optimal);
+  ck_assert_uint_eq(e->lower_bound_unshared_bytes, 200);
+  wire_free_response(r);
+  wire_plan_msg_cleanup(&o.req);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+}
+END_TEST
+
 /* One bundle may hold at most 65,536 entries: a Preload of one more,
  * each a one-tensor graph, is refused as too large before any is
  * converted, and the daemon serves on. */
@@ -579,6 +622,7 @@ void cd_add_bundles_tests(TCase *tc)
   tcase_add_test(tc, test_preload_dir_at_start);
   tcase_add_test(tc, test_inflated_plan_refused);
   tcase_add_test(tc, test_preload_effort_clamped);
+  tcase_add_test(tc, test_preloaded_sharing_plan_bound);
   tcase_add_test(tc, test_preload_too_many_entries);
   tcase_add_test(tc, test_entry_field_zero_refused);
 }

@@ -231,6 +231,47 @@ START_TEST(test_lower_bound_alignment)
 }
 END_TEST
 
+/* planner_accepted_lower_bound: the bound of every plan the verifier
+ * accepts. With a legal in-place pair and sharing on it counts the pair
+ * once where they meet (100, what planner_run reports and reaches); with
+ * sharing off, or no alias at all, it is the load bound (200); a bad
+ * graph gets its validation code. */
+START_TEST(test_accepted_lower_bound)
+{
+  struct planner_tensor t[2] = {
+      {0, 100, 0, 1, 0, PLANNER_NOT_PINNED, 0, 0},
+      {1, 100, 1, 2, 0, PLANNER_NOT_PINNED, 0, 1},
+  };
+  struct planner_graph g = {t, 2};
+  struct planner_options o;
+  planner_options_init(&o);
+  o.alignment = 1;
+  uint64_t lb = 0, load = 0;
+  ck_assert_int_eq(planner_accepted_lower_bound(&g, &o, &lb, NULL), 0);
+  ck_assert_uint_eq(lb, 100);
+  struct planner_plan p;
+  planner_plan_init(&p);
+  ck_assert_int_eq(planner_run(&g, &o, &p, NULL), 0);
+  ck_assert_uint_eq(p.lower_bound_bytes, lb);
+  ck_assert_uint_eq(p.arena_bytes, 100);
+  planner_plan_cleanup(&p);
+  ck_assert_int_eq(planner_lower_bound(&g, &o, &load), 0);
+  ck_assert_uint_eq(load, 200);
+  o.in_place = 0;
+  ck_assert_int_eq(planner_accepted_lower_bound(&g, &o, &lb, NULL), 0);
+  ck_assert_uint_eq(lb, 200);
+  o.in_place = 1;
+  t[1].has_alias = 0;
+  ck_assert_int_eq(planner_accepted_lower_bound(&g, &o, &lb, NULL), 0);
+  ck_assert_uint_eq(lb, 200);
+  t[1].last = -1;
+  char err[ARENA_ERR_LEN] = "";
+  ck_assert_int_eq(planner_accepted_lower_bound(&g, &o, &lb, err),
+                   ARENA_ELIFETIME);
+  ck_assert(err[0] != '\0');
+}
+END_TEST
+
 START_TEST(test_zero_size_and_names)
 {
   struct planner_tensor t[3] = {
@@ -340,6 +381,7 @@ void cp_add_validation_tests(Suite *s)
   tcase_add_test(tc, test_validation_order);
   tcase_add_test(tc, test_overflow_is_bad_input);
   tcase_add_test(tc, test_largest_tensor);
+  tcase_add_test(tc, test_accepted_lower_bound);
   tcase_add_test(tc, test_run_reports_errors);
   tcase_add_test(tc, test_verify_catches_bad_plans);
   tcase_add_test(tc, test_verify_containment);

@@ -254,6 +254,18 @@ int planner_validate(const struct planner_graph *g,
 int planner_lower_bound(const struct planner_graph *g,
                         const struct planner_options *o, uint64_t *lb_bytes);
 
+/* The lower bound of every plan the verifier accepts for g under o,
+ * which a plan arriving from elsewhere (a bundle, a database) is judged
+ * by: with o->in_place and a legal pair declared, the bound of IN-PLACE
+ * SHARING (a pair's common operator counted once, at the larger size),
+ * which planner_run() reports for such a graph; otherwise the load bound
+ * of g with its aliases ignored (planner_lower_bound()). Validates g
+ * first. Returns 0 and sets *lb_bytes, a planner_validate() code (with
+ * err, which may be NULL), or ARENA_ENOMEM. */
+int planner_accepted_lower_bound(const struct planner_graph *g,
+                                 const struct planner_options *o,
+                                 uint64_t *lb_bytes, char *err);
+
 /* Sets p to an empty plan that planner_plan_cleanup() accepts. */
 void planner_plan_init(struct planner_plan *p);
 

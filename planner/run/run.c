@@ -220,6 +220,24 @@ static int plan_shared(const struct planner_graph *g,
   return rc;
 }
 
+int planner_accepted_lower_bound(const struct planner_graph *g,
+                                 const struct planner_options *o,
+                                 uint64_t *lb_bytes, char *err)
+{
+  uint32_t *in_row = NULL;
+  int legal = 0;
+  *lb_bytes = 0;
+  int rc = planner__validate(g, o, err, &in_row);
+  if (rc)
+    return rc;
+  if (in_row && o->in_place)
+    rc = planner__share_bound(g, o, in_row, lb_bytes, &legal);
+  if (!rc && !legal)
+    rc = planner_lower_bound(g, o, lb_bytes);
+  free(in_row);
+  return rc;
+}
+
 int planner_run(const struct planner_graph *g, const struct planner_options *o,
                 struct planner_plan *out, char err[ARENA_ERR_LEN])
 {

@@ -735,6 +735,7 @@ Suite *tflm_suite(void) {
   suite_add_tcase(s, tc);
   check_tflm::AddInferTests(s);
   check_tflm::AddGeneratedTests(s);
+  check_tflm::AddTenantTests(s);
   check_tflm::AddInPlaceTests(s);
   check_tflm::AddOpsTests(s);
   return s;

@@ -172,6 +172,9 @@ void AddInPlaceTests(Suite *s);
 /* Adds the test case "generated" (check_tflm_gen.cc). */
 void AddGeneratedTests(Suite *s);
 
+/* Adds the test case "tenants" (check_tflm_tenant.cc). */
+void AddTenantTests(Suite *s);
+
 /* Adds the test case "infer" (check_tflm_infer.cc). */
 void AddInferTests(Suite *s);
 

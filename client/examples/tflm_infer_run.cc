@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -145,6 +147,8 @@ void FillInput(TfLiteTensor *t, uint64_t seed) {
 class Tap : public tflite::MicroMemoryPlanner {
  public:
   Tap(tflite::MicroMemoryPlanner *inner, Run *out) : in_(inner), out_(out) {}
+  /* Records the next plan into out (borrowed) instead. */
+  void Retarget(Run *out) { out_ = out; }
   TfLiteStatus Init(unsigned char *s, int n) override {
     out_->n_buffers = 0;
     out_->plan_asked = 0;
@@ -311,6 +315,75 @@ int RunModel(const Model &m, tflite::MicroMemoryPlanner *planner,
     if (rc)
       return rc;
   }
+  return kRunOk;
+}
+
+namespace {
+
+/* Invokes in (borrowed) once, as invoke k of a run with this seed, and
+ * keeps its outputs in out. Returns a RunStatus. */
+int InvokeOnce(tflite::MicroInterpreter *in, uint64_t seed, int k, Run *out) {
+  for (size_t i = 0; i < in->inputs_size(); i++)
+    FillInput(in->input(i), seed * 1000003u + (uint64_t)k * 1009u + i);
+  if (in->Invoke() != kTfLiteOk)
+    return Fail(out, kRunInvoke, "Invoke failed");
+  return KeepOutputs(in, k, out);
+}
+
+}  // namespace
+
+int RunTenants(const Model *models, size_t n,
+               tflite::MicroMemoryPlanner *planner, SelectModel select,
+               void *ctx, uint8_t *arena, size_t arena_len, uint64_t seed,
+               int invokes, Run *out) {
+  for (size_t i = 0; i < n; i++)
+    memset(&out[i], 0, sizeof out[i]);
+  if (n == 0)
+    return kRunOk;
+  Resolver resolver;
+  if (AddOps(&resolver) != kTfLiteOk)
+    return Fail(&out[0], kRunNoMemory, "cannot register the operators");
+  for (size_t i = 0; i < n; i++) {
+    char missing[sizeof out->error - 48];
+    if (MissingOps(tflite::GetModel(models[i].data), resolver, missing,
+                   sizeof missing) > 0) {
+      snprintf(out[i].error, sizeof out[i].error,
+               "%s not in this build of TFLite Micro", missing);
+      return kRunUnsupported;
+    }
+  }
+  Tap tap(planner, &out[0]);
+  tflite::MicroAllocator *alloc =
+      tflite::MicroAllocator::Create(arena, arena_len, &tap);
+  if (!alloc)
+    return Fail(&out[0], kRunAllocate,
+                "the arena is too small for the allocator");
+  /* Every interpreter on the one allocator: their persistent parts from
+   * the arena's tail, one after another, and one head for all, as large
+   * as the largest model's plan. */
+  std::vector<std::unique_ptr<tflite::MicroInterpreter>> in(n);
+  for (size_t i = 0; i < n; i++) {
+    tap.Retarget(&out[i]);
+    if (select && select(ctx, i) != 0)
+      return Fail(&out[i], kRunAllocate, "the planner refused the model");
+    in[i].reset(new (std::nothrow) tflite::MicroInterpreter(
+        tflite::GetModel(models[i].data), resolver, alloc));
+    if (!in[i])
+      return Fail(&out[i], kRunNoMemory, "out of memory");
+    if (in[i]->AllocateTensors() != kTfLiteOk)
+      return Fail(&out[i], kRunAllocate, "AllocateTensors failed");
+  }
+  for (size_t i = 0; i < n; i++)
+    out[i].arena_used_bytes = in[n - 1]->arena_used_bytes();
+  /* In turn: each model's inputs are filled before its invoke and its
+   * outputs copied after it, as the head they live in is the next
+   * model's too. */
+  for (int k = 0; k < invokes; k++)
+    for (size_t i = 0; i < n; i++) {
+      int rc = InvokeOnce(in[i].get(), seed, k, &out[i]);
+      if (rc)
+        return rc;
+    }
   return kRunOk;
 }
 

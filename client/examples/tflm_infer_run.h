@@ -105,6 +105,28 @@ int RunModel(const Model &m, tflite::MicroMemoryPlanner *planner,
              Run *out);
 void FreeRun(Run *r);
 
+/* Called by RunTenants() before model i is allocated, so that the caller
+ * can point its planner at that model (arenad::TflmPlanner::SetModel).
+ * Returns 0 to go on; anything else stops the run (kRunAllocate). */
+typedef int (*SelectModel)(void *ctx, size_t i);
+
+/* TFLite Micro's multi-tenant arena: the n models (borrowed) share one
+ * MicroAllocator on arena (arena_len bytes, 16-byte aligned, borrowed)
+ * with planner (borrowed). Each model gets its own MicroInterpreter,
+ * allocated in model order (select(ctx, i) first, when select is not
+ * NULL); their persistent parts come from the arena's tail one after
+ * another and they share one head, the size of the largest model's
+ * plan. Then, `invokes` times, every model is invoked in turn with the
+ * inputs a RunModel() of it with this seed would give, and its outputs
+ * are copied into out[i] (n Runs, caller-allocated; FreeRun() each)
+ * before the next model runs over the head. out[i] records model i's
+ * plan; arena_used_bytes is the whole arena's, the same in every out[i].
+ * Returns a RunStatus; the failing model's Run says why. */
+int RunTenants(const Model *models, size_t n,
+               tflite::MicroMemoryPlanner *planner, SelectModel select,
+               void *ctx, uint8_t *arena, size_t arena_len, uint64_t seed,
+               int invokes, Run *out);
+
 }  // namespace tflm_infer
 
 #endif /* ARENAD_TFLM_INFER_RUN_H */

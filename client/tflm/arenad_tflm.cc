@@ -120,6 +120,29 @@ TflmPlanner::TflmPlanner(arenad_client_t *client, const void *model,
     ReadPairs(model, model_len);
 }
 
+int TflmPlanner::SetModel(const void *model, size_t model_len) {
+  free(cands_);
+  free(inputs_);
+  free(dims_);
+  cands_ = NULL;
+  inputs_ = NULL;
+  dims_ = NULL;
+  n_cands_ = 0;
+  n_inputs_ = 0;
+  n_buffers_ = 0;
+  planned_ = false;
+  status_ = 0;
+  error_[0] = '\0';
+  memset(&info_, 0, sizeof info_);
+  arenad_client_result_cleanup(&result_);
+  key_status_ = client_ ? ReadKey(model, model_len)
+                        : Fail(ARENA_EINVAL, "no client handle");
+  status_ = key_status_;
+  if (!status_)
+    ReadPairs(model, model_len);
+  return status_;
+}
+
 TflmPlanner::~TflmPlanner() {
   arenad_client_result_cleanup(&result_);
   free(cands_);

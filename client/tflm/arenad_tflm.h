@@ -83,6 +83,26 @@
  *  and error() the reason, which is also logged with MicroPrintf.
  *  GetMaximumMemorySize() returns 0 after a failure.
  *
+ * MULTI-TENANT
+ *  TFLite Micro lets several MicroInterpreters share one MicroAllocator:
+ *  each model's persistent data comes from the arena's tail, and one head
+ *  serves them all, sized for the largest model's plan, since they run
+ *  one at a time. The allocator has one planner; SetModel() points it at
+ *  the model about to allocate, so that each model's buffers are planned
+ *  under that model's key and with its own in-place pairs:
+ *
+ *      arenad::TflmPlanner planner(c, model_a, len_a);
+ *      tflite::MicroAllocator *alloc =
+ *          tflite::MicroAllocator::Create(arena, arena_len, &planner);
+ *      tflite::MicroInterpreter a(tflite::GetModel(model_a), res, alloc);
+ *      a.AllocateTensors();
+ *      planner.SetModel(model_b, len_b);
+ *      tflite::MicroInterpreter b(tflite::GetModel(model_b), res, alloc);
+ *      b.AllocateTensors();
+ *
+ *  Each model's inputs and outputs live in the shared head too: copy a
+ *  model's outputs out before invoking the next.
+ *
  * OWNERSHIP AND THREADS
  *  The client handle is borrowed and must outlive the planner. The model
  *  bytes are borrowed only during the constructor, which
@@ -159,6 +179,16 @@ class TflmPlanner : public tflite::MicroMemoryPlanner {
   bool preserves_all_tensors() const override { return false; }
   /* Logs the plan with MicroPrintf: a summary and one line per buffer. */
   void PrintMemoryPlan() override;
+
+  /* Points the planner at another model (model_len bytes, borrowed for
+   * the call only), for the next AllocateTensors(): its key and in-place
+   * pairs replace those of the model given before. For TFLite Micro's
+   * multi-tenant arena, where several MicroInterpreters share one
+   * MicroAllocator, and so one planner: call it before each of them
+   * allocates (see MULTI-TENANT). Returns 0, or the ARENA_E* code of a
+   * model the constructor would refuse (status() and error() then say
+   * why, and AllocateTensors() fails until a good model is set). */
+  int SetModel(const void *model, size_t model_len);
 
   /* In-place sharing on (the default) or off, for the next plan: call
    * before AllocateTensors(). */

@@ -33,6 +33,8 @@
  *  infer    the tflite_infer example: 8 processes at once against one
  *           arenad compute one plan between them (the daemon's counters)
  *           and print the same outputs; --planner tflite prints them too.
+ *  bench    bench_tflite, the process-level benchmark, runs one round on
+ *           one model and prints its three rows.
  */
 #include <fcntl.h>
 #include <math.h>
@@ -637,6 +639,74 @@ START_TEST(test_infer_digest_and_soak) {
 }
 END_TEST
 
+/* The row of bench_tflite's table for one kind of run ("TFLite alone",
+ * "arenad miss", "arenad hit"): the line that starts with the label and
+ * goes on with a source and seven figures. Returns its source ("" when
+ * there is no such row) and sets *heap to its last figure, the peak heap
+ * in KiB (-1 when the row prints none). */
+std::string BenchRow(const std::string &text, const char *label,
+                     double *heap) {
+  *heap = -1;
+  std::string key = std::string("\n  ") + label + " ";
+  for (size_t at = text.find(key); at != std::string::npos;
+       at = text.find(key, at + 1)) {
+    char source[16] = "", last[32] = "";
+    double f[6];
+    if (sscanf(text.c_str() + at + key.size(),
+               " %15s %lf %lf %lf %lf %lf %lf %31s", source, &f[0], &f[1],
+               &f[2], &f[3], &f[4], &f[5], last) != 8)
+      continue;
+    char *end;
+    double h = strtod(last, &end);
+    *heap = *end ? -1 : h;
+    return source;
+  }
+  return std::string();
+}
+
+/* bench_tflite, the process-level benchmark, on the smallest model: one
+ * round prints the three runs (TFLite alone on its own planner, the miss
+ * planned by a fresh daemon, the hit from the cache), the verdicts and
+ * the summary; a model TFLite refuses is reported as not run; bad
+ * options and a missing model get their exit statuses. Its figures are
+ * not held to anything here (they are `make bench`'s). */
+START_TEST(test_bench_tflite) {
+  setenv("ARENAD", TFLITE_TEST_BUILD "/arenad", 0);
+  char *dir = tu_mkdtemp();
+  ck_assert_ptr_nonnull(dir);
+  std::string d = dir, bin = TFLITE_TEST_BUILD "/bench/bench_tflite", text;
+  ck_assert_int_eq(RunInfer({bin, "--models", "hello_world_float,person_detect",
+                             "--reps", "1", "--invokes", "2"}, d + "/run",
+                            &text), 0);
+  double alone_heap, miss_heap, hit_heap;
+  ck_assert_msg(BenchRow(text, "TFLite alone", &alone_heap) == "tflite", "%s",
+                text.c_str());
+  ck_assert_msg(BenchRow(text, "arenad miss", &miss_heap) == "daemon", "%s",
+                text.c_str());
+  ck_assert_msg(BenchRow(text, "arenad hit", &hit_heap) == "cache", "%s",
+                text.c_str());
+  /* the counting malloc counts (a sanitizer build prints no heap) */
+  if (kRssIsOurs)
+    ck_assert_msg(alone_heap > 0 && miss_heap > 0 && hit_heap > 0, "%s",
+                  text.c_str());
+  ck_assert_msg(text.find("hello_world_float: arena TFLite alone 192 B") !=
+                    std::string::npos, "%s", text.c_str());
+  ck_assert_msg(text.find("  hit / alone: init + first ") != std::string::npos,
+                "%s", text.c_str());
+  ck_assert_msg(text.find("person_detect: not run: ") != std::string::npos,
+                "%s", text.c_str());
+  ck_assert_msg(text.find("goals, models that meet each (of 1 run):") !=
+                    std::string::npos, "%s", text.c_str());
+  ck_assert_int_eq(RunInfer({bin, "--reps", "0"}, d + "/u", &text), 64);
+  ck_assert_int_eq(RunInfer({bin, "--models", "no_such_model"}, d + "/m",
+                            &text), 66);
+  ck_assert_msg(text.find("no_such_model.tflite: cannot read") !=
+                    std::string::npos, "%s", text.c_str());
+  tu_rm_rf(dir);
+  free(dir);
+}
+END_TEST
+
 }  // namespace
 
 Suite *tflite_rt_suite(void) {
@@ -660,6 +730,10 @@ Suite *tflite_rt_suite(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_infer_eight_processes);
   tcase_add_test(tc, test_infer_digest_and_soak);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("bench");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_bench_tflite);
   suite_add_tcase(s, tc);
   return s;
 }

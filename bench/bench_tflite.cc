@@ -260,7 +260,7 @@ int build(const ChildArgs &a, arenad::TflitePlanner *p,
   }
   double done = now_ms();
   s->init_ms += done - t;
-  s->start_ms = done - a.t0;
+  s->start_ms = a.t0 > 0 ? done - a.t0 : -1; /* -1: run by hand, no --t0 */
   if (a.kind == kAlone) {
     s->alone = arenad::TfliteArenaBytes(**in, nullptr);
     s->remainder = s->alone;

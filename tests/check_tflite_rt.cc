@@ -691,7 +691,7 @@ START_TEST(test_bench_tflite) {
                   text.c_str());
   ck_assert_msg(text.find("hello_world_float: arena TFLite alone 192 B") !=
                     std::string::npos, "%s", text.c_str());
-  ck_assert_msg(text.find("  hit / alone: init + first ") != std::string::npos,
+  ck_assert_msg(text.find("  hit / alone, init + first: ") != std::string::npos,
                 "%s", text.c_str());
   ck_assert_msg(text.find("person_detect: not run: ") != std::string::npos,
                 "%s", text.c_str());

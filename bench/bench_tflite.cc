@@ -35,10 +35,13 @@
  * DATA_DIR is not used (`make bench` passes it to every benchmark); the
  * models are tests/data/models/ *.tflite, from the source tree's top.
  * arenad is $ARENAD, else the arenad beside the benchmark's build folder.
+ * A model TFLite alone cannot run either is printed as "not run", with
+ * TFLite's reason. A model that fails otherwise (arenad's runs fail where
+ * TFLite alone's do not, a run crashes or takes more than 300 s, a miss's
+ * daemon does not start) is printed as FAILED, and the others still run.
  * Exit status: 0 ran (a MISS is a figure, not a failure); 64 bad command
- * line; 66 a model cannot be read; 70 the harness failed (no daemon, a
- * child that crashed or timed out, a counting malloc that does not
- * count).
+ * line; 66 a model cannot be read; 70 a model FAILED, no daemon could be
+ * started, or the counting malloc does not count.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -99,6 +102,8 @@ const char *const kKindLabel[kKinds] = {"TFLite alone", "arenad miss",
 /* What one run measured. Times in ms, memory in KiB unless named. */
 struct Sample {
   bool ok = false;
+  int status = -1;              /* the child's exit status (128 + signal;
+                                   -1: not started or timed out) */
   std::string error;            /* when !ok: why, as the child said it */
   char source[16] = "";         /* the plan's source; "tflite" alone */
   unsigned long long alone = 0; /* bytes: TFLite's arena, own planner */
@@ -567,8 +572,8 @@ Sample run_child(const std::string &self, Kind k, const std::string &model,
     s.error = "timed out after " + std::to_string(kChildSeconds) + " s";
     return s;
   }
-  int status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  parse_result(text, status, &s);
+  s.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  parse_result(text, s.status, &s);
   return s;
 }
 
@@ -591,9 +596,25 @@ Sample run_miss(const std::string &self, const std::string &model,
  * (then the model is reported as not run). */
 struct ModelRuns {
   std::string name;
-  std::string error;
+  std::string error;  /* set: the model was not run, for this reason */
+  bool broken = false; /* with error: the harness or arenad failed where
+                          TFLite alone runs the model */
   std::vector<Sample> s[kKinds];
 };
+
+/* When the warm-up hit failed: a model TFLite alone refuses too (exit
+ * 65) is not run; anything else is a failure of arenad or the harness. */
+void warm_up_failed(const std::string &self, const std::string &model,
+                    const Sample &warm, const Options &o, ModelRuns *r) {
+  Sample alone = run_child(self, kAlone, model, nullptr, o);
+  if (!alone.ok && alone.status == 65 && warm.status == 65) {
+    r->error = alone.error;
+    return;
+  }
+  r->broken = true;
+  r->error = alone.ok ? "arenad hit: " + warm.error
+                      : "TFLite alone: " + alone.error;
+}
 
 /* Runs model: one hit to warm the cache (not measured), then --reps
  * rounds of alone, miss and hit. */
@@ -603,7 +624,7 @@ ModelRuns run_model(const std::string &self, const std::string &model,
   r.name = model_name(model);
   Sample warm = run_child(self, kHit, model, hit->sock, o);
   if (!warm.ok) {
-    r.error = warm.error;
+    warm_up_failed(self, model, warm, o, &r);
     return r;
   }
   for (long long round = 0; round < o.reps; round++)
@@ -611,7 +632,8 @@ ModelRuns run_model(const std::string &self, const std::string &model,
       Sample s = k == kMiss ? run_miss(self, model, o)
                             : run_child(self, (Kind)k, model,
                                         k == kHit ? hit->sock : nullptr, o);
-      if (!s.ok) {
+      if (!s.ok) { /* it ran before: whatever failed now is not the model */
+        r.broken = true;
         r.error = std::string(kKindLabel[k]) + ": " + s.error;
         return r;
       }
@@ -865,12 +887,14 @@ int parent_main(int argc, char **argv) {
     return 70;
   }
   print_header(o);
-  int passed[kGoals] = {}, n_run = 0;
+  int passed[kGoals] = {}, n_run = 0, n_broken = 0;
   for (const std::string &model : o.models) {
     ModelRuns r = run_model(self, model, &hit, o);
     if (!r.error.empty()) {
-      printf("\n%s: not run: %s\n", r.name.c_str(), r.error.c_str());
+      printf("\n%s: %s: %s\n", r.name.c_str(),
+             r.broken ? "FAILED" : "not run", r.error.c_str());
       fflush(stdout);
+      n_broken += r.broken;
       continue;
     }
     bool pass[kGoals];
@@ -884,7 +908,10 @@ int parent_main(int argc, char **argv) {
     printf("  %-66s %d/%d\n", kGoalText[g], passed[g], n_run);
   hn_stop(&hit);
   hn_cleanup(&hit);
-  return 0;
+  if (n_broken)
+    fprintf(stderr, "bench_tflite: %d model%s FAILED (above)\n", n_broken,
+            n_broken == 1 ? "" : "s");
+  return n_broken ? 70 : 0;
 }
 
 }  // namespace

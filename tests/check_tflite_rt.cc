@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -667,9 +668,10 @@ std::string BenchRow(const std::string &text, const char *label,
 /* bench_tflite, the process-level benchmark, on the smallest model: one
  * round prints the three runs (TFLite alone on its own planner, the miss
  * planned by a fresh daemon, the hit from the cache), the verdicts and
- * the summary; a model TFLite refuses is reported as not run; bad
- * options and a missing model get their exit statuses. Its figures are
- * not held to anything here (they are `make bench`'s). */
+ * the summary; a model TFLite refuses is reported as not run, one whose
+ * miss cannot get a daemon as FAILED (exit 70); bad options and a missing
+ * model get their exit statuses. Its figures are not held to anything
+ * here (they are `make bench`'s). */
 START_TEST(test_bench_tflite) {
   setenv("ARENAD", TFLITE_TEST_BUILD "/arenad", 0);
   char *dir = tu_mkdtemp();
@@ -696,6 +698,23 @@ START_TEST(test_bench_tflite) {
   ck_assert_msg(text.find("person_detect: not run: ") != std::string::npos,
                 "%s", text.c_str());
   ck_assert_msg(text.find("goals, models that meet each (of 1 run):") !=
+                    std::string::npos, "%s", text.c_str());
+  /* a daemon that starts once (the benchmark's own) and never again
+   * (each miss's): the model FAILED, exit 70 */
+  std::string fake = d + "/arenad";
+  FILE *f = fopen(fake.c_str(), "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f, "#!/bin/sh\n[ -e '%s/once' ] && exit 1\ntouch '%s/once'\n"
+          "exec '%s' \"$@\"\n", dir, dir, getenv("ARENAD"));
+  fclose(f);
+  ck_assert_int_eq(chmod(fake.c_str(), 0700), 0);
+  std::string real = getenv("ARENAD");
+  setenv("ARENAD", fake.c_str(), 1);
+  int rc = RunInfer({bin, "--models", "hello_world_float", "--reps", "1",
+                     "--invokes", "1"}, d + "/failed", &text);
+  setenv("ARENAD", real.c_str(), 1);
+  ck_assert_msg(rc == 70, "exit %d: %s", rc, text.c_str());
+  ck_assert_msg(text.find("hello_world_float: FAILED: arenad miss: ") !=
                     std::string::npos, "%s", text.c_str());
   ck_assert_int_eq(RunInfer({bin, "--reps", "0"}, d + "/u", &text), 64);
   ck_assert_int_eq(RunInfer({bin, "--models", "no_such_model"}, d + "/m",

@@ -14,9 +14,11 @@
  * (--child, below), which maps the model, opens a client handle (miss and
  * hit; fallback on, as by default), builds the interpreter (Build() or
  * BuildTfliteOnly()), invokes it once on seeded inputs (the first
- * inference) and then --invokes more times (the steady ones), reads its
- * VmHWM and RssAnon from /proc/self/status and its heap from a counting
- * malloc (heapcount.h), and prints one "result" line. The three kinds of
+ * inference) and then --invokes more times (the steady ones), each timed
+ * on the wall clock and on the process's CPU clock (which other jobs on
+ * the machine disturb much less), reads its VmHWM and RssAnon from
+ * /proc/self/status and its heap from a counting malloc (heapcount.h),
+ * and prints one "result" line. The three kinds of
  * runs take turns (alone, miss, hit, alone, ...) so that the machine's
  * noise falls on all of them, and each figure is the median of --reps
  * runs; a ratio is the median of the rounds' ratios. Memory mapped
@@ -879,7 +881,7 @@ void print_header(const Options &o) {
          "  arenad hit (the plan from the cache); median of %lld run%s of "
          "each, taking turns;\n"
          "  start = fork to an allocated interpreter, init = client handle "
-         "and Build(),\n"
+         "to it,\n"
          "  first = the first Invoke(), steady = mean of %lld more (us); "
          "cpu = the same\n"
          "  on the process's CPU clock; peak RSS = VmHWM, RssAnon after "

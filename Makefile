@@ -749,6 +749,23 @@ $(BUILD)/examples/tflite_infer: $(BUILD)/client/examples/tflite_infer.o \
 .PHONY: tflite
 tflite: $(BUILD)/libarenad-tflite.a $(BUILD)/examples/tflite_infer
 
+# bench_tflite (bench/bench_tflite.cc, C++): TFLite alone against arenad's
+# plans, measured as a process (docs/client.md, "Measured as a process").
+# It links what tflite_infer links, the daemon harness of the tests (it
+# starts its own arenad) and the counting malloc (bench/heapcount.c),
+# which replaces glibc's allocation entry points in this program only.
+# `make bench` runs it after the others, so `make bench` builds TFLite.
+$(BUILD)/bench/bench_tflite.o: bench/bench_tflite.cc $(BUILD)/.flags $(TFLITE_STAMP) | $(CLIENT_INC) $(BUILD)/gen/arenad.pb-c.h
+	@mkdir -p $(dir $@)
+	$(CXX) $(TFLITE_OWN_FLAGS) -Ibench -Itests -Iproto -I$(BUILD)/gen \
+	  $(call pc_cflags,$(PKGS_PROTO)) -c -o $@ $<
+$(BUILD)/bench/bench_tflite: $(BUILD)/bench/bench_tflite.o $(BUILD)/bench/heapcount.o \
+                             $(BUILD)/client/examples/tflite_infer_run.o \
+                             $(BUILD)/tests/daemon_harness.o $(TESTUTIL_OBJ) \
+                             $(BUILD)/libarenad-tflite.a $(BUILD)/libarenad-client.a | $(BUILD)/arenad
+	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(TFLITE_LINK) $(call pc_libs,$(PKGS_PROTO)) -lm
+BENCH_BINS += $(BUILD)/bench/bench_tflite
+
 # build/tests/check_tflite_rt (tests/check_tflite_rt.cc, C++): TFLite's
 # interpreter runs arenad's plans on every bundled model (tests/check_
 # tflite.c tests the .tflite reader). It links a test build of the
@@ -789,7 +806,8 @@ $(BUILD)/tests/tflite_infer_testing: $(BUILD)/tests/tflite_infer_testing.o \
                                      $(BUILD)/libarenad-tflite.a $(BUILD)/libarenad-client.a
 	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(TFLITE_LINK) $(call pc_libs,$(PKGS_PROTO)) -lm
 $(BUILD)/tests/check_tflite_rt: | $(BUILD)/arenad $(BUILD)/examples/tflite_infer \
-                                  $(BUILD)/tests/tflite_infer_testing $(BUILD)/tests/poison_db
+                                  $(BUILD)/tests/tflite_infer_testing \
+                                  $(BUILD)/bench/bench_tflite $(BUILD)/tests/poison_db
 build-tests: $(BUILD)/tests/check_tflite_rt tflite
 TEST_BINS += $(BUILD)/tests/check_tflite_rt
 

@@ -33,12 +33,15 @@
  *  infer    the tflite_infer example: 8 processes at once against one
  *           arenad compute one plan between them (the daemon's counters)
  *           and print the same outputs; --planner tflite prints them too.
+ *  bench    bench_tflite, the process-level benchmark, runs one round on
+ *           one model and prints its three rows.
  */
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -706,6 +709,108 @@ START_TEST(test_infer_poisoned_plan) {
 }
 END_TEST
 
+/* The row of bench_tflite's table for one kind of run ("TFLite alone",
+ * "arenad miss", "arenad hit"): the line that starts with the label and
+ * goes on with a source and only figures, the last the peak heap in KiB
+ * ("-" when not counted). Returns its source ("" when there is no such
+ * row) and sets *heap to that figure (-1 for "-"). */
+std::string BenchRow(const std::string &text, const char *label,
+                     double *heap) {
+  *heap = -1;
+  std::string key = std::string("\n  ") + label + " ";
+  for (size_t at = text.find(key); at != std::string::npos;
+       at = text.find(key, at + 1)) {
+    size_t end = text.find('\n', at + 1);
+    std::string row = text.substr(at + key.size(), end == std::string::npos
+                                                       ? end
+                                                       : end - at - key.size());
+    std::vector<std::string> words;
+    for (size_t i = 0; i < row.size();) {
+      size_t j = row.find(' ', i);
+      if (j == std::string::npos)
+        j = row.size();
+      if (j > i)
+        words.push_back(row.substr(i, j - i));
+      i = j + 1;
+    }
+    bool figures = words.size() >= 8;
+    for (size_t i = 1; figures && i < words.size(); i++) {
+      char *e;
+      strtod(words[i].c_str(), &e);
+      figures = !*e || (i + 1 == words.size() && words[i] == "-");
+    }
+    if (!figures)
+      continue;
+    if (words.back() != "-")
+      *heap = strtod(words.back().c_str(), nullptr);
+    return words[0];
+  }
+  return std::string();
+}
+
+/* bench_tflite, the process-level benchmark, on the smallest model: one
+ * round prints the three runs (TFLite alone on its own planner, the miss
+ * planned by a fresh daemon, the hit from the cache), the verdicts and
+ * the summary; a model TFLite refuses is reported as not run, one whose
+ * miss cannot get a daemon as FAILED (exit 70); bad options and a missing
+ * model get their exit statuses. Its figures are not held to anything
+ * here (they are `make bench`'s). */
+START_TEST(test_bench_tflite) {
+  setenv("ARENAD", TFLITE_TEST_BUILD "/arenad", 0);
+  char *dir = tu_mkdtemp();
+  ck_assert_ptr_nonnull(dir);
+  std::string d = dir, bin = TFLITE_TEST_BUILD "/bench/bench_tflite", text;
+  ck_assert_int_eq(RunInfer({bin, "--models", "hello_world_float,person_detect",
+                             "--reps", "1", "--invokes", "2"}, d + "/run",
+                            &text), 0);
+  double alone_heap, miss_heap, hit_heap;
+  ck_assert_msg(BenchRow(text, "TFLite alone", &alone_heap) == "tflite", "%s",
+                text.c_str());
+  ck_assert_msg(BenchRow(text, "arenad miss", &miss_heap) == "daemon", "%s",
+                text.c_str());
+  ck_assert_msg(BenchRow(text, "arenad hit", &hit_heap) == "cache", "%s",
+                text.c_str());
+  /* the counting malloc counts (a sanitizer build prints no heap) */
+  if (kRssIsOurs)
+    ck_assert_msg(alone_heap > 0 && miss_heap > 0 && hit_heap > 0, "%s",
+                  text.c_str());
+  ck_assert_msg(text.find("hello_world_float: arena TFLite alone 192 B") !=
+                    std::string::npos, "%s", text.c_str());
+  ck_assert_msg(text.find("  hit / alone, init + first: ") != std::string::npos,
+                "%s", text.c_str());
+  ck_assert_msg(text.find("person_detect: not run: ") != std::string::npos,
+                "%s", text.c_str());
+  ck_assert_msg(text.find("goals, models that meet each (of 1 run;") !=
+                    std::string::npos, "%s", text.c_str());
+  /* a daemon that starts once (the benchmark's own) and never again
+   * (each miss's): the model FAILED, exit 70 */
+  std::string fake = d + "/arenad";
+  FILE *f = fopen(fake.c_str(), "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f, "#!/bin/sh\n[ -e '%s/once' ] && exit 1\ntouch '%s/once'\n"
+          "exec '%s' \"$@\"\n", dir, dir, getenv("ARENAD"));
+  fclose(f);
+  ck_assert_int_eq(chmod(fake.c_str(), 0700), 0);
+  std::string real = getenv("ARENAD");
+  setenv("ARENAD", fake.c_str(), 1);
+  int rc = RunInfer({bin, "--models", "hello_world_float", "--reps", "1",
+                     "--invokes", "1"}, d + "/failed", &text);
+  setenv("ARENAD", real.c_str(), 1);
+  ck_assert_msg(rc == 70, "exit %d: %s", rc, text.c_str());
+  ck_assert_msg(text.find("hello_world_float: FAILED: arenad miss: ") !=
+                    std::string::npos, "%s", text.c_str());
+  ck_assert_int_eq(RunInfer({bin, "--reps", "0"}, d + "/u", &text), 64);
+  ck_assert_int_eq(RunInfer({bin, "--models", "no_such_model"}, d + "/m",
+                            &text), 66);
+  ck_assert_msg(text.find("no_such_model.tflite: cannot read") !=
+                    std::string::npos, "%s", text.c_str());
+  tu_rm_rf(dir);
+  free(dir);
+  printf("tflite_rt bench: hello_world_float's peak heap %.0f / %.0f / %.0f "
+         "KiB (alone / miss / hit)\n", alone_heap, miss_heap, hit_heap);
+}
+END_TEST
+
 }  // namespace
 
 Suite *tflite_rt_suite(void) {
@@ -730,6 +835,10 @@ Suite *tflite_rt_suite(void) {
   tcase_add_test(tc, test_infer_eight_processes);
   tcase_add_test(tc, test_infer_digest_and_soak);
   tcase_add_test(tc, test_infer_poisoned_plan);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("bench");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_bench_tflite);
   suite_add_tcase(s, tc);
   return s;
 }

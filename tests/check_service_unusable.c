@@ -112,13 +112,14 @@ START_TEST(test_poisoned_plan_is_a_miss)
   ck_assert_int_eq(r.local, 0);
   ck_assert_int_eq(r.cached, 1);
   ck_assert_uint_eq(r.plan.arena_bytes, good);
-  /* A report of a good plan changes nothing: asked within one byte
-   * less, nothing smaller is found here and nothing is reported. */
+  /* A plan at the graph's lower bound is not reported at all: asked
+   * within one byte less, it is returned as it is. */
   ck_assert_int_eq(arenad_client_plan_within(c, &g, &o, &k, good - 1, &r),
                    0);
   ck_assert_int_eq(r.local, 0);
   ck_assert_uint_eq(r.plan.arena_bytes, good);
-  assert_has(arenad_client_errmsg(c), "no smaller plan was found here");
+  assert_has(arenad_client_errmsg(c), "no plan of this graph is smaller");
+  ck_assert_int_eq(hn_log_count(&h, "unusable report"), 0);
   arenad_client_close(c);
 
   /* Without fallback: reported, and the daemon's new plan served. */
@@ -134,14 +135,40 @@ START_TEST(test_poisoned_plan_is_a_miss)
   ck_assert_int_eq(hn_log_count(&h, "replaced a stored plan a client "
                                     "reported unusable"),
                    2);
-  /* A good plan reported without fallback is kept, and returned as it
-   * is: the caller sees its size. */
-  ck_assert_int_eq(arenad_client_plan_within(c, &g, &o, &k, good - 1, &r),
+  arenad_client_close(c);
+
+  /* A good plan above the load bound: a 100-byte tensor and a 10-byte
+   * one aligned to 256 live together need 164 bytes, the load bound
+   * says 138. Within 163 bytes, the client with fallback finds nothing
+   * smaller and reports nothing; without fallback it reports, the
+   * daemon plans the graph again, keeps its plan, and the plan is
+   * returned as it is. */
+  struct planner_tensor t2[2] = {
+      {.id = 0, .size = 100, .first = 0, .last = 0,
+       .pinned = PLANNER_NOT_PINNED},
+      {.id = 1, .size = 10, .first = 0, .last = 0, .align = 256,
+       .pinned = PLANNER_NOT_PINNED},
+  };
+  struct planner_graph g2 = {t2, 2};
+  struct arenad_model_key k2 = {(const uint8_t *)"aligned", 7, NULL, 0};
+  c = client(&h, 1);
+  ck_assert_int_eq(arenad_client_plan(c, &g2, &o, &k2, &r), 0);
+  uint64_t good2 = r.plan.arena_bytes;
+  ck_assert_uint_eq(good2, 164);
+  ck_assert_int_eq(arenad_client_plan_within(c, &g2, &o, &k2, good2 - 1, &r),
                    0);
-  ck_assert_uint_eq(r.plan.arena_bytes, good);
+  ck_assert_int_eq(r.local, 0);
+  ck_assert_uint_eq(r.plan.arena_bytes, good2);
+  assert_has(arenad_client_errmsg(c), "no smaller plan was found here");
+  ck_assert_int_eq(hn_log_count(&h, "unusable report kept"), 0);
+  arenad_client_close(c);
+  c = client(&h, 0);
+  ck_assert_int_eq(arenad_client_plan_within(c, &g2, &o, &k2, good2 - 1, &r),
+                   0);
+  ck_assert_uint_eq(r.plan.arena_bytes, good2);
   assert_has(arenad_client_errmsg(c), "reported to the daemon, which kept "
                                       "it (fallback is off");
-  ck_assert_int_ge(hn_log_count(&h, "unusable report kept the stored "
+  ck_assert_int_eq(hn_log_count(&h, "unusable report kept the stored "
                                     "plan"),
                    1);
   ck_assert_int_eq(hn_log_count(&h, "replaced a stored plan a client "

@@ -250,7 +250,11 @@ ARENAD_CLIENT_API int arenad_client_plan(arenad_client_t *c,
  *  a miss: one that needs more than max_arena_bytes, or more than any
  *  naive layout of g could (the highest pinned end plus every other
  *  tensor's size and alignment padding), which only a plan from
- *  elsewhere (a bundle, a damaged database) can. With fallback on, the
+ *  elsewhere (a bundle, a damaged database) can. A plan only over
+ *  max_arena_bytes whose arena meets the graph's lower bound (computed
+ *  here, planner_accepted_lower_bound) is returned as it is, with
+ *  nothing planned or reported: no plan of g is smaller. With fallback
+ *  on, the
  *  graph is then planned in this process; when that plan is smaller, it
  *  is returned (out->local = 1, out->fallback_reason = ARENA_EUNUSABLE)
  *  and the daemon's plan is reported to the daemon (an Evict request

@@ -379,6 +379,17 @@ static int plan_unusable(arenad_client_t *c, const struct planner_graph *g,
     snprintf(what, sizeof what, "the daemon's plan needs %llu bytes, more "
              "than the %llu this caller can use",
              (unsigned long long)got, (unsigned long long)max);
+  /* A plan at the graph's lower bound cannot be beaten: neither this
+   * process nor the daemon would find a smaller one, so nothing is
+   * planned or reported (the bound is computed here, not believed). */
+  uint64_t lb = 0;
+  if (!bad && planner_accepted_lower_bound(g, o, &lb, NULL) == 0 &&
+      got <= lb) {
+    arenad_client__fail(c, 0, "%s; no plan of this graph is smaller (its "
+                              "lower bound is %llu bytes)",
+                        what, (unsigned long long)lb);
+    return 0;
+  }
   if (c->fallback) {
     struct arenad_client_result mine;
     arenad_client_result_init(&mine);

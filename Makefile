@@ -729,6 +729,7 @@ TFLITE_OWN_FLAGS = -std=c++20 $(OPT) $(CXXWARN) $(SANFLAGS) -MMD -MP \
                    $(addprefix -isystem ,$(TFLITE_INCS)) $(CXXFLAGS)
 TFLITE_LINK = $(TFLITE_LIB) -lpthread -ldl
 TFLITE_OWN_OBJ := $(BUILD)/client/tflite/arenad_tflite.o \
+                  $(BUILD)/client/tflite/arenad_tflite_audit.o \
                   $(BUILD)/client/tflite/arenad_tflite_ops.o \
                   $(BUILD)/client/examples/tflite_infer.o \
                   $(BUILD)/client/examples/tflite_infer_run.o
@@ -736,6 +737,7 @@ $(TFLITE_OWN_OBJ): $(BUILD)/%.o: %.cc $(BUILD)/.flags $(TFLITE_STAMP) | $(CLIENT
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLITE_OWN_FLAGS) -c -o $@ $<
 $(BUILD)/libarenad-tflite.a: $(BUILD)/client/tflite/arenad_tflite.o \
+                             $(BUILD)/client/tflite/arenad_tflite_audit.o \
                              $(BUILD)/client/tflite/arenad_tflite_ops.o \
                              $(BUILD)/client/ops/conv_transpose_bias.o
 	rm -f $@ && ar rcs $@ $^

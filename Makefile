@@ -624,7 +624,8 @@ TFLM_TEST_FLAGS = -DARENAD_TFLM_TESTING -DTFLM_TEST_BUILD='"$(BUILD)"' -Itests \
                   -Iproto -I$(BUILD)/gen $(call pc_cflags,$(PKGS_CHECK) $(PKGS_PROTO))
 TFLM_TEST_OBJ := $(BUILD)/tests/check_tflm.o $(BUILD)/tests/check_tflm_infer.o \
                  $(BUILD)/tests/check_tflm_gen.o $(BUILD)/tests/check_tflm_share.o \
-                 $(BUILD)/tests/check_tflm_ops.o $(BUILD)/tests/gen_models.o
+                 $(BUILD)/tests/check_tflm_ops.o $(BUILD)/tests/gen_models.o \
+                 $(BUILD)/tests/gen_models_random.o
 $(TFLM_TEST_OBJ): TFLM_OWN_FLAGS += $(TFLM_TEST_FLAGS)
 $(TFLM_TEST_OBJ): | $(BUILD)/gen/arenad.pb-c.h
 $(BUILD)/tests/arenad_tflm_testing.o: client/tflm/arenad_tflm.cc $(BUILD)/.flags \
@@ -763,6 +764,9 @@ $(BUILD)/tests/check_tflite_rt.o: tests/check_tflite_rt.cc $(BUILD)/.flags $(TFL
 $(BUILD)/tests/gen_models_tflite.o: tests/gen_models.cc $(BUILD)/.flags $(TFLITE_STAMP)
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLITE_OWN_FLAGS) -DGEN_MODELS_TFLITE -Itests -c -o $@ $<
+$(BUILD)/tests/gen_models_random_tflite.o: tests/gen_models_random.cc $(BUILD)/.flags $(TFLITE_STAMP)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TFLITE_OWN_FLAGS) -DGEN_MODELS_TFLITE -Itests -c -o $@ $<
 $(BUILD)/tests/arenad_tflite_testing.o: client/tflite/arenad_tflite.cc $(BUILD)/.flags $(TFLITE_STAMP) | $(CLIENT_INC)
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLITE_OWN_FLAGS) -DARENAD_TFLITE_TESTING -c -o $@ $<
@@ -771,9 +775,11 @@ $(BUILD)/tests/check_main_tflite_rt.o: tests/check_main.c $(BUILD)/.flags
 	$(CC) $(CFLAGS_ALL) $(INC_PLANNER_ALL) $(EXTRA_CFLAGS_tests) -DCHECK_SUITE=tflite_rt_suite -c -o $@ $<
 $(BUILD)/tests/check_tflite_rt: $(BUILD)/tests/check_tflite_rt.o $(BUILD)/tests/check_main_tflite_rt.o \
                                 $(BUILD)/tests/arenad_tflite_testing.o \
+                                $(BUILD)/client/tflite/arenad_tflite_audit.o \
                                 $(BUILD)/client/tflite/arenad_tflite_ops.o \
                                 $(BUILD)/client/ops/conv_transpose_bias.o \
                                 $(BUILD)/tests/gen_models_tflite.o \
+                                $(BUILD)/tests/gen_models_random_tflite.o \
                                 $(BUILD)/client/examples/tflite_infer_run.o $(TESTUTIL_OBJ) \
                                 $(BUILD)/tests/daemon_harness.o $(BUILD)/libarenad-client.a
 	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(TFLITE_LINK) $(call pc_libs,$(PKGS_PROTO)) $(CHECK_LIBS)

@@ -46,7 +46,8 @@
  *           (TflitePlanner's test-only mode) must fail check (b).
  *  infer    the tflite_infer example: 8 processes at once against one
  *           arenad compute one plan between them (the daemon's counters)
- *           and print the same outputs; --planner tflite prints them too.
+ *           and print the same outputs; --planner tflite prints them too;
+ *           --audit on the reduced graph and on a bundled model.
  */
 #include <fcntl.h>
 #include <math.h>
@@ -904,6 +905,51 @@ START_TEST(test_infer_digest_and_soak) {
 }
 END_TEST
 
+/* tflite_infer --audit: on the reduced graph of the finding, exit 1 and
+ * a line naming t3 and t7, their writers and readers and the bytes; on a
+ * bundled model, exit 0 and the sound line; a missing model 66, bytes
+ * that are no model 65. */
+START_TEST(test_infer_audit) {
+  char *dir = tu_mkdtemp();
+  ck_assert_ptr_nonnull(dir);
+  std::string d = dir, bin = TFLITE_TEST_BUILD "/examples/tflite_infer", text;
+  std::vector<uint8_t> m = gen_models::ReshapeInPlaceModel();
+  std::string path = d + "/reduced.tflite";
+  FILE *f = fopen(path.c_str(), "wb");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_eq(fwrite(m.data(), 1, m.size(), f), m.size());
+  fclose(f);
+  ck_assert_int_eq(RunInfer({bin, "--audit", path}, d + "/a", &text), 1);
+  ck_assert_msg(text.find("audit: t3 (tensor 3, 256 bytes, written by node 1 "
+                          "ADD, last read by node 5 SUB) and t7 (tensor 7, "
+                          "256 bytes, written by node 4 ADD, last read by "
+                          "node 7 RESHAPE) share bytes ") != std::string::npos,
+                "%s", text.c_str());
+  ck_assert_msg(text.find("audit: TFLite's plan is unsound: 1 illegal "
+                          "overlap among ") != std::string::npos,
+                "%s", text.c_str());
+  ck_assert_msg(text.find("outputs digest") == std::string::npos, "%s",
+                text.c_str());
+  printf("tflite_rt infer audit:\n%s", text.c_str());
+  std::string wand = std::string(kDir) + "magic_wand.tflite";
+  ck_assert_int_eq(RunInfer({bin, "--audit", wand}, d + "/b", &text), 0);
+  ck_assert_msg(text.find("audit: TFLite's plan is sound (8 tensors, 15168 "
+                          "bytes; ") != std::string::npos, "%s", text.c_str());
+  ck_assert_int_eq(RunInfer({bin, "--audit", d + "/missing.tflite"}, d + "/c",
+                            &text), 66);
+  std::string junk = d + "/junk.tflite";
+  f = fopen(junk.c_str(), "wb");
+  ck_assert_ptr_nonnull(f);
+  fputs("not a model at all", f);
+  fclose(f);
+  ck_assert_int_eq(RunInfer({bin, "--audit", junk}, d + "/e", &text), 65);
+  ck_assert_int_eq(RunInfer({bin, "--help"}, d + "/h", &text), 0);
+  ck_assert(text.find("--audit") != std::string::npos);
+  tu_rm_rf(dir);
+  free(dir);
+}
+END_TEST
+
 /* Stops h's daemon, poisons its database (tests/poison_db: every plan
  * replaced by the naive layout of its graph, stored as final), and
  * starts it again. */
@@ -1003,6 +1049,7 @@ Suite *tflite_rt_suite(void) {
   tcase_add_test(tc, test_infer_eight_processes);
   tcase_add_test(tc, test_infer_digest_and_soak);
   tcase_add_test(tc, test_infer_poisoned_plan);
+  tcase_add_test(tc, test_infer_audit);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -624,8 +624,8 @@ TFLM_TEST_FLAGS = -DARENAD_TFLM_TESTING -DTFLM_TEST_BUILD='"$(BUILD)"' -Itests \
                   -Iproto -I$(BUILD)/gen $(call pc_cflags,$(PKGS_CHECK) $(PKGS_PROTO))
 TFLM_TEST_OBJ := $(BUILD)/tests/check_tflm.o $(BUILD)/tests/check_tflm_infer.o \
                  $(BUILD)/tests/check_tflm_gen.o $(BUILD)/tests/check_tflm_share.o \
-                 $(BUILD)/tests/check_tflm_ops.o $(BUILD)/tests/gen_models.o \
-                 $(BUILD)/tests/gen_models_random.o
+                 $(BUILD)/tests/check_tflm_ops.o $(BUILD)/tests/check_tflm_oracle.o \
+                 $(BUILD)/tests/gen_models.o $(BUILD)/tests/gen_models_random.o
 $(TFLM_TEST_OBJ): TFLM_OWN_FLAGS += $(TFLM_TEST_FLAGS)
 $(TFLM_TEST_OBJ): | $(BUILD)/gen/arenad.pb-c.h
 $(BUILD)/tests/arenad_tflm_testing.o: client/tflm/arenad_tflm.cc $(BUILD)/.flags \

@@ -172,6 +172,9 @@ void AddInPlaceTests(Suite *s);
 /* Adds the test case "generated" (check_tflm_gen.cc). */
 void AddGeneratedTests(Suite *s);
 
+/* Adds the test case "oracle" (check_tflm_oracle.cc). */
+void AddOracleTests(Suite *s);
+
 /* Adds the test case "infer" (check_tflm_infer.cc). */
 void AddInferTests(Suite *s);
 

@@ -625,7 +625,8 @@ TFLM_TEST_FLAGS = -DARENAD_TFLM_TESTING -DTFLM_TEST_BUILD='"$(BUILD)"' -Itests \
 TFLM_TEST_OBJ := $(BUILD)/tests/check_tflm.o $(BUILD)/tests/check_tflm_infer.o \
                  $(BUILD)/tests/check_tflm_gen.o $(BUILD)/tests/check_tflm_share.o \
                  $(BUILD)/tests/check_tflm_ops.o $(BUILD)/tests/check_tflm_tenant.o \
-                 $(BUILD)/tests/gen_models.o
+                 $(BUILD)/tests/check_tflm_oracle.o \
+                 $(BUILD)/tests/gen_models.o $(BUILD)/tests/gen_models_random.o
 $(TFLM_TEST_OBJ): TFLM_OWN_FLAGS += $(TFLM_TEST_FLAGS)
 $(TFLM_TEST_OBJ): | $(BUILD)/gen/arenad.pb-c.h
 $(BUILD)/tests/arenad_tflm_testing.o: client/tflm/arenad_tflm.cc $(BUILD)/.flags \
@@ -730,6 +731,7 @@ TFLITE_OWN_FLAGS = -std=c++20 $(OPT) $(CXXWARN) $(SANFLAGS) -MMD -MP \
                    $(addprefix -isystem ,$(TFLITE_INCS)) $(CXXFLAGS)
 TFLITE_LINK = $(TFLITE_LIB) -lpthread -ldl
 TFLITE_OWN_OBJ := $(BUILD)/client/tflite/arenad_tflite.o \
+                  $(BUILD)/client/tflite/arenad_tflite_audit.o \
                   $(BUILD)/client/tflite/arenad_tflite_ops.o \
                   $(BUILD)/client/examples/tflite_infer.o \
                   $(BUILD)/client/examples/tflite_infer_run.o
@@ -737,6 +739,7 @@ $(TFLITE_OWN_OBJ): $(BUILD)/%.o: %.cc $(BUILD)/.flags $(TFLITE_STAMP) | $(CLIENT
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLITE_OWN_FLAGS) -c -o $@ $<
 $(BUILD)/libarenad-tflite.a: $(BUILD)/client/tflite/arenad_tflite.o \
+                             $(BUILD)/client/tflite/arenad_tflite_audit.o \
                              $(BUILD)/client/tflite/arenad_tflite_ops.o \
                              $(BUILD)/client/ops/conv_transpose_bias.o
 	rm -f $@ && ar rcs $@ $^
@@ -779,6 +782,9 @@ $(BUILD)/tests/check_tflite_rt.o: tests/check_tflite_rt.cc $(BUILD)/.flags $(TFL
 $(BUILD)/tests/gen_models_tflite.o: tests/gen_models.cc $(BUILD)/.flags $(TFLITE_STAMP)
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLITE_OWN_FLAGS) -DGEN_MODELS_TFLITE -Itests -c -o $@ $<
+$(BUILD)/tests/gen_models_random_tflite.o: tests/gen_models_random.cc $(BUILD)/.flags $(TFLITE_STAMP)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TFLITE_OWN_FLAGS) -DGEN_MODELS_TFLITE -Itests -c -o $@ $<
 $(BUILD)/tests/arenad_tflite_testing.o: client/tflite/arenad_tflite.cc $(BUILD)/.flags $(TFLITE_STAMP) | $(CLIENT_INC)
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLITE_OWN_FLAGS) -DARENAD_TFLITE_TESTING -c -o $@ $<
@@ -787,9 +793,11 @@ $(BUILD)/tests/check_main_tflite_rt.o: tests/check_main.c $(BUILD)/.flags
 	$(CC) $(CFLAGS_ALL) $(INC_PLANNER_ALL) $(EXTRA_CFLAGS_tests) -DCHECK_SUITE=tflite_rt_suite -c -o $@ $<
 $(BUILD)/tests/check_tflite_rt: $(BUILD)/tests/check_tflite_rt.o $(BUILD)/tests/check_main_tflite_rt.o \
                                 $(BUILD)/tests/arenad_tflite_testing.o \
+                                $(BUILD)/client/tflite/arenad_tflite_audit.o \
                                 $(BUILD)/client/tflite/arenad_tflite_ops.o \
                                 $(BUILD)/client/ops/conv_transpose_bias.o \
                                 $(BUILD)/tests/gen_models_tflite.o \
+                                $(BUILD)/tests/gen_models_random_tflite.o \
                                 $(BUILD)/client/examples/tflite_infer_run.o $(TESTUTIL_OBJ) \
                                 $(BUILD)/tests/daemon_harness.o $(BUILD)/libarenad-client.a
 	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(TFLITE_LINK) $(call pc_libs,$(PKGS_PROTO)) $(CHECK_LIBS)

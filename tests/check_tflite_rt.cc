@@ -14,7 +14,12 @@
  *      those of TFLite's own planner;
  *  (d) arenad's arena plus what TFLite still allocates in its own arena
  *      (its accounting, GetMemoryAllocInfo) is never more than TFLite
- *      alone.
+ *      alone;
+ *  (e) those outputs are also bit-identical to the oracle's: the same
+ *      model with every tensor TFLite would put in its arena given bytes
+ *      of its own, so that nothing shares; and TFLite's own plan passes
+ *      the audit (arenad_tflite_audit.h). TFLite's own planner is no
+ *      oracle: on the models of the "oracle" case it is wrong.
  *
  * Test cases:
  *  models   every bundled model, planned by a real arenad (the client's
@@ -28,11 +33,21 @@
  *           models of branches; MediaPipe's Convolution2DTransposeBias
  *           (arenad::TfliteOpResolver's registration), its output also
  *           checked against a naive scattering reference written here.
+ *  oracle   the reduced graph on which TFLite's own planner overwrites a
+ *           tensor still to be read: the oracle's outputs from arenad's
+ *           plan, sharing on and off, other outputs from TFLite's, and
+ *           the audit naming the overlap; 32 random models of the kinds
+ *           in-place sharing meets (gen_models::SharingModel), arenad's
+ *           plan always giving the oracle's outputs, and the audit
+ *           calling TFLite's plan unsound wherever its outputs are
+ *           wrong; the audit's negative control, a sound plan doctored
+ *           to overlap.
  *  control  the negative control: a deliberately overlapping plan
  *           (TflitePlanner's test-only mode) must fail check (b).
  *  infer    the tflite_infer example: 8 processes at once against one
  *           arenad compute one plan between them (the daemon's counters)
- *           and print the same outputs; --planner tflite prints them too.
+ *           and print the same outputs; --planner tflite prints them too;
+ *           --audit on the reduced graph and on a bundled model.
  *  bench    bench_tflite, the process-level benchmark, runs one round on
  *           one model and prints its three rows.
  */
@@ -45,14 +60,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
 #include "arenad_tflite.h"
+#include "arenad_tflite_audit.h"
 #include "arenad_tflite_ops.h"
 #include "gen_models.h"
 #include "tflite_infer_run.h"
+#include "tflite/core/subgraph.h"
+#include "tflite/interpreter_builder.h"
 #include "tflite/kernels/builtin_op_kernels.h"
+#include "tflite/model_builder.h"
 #include "tflite/schema/schema_generated.h"
 extern "C" {
 #include "daemon_harness.h"
@@ -162,19 +182,81 @@ arenad_client_t *DaemonClient(const char *sock) {
   return c;
 }
 
-/* Proves planner p's interpreter against TFLite's own on the same model,
- * checks (a) to (d); the outputs of ours in *outputs when asked. */
-void Prove(const char *name, arenad::TflitePlanner *p,
-           tflite::Interpreter *ours, std::vector<uint8_t> *outputs) {
+/* The oracle: an interpreter of the model on which every tensor TFLite
+ * would put in its arena has bytes of its own (a caller-given address,
+ * SetCustomAllocationForTensor, in one buffer per tensor), so nothing
+ * shares; kernel temporaries stay in TFLite's arena, apart from the
+ * tensors. Its outputs over kInvokes invokes in *outputs. */
+void OracleOutputs(const void *model, size_t len,
+                   std::vector<uint8_t> *outputs) {
+  arenad::TfliteOpResolver resolver;
+  auto fb = tflite::FlatBufferModel::BuildFromBuffer(
+      static_cast<const char *>(model), len);
+  ck_assert_ptr_nonnull(fb.get());
+  std::unique_ptr<tflite::Interpreter> probe, in;
+  ck_assert_int_eq(tflite::InterpreterBuilder(*fb, resolver)(&probe),
+                   kTfLiteOk);
+  ck_assert_int_eq(probe->AllocateTensors(), kTfLiteOk);
+  ck_assert_int_eq(tflite::InterpreterBuilder(*fb, resolver)(&in), kTfLiteOk);
+  std::vector<void *> own;
+  std::vector<int> given;
+  std::set<int> temps;
+  const tflite::Subgraph &sg = probe->primary_subgraph();
+  for (int n : sg.execution_plan()) {
+    const TfLiteIntArray *t = sg.node_and_registration(n)->first.temporaries;
+    for (int k = 0; t && k < t->size; k++)
+      temps.insert(t->data[k]);
+  }
+  for (int t = 0; t < (int)probe->tensors_size(); t++) {
+    const TfLiteTensor *x = probe->tensor(t);
+    if (x->allocation_type != kTfLiteArenaRw || temps.count(t) ||
+        x->bytes == 0)
+      continue;
+    void *p = aligned_alloc(64, (x->bytes + 63) / 64 * 64);
+    ck_assert_ptr_nonnull(p);
+    own.push_back(p);
+    TfLiteCustomAllocation a = {p, x->bytes};
+    ck_assert_int_eq(in->SetCustomAllocationForTensor(t, a), kTfLiteOk);
+    given.push_back(t);
+  }
+  ck_assert_int_eq(in->AllocateTensors(), kTfLiteOk);
+  /* a tensor a kernel made dynamic has heap bytes of its own instead */
+  for (size_t k = 0; k < given.size(); k++)
+    if (in->tensor(given[k])->allocation_type == kTfLiteCustom)
+      ck_assert_ptr_eq(in->tensor(given[k])->data.raw, own[k]);
+  std::string err;
+  ck_assert_msg(arenad::RunTflite(in.get(), 7, kInvokes, outputs, &err), "%s",
+                err.c_str());
+  in.reset();
+  for (void *p : own)
+    free(p);
+}
+
+/* Proves planner p's interpreter of the model (len bytes) against
+ * TFLite's own and the oracle's, checks (a) to (e); the outputs of ours
+ * in *outputs when asked. */
+void Prove(const char *name, const void *model, size_t len,
+           arenad::TflitePlanner *p, tflite::Interpreter *ours,
+           std::vector<uint8_t> *outputs) {
   std::unique_ptr<tflite::Interpreter> theirs;
   ck_assert_int_eq(p->BuildTfliteOnly(&theirs), 0);
-  std::vector<uint8_t> a, b;
+  std::vector<uint8_t> a, b, c;
   std::string err;
+  arenad::TfliteAudit audit;
+  ck_assert_msg(arenad::AuditTflitePlan(*theirs, model, len, &audit,
+                                        &err) == 0, "%s: %s", name,
+                err.c_str());
+  ck_assert_msg(audit.sound, "%s: TFLite's own plan is unsound: %s", name,
+                audit.overlaps.empty()
+                    ? audit.verifier.c_str()
+                    : arenad::TfliteOverlapText(audit.overlaps[0]).c_str());
   ck_assert_msg(arenad::RunTflite(ours, 7, kInvokes, &a, &err), "%s: %s",
                 name, err.c_str());
   ck_assert_msg(arenad::RunTflite(theirs.get(), 7, kInvokes, &b, &err),
                 "%s: %s", name, err.c_str());
   ck_assert_msg(a == b, "%s: outputs differ from TFLite's own planner", name);
+  OracleOutputs(model, len, &c);
+  ck_assert_msg(a == c, "%s: outputs differ from the oracle's", name);
   ck_assert_uint_eq(Misplaced(*p, ours), 0);
   ck_assert_uint_eq(Conflicts(*p, ours), 0);
   const arenad::TflitePlanInfo &i = p->info();
@@ -211,7 +293,7 @@ START_TEST(test_models) {
                         i.source == arenad::TflitePlanSource::kTflite,
                     "%s: plan from %s", m.name,
                     arenad::TflitePlanSourceName(i.source));
-      Prove(m.name, &p, ours.get(), nullptr);
+      Prove(m.name, bytes.data(), bytes.size(), &p, ours.get(), nullptr);
       /* the daemon's plan is the one this process computes */
       arenad::TflitePlanner local(lc, bytes.data(), bytes.size(), resolver);
       std::unique_ptr<tflite::Interpreter> li;
@@ -280,7 +362,7 @@ void ProveGenerated(const char *name, const std::vector<uint8_t> &bytes,
     arenad::TflitePlanner p(c, bytes.data(), bytes.size(), resolver);
     std::unique_ptr<tflite::Interpreter> ours;
     ck_assert_msg(p.Build(&ours) == 0, "%s: %s", name, p.error());
-    Prove(name, &p, ours.get(), outputs);
+    Prove(name, bytes.data(), bytes.size(), &p, ours.get(), outputs);
     *info = p.info();
     if (kinds != nullptr)
       *kinds = SharedKinds(p, ours.get());
@@ -448,6 +530,192 @@ START_TEST(test_negative_control) {
   }
   ck_assert_msg(caught, "no overlapping plan was noticed");
   arenad_client_close(c);
+}
+END_TEST
+
+/* The outputs of bytes on TFLite's own planner, and the audit of its
+ * plan. */
+void TfliteOwn(const std::vector<uint8_t> &bytes,
+               std::vector<uint8_t> *outputs, arenad::TfliteAudit *audit) {
+  arenad_client_t *c = LocalClient();
+  arenad::TfliteOpResolver resolver;
+  {
+    arenad::TflitePlanner p(c, bytes.data(), bytes.size(), resolver);
+    std::unique_ptr<tflite::Interpreter> in;
+    ck_assert_int_eq(p.BuildTfliteOnly(&in), 0);
+    std::string err;
+    ck_assert_msg(arenad::AuditTflitePlan(*in, bytes.data(), bytes.size(),
+                                          audit, &err) == 0,
+                  "%s", err.c_str());
+    ck_assert_msg(arenad::RunTflite(in.get(), 7, kInvokes, outputs, &err),
+                  "%s", err.c_str());
+  }
+  arenad_client_close(c);
+}
+
+/* The outputs of bytes on arenad's plan (Build()), in-place sharing on or
+ * off; the planner's info in *info. */
+void ArenadOutputs(const std::vector<uint8_t> &bytes, bool in_place,
+                   std::vector<uint8_t> *outputs,
+                   arenad::TflitePlanInfo *info) {
+  arenad_client_t *c = LocalClient();
+  arenad::TfliteOpResolver resolver;
+  {
+    arenad::TflitePlanner p(c, bytes.data(), bytes.size(), resolver);
+    p.SetInPlace(in_place);
+    std::unique_ptr<tflite::Interpreter> in;
+    ck_assert_msg(p.Build(&in) == 0, "%s", p.error());
+    ck_assert_uint_eq(Conflicts(p, in.get()), 0);
+    std::string err;
+    ck_assert_msg(arenad::RunTflite(in.get(), 7, kInvokes, outputs, &err),
+                  "%s", err.c_str());
+    *info = p.info();
+    in.reset();
+  }
+  arenad_client_close(c);
+}
+
+/* The overlap of audit a between tensors x and y, or null. */
+const arenad::TfliteOverlap *FindOverlap(const arenad::TfliteAudit &a, int x,
+                                         int y) {
+  for (const auto &o : a.overlaps)
+    if ((o.a.tensor == x && o.b.tensor == y) ||
+        (o.a.tensor == y && o.b.tensor == x))
+      return &o;
+  return nullptr;
+}
+
+/* The reduced graph of the finding (gen_models::ReshapeInPlaceModel):
+ * the oracle's channels 0..3 are zeros, as the arithmetic says; arenad's
+ * plan, sharing on and off, gives the oracle's outputs bit for bit; the
+ * audit of TFLite's own plan names t3 and t7, and TFLite's own planner
+ * gives other outputs. */
+START_TEST(test_reshape_in_place) {
+  std::vector<uint8_t> bytes = gen_models::ReshapeInPlaceModel(), oracle,
+                       own, on, off;
+  OracleOutputs(bytes.data(), bytes.size(), &oracle);
+  /* [1, 4, 4, 8] floats per invoke: channels 0..3 are RELU(t3 - RELU6(t3)) */
+  ck_assert_uint_eq(oracle.size(), (size_t)kInvokes * 16 * 8 * 4);
+  const float *f = reinterpret_cast<const float *>(oracle.data());
+  for (size_t i = 0; i < oracle.size() / 4; i++)
+    if (i % 8 < 4)
+      ck_assert_msg(f[i] == 0.0f, "oracle value %zu: %g", i, (double)f[i]);
+  arenad::TflitePlanInfo i_on, i_off;
+  ArenadOutputs(bytes, true, &on, &i_on);
+  ArenadOutputs(bytes, false, &off, &i_off);
+  ck_assert_msg(on == oracle, "sharing on: outputs differ from the oracle "
+                "(plan from %s)", arenad::TflitePlanSourceName(i_on.source));
+  ck_assert_msg(off == oracle, "sharing off: outputs differ from the oracle "
+                "(plan from %s)", arenad::TflitePlanSourceName(i_off.source));
+  arenad::TfliteAudit a;
+  TfliteOwn(bytes, &own, &a);
+  for (const auto &o : a.overlaps)
+    printf("tflite_rt reshape in place: audit: %s\n",
+           arenad::TfliteOverlapText(o).c_str());
+  const float *g = reinterpret_cast<const float *>(own.data());
+  printf("tflite_rt reshape in place: TFLite alone %llu bytes, channel 0 "
+         "of the output on TFLite's own planner %g %g %g %g, the oracle's "
+         "%g %g %g %g; arenad %llu + %llu bytes (sharing on, %zu pairs, "
+         "plan from %s), %llu + %llu (off)\n",
+         (unsigned long long)i_on.tflite_alone, (double)g[0], (double)g[8],
+         (double)g[16], (double)g[24], (double)f[0], (double)f[8],
+         (double)f[16], (double)f[24], (unsigned long long)i_on.arena_bytes,
+         (unsigned long long)i_on.remainder, i_on.n_shared,
+         arenad::TflitePlanSourceName(i_on.source),
+         (unsigned long long)i_off.arena_bytes,
+         (unsigned long long)i_off.remainder);
+  ck_assert_msg(!a.sound, "the audit passed TFLite's plan");
+  const arenad::TfliteOverlap *o = FindOverlap(a, 3, 7);
+  ck_assert_msg(o != nullptr, "no overlap of t3 and t7 named");
+  ck_assert_str_eq(o->a.name.c_str(), "t3");
+  ck_assert_str_eq(o->a.writer_op.c_str(), "ADD");
+  ck_assert_str_eq(o->a.reader_op.c_str(), "SUB");
+  ck_assert_str_eq(o->b.writer_op.c_str(), "ADD");
+  ck_assert_uint_eq(o->hi - o->lo, 16 * 4 * 4);
+  ck_assert_msg(own != oracle,
+                "TFLite's own planner gave the oracle's outputs");
+}
+END_TEST
+
+/* Random models of the kinds in-place sharing meets
+ * (gen_models::SharingModel): arenad's plan, sharing on and off, gives
+ * the oracle's outputs bit for bit; wherever TFLite's own planner does
+ * not, the audit of its plan says unsound. */
+START_TEST(test_sharing_random) {
+  constexpr int kModelsRun = 32;
+  int unsound = 0, wrong = 0, fell_back = 0;
+  size_t pairs = 0;
+  for (int seed = 0; seed < kModelsRun; seed++) {
+    std::vector<uint8_t> bytes = gen_models::SharingModel((uint64_t)seed),
+                         oracle, own, on, off;
+    OracleOutputs(bytes.data(), bytes.size(), &oracle);
+    arenad::TflitePlanInfo i_on, i_off;
+    ArenadOutputs(bytes, true, &on, &i_on);
+    ArenadOutputs(bytes, false, &off, &i_off);
+    ck_assert_msg(on == oracle, "model %d, sharing on: outputs differ from "
+                  "the oracle (plan from %s)", seed,
+                  arenad::TflitePlanSourceName(i_on.source));
+    ck_assert_msg(off == oracle, "model %d, sharing off: outputs differ from "
+                  "the oracle (plan from %s)", seed,
+                  arenad::TflitePlanSourceName(i_off.source));
+    arenad::TfliteAudit a;
+    TfliteOwn(bytes, &own, &a);
+    ck_assert_msg(own == oracle || !a.sound, "model %d: TFLite's own planner "
+                  "is wrong and the audit passed it", seed);
+    unsound += !a.sound;
+    wrong += own != oracle;
+    fell_back += i_on.source == arenad::TflitePlanSource::kTflite;
+    pairs += i_on.n_shared;
+  }
+  printf("tflite_rt sharing: %d random models, arenad = oracle on all "
+         "(sharing on, %zu pairs; and off), %d on TFLite's own planner; "
+         "TFLite's own planner wrong on %d, its plan unsound on %d\n",
+         kModelsRun, pairs, fell_back, wrong, unsound);
+  /* the generator still makes models of the shape */
+  ck_assert_int_gt(wrong, 0);
+}
+END_TEST
+
+/* The audit's negative control: TFLite's sound plan of the chain model,
+ * doctored so that a tensor sits on another one live at the same time,
+ * is reported, naming the two; left alone it is sound. */
+START_TEST(test_audit_control) {
+  std::vector<uint8_t> bytes = gen_models::ChainModel(), own;
+  arenad::TfliteAudit a;
+  TfliteOwn(bytes, &own, &a);
+  ck_assert_msg(a.sound, "%s", a.verifier.c_str());
+  ck_assert_uint_eq(a.overlaps.size(), 0);
+  ck_assert_uint_gt(a.n_tensors, 2);
+  std::vector<arenad::TfliteAuditTensor> ts = a.tensors;
+  bool moved = false;
+  int x = -1, y = -1;
+  for (size_t i = 0; i < ts.size() && !moved; i++)
+    for (size_t j = 0; j < ts.size() && !moved; j++) {
+      if (i == j || ts[i].last < ts[j].first || ts[j].last < ts[i].first ||
+          ts[i].offset == ts[j].offset)
+        continue;
+      ts[j].offset = ts[i].offset;
+      x = ts[i].tensor;
+      y = ts[j].tensor;
+      moved = true;
+    }
+  ck_assert(moved);
+  arenad::TfliteAudit d;
+  std::string err;
+  ck_assert_int_eq(arenad::AuditTfliteTensors(ts, &d, &err), 0);
+  ck_assert(!d.sound);
+  ck_assert_msg(!d.verifier.empty(), "no message from the verifier");
+  const arenad::TfliteOverlap *o = FindOverlap(d, x, y);
+  ck_assert_msg(o != nullptr, "the overlap of tensors %d and %d is not named",
+                x, y);
+  std::string line = arenad::TfliteOverlapText(*o);
+  ck_assert_msg(line.find("(tensor " + std::to_string(x) + ",") !=
+                        std::string::npos &&
+                    line.find("(tensor " + std::to_string(y) + ",") !=
+                        std::string::npos,
+                "%s", line.c_str());
+  printf("tflite_rt audit control: %s; verifier: %s\n", line.c_str(),
+         d.verifier.c_str());
 }
 END_TEST
 
@@ -640,6 +908,51 @@ START_TEST(test_infer_digest_and_soak) {
 }
 END_TEST
 
+/* tflite_infer --audit: on the reduced graph of the finding, exit 1 and
+ * a line naming t3 and t7, their writers and readers and the bytes; on a
+ * bundled model, exit 0 and the sound line; a missing model 66, bytes
+ * that are no model 65. */
+START_TEST(test_infer_audit) {
+  char *dir = tu_mkdtemp();
+  ck_assert_ptr_nonnull(dir);
+  std::string d = dir, bin = TFLITE_TEST_BUILD "/examples/tflite_infer", text;
+  std::vector<uint8_t> m = gen_models::ReshapeInPlaceModel();
+  std::string path = d + "/reduced.tflite";
+  FILE *f = fopen(path.c_str(), "wb");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_eq(fwrite(m.data(), 1, m.size(), f), m.size());
+  fclose(f);
+  ck_assert_int_eq(RunInfer({bin, "--audit", path}, d + "/a", &text), 1);
+  ck_assert_msg(text.find("audit: t3 (tensor 3, 256 bytes, written by node 1 "
+                          "ADD, last read by node 5 SUB) and t7 (tensor 7, "
+                          "256 bytes, written by node 4 ADD, last read by "
+                          "node 7 RESHAPE) share bytes ") != std::string::npos,
+                "%s", text.c_str());
+  ck_assert_msg(text.find("audit: TFLite's plan is unsound: 1 illegal "
+                          "overlap among ") != std::string::npos,
+                "%s", text.c_str());
+  ck_assert_msg(text.find("outputs digest") == std::string::npos, "%s",
+                text.c_str());
+  printf("tflite_rt infer audit:\n%s", text.c_str());
+  std::string wand = std::string(kDir) + "magic_wand.tflite";
+  ck_assert_int_eq(RunInfer({bin, "--audit", wand}, d + "/b", &text), 0);
+  ck_assert_msg(text.find("audit: TFLite's plan is sound (8 tensors, 15168 "
+                          "bytes; ") != std::string::npos, "%s", text.c_str());
+  ck_assert_int_eq(RunInfer({bin, "--audit", d + "/missing.tflite"}, d + "/c",
+                            &text), 66);
+  std::string junk = d + "/junk.tflite";
+  f = fopen(junk.c_str(), "wb");
+  ck_assert_ptr_nonnull(f);
+  fputs("not a model at all", f);
+  fclose(f);
+  ck_assert_int_eq(RunInfer({bin, "--audit", junk}, d + "/e", &text), 65);
+  ck_assert_int_eq(RunInfer({bin, "--help"}, d + "/h", &text), 0);
+  ck_assert(text.find("--audit") != std::string::npos);
+  tu_rm_rf(dir);
+  free(dir);
+}
+END_TEST
+
 /* Stops h's daemon, poisons its database (tests/poison_db: every plan
  * replaced by the naive layout of its graph, stored as final), and
  * starts it again. */
@@ -826,6 +1139,12 @@ Suite *tflite_rt_suite(void) {
   tcase_add_test(tc, test_generated_transpose_conv);
   tcase_add_test(tc, test_missing_operators);
   suite_add_tcase(s, tc);
+  tc = tcase_create("oracle");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_reshape_in_place);
+  tcase_add_test(tc, test_sharing_random);
+  tcase_add_test(tc, test_audit_control);
+  suite_add_tcase(s, tc);
   tc = tcase_create("control");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_negative_control);
@@ -835,6 +1154,7 @@ Suite *tflite_rt_suite(void) {
   tcase_add_test(tc, test_infer_eight_processes);
   tcase_add_test(tc, test_infer_digest_and_soak);
   tcase_add_test(tc, test_infer_poisoned_plan);
+  tcase_add_test(tc, test_infer_audit);
   suite_add_tcase(s, tc);
   tc = tcase_create("bench");
   tcase_set_timeout(tc, 300);

@@ -34,6 +34,10 @@
  *           at once against one arenad share one plan (exactly one
  *           computed, from the daemon's counters); its errors and exit
  *           statuses.
+ *  oracle   (check_tflm_oracle.cc) the outputs of arenad's plans,
+ *           sharing on and off, and of TFLM's own planner, equal to those
+ *           of a run where no two buffers share a byte, on the models of
+ *           gen_models_random.cc.
  *  ops_*    (check_tflm_ops.cc) arenad's own TFLM kernels (FLOAT16
  *           DEQUANTIZE, Convolution2DTransposeBias) and the operators
  *           tflm_infer registers.
@@ -736,6 +740,7 @@ Suite *tflm_suite(void) {
   check_tflm::AddInferTests(s);
   check_tflm::AddGeneratedTests(s);
   check_tflm::AddTenantTests(s);
+  check_tflm::AddOracleTests(s);
   check_tflm::AddInPlaceTests(s);
   check_tflm::AddOpsTests(s);
   return s;

@@ -175,6 +175,9 @@ void AddGeneratedTests(Suite *s);
 /* Adds the test case "tenants" (check_tflm_tenant.cc). */
 void AddTenantTests(Suite *s);
 
+/* Adds the test case "oracle" (check_tflm_oracle.cc). */
+void AddOracleTests(Suite *s);
+
 /* Adds the test case "infer" (check_tflm_infer.cc). */
 void AddInferTests(Suite *s);
 

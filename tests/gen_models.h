@@ -58,6 +58,33 @@ std::vector<int> KindsModelOps();
  * and 2; the transposed convolution's output is tensor 3. */
 std::vector<uint8_t> TransposeConvModel();
 
+/* gen_models_random.cc: models whose outputs the suites compare with a
+ * run where every tensor has bytes of its own (no sharing at all). */
+
+/* The reduced graph of the finding in docs/client.md ("TFLite's own
+ * planner and RESHAPE"), on an input of [1, 4, 4, 4], tensor names tN:
+ *   t1 = ADD(t0, t0); t3 = ADD(t1, t2) (t2 a constant of shape [4]);
+ *   t4 = RELU6(t3); t5 = RESHAPE(t3) to [1, 16, 4];
+ *   t7 = ADD(t5, t6) (t6 a constant); t8 = SUB(t3, t4); t9 = RELU(t8);
+ *   t10 = RESHAPE(t7) to [1, 4, 4, 4]; t11 = CONCATENATION(t9, t10), the
+ *   output.
+ * t8 = t3 - RELU6(t3) is at most 0, so channels 0..3 of the output are
+ * all zeros. TFLite's ArenaPlanner puts t1, t3, t5, t7 and t10 on one
+ * buffer, so the ADD of t7 overwrites t3 before the SUB reads it. */
+std::vector<uint8_t> ReshapeInPlaceModel();
+
+/* A random float32 model of seed, of the kinds of operators in-place
+ * sharing meets: CONCATENATION, STRIDED_SLICE, PAD, ADD, SUB and MUL
+ * (fused RELU, RELU6 or RELU_N1_TO_1 half the time; the second operand
+ * an activation of the same shape or a constant of shape [C] that
+ * broadcasts), RELU, RELU6, LOGISTIC, TANH and RESHAPE between
+ * [1, 4, 4, C] and [1, 16, C], with residual branches and fan-outs; and,
+ * among the steps, the shape of ReshapeInPlaceModel(): an elementwise
+ * output x on a fresh tensor, a RESHAPE of x, an elementwise operator on
+ * the reshape's output, and x read again. The output concatenates
+ * activations made late. */
+std::vector<uint8_t> SharingModel(uint64_t seed);
+
 }  // namespace gen_models
 
 #endif /* ARENAD_TEST_GEN_MODELS_H */

@@ -14,11 +14,14 @@
  * one plan from arenad's cache. --planner tflite runs TFLite's own
  * planner instead, for comparison. --soak N is the classic stability
  * test: N invokes at fixed shapes on one thread, the process's memory
- * printed every N/10 invokes, and a failure when it grows.
+ * printed every N/10 invokes, and a failure when it grows. --audit runs
+ * nothing: it says whether TFLite's own plan for the model is sound
+ * (arenad_tflite_audit.h), naming every illegal overlap.
  *
- * Exit status: 0 ran; 1 --soak saw memory grow past its bound; 64 bad
- * command line; 65 the model is invalid or cannot run here, or planning
- * failed; 66 the model cannot be read; 70 an invoke failed.
+ * Exit status: 0 ran (--audit: the plan is sound); 1 --soak saw memory
+ * grow past its bound (--audit: the plan is unsound); 64 bad command
+ * line; 65 the model is invalid or cannot run here, or planning failed;
+ * 66 the model cannot be read; 70 an invoke failed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +36,7 @@
 #include <vector>
 
 #include "arenad_tflite.h"
+#include "arenad_tflite_audit.h"
 #include "arenad_tflite_ops.h"
 #include "tflite_infer_run.h"
 
@@ -60,6 +64,10 @@ void usage(FILE *f) {
           "                  past the first tenth's by more than the bound\n"
           "  --soak-bound K  that bound, in KiB (default 64)\n"
           "  --values N      values printed per output (default 16, 0 = all)\n"
+          "  --audit         run nothing; say whether TFLite's own plan for\n"
+          "                  MODEL is sound, naming each illegal overlap\n"
+          "                  (tensors, writing and reading nodes, bytes);\n"
+          "                  exit 0 sound, 1 unsound\n"
           "  -h, --help      this text\n",
           ARENAD_CLIENT_DEFAULT_SOCKET);
 }
@@ -76,6 +84,7 @@ struct Args {
   unsigned long long values = 16;
   unsigned long long soak = 0;       /* --soak N, 0: no soak */
   unsigned long long soak_bound = 64; /* KiB */
+  bool audit = false;                 /* --audit */
 };
 
 /* Parses a decimal number in [lo, hi]. Returns 0 or -1. */
@@ -102,6 +111,8 @@ int parse(int argc, char **argv, Args *a) {
       a->fallback = false;
     } else if (!strcmp(o, "--no-in-place")) {
       a->in_place = false;
+    } else if (!strcmp(o, "--audit")) {
+      a->audit = true;
     } else if (!strcmp(o, "--socket") && v) {
       a->socket = argv[++i];
     } else if (!strcmp(o, "--planner") && v) {
@@ -285,6 +296,39 @@ void print_plan(const arenad::TflitePlanner &p, arenad_client_t *c) {
 }
 
 
+/* --audit: TFLite's own plan for the model, judged by arenad's rules.
+ * Returns the exit status: 0 sound, 1 unsound, 65 when TFLite cannot
+ * allocate the model or the audit cannot read it. */
+int audit(const Args &a, const Model &m, arenad::TflitePlanner *p) {
+  std::unique_ptr<tflite::Interpreter> in;
+  if (p->BuildTfliteOnly(&in)) {
+    fprintf(stderr, "tflite_infer: %s: %s\n", a.model, p->error());
+    return 65;
+  }
+  arenad::TfliteAudit r;
+  std::string err;
+  if (arenad::AuditTflitePlan(*in, m.data, m.len, &r, &err)) {
+    fprintf(stderr, "tflite_infer: %s: audit: %s\n", a.model, err.c_str());
+    return 65;
+  }
+  if (r.sound) {
+    printf("audit: TFLite's plan is sound (%zu tensors, %llu bytes; %zu "
+           "pair%s in place, %zu view%s)\n", r.n_tensors,
+           (unsigned long long)r.arena_bytes, r.n_in_place,
+           r.n_in_place == 1 ? "" : "s", r.n_views,
+           r.n_views == 1 ? "" : "s");
+    return 0;
+  }
+  for (const auto &o : r.overlaps)
+    printf("audit: %s\n", arenad::TfliteOverlapText(o).c_str());
+  printf("audit: arenad's verifier: %s\n", r.verifier.c_str());
+  printf("audit: TFLite's plan is unsound: %zu illegal overlap%s among %zu "
+         "tensors (%llu bytes)\n", r.overlaps.size(),
+         r.overlaps.size() == 1 ? "" : "s", r.n_tensors,
+         (unsigned long long)r.arena_bytes);
+  return 1;
+}
+
 /* Prints the digest line: the chain of every invoke's outputs. */
 void print_digest(const uint8_t *d, unsigned long long invokes) {
   printf("outputs digest: ");
@@ -356,8 +400,10 @@ int main(int argc, char **argv) {
     arenad::TflitePlanner planner(c, model.data, model.len, resolver);
     planner.SetInPlace(a.in_place);
     printf("model: %s\n", a.model);
-    rc = a.tflite ? planner.BuildTfliteOnly(&interp) : planner.Build(&interp);
-    if (rc) {
+    if (a.audit)
+      status = audit(a, model, &planner);
+    else if ((rc = a.tflite ? planner.BuildTfliteOnly(&interp)
+                            : planner.Build(&interp))) {
       fprintf(stderr, "tflite_infer: %s: %s\n", a.model, planner.error());
       status = 65;
     } else {

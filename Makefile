@@ -752,17 +752,19 @@ $(BUILD)/examples/tflite_infer: $(BUILD)/client/examples/tflite_infer.o \
 .PHONY: tflite
 tflite: $(BUILD)/libarenad-tflite.a $(BUILD)/examples/tflite_infer
 
-# bench_tflite (bench/bench_tflite.cc, C++): TFLite alone against arenad's
+# bench_tflite (bench/bench_tflite.cc, the parent, and bench_tflite_child.cc,
+# one measured run; C++): TFLite alone against arenad's
 # plans, measured as a process (docs/client.md, "Measured as a process").
 # It links what tflite_infer links, the daemon harness of the tests (it
 # starts its own arenad) and the counting malloc (bench/heapcount.c),
 # which replaces glibc's allocation entry points in this program only.
 # `make bench` runs it after the others, so `make bench` builds TFLite.
-$(BUILD)/bench/bench_tflite.o: bench/bench_tflite.cc $(BUILD)/.flags $(TFLITE_STAMP) | $(CLIENT_INC) $(BUILD)/gen/arenad.pb-c.h
+$(BUILD)/bench/bench_tflite.o $(BUILD)/bench/bench_tflite_child.o: $(BUILD)/bench/%.o: bench/%.cc $(BUILD)/.flags $(TFLITE_STAMP) | $(CLIENT_INC) $(BUILD)/gen/arenad.pb-c.h
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLITE_OWN_FLAGS) -Ibench -Itests -Iproto -I$(BUILD)/gen \
 	  $(call pc_cflags,$(PKGS_PROTO)) -c -o $@ $<
-$(BUILD)/bench/bench_tflite: $(BUILD)/bench/bench_tflite.o $(BUILD)/bench/heapcount.o \
+$(BUILD)/bench/bench_tflite: $(BUILD)/bench/bench_tflite.o $(BUILD)/bench/bench_tflite_child.o \
+                             $(BUILD)/bench/heapcount.o \
                              $(BUILD)/client/examples/tflite_infer_run.o \
                              $(BUILD)/tests/daemon_harness.o $(TESTUTIL_OBJ) \
                              $(BUILD)/libarenad-tflite.a $(BUILD)/libarenad-client.a | $(BUILD)/arenad

@@ -1,7 +1,9 @@
 /*
- * conn.c - one client connection: accepting it (limits, peer
- * credentials, allow-lists), reading frames, dispatching requests, writing
- * replies, backpressure and the idle timeout.
+ * conn.c - one client connection: reading frames, dispatching requests,
+ * writing replies, backpressure, the idle timeout and closing. Whether a
+ * new connection may stay (peer credentials, allow-lists, room under the
+ * connection limits) is admit.c's, which calls into this file through
+ * conn_int.h.
  *
  * DESIGN: reading is on only while the connection has room: fewer than
  * max_inflight_per_conn unanswered requests and fewer than
@@ -25,81 +27,26 @@
  * (looked at on each check); one whose writes made none for
  * idle_timeout_ms is closed, and one that made none for a second (or
  * idle_timeout_ms, if shorter) is stalled: it counts as idle when room
- * is needed (below).
+ * is needed (admit.c, ROOM FOR NEW CLIENTS).
  *
- * ROOM FOR NEW CLIENTS: s->conns is kept in order of last activity
- * (accepted, a request read, a reply done), least recent first. A
- * connection is idle when it waits for nothing: no request in flight,
- * not closing, and no reply unsent, or only replies its peer does not
- * read (stalled, above). A new connection past
- * max_connections_per_uid for its peer's uid closes that uid's least
- * recently active idle connection, and one past max_connections the
- * least recently active idle connection of any uid; only when there is
- * none is it refused with BUSY. So idle connections can never keep a
- * fresh client out, and one uid can take at most its share of the
- * table. Counting a uid's connections walks the list, which happens only
- * when the table holds more connections than the per-uid cap. Before its
- * first complete frame a connection is closed at handshake_timeout_ms
- * (or idle_timeout_ms, if sooner).
- *
- * Out of memory at accept: libuv stops reading a listener until its
- * pending connection is accepted, so a connection that cannot be
- * allocated is still accepted, into the server's spare pipe handle, and
- * closed at once; the listener keeps draining its backlog. While the
- * spare is closing, the next such connection waits in the backlog and is
- * taken up again by the spare's close callback.
- *
- * LAYER: below server.c, above the jobs (report.h). Requests go down to
- * jobs_submit_plan() and jobs_submit_storage(); the jobs come back
+ * LAYER: below server.c and admit.c, above the jobs (report.h).
+ * Requests go down to jobs_submit_plan() and jobs_submit_storage(); the jobs come back
  * through the entries that conn_report_init() puts in s->report (send,
  * send_status, job_start, job_done, peer_desc), never by calling this
  * file. A close or a finished write tells the draining server through
  * s->report.drain_check.
  */
-#define _GNU_SOURCE 1 /* struct ucred for SO_PEERCRED */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include "arena_version.h"
-#include "server_int.h"
+#include "conn_int.h"
 #include "wire_bundle.h"
 
-#define READ_CHUNK 16384
 
-struct conn {
-  uv_pipe_t pipe;         /* the socket; pipe.data = this */
-  uv_timer_t idle;        /* idle timeout; idle.data = this */
-  struct server *s;
-  struct conn *prev, *next; /* s->conns list, least recently active
-                               first */
-  uint64_t active_ms;     /* uv_now at accept, or at the last request read
-                             or reply done */
-  struct wire_reader rd;  /* frames received, not yet handled */
-  unsigned inflight;      /* requests waiting on jobs */
-  size_t write_queued;    /* reply bytes handed to libuv, not yet sent */
-  size_t write_held;      /* bytes of the frames held until they are
-                             sent: write_queued and the parts of them
-                             that went at once (the memory they take) */
-  uint64_t wprogress_ms;  /* uv_now when its writes last made progress,
-                             or when replies began to wait */
-  size_t wq_seen;         /* libuv's write queue size at the last look */
-  unsigned writes;        /* write callbacks still to come */
-  unsigned handles;       /* close callbacks still to come */
-  int reading;            /* uv_read_start is in effect */
-  int closing;            /* conn_close has run */
-  int close_after_write;  /* a fatal reply is queued: close once sent */
-  int has_cred;           /* peer credentials known */
-  int got_frame;          /* a complete frame arrived: past the handshake */
-  pid_t pid;
-  uid_t uid;
-  gid_t gid;
-  uint64_t id;            /* for logs */
-  char rbuf[READ_CHUNK];  /* libuv reads land here */
-};
 
 struct wreq {
   uv_write_t req;
@@ -134,7 +81,7 @@ static uint64_t write_stall_ms(struct conn *c, uint64_t now)
   return now - c->wprogress_ms;
 }
 
-static int same_peer(const struct conn *a, const struct conn *b)
+int conn__same_peer(const struct conn *a, const struct conn *b)
 {
   return a->has_cred == b->has_cred && (!a->has_cred || a->uid == b->uid);
 }
@@ -145,8 +92,8 @@ static uint64_t stall_grace_ms(const struct server *s)
                                            : STALL_MS;
 }
 
-static const char *conn_peer_desc(const struct conn *c, char *buf,
-                                  size_t len)
+const char *conn__peer_desc(const struct conn *c, char *buf,
+                            size_t len)
 {
   if (c->has_cred)
     snprintf(buf, len, "conn %" PRIu64 " (pid %ld uid %lu gid %lu)", c->id,
@@ -210,7 +157,7 @@ static void conn_touch(struct conn *c)
   }
 }
 
-static void conn_close(struct conn *c)
+void conn__close(struct conn *c)
 {
   if (c->closing)
     return;
@@ -229,7 +176,7 @@ static void conn_close(struct conn *c)
 void conn_close_all(struct server *s)
 {
   while (s->conns)
-    conn_close(s->conns);
+    conn__close(s->conns);
 }
 
 static void on_write(uv_write_t *req, int status)
@@ -255,10 +202,10 @@ static void on_write(uv_write_t *req, int status)
     if (status < 0) {
       char who[96];
       dlog(&c->s->log, DLOG_DEBUG, "%s: write failed: %s",
-           conn_peer_desc(c, who, sizeof who), uv_strerror(status));
-      conn_close(c);
+           conn__peer_desc(c, who, sizeof who), uv_strerror(status));
+      conn__close(c);
     } else if (c->close_after_write && c->write_queued == 0) {
-      conn_close(c);
+      conn__close(c);
     } else {
       pump(c);
     }
@@ -290,7 +237,6 @@ static size_t write_now(struct conn *c, const uint8_t *frame, size_t len)
 
 static void conn_send_status(struct conn *c, uint64_t request_id,
                              Arenad__V1__Status st, const char *msg);
-static int conn_idle(struct conn *c, uint64_t now);
 
 /* Bytes of replies held for the connections of c's peer uid, c among
  * them (closing ones have left the list). */
@@ -298,7 +244,7 @@ static uint64_t uid_held(const struct server *s, const struct conn *c)
 {
   uint64_t q = 0;
   for (const struct conn *o = s->conns; o; o = o->next)
-    if (same_peer(o, c))
+    if (conn__same_peer(o, c))
       q += o->write_held;
   return q;
 }
@@ -309,7 +255,8 @@ static struct conn *stalled_of_uid(struct server *s, const struct conn *c)
 {
   uint64_t now = uv_now(&s->loop);
   for (struct conn *v = s->conns; v; v = v->next)
-    if (v != c && v->write_queued && same_peer(v, c) && conn_idle(v, now))
+    if (v != c && v->write_queued && conn__same_peer(v, c) &&
+        conn__idle(v, now))
       return v;
   return NULL;
 }
@@ -337,12 +284,12 @@ static enum reply_room reply_fits(struct conn *c, size_t len)
     dlog(&s->log, DLOG_WARNING,
          "%s: write_queue_max_bytes_per_uid reached: closed %s, its "
          "replies unread for %" PRIu64 " ms, to make room",
-         conn_peer_desc(c, who, sizeof who),
-         conn_peer_desc(v, whom, sizeof whom),
+         conn__peer_desc(c, who, sizeof who),
+         conn__peer_desc(v, whom, sizeof whom),
          uv_now(&s->loop) - v->wprogress_ms);
     q -= v->write_held;
     s->c.stalled_closes++;
-    conn_close(v);
+    conn__close(v);
   }
   return ROOM_OK;
 }
@@ -363,7 +310,7 @@ static void conn_send_frame(struct conn *c, uint64_t request_id,
     dlog(&s->log, DLOG_WARNING,
          "%s: a reply of %zu bytes would take the replies held over "
          "write_queue_max_bytes%s; sent BUSY instead",
-         conn_peer_desc(c, who, sizeof who), len,
+         conn__peer_desc(c, who, sizeof who), len,
          room == ROOM_CONN ? "" : "_per_uid");
     snprintf(msg, sizeof msg,
              "a reply of %zu bytes waits: the replies already sent to "
@@ -380,7 +327,7 @@ static void conn_send_frame(struct conn *c, uint64_t request_id,
   struct wreq *w = calloc(1, sizeof *w);
   if (!w) {
     free(frame);
-    conn_close(c);
+    conn__close(c);
     return;
   }
   w->c = c;
@@ -392,7 +339,7 @@ static void conn_send_frame(struct conn *c, uint64_t request_id,
   if (rc < 0) {
     free(w->buf);
     free(w);
-    conn_close(c);
+    conn__close(c);
     return;
   }
   if (!c->write_queued)
@@ -413,8 +360,8 @@ static void conn_send(struct conn *c, const Arenad__V1__Response *r)
   if (rc) {
     char who[96];
     dlog(&c->s->log, DLOG_ERR, "%s: cannot pack reply: %s",
-         conn_peer_desc(c, who, sizeof who), arena_strerror(rc));
-    conn_close(c);
+         conn__peer_desc(c, who, sizeof who), arena_strerror(rc));
+    conn__close(c);
     return;
   }
   conn_send_frame(c, r->request_id, frame, len);
@@ -431,12 +378,12 @@ static void conn_send_status(struct conn *c, uint64_t request_id,
 }
 
 /* Sends a last reply and closes once it is out. */
-static void reject(struct conn *c, Arenad__V1__Status st, const char *msg)
+void conn__reject(struct conn *c, Arenad__V1__Status st, const char *msg)
 {
   conn_send_status(c, 0, st, msg);
   c->close_after_write = 1;
   if (!c->closing && c->write_queued == 0)
-    conn_close(c);
+    conn__close(c);
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
@@ -470,8 +417,8 @@ static void protocol_error(struct conn *c, int rc, const char *what)
   char who[96];
   s->c.protocol_errors++;
   dlog(&s->log, DLOG_WARNING, "%s: %s: %s; dropping the connection",
-       conn_peer_desc(c, who, sizeof who), what, arena_strerror(rc));
-  reject(c,
+       conn__peer_desc(c, who, sizeof who), what, arena_strerror(rc));
+  conn__reject(c,
          rc == ARENA_ETOOBIG ? ARENAD__V1__STATUS__TOO_LARGE
                              : ARENAD__V1__STATUS__INVALID_ARGUMENT,
          what);
@@ -529,7 +476,7 @@ static void handle_frame(struct conn *c, const uint8_t *body, size_t len)
   if (dlog_enabled(&s->log, DLOG_DEBUG)) {
     char who[96];
     dlog(&s->log, DLOG_DEBUG, "%s: request %" PRIu64 " kind %d",
-         conn_peer_desc(c, who, sizeof who), req->request_id,
+         conn__peer_desc(c, who, sizeof who), req->request_id,
          (int)req->body_case);
   }
   if (req->protocol_version != WIRE_PROTOCOL_VERSION) {
@@ -598,8 +545,8 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     char who[96];
     if (nread != UV_EOF)
       dlog(&c->s->log, DLOG_DEBUG, "%s: read failed: %s",
-           conn_peer_desc(c, who, sizeof who), uv_strerror((int)nread));
-    conn_close(c);
+           conn__peer_desc(c, who, sizeof who), uv_strerror((int)nread));
+    conn__close(c);
     return;
   }
   /* No idle-timer restart here: only complete requests count as activity
@@ -628,9 +575,9 @@ static void check_stall(struct conn *c)
   s->c.stalled_closes++;
   dlog(&s->log, DLOG_INFO,
        "%s: replies unread for %" PRIu64 " ms (%zu %s unsent), closing",
-       conn_peer_desc(c, who, sizeof who), stalled, c->write_queued,
+       conn__peer_desc(c, who, sizeof who), stalled, c->write_queued,
        dlog_noun(c->write_queued, "byte", "bytes"));
-  conn_close(c);
+  conn__close(c);
 }
 
 static void on_idle(uv_timer_t *t)
@@ -643,7 +590,7 @@ static void on_idle(uv_timer_t *t)
     return;
   }
   char who[96];
-  conn_peer_desc(c, who, sizeof who);
+  conn__peer_desc(c, who, sizeof who);
   if (c->got_frame)
     dlog(&c->s->log, DLOG_INFO, "%s: idle for %" PRIu64 " ms, closing", who,
          uv_now(&c->s->loop) - c->active_ms);
@@ -651,7 +598,7 @@ static void on_idle(uv_timer_t *t)
     dlog(&c->s->log, DLOG_INFO,
          "%s: no request within %" PRIu64 " ms of connecting, closing", who,
          uv_now(&c->s->loop) - c->active_ms);
-  conn_close(c);
+  conn__close(c);
 }
 
 static void conn_job_start(struct conn *c)
@@ -681,36 +628,6 @@ int conn_writes_pending(const struct server *s)
   return 0;
 }
 
-static int allowed(const struct server *s, const struct conn *c)
-{
-  const struct daemon_config *k = &s->cfg;
-  if (k->n_allow_uids == 0 && k->n_allow_gids == 0)
-    return 1;
-  if (!c->has_cred)
-    return 0;
-  for (unsigned i = 0; i < k->n_allow_uids; i++)
-    if (k->allow_uids[i] == c->uid)
-      return 1;
-  for (unsigned i = 0; i < k->n_allow_gids; i++)
-    if (k->allow_gids[i] == c->gid)
-      return 1;
-  return 0;
-}
-
-static void read_cred(struct conn *c)
-{
-  uv_os_fd_t fd;
-  struct ucred cr;
-  socklen_t len = sizeof cr;
-  if (uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 &&
-      getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0) {
-    c->has_cred = 1;
-    c->pid = cr.pid;
-    c->uid = cr.uid;
-    c->gid = cr.gid;
-  }
-}
-
 void conn_faults_init(struct server *s)
 {
 #ifdef ARENAD_FAULT_INJECTION
@@ -730,123 +647,21 @@ static struct conn *conn_new(struct server *s)
   return calloc(1, sizeof(struct conn));
 }
 
-static void on_spare_closed(uv_handle_t *h)
-{
-  struct server *s = h->data;
-  s->spare_busy = 0;
-  if (s->spare_wanted && s->listening) {
-    s->spare_wanted = 0;
-    conn_accept(s); /* the connection that waited; memory may be back */
-  }
-}
-
-/* Accepts the pending connection into the spare handle and closes it. */
-static void refuse(struct server *s)
-{
-  if (s->spare_busy) {
-    s->spare_wanted = 1; /* stays in the backlog until the spare is free */
-    return;
-  }
-  uv_pipe_init(&s->loop, &s->spare, 0);
-  s->spare.data = s;
-  s->spare_busy = 1;
-  int rc = uv_accept((uv_stream_t *)&s->listener, (uv_stream_t *)&s->spare);
-  dlog(&s->log, DLOG_WARNING, "out of memory for a new connection: %s",
-       rc == 0 ? "closed it at once" : uv_strerror(rc));
-  uv_close((uv_handle_t *)&s->spare, on_spare_closed);
-}
-
 /* Whether c waits for nothing but perhaps a peer that does not read its
  * replies (stalled at now), so that closing it loses no work. */
-static int conn_idle(struct conn *c, uint64_t now)
+int conn__idle(struct conn *c, uint64_t now)
 {
   return !c->closing && !c->close_after_write && c->inflight == 0 &&
          (c->write_queued == 0 ||
           write_stall_ms(c, now) >= stall_grace_ms(c->s));
 }
 
-/* Whether the connections of c's peer uid, c among them, are more than
- * max_connections_per_uid. */
-static int over_uid_cap(const struct server *s, const struct conn *c)
-{
-  unsigned cap = s->cfg.max_connections_per_uid, n = 0;
-  if (s->n_conns <= cap)
-    return 0;
-  for (const struct conn *o = s->conns; o; o = o->next)
-    if (same_peer(o, c) && ++n > cap)
-      return 1;
-  return 0;
-}
-
-/* Closes the least recently active idle connection other than c (of c's
- * uid only, when same_uid), to make room for c. Returns whether there was
- * one. */
-static int evict_idle(struct server *s, const struct conn *c, int same_uid,
-                      const char *limit)
-{
-  uint64_t now = uv_now(&s->loop);
-  struct conn *v = s->conns;
-  while (v &&
-         (v == c || (same_uid && !same_peer(v, c)) || !conn_idle(v, now)))
-    v = v->next;
-  if (!v)
-    return 0;
-  char who[96], whom[96];
-  if (v->write_queued)
-    dlog(&s->log, DLOG_WARNING,
-         "%s: %s reached: closed %s, its replies unread for %" PRIu64
-         " ms, to make room",
-         conn_peer_desc(c, who, sizeof who), limit,
-         conn_peer_desc(v, whom, sizeof whom), now - v->wprogress_ms);
-  else
-    dlog(&s->log, DLOG_WARNING,
-         "%s: %s reached: closed %s, idle for %" PRIu64 " ms, to make room",
-         conn_peer_desc(c, who, sizeof who), limit,
-         conn_peer_desc(v, whom, sizeof whom), now - v->active_ms);
-  s->c.stalled_closes += v->write_queued != 0;
-  conn_close(v);
-  return 1;
-}
-
-/* Makes room for the new connection c under max_connections_per_uid and
- * max_connections, closing idle connections; refuses c with BUSY when it
- * cannot. Returns whether c stays. */
-static int make_room(struct server *s, struct conn *c, const char *who)
-{
-  const char *limit = NULL;
-  if (over_uid_cap(s, c) &&
-      !evict_idle(s, c, 1, "max_connections_per_uid"))
-    limit = "max_connections_per_uid";
-  else if (s->n_conns > s->cfg.max_connections &&
-           !evict_idle(s, c, 0, "max_connections"))
-    limit = "max_connections";
-  if (!limit)
-    return 1;
-  s->c.busy_rejections++;
-  dlog(&s->log, DLOG_WARNING,
-       "%s: over %s and no connection idle, sent BUSY", who, limit);
-  reject(c, ARENAD__V1__STATUS__BUSY,
-         strcmp(limit, "max_connections") == 0
-             ? "too many connections"
-             : "too many connections from this user");
-  return 0;
-}
-
-/* The first deadline of a new connection: its handshake, unless the idle
- * timeout comes sooner. */
-static uint64_t handshake_ms(const struct server *s)
-{
-  uint64_t h = s->cfg.handshake_timeout_ms, i = s->cfg.idle_timeout_ms;
-  return h < i ? h : i;
-}
-
-void conn_accept(struct server *s)
+struct conn *conn__accept(struct server *s, int *oom)
 {
   struct conn *c = conn_new(s);
-  if (!c) {
-    refuse(s);
-    return;
-  }
+  *oom = c == NULL;
+  if (!c)
+    return NULL;
   c->s = s;
   c->id = ++s->next_conn_id;
   /* libuv accepts a whole backlog in one callback, on the loop time of
@@ -864,27 +679,15 @@ void conn_accept(struct server *s)
   list_append(c);
   s->n_conns++;
   if (rc < 0) {
-    conn_close(c);
-    return;
+    conn__close(c);
+    return NULL;
   }
-  s->c.connections_total++;
-  read_cred(c);
-  char who[96];
-  conn_peer_desc(c, who, sizeof who);
-  dlog(&s->log, DLOG_DEBUG, "%s: connected", who);
-  /* The allow-lists first: a peer that may not connect never makes room
-   * for itself by closing anyone. */
-  if (!allowed(s, c)) {
-    s->c.denied++;
-    dlog(&s->log, DLOG_WARNING, "%s: not in the allow-lists, sent DENIED",
-         who);
-    reject(c, ARENAD__V1__STATUS__DENIED,
-           "this user or group may not use arenad");
-    return;
-  }
-  if (!make_room(s, c, who))
-    return;
-  uv_timer_start(&c->idle, on_idle, handshake_ms(s), s->cfg.idle_timeout_ms);
+  return c;
+}
+
+void conn__start(struct conn *c, uint64_t first_ms)
+{
+  uv_timer_start(&c->idle, on_idle, first_ms, c->s->cfg.idle_timeout_ms);
   pump(c);
 }
 
@@ -895,5 +698,5 @@ void conn_report_init(struct daemon_report *r)
   r->send_status = conn_send_status;
   r->job_start = conn_job_start;
   r->job_done = conn_job_done;
-  r->peer_desc = conn_peer_desc;
+  r->peer_desc = conn__peer_desc;
 }

@@ -180,6 +180,11 @@ void Prove(const char *name, arenad::TflitePlanner *p,
                 (unsigned long long)i.total(),
                 (unsigned long long)i.tflite_alone);
   ck_assert_uint_eq(i.n_placed + i.n_left, i.n_tensors);
+  /* TFLite alone is TFLite's own accounting of its own planner */
+  ck_assert_uint_eq(i.tflite_alone, arenad::TfliteArenaBytes(*theirs, nullptr));
+  /* learning touched none of the space reserved for it */
+  ck_assert_msg(i.probe_resident == 0, "%s: %llu bytes of the learning space "
+                "resident", name, (unsigned long long)i.probe_resident);
   if (outputs != nullptr)
     *outputs = a;
 }
@@ -218,9 +223,26 @@ START_TEST(test_models) {
       for (size_t k = 0; k < p.buffers().size(); k++)
         ck_assert_uint_eq(local.buffers()[k].offset, p.buffers()[k].offset);
       li.reset();
+      /* a second process's Build: the daemon's stored plan, found by key,
+       * placed in the one interpreter that learned it */
+      arenad::TflitePlanner hit(c, bytes.data(), bytes.size(), resolver);
+      std::unique_ptr<tflite::Interpreter> hi;
+      ck_assert_msg(hit.Build(&hi) == 0, "%s: %s", m.name, hit.error());
+      const arenad::TflitePlanInfo &hi2 = hit.info();
+      if (i.source == arenad::TflitePlanSource::kDaemon) {
+        ck_assert_msg(hi2.source == arenad::TflitePlanSource::kCache,
+                      "%s: second build from %s", m.name,
+                      arenad::TflitePlanSourceName(hi2.source));
+        ck_assert_uint_eq(hi2.n_interpreters, i.n_interpreters);
+        ck_assert_uint_eq(hi2.arena_bytes, i.arena_bytes);
+        Prove(m.name, &hit, hi.get(), nullptr);
+      } else {
+        ck_assert_int_eq((int)hi2.source, (int)i.source);
+      }
+      hi.reset();
       printf("tflite_rt: | %s | %llu | %llu + %llu = %llu | %lld | yes | "
              "%s, %zu/%zu placed, %zu temporaries %llu bytes, %zu in place, "
-             "plan %llu |\n",
+             "plan %llu; %zu interpreter(s), then %s with %zu |\n",
              m.name, (unsigned long long)i.tflite_alone,
              (unsigned long long)i.arena_bytes,
              (unsigned long long)i.remainder, (unsigned long long)i.total(),
@@ -228,7 +250,8 @@ START_TEST(test_models) {
              arenad::TflitePlanSourceName(i.source), i.n_placed,
              i.n_tensors, i.n_temporaries,
              (unsigned long long)i.temporary_bytes, i.n_shared,
-             (unsigned long long)i.plan_bytes);
+             (unsigned long long)i.plan_bytes, i.n_interpreters,
+             arenad::TflitePlanSourceName(hi2.source), hi2.n_interpreters);
     }
     ours.reset();
   }

@@ -28,17 +28,29 @@
  *           models of branches; MediaPipe's Convolution2DTransposeBias
  *           (arenad::TfliteOpResolver's registration), its output also
  *           checked against a naive scattering reference written here.
+ *           A second planner on the same daemon gets the stored plan
+ *           (source cache) and builds as many interpreters: one where
+ *           the learning interpreter is placed in place.
  *  control  the negative control: a deliberately overlapping plan
  *           (TflitePlanner's test-only mode) must fail check (b).
+ *  learn    a plan TFLite's arena disagrees with after AllocateTensors
+ *           (a temporary moved, test-only) is dropped for TFLite's own
+ *           planner, and the next planner learns and places again; the
+ *           model identity ignores the weights and not the structure;
+ *           Build() on mobilenet_v2 leaves glibc's mmap threshold where
+ *           it was (no large block freed through malloc).
  *  infer    the tflite_infer example: 8 processes at once against one
  *           arenad compute one plan between them (the daemon's counters)
  *           and print the same outputs; --planner tflite prints them too.
  */
 #include <fcntl.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -471,6 +483,144 @@ START_TEST(test_negative_control) {
 }
 END_TEST
 
+/* The mobilenet model the memory tests use. */
+constexpr const char *kMobilenet = "mobilenet_v2_quantized_1x3x224x224";
+
+/* A plan whose temporary TFLite puts elsewhere (TestOnlyMoveTemporary) is
+ * dropped after AllocateTensors: Build() still succeeds, on TFLite's own
+ * planner, says why, and proves; a planner without the fault then learns
+ * and places the model. */
+START_TEST(test_dropped_plan) {
+  std::vector<char> bytes = ReadModel(kMobilenet);
+  arenad_client_t *c = LocalClient();
+  arenad::TfliteOpResolver resolver;
+  {
+    arenad::TflitePlanner p(c, bytes.data(), bytes.size(), resolver);
+    p.TestOnlyMoveTemporary(true);
+    std::unique_ptr<tflite::Interpreter> in;
+    ck_assert_msg(p.Build(&in) == 0, "%s", p.error());
+    const arenad::TflitePlanInfo &i = p.info();
+    ck_assert(i.dropped);
+    ck_assert_int_eq((int)i.source, (int)arenad::TflitePlanSource::kTflite);
+    ck_assert_msg(strstr(p.error(), "temporaries") != NULL, "%s", p.error());
+    ck_assert_uint_eq(i.n_placed, 0);
+    Prove("dropped", &p, in.get(), nullptr);
+    in.reset();
+    arenad::TflitePlanner q(c, bytes.data(), bytes.size(), resolver);
+    ck_assert_msg(q.Build(&in) == 0, "%s", q.error());
+    ck_assert(!q.info().dropped);
+    ck_assert_int_eq((int)q.info().source, (int)arenad::TflitePlanSource::kLocal);
+    ck_assert_uint_eq(q.info().n_interpreters, 1);
+    ck_assert_uint_eq(q.info().n_placed, q.info().n_tensors);
+    Prove("learned again", &q, in.get(), nullptr);
+    in.reset();
+    printf("tflite_rt dropped: %s\n", p.error());
+  }
+  arenad_client_close(c);
+}
+END_TEST
+
+/* The constant buffer of the model at m with the most bytes (largest) or
+ * the fewest but at least one (!largest): its data's offset in m and its
+ * size. */
+std::pair<size_t, size_t> BufferOf(const std::vector<char> &m, bool largest) {
+  const tflite::Model *model = tflite::GetModel(m.data());
+  std::pair<size_t, size_t> best(0, 0);
+  for (const tflite::Buffer *b : *model->buffers()) {
+    if (!b || !b->data() || b->data()->size() == 0)
+      continue;
+    size_t at = (size_t)(b->data()->data() -
+                         reinterpret_cast<const uint8_t *>(m.data()));
+    size_t n = b->data()->size();
+    if (best.second == 0 || (largest ? n > best.second : n < best.second))
+      best = {at, n};
+  }
+  return best;
+}
+
+/* The model identity: stable, blind to the bytes of large constant
+ * buffers (weights), not to small ones (a RESHAPE's shape) or to the
+ * graph; ARENA_EPARSE for bytes that are not a model. */
+START_TEST(test_model_identity) {
+  std::vector<char> m = ReadModel(kMobilenet);
+  uint8_t a[ARENAD_CLIENT_DIGEST_LEN], b[ARENAD_CLIENT_DIGEST_LEN];
+  ck_assert_int_eq(arenad::TfliteModelIdentity(m.data(), m.size(), a), 0);
+  ck_assert_int_eq(arenad::TfliteModelIdentity(m.data(), m.size(), b), 0);
+  ck_assert_mem_eq(a, b, sizeof a);
+  std::pair<size_t, size_t> big = BufferOf(m, true), small = BufferOf(m, false);
+  ck_assert_uint_gt(big.second, 4096);
+  ck_assert_uint_le(small.second, 4096);
+  std::vector<char> w = m; /* other weights */
+  for (size_t k = 0; k < big.second; k += 7)
+    w[big.first + k] ^= 0x5a;
+  ck_assert_int_eq(arenad::TfliteModelIdentity(w.data(), w.size(), b), 0);
+  ck_assert_mem_eq(a, b, sizeof a);
+  std::vector<char> s = m; /* another small constant */
+  s[small.first] ^= 1;
+  ck_assert_int_eq(arenad::TfliteModelIdentity(s.data(), s.size(), b), 0);
+  ck_assert_msg(memcmp(a, b, sizeof a) != 0, "a small constant is ignored");
+  std::vector<uint8_t> k1 = gen_models::KindsModel(), k2 = gen_models::ChainModel();
+  ck_assert_int_eq(arenad::TfliteModelIdentity(k1.data(), k1.size(), a), 0);
+  ck_assert_int_eq(arenad::TfliteModelIdentity(k2.data(), k2.size(), b), 0);
+  ck_assert_msg(memcmp(a, b, sizeof a) != 0, "two graphs share an identity");
+  const char junk[] = "not a model at all";
+  ck_assert_int_eq(arenad::TfliteModelIdentity(junk, sizeof junk, a),
+                   ARENA_EPARSE);
+  ck_assert_int_eq(arenad::TfliteModelIdentity(nullptr, 0, a), ARENA_EPARSE);
+}
+END_TEST
+
+/* Whether glibc serves a 1 MiB malloc from mmap, that is, whether its
+ * dynamic mmap threshold is still below 1 MiB (freeing a mapped block
+ * raises it to that block's size). The block is kept in *keep, so that
+ * the probe itself moves nothing. */
+bool MegabyteMapped(void **keep) {
+  size_t before = mallinfo2().hblks;
+  *keep = malloc(1 << 20);
+  ck_assert_ptr_nonnull(*keep);
+  return mallinfo2().hblks == before + 1;
+}
+
+/* Build() of mobilenet_v2 (a miss, planned by a daemon) frees no large
+ * block through malloc: glibc's mmap threshold stays below 1 MiB, so the
+ * real arena and the kernels' invoke-time buffers are not left on the
+ * brk heap. The model is mapped from its file, so that reading it frees
+ * nothing either. */
+START_TEST(test_miss_keeps_malloc_threshold) {
+  std::string path = std::string(kDir) + kMobilenet + ".tflite";
+  int fd = open(path.c_str(), O_RDONLY);
+  ck_assert_int_ge(fd, 0);
+  struct stat st;
+  ck_assert_int_eq(fstat(fd, &st), 0);
+  void *model = mmap(nullptr, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ck_assert(model != MAP_FAILED);
+  close(fd);
+  setenv("ARENAD", TFLITE_TEST_BUILD "/arenad", 0);
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  arenad_client_t *c = DaemonClient(h.sock);
+  arenad::TfliteOpResolver resolver;
+  void *before = NULL, *after = NULL;
+  ck_assert_msg(MegabyteMapped(&before), "threshold raised before Build()");
+  {
+    arenad::TflitePlanner p(c, model, (size_t)st.st_size, resolver);
+    std::unique_ptr<tflite::Interpreter> in;
+    ck_assert_msg(p.Build(&in) == 0, "%s", p.error());
+    ck_assert_int_eq((int)p.info().source,
+                     (int)arenad::TflitePlanSource::kDaemon);
+    ck_assert_msg(MegabyteMapped(&after),
+                  "Build() raised glibc's mmap threshold above 1 MiB");
+    in.reset();
+  }
+  free(after);
+  free(before);
+  arenad_client_close(c);
+  hn_cleanup(&h);
+  munmap(model, (size_t)st.st_size);
+}
+END_TEST
+
 /* Reads a whole file into a string ("" when missing). */
 std::string Slurp(const std::string &path) {
   size_t len = 0;
@@ -678,6 +828,12 @@ Suite *tflite_rt_suite(void) {
   tc = tcase_create("control");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_negative_control);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("learn");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_dropped_plan);
+  tcase_add_test(tc, test_model_identity);
+  tcase_add_test(tc, test_miss_keeps_malloc_threshold);
   suite_add_tcase(s, tc);
   tc = tcase_create("infer");
   tcase_set_timeout(tc, 300);

@@ -10,8 +10,7 @@
  *  the temporaries' offsets in TFLite's arena and, from TFLite's own
  *  ArenaPlanner run over the same graph (Alone()), TFLite alone. Plan()
  *  turns buffers_ into a planner graph, declares the in-place pairs and
- *  asks arenad, first with arenad_client_lookup() (no graph sent), then
- *  with arenad_client_plan(); either verifies the plan against that
+ *  calls arenad_client_plan(), which verifies the plan against that
  *  graph. Place() moves every tensor to its planned address in the same
  *  interpreter (PlaceInPlace) when it can, or gives a second interpreter
  *  the addresses before its AllocateTensors() (PlaceFresh), and checks
@@ -196,6 +195,23 @@ void Identity(const tflite::Model *m, const uint8_t *base, size_t len,
                           (size_t)(b->offset() + b->size()));
       }
     }
+  /* per-channel quantization parameters, as large as a tensor has
+   * channels: values the kernels compute with, not sizes */
+  auto vec = [&](const auto *v) {
+    size_t n = v ? (size_t)v->size() * sizeof(*v->data()) : 0;
+    if (n > kSmallConstant) {
+      size_t at = (size_t)(reinterpret_cast<const uint8_t *>(v->data()) - base);
+      skip.emplace_back(at, at + n);
+    }
+  };
+  if (m->subgraphs())
+    for (const tflite::SubGraph *g : *m->subgraphs())
+      if (g && g->tensors())
+        for (const tflite::Tensor *t : *g->tensors())
+          if (t && t->quantization()) {
+            vec(t->quantization()->scale());
+            vec(t->quantization()->zero_point());
+          }
   std::sort(skip.begin(), skip.end());
   /* SHA-256 over a tag and, in file order, the SHA-256 of each piece of
    * the model outside the large buffers and the length of each of them */
@@ -633,9 +649,8 @@ void TflitePlanner::DeclarePairs(tflite::Interpreter *in) {
   }
 }
 
-/* Plans the buffers through arenad under the model's key: a stored plan
- * first (arenad_client_lookup, no graph sent), else arenad_client_plan;
- * with_temps adds the temporaries, pinned at their offsets in TFLite's
+/* Plans the buffers through arenad under the model's key (the daemon
+ * serves a stored plan of the same graph from its cache); with_temps adds the temporaries, pinned at their offsets in TFLite's
  * arena, which then starts at the arena's base (TEMPORARIES). */
 int TflitePlanner::Plan(tflite::Interpreter *in, bool with_temps) {
   for (auto &b : buffers_)
@@ -686,9 +701,7 @@ int TflitePlanner::Plan(tflite::Interpreter *in, bool with_temps) {
   struct planner_graph graph = {g.data(), g.size()};
   struct arenad_client_result r;
   arenad_client_result_init(&r);
-  int rc = arenad_client_lookup(client_, &key, &graph, &o, &r);
-  if (rc)
-    rc = arenad_client_plan(client_, &graph, &o, &key, &r);
+  int rc = arenad_client_plan(client_, &graph, &o, &key, &r);
   if (rc) {
     std::string why = arenad_client_errmsg(client_);
     return Fail(rc, "planning failed: " + why);

@@ -43,13 +43,16 @@
  *  The buffers, and the temporaries pinned at their offsets in TFLite's
  *  arena (see TEMPORARIES), make a lifetime graph planned with algorithm
  *  best and alignment 64 (TFLite's kDefaultTensorAlignment) under the key
- *  (model identity, shapes of subgraph 0's inputs). Build() first asks
- *  for a stored plan with arenad_client_lookup(), which sends the key
- *  only; on a miss it plans with arenad_client_plan(), in the daemon
- *  (which stores the plan) or, with the client's fallback on and the
- *  daemon failing, in this process. Either way the client library checks
- *  the plan's graph digest against the graph this Build() learned and
- *  verifies the offsets (planner_verify) before they are used. So the
+ *  (model identity, shapes of subgraph 0's inputs) through
+ *  arenad_client_plan(): the daemon serves the plan it stored for that
+ *  key and graph (source kCache), or plans and stores it (kDaemon); with
+ *  the client's fallback on and the daemon failing, it is planned in this
+ *  process (kLocal). The request carries the graph (a few KiB): a hit is
+ *  then answered from the daemon's in-memory cache in one round trip,
+ *  where arenad_client_lookup(), which sends the key alone, is answered
+ *  from sqlite. The client library checks the plan's graph digest
+ *  against the graph this Build() learned and verifies the offsets
+ *  (planner_verify) before they are used. So the
  *  facts a plan depends on never travel with it: they are learned again,
  *  from the interpreter that will run, and a stored plan is used only
  *  for exactly that graph (same tensors, sizes, lifetimes, temporaries
@@ -59,14 +62,17 @@
  *
  * MODEL IDENTITY
  *  TfliteModelIdentity(): a SHA-256 over the model's bytes in which each
- *  constant buffer larger than 4096 bytes (weights) counts by its length
- *  only; computed once per planner. Smaller constants, such as the shape
- *  operand of RESHAPE or the paddings of PAD, whose values kernels read
- *  in Prepare, are covered, as is every table of the FlatBuffer
- *  (operators, options, tensor shapes and types, quantization). Two
- *  models that differ in their weights alone share an identity, and with
- *  it their plans, which is right: TFLite's layout depends on shapes,
- *  types and small operands, not on weight values. The identity only
+ *  constant buffer, and each per-channel quantization vector (scales,
+ *  zero points), larger than 4096 bytes counts by its length only;
+ *  computed once per planner (0.26 ms on mobilenet_v2, against 2.5 to 7
+ *  ms for the SHA-256 of its 3.9 MB). Smaller constants, such as the
+ *  shape operand of RESHAPE or the paddings of PAD, whose values kernels
+ *  read in Prepare, are covered, as is every table of the FlatBuffer
+ *  (operators and their options, tensor shapes and types, which tensors
+ *  are constant). Two models that differ in their weights alone share an
+ *  identity, and with it their plans, which is right: TFLite's layout
+ *  depends on shapes, types and small operands, not on weight values.
+ *  The identity only
  *  groups and finds plans; it cannot make a wrong plan be used, since a
  *  plan is used only for the graph its digest names (THE PLAN).
  *

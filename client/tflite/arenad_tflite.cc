@@ -778,9 +778,9 @@ int TflitePlanner::Check(tflite::Interpreter *in, bool with_temps) {
 
 /* PLACING in the interpreter that learned: arenad's arena is TFLite's
  * arena of temporaries grown into its reserved room (with_temps), or an
- * arena of its own; every tensor moves to its planned address. TFLite
- * needs no second AllocateTensors: a custom allocation changed after it
- * is only checked on the next one. */
+ * arena of its own; every tensor moves to its planned address. The
+ * AllocateTensors() that follows re-plans nothing: it checks each custom
+ * allocation against its tensor, and Check() the addresses. */
 int TflitePlanner::PlaceInPlace(tflite::Interpreter *in, bool with_temps) {
   FreeArena();
   uint64_t bytes = info_.arena_bytes;
@@ -807,7 +807,12 @@ int TflitePlanner::PlaceInPlace(tflite::Interpreter *in, bool with_temps) {
                                           std::to_string(b.tensor));
   }
   TrimMaps();
-  int rc = Check(in, with_temps);
+  /* TFLite checks every custom allocation again (nothing is re-planned:
+   * the interpreter is invokable and its inputs static) */
+  int rc = in->AllocateTensors() == kTfLiteOk
+               ? Check(in, with_temps)
+               : Fail(ARENA_EUNSUPPORTED,
+                      "TFLite refused the planned addresses");
   FreeProbe();
   return rc;
 }
@@ -927,8 +932,11 @@ int TflitePlanner::Build(std::unique_ptr<tflite::Interpreter> *out) {
     return OnTfliteOwn(out);
   }
   bool with_temps = temps_pinnable_;
-  if ((rc = Plan(in.get(), with_temps)))
+  if ((rc = Plan(in.get(), with_temps))) {
+    in.reset();
+    FreeProbe();
     return rc;
+  }
   /* TFLite's arena beside arenad's: the temporaries when not planned */
   uint64_t beside = with_temps ? 0 : temp_arena_;
   bool in_place = moved_ == 0 &&

@@ -82,8 +82,9 @@
  *  temporaries itself, which has reserved room behind it, grown to the
  *  plan's size (pages beyond it are unmapped), and every tensor moves to
  *  its planned address with SetCustomAllocationForTensor(), which TFLite
- *  accepts after AllocateTensors() and checks on the next one. One
- *  interpreter, one Prepare. Otherwise (a kernel took a tensor out of the
+ *  accepts after AllocateTensors(); a second AllocateTensors() re-plans
+ *  nothing and checks each address against its tensor. One interpreter,
+ *  one Prepare. Otherwise (a kernel took a tensor out of the
  *  arena) a second interpreter is built and given every address, and
  *  TFLite's arena of temporaries the base of arenad's arena, before its
  *  AllocateTensors(). Either way, afterwards a tensor whose data pointer

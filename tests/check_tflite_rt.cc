@@ -511,7 +511,8 @@ START_TEST(test_dropped_plan) {
     arenad::TflitePlanner q(c, bytes.data(), bytes.size(), resolver);
     ck_assert_msg(q.Build(&in) == 0, "%s", q.error());
     ck_assert(!q.info().dropped);
-    ck_assert_int_eq((int)q.info().source, (int)arenad::TflitePlanSource::kLocal);
+    ck_assert_int_eq((int)q.info().source,
+                     (int)arenad::TflitePlanSource::kLocal);
     ck_assert_uint_eq(q.info().n_interpreters, 1);
     ck_assert_uint_eq(q.info().n_placed, q.info().n_tensors);
     Prove("learned again", &q, in.get(), nullptr);
@@ -561,7 +562,8 @@ START_TEST(test_model_identity) {
   s[small.first] ^= 1;
   ck_assert_int_eq(arenad::TfliteModelIdentity(s.data(), s.size(), b), 0);
   ck_assert_msg(memcmp(a, b, sizeof a) != 0, "a small constant is ignored");
-  std::vector<uint8_t> k1 = gen_models::KindsModel(), k2 = gen_models::ChainModel();
+  std::vector<uint8_t> k1 = gen_models::KindsModel();
+  std::vector<uint8_t> k2 = gen_models::ChainModel();
   ck_assert_int_eq(arenad::TfliteModelIdentity(k1.data(), k1.size(), a), 0);
   ck_assert_int_eq(arenad::TfliteModelIdentity(k2.data(), k2.size(), b), 0);
   ck_assert_msg(memcmp(a, b, sizeof a) != 0, "two graphs share an identity");
@@ -602,7 +604,8 @@ START_TEST(test_miss_keeps_malloc_threshold) {
   ck_assert_int_ge(fd, 0);
   struct stat st;
   ck_assert_int_eq(fstat(fd, &st), 0);
-  void *model = mmap(nullptr, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  void *model =
+      mmap(nullptr, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
   ck_assert(model != MAP_FAILED);
   close(fd);
   setenv("ARENAD", TFLITE_TEST_BUILD "/arenad", 0);

@@ -456,8 +456,8 @@ uint64_t TflitePlanner::Alone(tflite::Interpreter *in) {
   reserving_ = true;
   room_ = 0;
   {
-    tflite::ArenaPlanner p(sg->context(),
-                           std::unique_ptr<tflite::GraphInfo>(new AloneView(sg)),
+    std::unique_ptr<tflite::GraphInfo> view(new AloneView(sg));
+    tflite::ArenaPlanner p(sg->context(), std::move(view),
                            /*preserve_all_tensors=*/false, (int)kAlign, 0,
                            &allocator_);
     if (p.PlanAllocations() == kTfLiteOk &&
@@ -509,8 +509,9 @@ int TflitePlanner::Learn(tflite::Interpreter *in) {
   for (size_t i = 0; i < plan.size(); i++) {
     const auto *nr = sg.node_and_registration(plan[i]);
     const TfLiteNode &n = nr->first;
-    if (nr->second.builtin_code == tflite::BuiltinOperator_DEQUANTIZE && n.inputs &&
-        n.inputs->size > 0 && n.inputs->data[0] >= 0 && n.outputs) {
+    if (nr->second.builtin_code == tflite::BuiltinOperator_DEQUANTIZE &&
+        n.inputs && n.inputs->size > 0 && n.inputs->data[0] >= 0 &&
+        n.outputs) {
       TfLiteAllocationType a = in->tensor(n.inputs->data[0])->allocation_type;
       if (a == kTfLiteMmapRo || a == kTfLitePersistentRo)
         EachTensor(n.outputs, [&](int t) { kept[t] = true; });
@@ -525,7 +526,8 @@ int TflitePlanner::Learn(tflite::Interpreter *in) {
         in->tensor(t)->allocation_type == kTfLiteArenaRw) {
       cand.push_back(t);
       slot.push_back(total);
-      total += std::max<uint64_t>(RoundUp(in->tensor(t)->bytes, kAlign), kAlign);
+      total += std::max<uint64_t>(RoundUp(in->tensor(t)->bytes, kAlign),
+                                  kAlign);
     }
   FreeProbe();
   probe_len_ = RoundPage(total);
@@ -650,8 +652,9 @@ void TflitePlanner::DeclarePairs(tflite::Interpreter *in) {
 }
 
 /* Plans the buffers through arenad under the model's key (the daemon
- * serves a stored plan of the same graph from its cache); with_temps adds the temporaries, pinned at their offsets in TFLite's
- * arena, which then starts at the arena's base (TEMPORARIES). */
+ * serves a stored plan of the same graph from its cache); with_temps
+ * adds the temporaries, pinned at their offsets in TFLite's arena, which
+ * then starts at the arena's base (TEMPORARIES). */
 int TflitePlanner::Plan(tflite::Interpreter *in, bool with_temps) {
   for (auto &b : buffers_)
     b.alias = -1;

@@ -26,7 +26,9 @@
  *  one buffer of the plan, with TFLite's byte count, living from the
  *  first to the last node that names it; graph inputs live from node 0,
  *  graph outputs to the last node. A tensor a kernel made dynamic or
- *  persistent is left to TFLite. Each node's temporaries (created by
+ *  persistent is left to TFLite (the output of a DEQUANTIZE of a
+ *  constant, which TFLite keeps in its persistent arena, is never given
+ *  an address). Each node's temporaries (created by
  *  kernels in Prepare) stay in TFLite's arena, which then holds the
  *  temporaries alone: their offsets in it and its size are read there.
  *  Nothing writes into the reserved space (kernels write their
@@ -52,13 +54,12 @@
  *  where arenad_client_lookup(), which sends the key alone, is answered
  *  from sqlite. The client library checks the plan's graph digest
  *  against the graph this Build() learned and verifies the offsets
- *  (planner_verify) before they are used. So the
- *  facts a plan depends on never travel with it: they are learned again,
- *  from the interpreter that will run, and a stored plan is used only
- *  for exactly that graph (same tensors, sizes, lifetimes, temporaries
- *  and offsets, aliases). A different TFLite version, resolver or kernel
- *  that lays the model out differently gives another graph and so
- *  another plan.
+ *  (planner_verify) before they are used. So the facts a plan depends on
+ *  never travel with it: they are learned again, from the interpreter
+ *  that will run, and a stored plan is used only for exactly that graph
+ *  (same tensors, sizes, lifetimes, temporaries and offsets, aliases). A
+ *  different TFLite version, resolver or kernel that lays the model out
+ *  differently gives another graph and so another plan.
  *
  * MODEL IDENTITY
  *  TfliteModelIdentity(): a SHA-256 over the model's bytes in which each
@@ -72,21 +73,23 @@
  *  are constant). Two models that differ in their weights alone share an
  *  identity, and with it their plans, which is right: TFLite's layout
  *  depends on shapes, types and small operands, not on weight values.
- *  The identity only
- *  groups and finds plans; it cannot make a wrong plan be used, since a
- *  plan is used only for the graph its digest names (THE PLAN).
+ *  The identity only groups and finds plans; it cannot make a wrong plan
+ *  be used, since a plan is used only for the graph its digest names
+ *  (THE PLAN).
  *
  * PLACING
  *  When every tensor stayed at its learning address, the same
  *  interpreter is placed: arenad's arena is TFLite's arena of
- *  temporaries itself, which has reserved room behind it, grown to the
- *  plan's size (pages beyond it are unmapped), and every tensor moves to
- *  its planned address with SetCustomAllocationForTensor(), which TFLite
- *  accepts after AllocateTensors(); a second AllocateTensors() re-plans
- *  nothing and checks each address against its tensor. One interpreter,
- *  one Prepare. Otherwise (a kernel took a tensor out of the
- *  arena) a second interpreter is built and given every address, and
- *  TFLite's arena of temporaries the base of arenad's arena, before its
+ *  temporaries itself (a mapping with reserved room behind it), grown to
+ *  the plan's size (pages beyond it are unmapped), and every tensor moves
+ *  to its planned address with SetCustomAllocationForTensor(), which
+ *  TFLite accepts after AllocateTensors(); a second AllocateTensors()
+ *  re-plans nothing and checks each address against its tensor. One
+ *  interpreter, one Prepare. Otherwise (a kernel took a tensor out of the
+ *  arena, or the whole pages of that mapping would cost more than the
+ *  plan saves while an arena from the heap would not) a second
+ *  interpreter is built and given every address, and TFLite's arena of
+ *  temporaries the base of arenad's arena, before its
  *  AllocateTensors(). Either way, afterwards a tensor whose data pointer
  *  is its planned address is placed, and every temporary must be at its
  *  planned address, or the plan is dropped (info().dropped) and Build()

@@ -26,7 +26,10 @@
  *           fallback off, so the plan is the daemon's): the ones TFLite
  *           runs proven as above (one table row each), with the daemon's
  *           plan the one this process computes itself, the others
- *           refused by TFLite itself.
+ *           refused by TFLite itself. A second planner on the same
+ *           daemon gets the stored plan (source cache) and builds as many
+ *           interpreters: one where the learning interpreter is placed in
+ *           place.
  *  generated  the models of gen_models.h, planned in this process: every
  *           kind of kernel on the in-place allowlist in one chain, all
  *           its pairs shared and proven; a chain of ADDs; 24 random
@@ -44,6 +47,12 @@
  *           to overlap.
  *  control  the negative control: a deliberately overlapping plan
  *           (TflitePlanner's test-only mode) must fail check (b).
+ *  learn    a plan TFLite's arena disagrees with after AllocateTensors
+ *           (a temporary moved, test-only) is dropped for TFLite's own
+ *           planner, and the next planner learns and places again; the
+ *           model identity ignores the weights and not the structure;
+ *           Build() on mobilenet_v2 leaves glibc's mmap threshold where
+ *           it was (no large block freed through malloc).
  *  infer    the tflite_infer example: 8 processes at once against one
  *           arenad compute one plan between them (the daemon's counters)
  *           and print the same outputs; --planner tflite prints them too;
@@ -52,10 +61,12 @@
  *           one model and prints its three rows.
  */
 #include <fcntl.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -110,6 +121,9 @@ const Model kModels[] = {
     {"trained_lstm", true, nullptr},
 };
 constexpr int kNModels = sizeof kModels / sizeof kModels[0];
+
+/* The mobilenet model the memory tests use. */
+constexpr const char *kMobilenet = "mobilenet_v2_quantized_1x3x224x224";
 
 std::vector<char> ReadModel(const char *name) {
   std::string path = std::string(kDir) + name + ".tflite";
@@ -265,6 +279,11 @@ void Prove(const char *name, const void *model, size_t len,
                 (unsigned long long)i.total(),
                 (unsigned long long)i.tflite_alone);
   ck_assert_uint_eq(i.n_placed + i.n_left, i.n_tensors);
+  /* TFLite alone is TFLite's own accounting of its own planner */
+  ck_assert_uint_eq(i.tflite_alone, arenad::TfliteArenaBytes(*theirs, nullptr));
+  /* learning touched none of the space reserved for it */
+  ck_assert_msg(i.probe_resident == 0, "%s: %llu bytes of the learning space "
+                "resident", name, (unsigned long long)i.probe_resident);
   if (outputs != nullptr)
     *outputs = a;
 }
@@ -303,9 +322,32 @@ START_TEST(test_models) {
       for (size_t k = 0; k < p.buffers().size(); k++)
         ck_assert_uint_eq(local.buffers()[k].offset, p.buffers()[k].offset);
       li.reset();
+      /* a second process's Build: the daemon's stored plan, found by key,
+       * placed in the one interpreter that learned it */
+      arenad::TflitePlanner hit(c, bytes.data(), bytes.size(), resolver);
+      std::unique_ptr<tflite::Interpreter> hi;
+      ck_assert_msg(hit.Build(&hi) == 0, "%s: %s", m.name, hit.error());
+      const arenad::TflitePlanInfo &hi2 = hit.info();
+      if (i.source == arenad::TflitePlanSource::kDaemon) {
+        ck_assert_msg(hi2.source == arenad::TflitePlanSource::kCache,
+                      "%s: second build from %s", m.name,
+                      arenad::TflitePlanSourceName(hi2.source));
+        ck_assert_uint_eq(hi2.n_interpreters, i.n_interpreters);
+        /* these two learn and run in one interpreter */
+        if (!strcmp(m.name, kMobilenet) ||
+            !strcmp(m.name, "face_detection_short_range"))
+          ck_assert_uint_eq(hi2.n_interpreters, 1);
+        ck_assert_uint_eq(hi2.arena_bytes, i.arena_bytes);
+        /* a program may call AllocateTensors() again: nothing moves */
+        ck_assert_int_eq(hi->AllocateTensors(), kTfLiteOk);
+        Prove(m.name, bytes.data(), bytes.size(), &hit, hi.get(), nullptr);
+      } else {
+        ck_assert_int_eq((int)hi2.source, (int)i.source);
+      }
+      hi.reset();
       printf("tflite_rt: | %s | %llu | %llu + %llu = %llu | %lld | yes | "
              "%s, %zu/%zu placed, %zu temporaries %llu bytes, %zu in place, "
-             "plan %llu |\n",
+             "plan %llu; %zu interpreter(s), then %s with %zu |\n",
              m.name, (unsigned long long)i.tflite_alone,
              (unsigned long long)i.arena_bytes,
              (unsigned long long)i.remainder, (unsigned long long)i.total(),
@@ -313,7 +355,8 @@ START_TEST(test_models) {
              arenad::TflitePlanSourceName(i.source), i.n_placed,
              i.n_tensors, i.n_temporaries,
              (unsigned long long)i.temporary_bytes, i.n_shared,
-             (unsigned long long)i.plan_bytes);
+             (unsigned long long)i.plan_bytes, i.n_interpreters,
+             arenad::TflitePlanSourceName(hi2.source), hi2.n_interpreters);
     }
     ours.reset();
   }
@@ -716,6 +759,153 @@ START_TEST(test_audit_control) {
                 "%s", line.c_str());
   printf("tflite_rt audit control: %s; verifier: %s\n", line.c_str(),
          d.verifier.c_str());
+}
+END_TEST
+
+/* A plan whose temporary TFLite puts elsewhere (TestOnlyMoveTemporary) is
+ * dropped after AllocateTensors: Build() still succeeds, on TFLite's own
+ * planner, says why, and proves; a planner without the fault then learns
+ * and places the model. */
+START_TEST(test_dropped_plan) {
+  std::vector<char> bytes = ReadModel(kMobilenet);
+  arenad_client_t *c = LocalClient();
+  arenad::TfliteOpResolver resolver;
+  {
+    arenad::TflitePlanner p(c, bytes.data(), bytes.size(), resolver);
+    p.TestOnlyMoveTemporary(true);
+    std::unique_ptr<tflite::Interpreter> in;
+    ck_assert_msg(p.Build(&in) == 0, "%s", p.error());
+    const arenad::TflitePlanInfo &i = p.info();
+    ck_assert(i.dropped);
+    ck_assert_int_eq((int)i.source, (int)arenad::TflitePlanSource::kTflite);
+    ck_assert_msg(strstr(p.error(), "temporaries") != NULL, "%s", p.error());
+    ck_assert_uint_eq(i.n_placed, 0);
+    Prove("dropped", bytes.data(), bytes.size(), &p, in.get(), nullptr);
+    in.reset();
+    arenad::TflitePlanner q(c, bytes.data(), bytes.size(), resolver);
+    ck_assert_msg(q.Build(&in) == 0, "%s", q.error());
+    ck_assert(!q.info().dropped);
+    ck_assert_int_eq((int)q.info().source,
+                     (int)arenad::TflitePlanSource::kLocal);
+    ck_assert_uint_eq(q.info().n_interpreters, 1);
+    ck_assert_uint_eq(q.info().n_placed, q.info().n_tensors);
+    Prove("learned again", bytes.data(), bytes.size(), &q, in.get(), nullptr);
+    in.reset();
+    printf("tflite_rt dropped: %s\n", p.error());
+  }
+  arenad_client_close(c);
+}
+END_TEST
+
+/* The constant buffer of the model at m with the most bytes (largest) or
+ * the fewest but at least one (!largest): its data's offset in m and its
+ * size. */
+std::pair<size_t, size_t> BufferOf(const std::vector<char> &m, bool largest) {
+  const tflite::Model *model = tflite::GetModel(m.data());
+  std::pair<size_t, size_t> best(0, 0);
+  for (const tflite::Buffer *b : *model->buffers()) {
+    if (!b || !b->data() || b->data()->size() == 0)
+      continue;
+    size_t at = (size_t)(b->data()->data() -
+                         reinterpret_cast<const uint8_t *>(m.data()));
+    size_t n = b->data()->size();
+    if (best.second == 0 || (largest ? n > best.second : n < best.second))
+      best = {at, n};
+  }
+  return best;
+}
+
+/* The model identity: stable, blind to the bytes of large constant
+ * buffers (weights), not to small ones (a RESHAPE's shape) or to the
+ * graph; ARENA_EPARSE for bytes that are not a model. */
+START_TEST(test_model_identity) {
+  std::vector<char> m = ReadModel(kMobilenet);
+  uint8_t a[ARENAD_CLIENT_DIGEST_LEN], b[ARENAD_CLIENT_DIGEST_LEN];
+  ck_assert_int_eq(arenad::TfliteModelIdentity(m.data(), m.size(), a), 0);
+  ck_assert_int_eq(arenad::TfliteModelIdentity(m.data(), m.size(), b), 0);
+  ck_assert_mem_eq(a, b, sizeof a);
+  std::pair<size_t, size_t> big = BufferOf(m, true), small = BufferOf(m, false);
+  ck_assert_uint_gt(big.second, 4096);
+  ck_assert_uint_le(small.second, 4096);
+  std::vector<char> w = m; /* other weights */
+  for (size_t k = 0; k < big.second; k += 7)
+    w[big.first + k] ^= 0x5a;
+  ck_assert_int_eq(arenad::TfliteModelIdentity(w.data(), w.size(), b), 0);
+  ck_assert_mem_eq(a, b, sizeof a);
+  std::vector<char> s = m; /* another small constant */
+  s[small.first] ^= 1;
+  ck_assert_int_eq(arenad::TfliteModelIdentity(s.data(), s.size(), b), 0);
+  ck_assert_msg(memcmp(a, b, sizeof a) != 0, "a small constant is ignored");
+  std::vector<uint8_t> k1 = gen_models::KindsModel();
+  std::vector<uint8_t> k2 = gen_models::ChainModel();
+  ck_assert_int_eq(arenad::TfliteModelIdentity(k1.data(), k1.size(), a), 0);
+  ck_assert_int_eq(arenad::TfliteModelIdentity(k2.data(), k2.size(), b), 0);
+  ck_assert_msg(memcmp(a, b, sizeof a) != 0, "two graphs share an identity");
+  const char junk[] = "not a model at all";
+  ck_assert_int_eq(arenad::TfliteModelIdentity(junk, sizeof junk, a),
+                   ARENA_EPARSE);
+  ck_assert_int_eq(arenad::TfliteModelIdentity(nullptr, 0, a), ARENA_EPARSE);
+}
+END_TEST
+
+/* Whether malloc is glibc's: not under AddressSanitizer, whose allocator
+ * replaces it (and its mallinfo2). */
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kGlibcMalloc = false;
+#else
+constexpr bool kGlibcMalloc = true;
+#endif
+
+/* Whether glibc serves a 1 MiB malloc from mmap, that is, whether its
+ * dynamic mmap threshold is still below 1 MiB (freeing a mapped block
+ * raises it to that block's size). The block is kept in *keep, so that
+ * the probe itself moves nothing. */
+bool MegabyteMapped(void **keep) {
+  size_t before = mallinfo2().hblks;
+  *keep = malloc(1 << 20);
+  ck_assert_ptr_nonnull(*keep);
+  return mallinfo2().hblks == before + 1;
+}
+
+/* Build() of mobilenet_v2 (a miss, planned by a daemon) frees no large
+ * block through malloc: glibc's mmap threshold stays below 1 MiB, so the
+ * real arena and the kernels' invoke-time buffers are not left on the
+ * brk heap. The model is mapped from its file, so that reading it frees
+ * nothing either. */
+START_TEST(test_miss_keeps_malloc_threshold) {
+  std::string path = std::string(kDir) + kMobilenet + ".tflite";
+  int fd = open(path.c_str(), O_RDONLY);
+  ck_assert_int_ge(fd, 0);
+  struct stat st;
+  ck_assert_int_eq(fstat(fd, &st), 0);
+  void *model =
+      mmap(nullptr, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ck_assert(model != MAP_FAILED);
+  close(fd);
+  setenv("ARENAD", TFLITE_TEST_BUILD "/arenad", 0);
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  arenad_client_t *c = DaemonClient(h.sock);
+  arenad::TfliteOpResolver resolver;
+  void *before = NULL, *after = NULL;
+  ck_assert_msg(MegabyteMapped(&before) || !kGlibcMalloc,
+                "threshold raised before Build()");
+  {
+    arenad::TflitePlanner p(c, model, (size_t)st.st_size, resolver);
+    std::unique_ptr<tflite::Interpreter> in;
+    ck_assert_msg(p.Build(&in) == 0, "%s", p.error());
+    ck_assert_int_eq((int)p.info().source,
+                     (int)arenad::TflitePlanSource::kDaemon);
+    ck_assert_msg(MegabyteMapped(&after) || !kGlibcMalloc,
+                  "Build() raised glibc's mmap threshold above 1 MiB");
+    in.reset();
+  }
+  free(after);
+  free(before);
+  arenad_client_close(c);
+  hn_cleanup(&h);
+  munmap(model, (size_t)st.st_size);
 }
 END_TEST
 
@@ -1148,6 +1338,12 @@ Suite *tflite_rt_suite(void) {
   tc = tcase_create("control");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_negative_control);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("learn");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_dropped_plan);
+  tcase_add_test(tc, test_model_identity);
+  tcase_add_test(tc, test_miss_keeps_malloc_threshold);
   suite_add_tcase(s, tc);
   tc = tcase_create("infer");
   tcase_set_timeout(tc, 300);

@@ -6,7 +6,8 @@
  * It maps the model file (as TFLite's BuildFromFile does), opens a
  * libarenad-client handle (fallback on unless --no-fallback), lets the
  * planner build and allocate the interpreter (the cache key is the
- * model's SHA-256 and input shapes), invokes it on seeded inputs and
+ * model identity, arenad::TfliteModelIdentity, and the input shapes),
+ * invokes it on seeded inputs and
  * prints where the plan came from, the memory TFLite alone would use,
  * arenad's arena and what TFLite still allocates, a digest of every
  * invoke's outputs and the last invoke's outputs. Its memory does not

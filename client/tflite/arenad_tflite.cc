@@ -3,35 +3,63 @@
  * on an arenad plan (see arenad_tflite.h).
  *
  * DESIGN
- *  Build() = NewInterpreter (probe) -> Learn -> Plan -> NewInterpreter
- *  (real) -> Place. Learn() reads the probe's execution plan into
- *  buffers_; Plan() turns buffers_ into a planner graph, declares the
- *  in-place pairs the .tflite reader allows and calls arenad_client_plan(),
- *  which verifies the plan against that graph; Place() hands TFLite the
- *  addresses and checks, after AllocateTensors(), which ones it kept.
- *  Only functions of arenad_client.h are called, plus the .tflite reader
- *  (planner/formats/tflite.h) that the client library contains.
+ *  Build() = NewInterpreter -> Learn -> Plan -> Place. Learn() gives every
+ *  tensor TFLite would put in its arena an address in reserved, untouched
+ *  address space (probe_), lets TFLite allocate (its own arenas come from
+ *  the allocator hook, reserved too) and reads back the tensors' bytes,
+ *  the temporaries' offsets in TFLite's arena and, from TFLite's own
+ *  ArenaPlanner run over the same graph (Alone()), TFLite alone. Plan()
+ *  turns buffers_ into a planner graph, declares the in-place pairs and
+ *  calls arenad_client_plan(), which verifies the plan against that
+ *  graph. Place() moves every tensor to its planned address in the same
+ *  interpreter (PlaceInPlace) when it can, or gives a second interpreter
+ *  the addresses before its AllocateTensors() (PlaceFresh), and checks
+ *  what TFLite kept. Only functions of arenad_client.h are called, plus
+ *  planner_tflite_inplace_op() (planner/formats/tflite.h) that the client
+ *  library contains.
+ *
+ * MEMORY
+ *  Nothing here allocates through malloc more than the vectors that
+ *  describe the graph. TFLite's arenas come from the hook: while learning
+ *  from MAP_NORESERVE mappings, each with room_ bytes of reserved space
+ *  behind it so that TFLite's arena of temporaries can grow into arenad's
+ *  arena where it lies; afterwards from mmap when at least kHeapMax bytes
+ *  (glibc's default mmap threshold) and from the heap below it. Freeing a
+ *  mapping is munmap, so glibc's dynamic mmap threshold never moves.
  */
 #include "arenad_tflite.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <set>
 
 #include "tflite.h"
+#include "tflite/arena_planner.h"
 #include "tflite/core/subgraph.h"
+#include "tflite/graph_info.h"
 #include "tflite/interpreter_builder.h"
 #include "tflite/schema/schema_generated.h"
 #include "tflite/schema/schema_utils.h"
 #include "tflite/minimal_logging.h"
+#include "tflite/version.h"
 
 namespace arenad {
 
 namespace {
 
-constexpr uint64_t kAlign = 64; /* TFLite's kDefaultTensorAlignment */
+constexpr uint64_t kAlign = 64;          /* TFLite's kDefaultTensorAlignment */
+constexpr size_t kHeapMax = 128 * 1024;  /* glibc's default mmap threshold */
+constexpr size_t kSmallConstant = 4096;  /* constant buffers hashed whole */
+
+uint64_t RoundUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+size_t Page() { return (size_t)sysconf(_SC_PAGESIZE); }
+
+size_t RoundPage(uint64_t v) { return (size_t)RoundUp(v ? v : 1, Page()); }
 
 /* Tensors of a TfLiteIntArray, skipping absent optional inputs (-1). */
 template <typename F>
@@ -40,6 +68,81 @@ void EachTensor(const TfLiteIntArray *a, F f) {
     if (a->data[i] >= 0)
       f(a->data[i]);
 }
+
+/* Anonymous private memory: reserved (MAP_NORESERVE, for space that is
+ * never meant to be touched) or ordinary. nullptr on failure. */
+uint8_t *MapAnon(size_t len, bool reserve) {
+  int flags = MAP_PRIVATE | MAP_ANONYMOUS | (reserve ? MAP_NORESERVE : 0);
+  void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE, flags, -1, 0);
+  return p == MAP_FAILED ? nullptr : static_cast<uint8_t *>(p);
+}
+
+/* Bytes of [p, p + len) (page-aligned) that are resident (mincore). */
+uint64_t Resident(const uint8_t *p, size_t len) {
+  if (!p || !len)
+    return 0;
+  size_t page = Page(), n = (len + page - 1) / page;
+  std::vector<unsigned char> v(n);
+  if (mincore(const_cast<uint8_t *>(p), len, v.data()) != 0)
+    return 0;
+  uint64_t r = 0;
+  for (unsigned char c : v)
+    r += (c & 1) ? page : 0;
+  return r;
+}
+
+/* Elements of a tensor by its dims (1 for a scalar). */
+int64_t Elements(const TfLiteTensor *t) {
+  int64_t n = 1;
+  for (int k = 0; t->dims && k < t->dims->size; k++)
+    n *= t->dims->data[k];
+  return n;
+}
+
+/* Subgraph 0 as TFLite's ArenaPlanner sees it, over a copy of its tensors
+ * in which every tensor of the arena (kTfLiteArenaRw, or an address this
+ * planner gave, kTfLiteCustom) is an arena tensor without data: what
+ * TFLite alone would plan. Borrows the subgraph. */
+class AloneView : public tflite::GraphInfo {
+ public:
+  explicit AloneView(tflite::Subgraph *sg) : sg_(sg) {
+    tensors_.resize(sg->tensors_size());
+    for (size_t i = 0; i < tensors_.size(); i++) {
+      tensors_[i] = *sg->tensor((int)i);
+      TfLiteTensor &t = tensors_[i];
+      if (t.allocation_type == kTfLiteCustom ||
+          t.allocation_type == kTfLiteArenaRw) {
+        t.allocation_type = kTfLiteArenaRw;
+        t.data.raw = nullptr;
+      }
+    }
+  }
+  size_t num_tensors() const override { return tensors_.size(); }
+  TfLiteTensor *tensor(size_t i) override { return &tensors_[i]; }
+  TfLiteTensor *tensors() override { return tensors_.data(); }
+  size_t num_execution_nodes() const override {
+    return sg_->execution_plan().size();
+  }
+  size_t num_total_nodes() const override { return sg_->nodes_size(); }
+  const TfLiteNode &node(size_t i) const override {
+    return sg_->nodes_and_registration()[sg_->execution_plan()[i]].first;
+  }
+  const TfLiteRegistration &registration(size_t i) const override {
+    return sg_->nodes_and_registration()[sg_->execution_plan()[i]].second;
+  }
+  size_t node_index(size_t i) const override {
+    return sg_->execution_plan()[i];
+  }
+  const std::vector<int> &inputs() const override { return sg_->inputs(); }
+  const std::vector<int> &outputs() const override { return sg_->outputs(); }
+  const std::vector<int> &variables() const override {
+    return sg_->variables();
+  }
+
+ private:
+  tflite::Subgraph *sg_;              /* borrowed */
+  std::vector<TfLiteTensor> tensors_; /* copies; dims etc. borrowed */
+};
 
 }  // namespace
 
@@ -73,6 +176,82 @@ uint64_t TfliteArenaBytes(const tflite::Interpreter &interp,
   return arena;
 }
 
+namespace {
+
+/* TfliteModelIdentity() of a verified model m at base (len bytes). */
+void Identity(const tflite::Model *m, const uint8_t *base, size_t len,
+              uint8_t out[ARENAD_CLIENT_DIGEST_LEN]) {
+  /* the large constant buffers, as [start, end) inside the model bytes */
+  std::vector<std::pair<size_t, size_t>> skip;
+  if (m->buffers())
+    for (const tflite::Buffer *b : *m->buffers()) {
+      if (!b)
+        continue;
+      if (b->data() && b->data()->size() > kSmallConstant) {
+        size_t at = (size_t)(b->data()->data() - base);
+        skip.emplace_back(at, at + b->data()->size());
+      } else if (b->offset() > 1 && b->size() > kSmallConstant &&
+                 b->offset() <= len && b->size() <= len - b->offset()) {
+        skip.emplace_back((size_t)b->offset(),
+                          (size_t)(b->offset() + b->size()));
+      }
+    }
+  /* per-channel quantization parameters, as large as a tensor has
+   * channels: values the kernels compute with, not sizes */
+  auto vec = [&](const auto *v) {
+    size_t n = v ? (size_t)v->size() * sizeof(*v->data()) : 0;
+    if (n > kSmallConstant) {
+      size_t at = (size_t)(reinterpret_cast<const uint8_t *>(v->data()) - base);
+      skip.emplace_back(at, at + n);
+    }
+  };
+  if (m->subgraphs())
+    for (const tflite::SubGraph *g : *m->subgraphs())
+      if (g && g->tensors())
+        for (const tflite::Tensor *t : *g->tensors())
+          if (t && t->quantization()) {
+            vec(t->quantization()->scale());
+            vec(t->quantization()->zero_point());
+          }
+  std::sort(skip.begin(), skip.end());
+  /* SHA-256 over a tag and, in file order, the SHA-256 of each piece of
+   * the model outside the large buffers and the length of each of them */
+  std::string rec = "arenad-tflite model identity 1";
+  rec.push_back('\0');
+  auto piece = [&](size_t from, size_t to) {
+    uint8_t d[ARENAD_CLIENT_DIGEST_LEN];
+    arenad_client_sha256(base + from, to - from, d);
+    rec.append(reinterpret_cast<const char *>(d), sizeof d);
+  };
+  size_t at = 0;
+  for (const auto &s : skip) {
+    if (s.first < at) /* overlaps one already skipped */
+      continue;
+    piece(at, s.first);
+    uint64_t n = s.second - s.first;
+    for (int k = 0; k < 8; k++)
+      rec.push_back((char)(n >> (8 * k)));
+    at = s.second;
+  }
+  piece(at, len);
+  arenad_client_sha256(rec.data(), rec.size(), out);
+}
+
+}  // namespace
+
+int TfliteModelIdentity(const void *model, size_t model_len,
+                        uint8_t out[ARENAD_CLIENT_DIGEST_LEN]) {
+  memset(out, 0, ARENAD_CLIENT_DIGEST_LEN);
+  if (!model || model_len == 0)
+    return ARENA_EPARSE;
+  const uint8_t *base = static_cast<const uint8_t *>(model);
+  flatbuffers::Verifier v(base, model_len);
+  if (!tflite::VerifyModelBuffer(v))
+    return ARENA_EPARSE;
+  Identity(tflite::GetModel(model), base, model_len, out);
+  return 0;
+}
+
 TflitePlanner::TflitePlanner(arenad_client_t *client, const void *model,
                              size_t model_len,
                              const tflite::OpResolver &resolver)
@@ -82,23 +261,129 @@ TflitePlanner::TflitePlanner(arenad_client_t *client, const void *model,
       resolver_(resolver),
       n_tensors_(0),
       temp_arena_(0),
-      temp_given_(false),
+      temps_pinnable_(false),
+      temp_base_(nullptr),
+      have_identity_(false),
       arena_(nullptr),
+      arena_len_(0),
+      arena_mapped_(false),
+      probe_(nullptr),
+      probe_len_(0),
+      reserving_(false),
+      room_(0),
+      give_(false),
+      given_(false),
       in_place_(true),
-      test_overlap_(false) {
+      test_overlap_(false),
+      test_move_temp_(false) {
   memset(&info_, 0, sizeof info_);
+  memset(identity_, 0, sizeof identity_);
   allocator_.data = this;
   allocator_.allocate = Allocate;
-  allocator_.reallocate = nullptr;
+  allocator_.reallocate = Reallocate;
   allocator_.deallocate = Deallocate;
 }
 
-TflitePlanner::~TflitePlanner() { free(arena_); }
+TflitePlanner::~TflitePlanner() {
+  FreeArena();
+  FreeProbe();
+  for (const Mapping &m : maps_)
+    munmap(m.ptr, m.len);
+}
 
 int TflitePlanner::Fail(int code, const std::string &why) {
   error_ = why;
   info_.source = TflitePlanSource::kNone;
   return code;
+}
+
+void TflitePlanner::FreeArena() {
+  if (arena_mapped_)
+    munmap(arena_, arena_len_);
+  else
+    free(arena_);
+  arena_ = nullptr;
+  arena_len_ = 0;
+  arena_mapped_ = false;
+}
+
+void TflitePlanner::FreeProbe() {
+  if (probe_)
+    munmap(probe_, probe_len_);
+  probe_ = nullptr;
+  probe_len_ = 0;
+}
+
+/* TFLite's allocator hook (MEMORY). */
+uint8_t *TflitePlanner::MapArena(size_t bytes) {
+  size_t len = RoundPage(bytes) + (reserving_ ? room_ : 0);
+  uint8_t *p = MapAnon(len, reserving_);
+  if (p)
+    maps_.push_back(Mapping{p, len, bytes});
+  return p;
+}
+
+TflitePlanner::Mapping *TflitePlanner::FindMap(const void *p) {
+  for (Mapping &m : maps_)
+    if (m.ptr == p)
+      return &m;
+  return nullptr;
+}
+
+void *TflitePlanner::Allocate(void *self, size_t bytes, size_t alignment) {
+  TflitePlanner *p = static_cast<TflitePlanner *>(self);
+  if (p->give_ && !p->given_ && p->arena_ && bytes == p->temp_arena_) {
+    p->given_ = true;
+    return p->arena_;
+  }
+  if (p->reserving_ || bytes >= kHeapMax)
+    return p->MapArena(bytes);
+  size_t a = std::max<size_t>(alignment, sizeof(void *));
+  return aligned_alloc(a, RoundUp(bytes ? bytes : 1, a));
+}
+
+void *TflitePlanner::Reallocate(void *self, void *ptr, size_t old_bytes,
+                                size_t bytes, size_t alignment) {
+  TflitePlanner *p = static_cast<TflitePlanner *>(self);
+  Mapping *m = p->FindMap(ptr);
+  if (m) {
+    if (RoundPage(bytes) <= m->len) { /* grows into its reserved room */
+      m->bytes = bytes;
+      return ptr;
+    }
+    size_t len = RoundPage(bytes) + (p->reserving_ ? p->room_ : 0);
+    void *q = mremap(m->ptr, m->len, len, MREMAP_MAYMOVE);
+    if (q == MAP_FAILED)
+      return nullptr;
+    *m = Mapping{static_cast<uint8_t *>(q), len, bytes};
+    return q;
+  }
+  void *q = Allocate(self, bytes, alignment);
+  if (!q)
+    return nullptr;
+  memcpy(q, ptr, std::min(old_bytes, bytes));
+  if (ptr != p->arena_) /* arenad's arena stays the planner's */
+    free(ptr);
+  else
+    p->given_ = false;
+  return q;
+}
+
+void TflitePlanner::Deallocate(void *self, void *ptr, size_t, size_t) {
+  TflitePlanner *p = static_cast<TflitePlanner *>(self);
+  if (!ptr)
+    return;
+  if (ptr == p->arena_) {
+    p->given_ = false;
+    return;
+  }
+  for (size_t i = 0; i < p->maps_.size(); i++)
+    if (p->maps_[i].ptr == ptr) {
+      munmap(p->maps_[i].ptr, p->maps_[i].len);
+      p->maps_.erase(p->maps_.begin() + (long)i);
+      return;
+    }
+  free(ptr);
 }
 
 int TflitePlanner::NewInterpreter(std::unique_ptr<tflite::Interpreter> *out) {
@@ -154,15 +439,50 @@ std::string TflitePlanner::MissingOps() const {
   return list;
 }
 
-/* Reads the probe, allocated by TFLite's own planner (HOW IT LEARNS THE
- * TENSORS). */
-int TflitePlanner::Learn(tflite::Interpreter *probe) {
+/* TFLite alone: TFLite's own ArenaPlanner over subgraph 0 with every
+ * arena tensor its own (AloneView), its arenas reserved and never touched,
+ * plus the arenas of the other subgraphs. */
+uint64_t TflitePlanner::Alone(tflite::Interpreter *in) {
+  tflite::Subgraph *sg = in->subgraph(0);
+  size_t n = sg->execution_plan().size();
+  uint64_t other = 0;
+  for (size_t i = 1; i < in->subgraphs_size(); i++) {
+    tflite::Subgraph::SubgraphAllocInfo a;
+    in->subgraph((int)i)->GetMemoryAllocInfo(&a);
+    other += a.arena_size;
+  }
+  size_t arena = 0, persistent = 0;
+  bool keep = reserving_;
+  size_t room = room_;
+  reserving_ = true;
+  room_ = 0;
+  {
+    std::unique_ptr<tflite::GraphInfo> view(new AloneView(sg));
+    tflite::ArenaPlanner p(sg->context(), std::move(view),
+                           /*preserve_all_tensors=*/false, (int)kAlign, 0,
+                           &allocator_);
+    if (p.PlanAllocations() == kTfLiteOk &&
+        (n == 0 || p.ExecuteAllocations(0, (int)n - 1) == kTfLiteOk))
+      p.GetAllocInfo(&arena, &persistent);
+  }
+  reserving_ = keep;
+  room_ = room;
+  return arena + other;
+}
+
+/* Gives every tensor TFLite would place in its arena an address in
+ * reserved space, lets TFLite allocate, and reads what it did (HOW IT
+ * LEARNS). */
+int TflitePlanner::Learn(tflite::Interpreter *in) {
   buffers_.clear();
-  const tflite::Subgraph &sg = probe->primary_subgraph();
+  n_tensors_ = 0;
+  temp_arena_ = 0;
+  temp_base_ = nullptr;
+  temps_pinnable_ = false;
+  moved_ = 0;
+  const tflite::Subgraph &sg = in->primary_subgraph();
   const std::vector<int> &plan = sg.execution_plan();
-  std::set<int> temps;
-  std::vector<TfliteBuffer> tlist;
-  std::vector<int64_t> first(probe->tensors_size(), -1), last(first);
+  std::vector<int64_t> first(in->tensors_size(), -1), last(first);
   auto use = [&](int t, int64_t at) {
     if (first[t] < 0 || at < first[t])
       first[t] = at;
@@ -176,70 +496,171 @@ int TflitePlanner::Learn(tflite::Interpreter *probe) {
     EachTensor(n.inputs, [&](int t) { use(t, (int64_t)i); });
     EachTensor(n.outputs, [&](int t) { use(t, (int64_t)i); });
     EachTensor(n.intermediates, [&](int t) { use(t, (int64_t)i); });
-    EachTensor(n.temporaries, [&](int t) {
-      const TfLiteTensor *x = probe->tensor(t);
-      if (x && x->allocation_type == kTfLiteArenaRw && temps.insert(t).second) {
-        info_.n_temporaries++;
-        info_.temporary_bytes += x->bytes;
-        tlist.push_back(TfliteBuffer{t, (uint64_t)x->bytes, (int64_t)i,
-                                     (int64_t)i, -1, 0, false, true});
-      }
-    });
   }
   int64_t end = plan.empty() ? 0 : (int64_t)plan.size() - 1;
-  for (int t : probe->inputs())
+  for (int t : in->inputs())
     if (t >= 0 && first[t] >= 0)
       first[t] = 0;
-  for (int t : probe->outputs())
+  for (int t : in->outputs())
     if (t >= 0 && first[t] >= 0)
       last[t] = end;
-  for (int t = 0; t < (int)probe->tensors_size(); t++) {
-    const TfLiteTensor *x = probe->tensor(t);
-    if (first[t] < 0 || temps.count(t) || x->allocation_type != kTfLiteArenaRw)
-      continue;
-    buffers_.push_back(TfliteBuffer{t, (uint64_t)x->bytes, first[t], last[t],
-                                    -1, 0, false, false});
+  /* TFLite's DEQUANTIZE keeps the output of a constant input in its
+   * persistent arena (set in its Prepare): not an arena tensor */
+  std::vector<bool> kept(in->tensors_size(), false);
+  for (size_t i = 0; i < plan.size(); i++) {
+    const auto *nr = sg.node_and_registration(plan[i]);
+    const TfLiteNode &n = nr->first;
+    if (nr->second.builtin_code == tflite::BuiltinOperator_DEQUANTIZE &&
+        n.inputs && n.inputs->size > 0 && n.inputs->data[0] >= 0 &&
+        n.outputs) {
+      TfLiteAllocationType a = in->tensor(n.inputs->data[0])->allocation_type;
+      if (a == kTfLiteMmapRo || a == kTfLitePersistentRo)
+        EachTensor(n.outputs, [&](int t) { kept[t] = true; });
+    }
+  }
+  /* every arena tensor a node names, one slot each in reserved space */
+  std::vector<int> cand;
+  std::vector<uint64_t> slot;
+  uint64_t total = 0;
+  for (int t = 0; t < (int)in->tensors_size(); t++)
+    if (first[t] >= 0 && !kept[t] &&
+        in->tensor(t)->allocation_type == kTfLiteArenaRw) {
+      cand.push_back(t);
+      slot.push_back(total);
+      total += std::max<uint64_t>(RoundUp(in->tensor(t)->bytes, kAlign),
+                                  kAlign);
+    }
+  FreeProbe();
+  probe_len_ = RoundPage(total);
+  probe_ = MapAnon(probe_len_, true);
+  if (!probe_) {
+    probe_len_ = 0;
+    return Fail(ARENA_ENOMEM, "cannot reserve address space to learn in");
+  }
+  for (size_t i = 0; i < cand.size(); i++) {
+    uint64_t next = i + 1 < cand.size() ? slot[i + 1] : total;
+    TfLiteCustomAllocation a = {probe_ + slot[i], (size_t)(next - slot[i])};
+    if (in->SetCustomAllocationForTensor(cand[i], a) != kTfLiteOk)
+      return Fail(ARENA_EUNSUPPORTED, "TFLite refused an address for tensor " +
+                                          std::to_string(cand[i]));
+  }
+  room_ = probe_len_;
+  reserving_ = true;
+  bool ok = in->SetAllocator(&allocator_) == kTfLiteOk &&
+            in->AllocateTensors() == kTfLiteOk;
+  reserving_ = false;
+  if (!ok)
+    return Fail(ARENA_EUNSUPPORTED,
+                "TFLite could not allocate the tensors at learned addresses");
+  for (size_t i = 0; i < cand.size(); i++) {
+    const TfLiteTensor *x = in->tensor(cand[i]);
+    if (x->allocation_type == kTfLiteCustom)
+      buffers_.push_back(TfliteBuffer{cand[i], (uint64_t)x->bytes,
+                                      first[cand[i]], last[cand[i]], -1, 0,
+                                      false, false});
+    else
+      moved_++; /* a kernel made it dynamic or persistent */
   }
   n_tensors_ = buffers_.size();
-  buffers_.insert(buffers_.end(), tlist.begin(), tlist.end());
-  info_.tflite_alone = TfliteArenaBytes(*probe, nullptr);
   info_.n_tensors = n_tensors_;
+  /* the temporaries, and the one arena of TFLite's that holds them */
+  std::set<int> temps;
+  const Mapping *home = nullptr;
+  bool one_home = true;
+  for (size_t i = 0; i < plan.size(); i++) {
+    const TfLiteNode &n = sg.node_and_registration(plan[i])->first;
+    EachTensor(n.temporaries, [&](int t) {
+      const TfLiteTensor *x = in->tensor(t);
+      if (x->allocation_type != kTfLiteArenaRw || !temps.insert(t).second)
+        return;
+      info_.n_temporaries++;
+      info_.temporary_bytes += x->bytes;
+      if (x->bytes == 0)
+        return;
+      const uint8_t *d = reinterpret_cast<const uint8_t *>(x->data.raw);
+      const Mapping *m = nullptr;
+      for (const Mapping &k : maps_)
+        if (d >= k.ptr && d + x->bytes <= k.ptr + k.bytes)
+          m = &k;
+      if (!m || (home && m != home))
+        one_home = false;
+      else
+        home = m;
+      buffers_.push_back(TfliteBuffer{t, (uint64_t)x->bytes, (int64_t)i,
+                                      (int64_t)i, -1,
+                                      m ? (uint64_t)(d - m->ptr) : 0, false,
+                                      true});
+    });
+  }
+  /* any other tensor in that arena would be unplanned bytes in arenad's */
+  for (int t = 0; home && t < (int)in->tensors_size(); t++) {
+    const TfLiteTensor *x = in->tensor(t);
+    const uint8_t *d = reinterpret_cast<const uint8_t *>(x->data.raw);
+    if (!temps.count(t) && x->allocation_type == kTfLiteArenaRw && d &&
+        d >= home->ptr && d < home->ptr + home->len)
+      one_home = false;
+  }
+  temps_pinnable_ = home && one_home;
+  info_.probe_resident = Resident(probe_, probe_len_);
+  if (home) {
+    temp_base_ = home->ptr;
+    temp_arena_ = home->bytes;
+    info_.probe_resident += Resident(home->ptr, home->len);
+  }
+  info_.tflite_alone = Alone(in);
   return 0;
 }
 
-/* The pairs the .tflite reader allows, where both tensors are buffers of
- * the same size (IN-PLACE SHARING). */
-void TflitePlanner::DeclarePairs() {
-  struct planner_tflite_options o;
-  memset(&o, 0, sizeof o);
-  o.keep_dequant = 1;
-  struct planner_tflite_model m;
-  planner_tflite_init(&m);
-  if (planner_tflite_read(model_, model_len_, &o, &m, NULL) == 0) {
-    std::vector<int> at(m.n_tensors, -1); /* tensor index -> buffer */
-    for (size_t b = 0; b < buffers_.size(); b++)
-      if ((uint32_t)buffers_[b].tensor < m.n_tensors)
-        at[buffers_[b].tensor] = (int)b;
-    for (size_t i = 0; i < m.n_planned; i++) {
-      const struct planner_tensor *t = &m.tensors[i];
-      if (!t->has_alias || t->id >= m.n_tensors || t->alias >= m.n_tensors)
+/* The in-place pairs (IN-PLACE SHARING): for each node whose operator is
+ * on the .tflite reader's allowlist and that has one output, the first
+ * input the rules allow. */
+void TflitePlanner::DeclarePairs(tflite::Interpreter *in) {
+  std::vector<int> at(in->tensors_size(), -1); /* tensor -> buffer */
+  for (size_t b = 0; b < n_tensors_; b++)
+    at[buffers_[b].tensor] = (int)b;
+  std::set<int> io(in->inputs().begin(), in->inputs().end());
+  io.insert(in->outputs().begin(), in->outputs().end());
+  io.insert(in->variables().begin(), in->variables().end());
+  const tflite::Subgraph &sg = in->primary_subgraph();
+  const std::vector<int> &plan = sg.execution_plan();
+  for (size_t i = 0; i < plan.size(); i++) {
+    const auto *nr = sg.node_and_registration(plan[i]);
+    const TfLiteNode &n = nr->first;
+    if (!planner_tflite_inplace_op(nr->second.builtin_code) || !n.outputs ||
+        n.outputs->size != 1 || n.outputs->data[0] < 0)
+      continue;
+    int o = n.outputs->data[0];
+    if (at[o] < 0 || io.count(o) || buffers_[at[o]].size == 0 ||
+        buffers_[at[o]].first != (int64_t)i)
+      continue;
+    bool o_is_input = false;
+    EachTensor(n.inputs, [&](int t) { o_is_input |= t == o; });
+    if (o_is_input)
+      continue;
+    for (int k = 0; n.inputs && k < n.inputs->size; k++) {
+      int x = n.inputs->data[k];
+      if (x < 0 || at[x] < 0 || io.count(x))
         continue;
-      int out = at[t->id], in = at[t->alias];
-      if (out >= 0 && in >= 0 && buffers_[out].size == buffers_[in].size)
-        buffers_[out].alias = buffers_[in].tensor;
+      const TfliteBuffer &bx = buffers_[at[x]];
+      if (bx.first < (int64_t)i && bx.last == (int64_t)i &&
+          bx.size == buffers_[at[o]].size &&
+          Elements(in->tensor(x)) == Elements(in->tensor(o))) {
+        buffers_[at[o]].alias = x;
+        break;
+      }
     }
   }
-  planner_tflite_cleanup(&m);
 }
 
-/* Plans the tensors through arenad under the model's key; with_temps
+/* Plans the buffers through arenad under the model's key (the daemon
+ * serves a stored plan of the same graph from its cache); with_temps
  * adds the temporaries, pinned at their offsets in TFLite's arena, which
  * then starts at the arena's base (TEMPORARIES). */
-int TflitePlanner::Plan(bool with_temps) {
+int TflitePlanner::Plan(tflite::Interpreter *in, bool with_temps) {
   for (auto &b : buffers_)
     b.alias = -1;
   if (in_place_)
-    DeclarePairs();
+    DeclarePairs(in);
   size_t n = with_temps ? buffers_.size() : n_tensors_;
   std::vector<struct planner_tensor> g(n);
   for (size_t i = 0; i < n; i++) {
@@ -256,11 +677,25 @@ int TflitePlanner::Plan(bool with_temps) {
       t->alias = (uint32_t)b.alias;
     }
   }
-  uint8_t hash[ARENAD_CLIENT_DIGEST_LEN];
-  arenad_client_sha256(model_, model_len_, hash);
+  if (!have_identity_) { /* once per model: fb_ verified it */
+    Identity(fb_->GetModel(), static_cast<const uint8_t *>(model_),
+             model_len_, identity_);
+    have_identity_ = true;
+  }
+  in_shapes_.clear();
+  for (int t : in->inputs()) {
+    const TfLiteIntArray *d = in->tensor(t)->dims;
+    std::vector<int64_t> v;
+    for (int k = 0; d && k < d->size; k++)
+      v.push_back(d->data[k] < 0 ? 0 : d->data[k]);
+    in_shapes_.push_back(v);
+  }
+  in_dims_.clear();
+  for (auto &v : in_shapes_)
+    in_dims_.push_back(arenad_dims{v.data(), v.size()});
   struct arenad_model_key key;
-  key.model_hash = hash;
-  key.model_hash_len = sizeof hash;
+  key.model_hash = identity_;
+  key.model_hash_len = sizeof identity_;
   key.inputs = in_dims_.data();
   key.n_inputs = in_dims_.size();
   struct planner_options o;
@@ -299,6 +734,12 @@ int TflitePlanner::Plan(bool with_temps) {
   arenad_client_result_cleanup(&r);
   if (test_overlap_)
     Overlap();
+  if (test_move_temp_)
+    for (size_t i = n_tensors_; i < n; i++)
+      if (buffers_[i].size > 0) {
+        buffers_[i].offset += kAlign;
+        break;
+      }
   return 0;
 }
 
@@ -317,111 +758,144 @@ void TflitePlanner::Overlap() {
     }
 }
 
-/* TFLite's allocator hook: the first request for exactly temp_arena_
- * bytes (TFLite's arena of temporaries) gets the base of arena_; every
- * other request (its persistent arena, dynamic tensors) the heap. */
-void *TflitePlanner::Allocate(void *self, size_t bytes, size_t alignment) {
-  TflitePlanner *p = static_cast<TflitePlanner *>(self);
-  if (!p->temp_given_ && p->arena_ && bytes == p->temp_arena_) {
-    p->temp_given_ = true;
-    return p->arena_;
-  }
-  size_t a = std::max<size_t>(alignment, sizeof(void *));
-  return aligned_alloc(a, (bytes + a - 1) / a * a);
+/* What an arena of `bytes` costs: whole pages when it is mapped (at least
+ * kHeapMax bytes, or TFLite's own arena of temporaries adopted in place),
+ * its bytes from the heap. */
+uint64_t TflitePlanner::ArenaCost(uint64_t bytes, bool mapped) const {
+  return mapped || bytes >= kHeapMax ? RoundPage(bytes) : bytes;
 }
 
-void TflitePlanner::Deallocate(void *self, void *ptr, size_t, size_t) {
-  TflitePlanner *p = static_cast<TflitePlanner *>(self);
-  if (ptr == p->arena_)
-    p->temp_given_ = false;
-  else
-    free(ptr);
-}
-
-/* Learns where TFLite puts each temporary inside its own arena when every
- * tensor has a caller-given address: an interpreter with the tensors laid
- * end to end in a scratch buffer. TFLite's arena then holds the
- * temporaries alone, its first allocation at offset 0, so the lowest
- * temporary address is the arena's base. */
-int TflitePlanner::FindTemps() {
-  uint64_t total = 0;
-  for (size_t i = 0; i < n_tensors_; i++) {
-    buffers_[i].offset = total;
-    total += (buffers_[i].size + kAlign - 1) / kAlign * kAlign;
-  }
-  uint8_t *scratch = static_cast<uint8_t *>(
-      aligned_alloc(kAlign, total ? total : kAlign));
-  if (!scratch)
-    return Fail(ARENA_ENOMEM, "out of memory");
-  std::unique_ptr<tflite::Interpreter> b;
-  int rc = NewInterpreter(&b);
-  for (size_t i = 0; !rc && i < n_tensors_; i++) {
-    TfLiteCustomAllocation a = {scratch + buffers_[i].offset,
-                                (size_t)buffers_[i].size};
-    if (b->SetCustomAllocationForTensor(buffers_[i].tensor, a) != kTfLiteOk)
-      rc = Fail(ARENA_EUNSUPPORTED, "TFLite refused a tensor address");
-  }
-  if (!rc && b->AllocateTensors() != kTfLiteOk)
-    rc = Fail(ARENA_EUNSUPPORTED, "TFLite could not allocate the tensors");
-  uintptr_t lo = UINTPTR_MAX;
-  for (size_t i = n_tensors_; !rc && i < buffers_.size(); i++) {
-    const TfLiteTensor *t = b->tensor(buffers_[i].tensor);
-    if (t->allocation_type != kTfLiteArenaRw || !t->data.raw)
-      rc = Fail(ARENA_EUNSUPPORTED, "a temporary is not in TFLite's arena");
-    else
-      lo = std::min(lo, reinterpret_cast<uintptr_t>(t->data.raw));
-  }
-  for (size_t i = n_tensors_; !rc && i < buffers_.size(); i++)
-    buffers_[i].offset =
-        reinterpret_cast<uintptr_t>(b->tensor(buffers_[i].tensor)->data.raw) - lo;
-  if (!rc) {
-    tflite::Subgraph::SubgraphAllocInfo a;
-    b->primary_subgraph().GetMemoryAllocInfo(&a);
-    temp_arena_ = a.arena_size;
-  }
-  b.reset();
-  free(scratch);
-  return rc;
-}
-
-/* Gives every tensor its address (and TFLite's arena of temporaries its
- * place, with_temps), allocates, and records which TFLite kept
- * (PLACING). */
-int TflitePlanner::Place(tflite::Interpreter *interp, bool with_temps) {
-  temp_given_ = false;
-  if (with_temps && interp->SetAllocator(&allocator_) != kTfLiteOk)
-    return Fail(ARENA_EUNSUPPORTED, "TFLite refused the allocator");
-  for (size_t i = 0; i < n_tensors_; i++) {
-    const TfliteBuffer &b = buffers_[i];
-    TfLiteCustomAllocation a = {arena_ + b.offset, (size_t)b.size};
-    if (interp->SetCustomAllocationForTensor(b.tensor, a) != kTfLiteOk)
-      return Fail(ARENA_EUNSUPPORTED,
-                  "TFLite refused an address for tensor " +
-                      std::to_string(b.tensor));
-  }
-  if (interp->AllocateTensors() != kTfLiteOk)
-    return Fail(ARENA_EUNSUPPORTED, "TFLite could not allocate the tensors");
+/* Records, after AllocateTensors, which buffers TFLite kept at their
+ * planned addresses; ARENA_EUNSUPPORTED when a temporary is elsewhere. */
+int TflitePlanner::Check(tflite::Interpreter *in, bool with_temps) {
   info_.n_placed = info_.n_left = 0;
   bool temps_ok = true;
-  for (size_t i = 0; i < buffers_.size(); i++) {
-    TfliteBuffer &b = buffers_[i];
-    const TfLiteTensor *t = interp->tensor(b.tensor);
+  for (TfliteBuffer &b : buffers_) {
+    const TfLiteTensor *t = in->tensor(b.tensor);
     bool at = t->data.raw == reinterpret_cast<char *>(arena_ + b.offset);
     if (b.temporary) {
       b.placed = with_temps && at && t->allocation_type == kTfLiteArenaRw;
-      temps_ok = temps_ok && b.placed;
+      temps_ok = temps_ok && (b.placed || !with_temps || b.size == 0);
       continue;
     }
     b.placed = at && t->allocation_type == kTfLiteCustom;
     (b.placed ? info_.n_placed : info_.n_left)++;
   }
-  if (with_temps && (!temps_ok || !temp_given_))
+  if (with_temps && !temps_ok)
     return Fail(ARENA_EUNSUPPORTED,
                 "TFLite did not put its temporaries where planned");
-  info_.remainder = TfliteArenaBytes(*interp, &info_.dynamic_bytes);
+  info_.remainder = TfliteArenaBytes(*in, &info_.dynamic_bytes);
   if (with_temps) /* that arena is inside arenad's */
     info_.remainder -= std::min(info_.remainder, temp_arena_);
   return 0;
+}
+
+/* PLACING in the interpreter that learned: arenad's arena is TFLite's
+ * arena of temporaries grown into its reserved room (with_temps), or an
+ * arena of its own; every tensor moves to its planned address. The
+ * AllocateTensors() that follows re-plans nothing: it checks each custom
+ * allocation against its tensor, and Check() the addresses. */
+int TflitePlanner::PlaceInPlace(tflite::Interpreter *in, bool with_temps) {
+  FreeArena();
+  uint64_t bytes = info_.arena_bytes;
+  if (with_temps) {
+    Mapping *m = FindMap(temp_base_);
+    if (!m || RoundPage(bytes) > m->len)
+      return Fail(ARENA_EUNSUPPORTED, "the plan does not fit where TFLite's "
+                                      "arena of temporaries lies");
+    size_t keep = RoundPage(bytes);
+    if (m->len > keep)
+      munmap(m->ptr + keep, m->len - keep);
+    arena_ = m->ptr;
+    arena_len_ = keep;
+    arena_mapped_ = true;
+    maps_.erase(maps_.begin() + (m - maps_.data()));
+  } else if (AllocArena(bytes)) {
+    return Fail(ARENA_ENOMEM, "out of memory for the arena");
+  }
+  for (size_t i = 0; i < n_tensors_; i++) {
+    const TfliteBuffer &b = buffers_[i];
+    TfLiteCustomAllocation a = {arena_ + b.offset, (size_t)b.size};
+    if (in->SetCustomAllocationForTensor(b.tensor, a) != kTfLiteOk)
+      return Fail(ARENA_EUNSUPPORTED, "TFLite refused an address for tensor " +
+                                          std::to_string(b.tensor));
+  }
+  TrimMaps();
+  /* TFLite checks every custom allocation again (nothing is re-planned:
+   * the interpreter is invokable and its inputs static) */
+  int rc = in->AllocateTensors() == kTfLiteOk
+               ? Check(in, with_temps)
+               : Fail(ARENA_EUNSUPPORTED,
+                      "TFLite refused the planned addresses");
+  FreeProbe();
+  return rc;
+}
+
+/* Gives back the reserved room behind TFLite's arenas once learning is
+ * over. */
+void TflitePlanner::TrimMaps() {
+  for (Mapping &m : maps_) {
+    size_t keep = RoundPage(m.bytes);
+    if (m.len > keep) {
+      munmap(m.ptr + keep, m.len - keep);
+      m.len = keep;
+    }
+  }
+}
+
+int TflitePlanner::AllocArena(uint64_t bytes) {
+  FreeArena();
+  if (bytes >= kHeapMax) {
+    arena_len_ = RoundPage(bytes);
+    arena_ = MapAnon(arena_len_, false);
+    arena_mapped_ = arena_ != nullptr;
+  } else {
+    arena_len_ = (size_t)RoundUp(bytes ? bytes : 1, kAlign);
+    arena_ = static_cast<uint8_t *>(aligned_alloc(kAlign, arena_len_));
+  }
+  if (!arena_)
+    arena_len_ = 0;
+  return arena_ ? 0 : ARENA_ENOMEM;
+}
+
+/* PLACING in a second interpreter, for a model where a kernel took a
+ * tensor out of the arena while learning: every planned tensor gets its
+ * address before AllocateTensors(), and with_temps TFLite's arena of
+ * temporaries the base of arenad's (the hook's first request of exactly
+ * its size). */
+int TflitePlanner::PlaceFresh(std::unique_ptr<tflite::Interpreter> *out,
+                              bool with_temps) {
+  FreeProbe();
+  out->reset();
+  TrimMaps();
+  if (AllocArena(info_.arena_bytes))
+    return Fail(ARENA_ENOMEM, "out of memory for the arena");
+  int rc = NewInterpreter(out);
+  if (rc)
+    return rc;
+  info_.n_interpreters++;
+  tflite::Interpreter *in = out->get();
+  give_ = with_temps;
+  given_ = false;
+  if (in->SetAllocator(&allocator_) != kTfLiteOk)
+    return Fail(ARENA_EUNSUPPORTED, "TFLite refused the allocator");
+  for (size_t i = 0; i < n_tensors_; i++) {
+    const TfliteBuffer &b = buffers_[i];
+    TfLiteCustomAllocation a = {arena_ + b.offset, (size_t)b.size};
+    if (in->SetCustomAllocationForTensor(b.tensor, a) != kTfLiteOk)
+      return Fail(ARENA_EUNSUPPORTED, "TFLite refused an address for tensor " +
+                                          std::to_string(b.tensor));
+  }
+  rc = in->AllocateTensors() == kTfLiteOk
+           ? 0
+           : Fail(ARENA_EUNSUPPORTED, "TFLite could not allocate the tensors");
+  give_ = false;
+  if (!rc)
+    rc = Check(in, with_temps);
+  if (!rc && with_temps && !given_)
+    rc = Fail(ARENA_EUNSUPPORTED,
+              "TFLite did not put its temporaries where planned");
+  return rc;
 }
 
 int TflitePlanner::BuildTfliteOnly(std::unique_ptr<tflite::Interpreter> *out) {
@@ -433,68 +907,18 @@ int TflitePlanner::BuildTfliteOnly(std::unique_ptr<tflite::Interpreter> *out) {
   return 0;
 }
 
-/* Plans and places, with or without the temporaries. */
-int TflitePlanner::BuildOn(bool with_temps,
-                           std::unique_ptr<tflite::Interpreter> *out) {
-  int rc = Plan(with_temps);
-  if (rc)
-    return rc;
-  out->reset();
-  free(arena_);
-  size_t bytes = (size_t)((info_.arena_bytes + kAlign - 1) / kAlign * kAlign);
-  arena_ = static_cast<uint8_t *>(aligned_alloc(kAlign, bytes ? bytes : kAlign));
-  if (!arena_)
-    return Fail(ARENA_ENOMEM, "out of memory for the arena");
-  if ((rc = NewInterpreter(out)) || (rc = Place(out->get(), with_temps)))
-    out->reset();
-  return rc;
-}
-
-int TflitePlanner::Build(std::unique_ptr<tflite::Interpreter> *out) {
-  out->reset();
-  memset(&info_, 0, sizeof info_);
-  note_.clear();
-  if (!client_)
-    return Fail(ARENA_EINVAL, "no client handle");
-  std::unique_ptr<tflite::Interpreter> probe;
-  int rc = BuildTfliteOnly(&probe);
-  if (!rc)
-    rc = Learn(probe.get());
-  if (rc)
-    return rc;
-  in_shapes_.clear();
-  for (int t : probe->inputs()) {
-    const TfLiteIntArray *d = probe->tensor(t)->dims;
-    std::vector<int64_t> v;
-    for (int k = 0; d && k < d->size; k++)
-      v.push_back(d->data[k] < 0 ? 0 : d->data[k]);
-    in_shapes_.push_back(v);
-  }
-  in_dims_.clear();
-  for (auto &v : in_shapes_)
-    in_dims_.push_back(arenad_dims{v.data(), v.size()});
-  probe.reset();
-  TflitePlanInfo learned = info_;
-  /* First choice: tensors and temporaries in one plan. */
-  if (n_tensors_ && n_tensors_ < buffers_.size() && FindTemps() == 0 &&
-      BuildOn(true, out) == 0 && info_.total() <= info_.tflite_alone)
-    return 0;
-  /* Then the tensors alone, TFLite keeping its temporaries. */
-  info_ = learned;
-  for (auto &b : buffers_)
-    b.placed = false;
-  if (n_tensors_ && (rc = BuildOn(false, out)))
-    return rc;
-  if (n_tensors_ && info_.total() <= info_.tflite_alone)
-    return 0;
-  /* Not worth it: TFLite's own plan is smaller. */
+/* TFLite's own planner, when arenad's plan would not save memory or was
+ * dropped: the learned figures stay, the interpreter is a new one. */
+int TflitePlanner::OnTfliteOwn(std::unique_ptr<tflite::Interpreter> *out) {
   TflitePlanInfo keep = info_;
   out->reset();
-  if ((rc = BuildTfliteOnly(out)))
+  FreeProbe();
+  FreeArena();
+  int rc = BuildTfliteOnly(out);
+  if (rc)
     return rc;
-  free(arena_);
-  arena_ = nullptr;
   info_ = keep;
+  info_.n_interpreters++;
   info_.source = TflitePlanSource::kTflite;
   info_.remainder = TfliteArenaBytes(**out, &info_.dynamic_bytes);
   info_.arena_bytes = 0;
@@ -503,6 +927,60 @@ int TflitePlanner::Build(std::unique_ptr<tflite::Interpreter> *out) {
   for (auto &b : buffers_)
     b.placed = false;
   return 0;
+}
+
+int TflitePlanner::Build(std::unique_ptr<tflite::Interpreter> *out) {
+  out->reset();
+  memset(&info_, 0, sizeof info_);
+  error_.clear();
+  note_.clear();
+  FreeArena();
+  if (!client_)
+    return Fail(ARENA_EINVAL, "no client handle");
+  std::unique_ptr<tflite::Interpreter> in;
+  int rc = NewInterpreter(&in);
+  if (rc)
+    return rc;
+  info_.n_interpreters = 1;
+  if (Learn(in.get()) || n_tensors_ == 0) { /* nothing to place */
+    in.reset();
+    return OnTfliteOwn(out);
+  }
+  bool with_temps = temps_pinnable_;
+  if ((rc = Plan(in.get(), with_temps))) {
+    in.reset();
+    FreeProbe();
+    return rc;
+  }
+  /* TFLite's arena beside arenad's: the temporaries when not planned */
+  uint64_t beside = with_temps ? 0 : temp_arena_;
+  bool in_place = moved_ == 0 &&
+                  ArenaCost(info_.arena_bytes, with_temps) + beside <=
+                      info_.tflite_alone;
+  /* a second interpreter may still save what the pages of TFLite's arena
+   * of temporaries would cost, with an arena from the heap */
+  if (!in_place &&
+      ArenaCost(info_.arena_bytes, false) + beside > info_.tflite_alone) {
+    in.reset();
+    return OnTfliteOwn(out);
+  }
+  if (in_place)
+    rc = PlaceInPlace(in.get(), with_temps);
+  else
+    rc = PlaceFresh(&in, with_temps);
+  if (rc == 0 && ArenaCost(info_.arena_bytes, arena_mapped_) +
+                         info_.remainder <= info_.tflite_alone) {
+    *out = std::move(in);
+    return 0;
+  }
+  /* dropped: TFLite did not keep the plan, or it saves nothing */
+  info_.dropped = rc != 0;
+  std::string why = error_;
+  in.reset();
+  rc = OnTfliteOwn(out);
+  if (!rc)
+    error_ = why;
+  return rc;
 }
 
 }  // namespace arenad

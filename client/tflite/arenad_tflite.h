@@ -14,63 +14,119 @@
  *     interp->Invoke();
  *
  * HOW IT LEARNS THE TENSORS
- *  Build() first builds a throw-away interpreter of the same model and
- *  resolver and lets TFLite allocate it with its own ArenaPlanner. Then,
- *  walking subgraph 0's execution plan in order, it reads every node's
- *  inputs, outputs and intermediates: each tensor TFLite placed in its
- *  arena (kTfLiteArenaRw, not a temporary) becomes one buffer of the plan,
- *  sized with TFLite's own byte count, living from the first to the last
- *  node that names it; graph inputs live from node 0 and graph outputs to
- *  the last node. Each node's temporaries (created by kernels in Prepare)
- *  are counted with their bytes. The throw-away interpreter's arena is
- *  "TFLite alone", the figure the plan must not exceed.
+ *  Build() builds one interpreter of the model and resolver. Walking
+ *  subgraph 0's execution plan in order, it reads every node's inputs,
+ *  outputs and intermediates; each tensor TFLite would put in its arena
+ *  (kTfLiteArenaRw) gets, before the first AllocateTensors(), an address
+ *  in address space reserved for learning (mmap'd PROT_READ|PROT_WRITE,
+ *  MAP_PRIVATE|MAP_ANONYMOUS|MAP_NORESERVE), its slot as large as the
+ *  model says the tensor is; TFLite's own arenas come from the allocator
+ *  hook (Interpreter::SetAllocator), reserved the same way. Kernels'
+ *  Prepare then runs. A tensor still at its address afterwards becomes
+ *  one buffer of the plan, with TFLite's byte count, living from the
+ *  first to the last node that names it; graph inputs live from node 0,
+ *  graph outputs to the last node. A tensor a kernel made dynamic or
+ *  persistent is left to TFLite (the output of a DEQUANTIZE of a
+ *  constant, which TFLite keeps in its persistent arena, is never given
+ *  an address). Each node's temporaries (created by
+ *  kernels in Prepare) stay in TFLite's arena, which then holds the
+ *  temporaries alone: their offsets in it and its size are read there.
+ *  Nothing writes into the reserved space (kernels write their
+ *  persistent data, which is not there), so learning costs address
+ *  space, not memory; info().probe_resident says how much of it was
+ *  found resident (mincore) all the same. "TFLite alone", the figure the
+ *  plan must beat, is TFLite's own ArenaPlanner run over the same
+ *  prepared graph with every tensor its own, its arena reserved too
+ *  (exactly TFLite's accounting of an interpreter on its own planner).
+ *  When TFLite cannot run the model at those addresses, Build() returns
+ *  an interpreter on TFLite's own planner.
  *
  * THE PLAN
- *  The buffers are planned through arenad_client_plan() (algorithm best,
- *  alignment 64 = TFLite's kDefaultTensorAlignment) under the model's
- *  key: the SHA-256 of the model bytes and the shapes of subgraph 0's
- *  inputs. Processes that run the same model share one cached plan; when
- *  the daemon fails and the client's fallback is on, the plan is computed
- *  in this process.
+ *  The buffers, and the temporaries pinned at their offsets in TFLite's
+ *  arena (see TEMPORARIES), make a lifetime graph planned with algorithm
+ *  best and alignment 64 (TFLite's kDefaultTensorAlignment) under the key
+ *  (model identity, shapes of subgraph 0's inputs) through
+ *  arenad_client_plan(): the daemon serves the plan it stored for that
+ *  key and graph (source kCache), or plans and stores it (kDaemon); with
+ *  the client's fallback on and the daemon failing, it is planned in this
+ *  process (kLocal). The request carries the graph (a few KiB): a hit is
+ *  then answered from the daemon's in-memory cache in one round trip,
+ *  where arenad_client_lookup(), which sends the key alone, is answered
+ *  from sqlite. The client library checks the plan's graph digest
+ *  against the graph this Build() learned and verifies the offsets
+ *  (planner_verify) before they are used. So the facts a plan depends on
+ *  never travel with it: they are learned again, from the interpreter
+ *  that will run, and a stored plan is used only for exactly that graph
+ *  (same tensors, sizes, lifetimes, temporaries and offsets, aliases). A
+ *  different TFLite version, resolver or kernel that lays the model out
+ *  differently gives another graph and so another plan.
+ *
+ * MODEL IDENTITY
+ *  TfliteModelIdentity(): a SHA-256 over the model's bytes in which each
+ *  constant buffer, and each per-channel quantization vector (scales,
+ *  zero points), larger than 4096 bytes counts by its length only;
+ *  computed once per planner (0.26 ms on mobilenet_v2, against 2.5 to 7
+ *  ms for the SHA-256 of its 3.9 MB). Smaller constants, such as the
+ *  shape operand of RESHAPE or the paddings of PAD, whose values kernels
+ *  read in Prepare, are covered, as is every table of the FlatBuffer
+ *  (operators and their options, tensor shapes and types, which tensors
+ *  are constant). Two models that differ in their weights alone share an
+ *  identity, and with it their plans, which is right: TFLite's layout
+ *  depends on shapes, types and small operands, not on weight values.
+ *  The identity only groups and finds plans; it cannot make a wrong plan
+ *  be used, since a plan is used only for the graph its digest names
+ *  (THE PLAN).
  *
  * PLACING
- *  Build() allocates one 64-byte-aligned arena of the plan's size, builds
- *  the real interpreter and calls SetCustomAllocationForTensor() for every
- *  planned tensor before AllocateTensors(). After it, a tensor whose data
- *  pointer is still its planned address is placed; one a kernel turned
- *  dynamic (or otherwise moved) is left to TFLite and counted.
+ *  When every tensor stayed at its learning address, the same
+ *  interpreter is placed: arenad's arena is TFLite's arena of
+ *  temporaries itself (a mapping with reserved room behind it), grown to
+ *  the plan's size (pages beyond it are unmapped), and every tensor moves
+ *  to its planned address with SetCustomAllocationForTensor(), which
+ *  TFLite accepts after AllocateTensors(); a second AllocateTensors()
+ *  re-plans nothing and checks each address against its tensor. One
+ *  interpreter, one Prepare. Otherwise (a kernel took a tensor out of the
+ *  arena, or the whole pages of that mapping would cost more than the
+ *  plan saves while an arena from the heap would not) a second
+ *  interpreter is built and given every address, and TFLite's arena of
+ *  temporaries the base of arenad's arena, before its
+ *  AllocateTensors(). Either way, afterwards a tensor whose data pointer
+ *  is its planned address is placed, and every temporary must be at its
+ *  planned address, or the plan is dropped (info().dropped) and Build()
+ *  returns an interpreter on TFLite's own planner. An arena that is not
+ *  TFLite's own is mapped by the planner (mmap) when it is at least
+ *  128 KiB, glibc's default mmap threshold, and taken from the heap
+ *  below it, where freeing it moves no threshold.
  *
  * TEMPORARIES
  *  Kernel temporaries cannot be given an address (a kernel's Prepare sets
- *  them back to kTfLiteArenaRw): TFLite keeps them in its own arena. When
- *  every tensor has its address, that arena holds the temporaries alone.
- *  So Build() learns, from a second throw-away interpreter with the
- *  tensors laid end to end, where TFLite puts each temporary inside that
- *  arena (its first allocation is at offset 0) and how large the arena
- *  is; plans the tensors together with the temporaries, each pinned at
- *  its offset and live at its node only; and hands TFLite, through its
- *  allocator hook (Interpreter::SetAllocator), the base of arenad's arena
- *  for that arena: the first allocation of exactly its size. Every other
- *  allocation (TFLite's persistent arena, dynamic tensors) comes from the
- *  heap. After AllocateTensors() every temporary must be at its planned
- *  address, or the plan is dropped. Failing that, the tensors alone are
- *  planned and TFLite keeps its temporaries beside arenad's arena.
- *  TFLite's accounting (Subgraph::GetMemoryAllocInfo, every subgraph)
- *  gives what it still allocates outside arenad's arena, the remainder.
- *  When arenad's arena plus the remainder would be larger than TFLite
- *  alone, Build() returns an interpreter on TFLite's own planner instead
- *  and says so (TflitePlanSource::kTflite): the total is never larger
- *  than TFLite alone.
+ *  them back to kTfLiteArenaRw): TFLite keeps them in its own arena,
+ *  which, every tensor having its address, holds them alone. When all of
+ *  them lie in one arena of TFLite's that holds nothing else, they join
+ *  the plan pinned at their offsets and live at their node only, and
+ *  that arena's base is arenad's arena's base. Otherwise the tensors
+ *  alone are planned and TFLite keeps its temporaries beside arenad's
+ *  arena. TFLite's accounting (Subgraph::GetMemoryAllocInfo, every
+ *  subgraph) gives what it still allocates outside arenad's arena, the
+ *  remainder. When arenad's arena (in whole pages when mapped) plus the
+ *  remainder would be larger than TFLite alone, Build() returns an
+ *  interpreter on TFLite's own planner instead and says so
+ *  (TflitePlanSource::kTflite): the total is never larger than TFLite
+ *  alone, and a saving smaller than a page's rounding is not taken.
  *
  * IN-PLACE SHARING
- *  On by default (SetInPlace(false) before Build()). The model is read
- *  with arenad's .tflite reader, whose allowlist of kernels that read
- *  element i before they write it (ADD, the activations, RESHAPE, ...;
- *  planner/formats/tflite.h) names the input each output may reuse. A
- *  pair is declared to the planner when both tensors are planned buffers
- *  of equal size; the planner takes it only where that is legal and
- *  shrinks the arena. TFLite's kernels of those operators are safe with an
- *  output on its input for the same reason TFLite Micro's are.
+ *  On by default (SetInPlace(false) before Build()). The allowlist of
+ *  arenad's .tflite reader, kernels that read element i before they
+ *  write it (ADD, the activations, RESHAPE, ...; planner/formats/tflite.h,
+ *  planner_tflite_inplace_op()), is applied to the interpreter's nodes
+ *  with the reader's rules: a node with one output o on the list declares
+ *  the first input x such that both are planned buffers of equal bytes
+ *  and element count, x is last used at the node and written before it,
+ *  o is first written there and is not one of its inputs, and neither is
+ *  a graph input, output or variable. The planner takes a pair only where
+ *  that is legal and shrinks the arena. TFLite's kernels of those
+ *  operators are safe with an output on its input for the same reason
+ *  TFLite Micro's are.
  *
  * UNUSABLE PLANS
  *  The plan is asked for with arenad_client_plan_within() under TFLite
@@ -86,10 +142,11 @@
  * OWNERSHIP AND THREADS
  *  The client handle, the resolver and the model bytes are borrowed and
  *  must outlive the planner (TFLite's FlatBufferModel reads the bytes in
- *  place). The planner owns the arena, the FlatBufferModel and the
- *  allocator hook TFLite calls: every interpreter Build() returns must be
- *  destroyed before the planner. One planner is used from one thread at
- *  a time.
+ *  place; the model identity is computed once). The planner owns the
+ *  arena, the FlatBufferModel and the allocator hook TFLite calls: every
+ *  interpreter Build() returns must be destroyed before the planner and
+ *  before the next Build(). One planner is used from one thread at a
+ *  time.
  */
 #ifndef ARENAD_TFLITE_H
 #define ARENAD_TFLITE_H
@@ -151,6 +208,16 @@ struct TflitePlanInfo {
   uint64_t temporary_bytes;  /* their total size */
   size_t n_shared;           /* in-place pairs sharing one offset */
   uint64_t total() const { return arena_bytes + remainder; }
+  /* -- appended -- */
+  size_t n_interpreters;     /* tflite::Interpreters Build() built: 1 when
+                                placed in the one that learned, 2 when a
+                                second was needed or TFLite's own planner
+                                was chosen */
+  uint64_t probe_resident;   /* bytes of the space reserved for learning
+                                found resident before it was released */
+  bool dropped;              /* a plan failed the check after
+                                AllocateTensors(): kTflite, error() says
+                                why */
 };
 
 class TflitePlanner {
@@ -185,20 +252,39 @@ class TflitePlanner {
   /* Test builds only: after planning, move one buffer onto another that
    * is live at the same time, so that tests can prove they notice. */
   void TestOnlyOverlap(bool on) { test_overlap_ = on; }
+  /* Test builds only: after planning, move one temporary 64 bytes from
+   * its offset, so that TFLite's arena disagrees with the plan. */
+  void TestOnlyMoveTemporary(bool on) { test_move_temp_ = on; }
 #endif
 
  private:
+  /* One arena of TFLite's that the allocator hook mapped. */
+  struct Mapping {
+    uint8_t *ptr; /* page-aligned */
+    size_t len;   /* bytes mapped, reserved room included */
+    size_t bytes; /* bytes TFLite asked for */
+  };
+
   int Fail(int code, const std::string &why);
   int NewInterpreter(std::unique_ptr<tflite::Interpreter> *out);
   /* The model's operators the resolver has no kernel for, each once, as
    * "NAME (version V)" joined by ", "; "" when every one has a kernel. */
   std::string MissingOps() const;
-  int Learn(tflite::Interpreter *probe);
-  void DeclarePairs();
-  int Plan(bool with_temps);
-  int Place(tflite::Interpreter *interp, bool with_temps);
-  int FindTemps();
-  int BuildOn(bool with_temps, std::unique_ptr<tflite::Interpreter> *out);
+  int Learn(tflite::Interpreter *in);
+  uint64_t Alone(tflite::Interpreter *in);
+  void DeclarePairs(tflite::Interpreter *in);
+  int Plan(tflite::Interpreter *in, bool with_temps);
+  uint64_t ArenaCost(uint64_t bytes, bool mapped) const;
+  int Check(tflite::Interpreter *in, bool with_temps);
+  int PlaceInPlace(tflite::Interpreter *in, bool with_temps);
+  int PlaceFresh(std::unique_ptr<tflite::Interpreter> *out, bool with_temps);
+  int OnTfliteOwn(std::unique_ptr<tflite::Interpreter> *out);
+  int AllocArena(uint64_t bytes);
+  void FreeArena();
+  void FreeProbe();
+  void TrimMaps();
+  uint8_t *MapArena(size_t bytes);
+  Mapping *FindMap(const void *p);
   void Overlap();
 
   arenad_client_t *client_;                     /* borrowed */
@@ -208,27 +294,52 @@ class TflitePlanner {
   std::unique_ptr<tflite::FlatBufferModel> fb_; /* owned */
   std::vector<TfliteBuffer> buffers_; /* tensors, then temporaries */
   size_t n_tensors_;                  /* tensors at the head of buffers_ */
+  size_t moved_;                      /* tensors a kernel took out of the
+                                         arena while learning */
   uint64_t temp_arena_;               /* TFLite's arena of temporaries */
-  bool temp_given_;                   /* it was handed base of arena_ */
+  bool temps_pinnable_;               /* all in it, and nothing else */
+  uint8_t *temp_base_;                /* its base while learning */
   std::vector<std::vector<int64_t>> in_shapes_; /* subgraph 0's inputs */
   std::vector<struct arenad_dims> in_dims_;     /* views of in_shapes_ */
-  uint8_t *arena_;                              /* owned, 64-byte aligned */
+  uint8_t identity_[ARENAD_CLIENT_DIGEST_LEN];  /* TfliteModelIdentity */
+  bool have_identity_;
+  uint8_t *arena_;      /* owned, 64-byte aligned (page-aligned mapped) */
+  size_t arena_len_;    /* bytes allocated or mapped at arena_ */
+  bool arena_mapped_;   /* arena_ is a mapping (munmap), else heap */
+  uint8_t *probe_;      /* owned: reserved slots of the learned tensors */
+  size_t probe_len_;    /* bytes mapped at probe_ */
+  std::vector<Mapping> maps_; /* TFLite's arenas the hook mapped, live */
+  bool reserving_;      /* hook: map TFLite's arenas MAP_NORESERVE */
+  size_t room_;         /* hook: reserved bytes behind each while learning */
+  bool give_;           /* hook: hand arena_ to the request of exactly
+                           temp_arena_ bytes (PlaceFresh) */
+  bool given_;          /* it was handed */
   TflitePlanInfo info_;
   std::string error_;
   std::string note_;                            /* see note() */
   bool in_place_;
   bool test_overlap_;
+  bool test_move_temp_;
 
   static void *Allocate(void *self, size_t bytes, size_t alignment);
+  static void *Reallocate(void *self, void *ptr, size_t old_bytes,
+                          size_t bytes, size_t alignment);
   static void Deallocate(void *self, void *ptr, size_t bytes,
                          size_t alignment);
-  TfLiteAllocator allocator_; /* hands arena_ to TFLite's arena */
+  TfLiteAllocator allocator_; /* TFLite's arenas, see MEMORY in the .cc */
 };
 
 /* TFLite's accounting summed over every subgraph of interp: its arena
  * (kTfLiteArenaRw) bytes, and its dynamic tensor bytes in *dynamic. */
 uint64_t TfliteArenaBytes(const tflite::Interpreter &interp,
                           uint64_t *dynamic);
+
+/* The model identity under which Build() stores and finds plans (MODEL
+ * IDENTITY) of the model_len bytes at model (borrowed), written to out
+ * (caller-allocated). Returns 0, or ARENA_EPARSE when the bytes are not
+ * a valid TFLite FlatBuffer (out is then zeroed). */
+int TfliteModelIdentity(const void *model, size_t model_len,
+                        uint8_t out[ARENAD_CLIENT_DIGEST_LEN]);
 
 }  // namespace arenad
 

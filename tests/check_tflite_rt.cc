@@ -680,6 +680,57 @@ START_TEST(test_reshape_in_place) {
 }
 END_TEST
 
+/* No unchecked fallback (arenad_tflite.h): on the reduced graph, whose
+ * TFLite plan is unsound, a Build() made to prefer TFLite's own planner
+ * (as when arenad's plan saves nothing) audits that plan, refuses it and
+ * places arenad's, saying why, with the oracle's outputs; on a bundled
+ * model, whose TFLite plan is sound, the same Build() does use TFLite's
+ * plan. The adapter before the audit returned TFLite's plan on both, and
+ * on the reduced graph its wrong outputs. */
+START_TEST(test_unsound_fallback_refused) {
+  std::vector<uint8_t> bytes = gen_models::ReshapeInPlaceModel(), oracle;
+  OracleOutputs(bytes.data(), bytes.size(), &oracle);
+  arenad_client_t *c = LocalClient();
+  arenad::TfliteOpResolver resolver;
+  {
+    arenad::TflitePlanner p(c, bytes.data(), bytes.size(), resolver);
+    p.TestOnlyPreferTflite(true);
+    std::unique_ptr<tflite::Interpreter> in;
+    ck_assert_msg(p.Build(&in) == 0, "%s", p.error());
+    const arenad::TflitePlanInfo &i = p.info();
+    ck_assert_msg(i.source != arenad::TflitePlanSource::kTflite,
+                  "Build() fell back to TFLite's unsound plan");
+    ck_assert(i.tflite_unsound);
+    ck_assert_uint_eq(i.n_placed, i.n_tensors);
+    ck_assert_msg(strstr(p.note(), "TFLite's own plan is unsound") != NULL,
+                  "%s", p.note());
+    ck_assert_msg(strstr(p.note(), "arenad's plan is used") != NULL, "%s",
+                  p.note());
+    ck_assert_uint_eq(Conflicts(p, in.get()), 0);
+    std::vector<uint8_t> ours;
+    std::string err;
+    ck_assert_msg(arenad::RunTflite(in.get(), 7, kInvokes, &ours, &err),
+                  "%s", err.c_str());
+    ck_assert_msg(ours == oracle, "outputs differ from the oracle");
+    printf("tflite_rt unsound fallback: %s\n", p.note());
+    in.reset();
+  }
+  {
+    std::vector<char> m = ReadModel("magic_wand");
+    arenad::TflitePlanner p(c, m.data(), m.size(), resolver);
+    p.TestOnlyPreferTflite(true);
+    std::unique_ptr<tflite::Interpreter> in;
+    ck_assert_msg(p.Build(&in) == 0, "%s", p.error());
+    ck_assert_int_eq((int)p.info().source,
+                     (int)arenad::TflitePlanSource::kTflite);
+    ck_assert(!p.info().tflite_unsound);
+    ck_assert_str_eq(p.note(), "");
+    in.reset();
+  }
+  arenad_client_close(c);
+}
+END_TEST
+
 /* Random models of the kinds in-place sharing meets
  * (gen_models::SharingModel): arenad's plan, sharing on and off, gives
  * the oracle's outputs bit for bit; wherever TFLite's own planner does
@@ -1332,6 +1383,7 @@ Suite *tflite_rt_suite(void) {
   tc = tcase_create("oracle");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_reshape_in_place);
+  tcase_add_test(tc, test_unsound_fallback_refused);
   tcase_add_test(tc, test_sharing_random);
   tcase_add_test(tc, test_audit_control);
   suite_add_tcase(s, tc);

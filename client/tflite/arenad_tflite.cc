@@ -28,6 +28,7 @@
  *  mapping is munmap, so glibc's dynamic mmap threshold never moves.
  */
 #include "arenad_tflite.h"
+#include "arenad_tflite_audit.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -911,6 +912,7 @@ int TflitePlanner::BuildTfliteOnly(std::unique_ptr<tflite::Interpreter> *out) {
  * dropped: the learned figures stay, the interpreter is a new one. */
 int TflitePlanner::OnTfliteOwn(std::unique_ptr<tflite::Interpreter> *out) {
   TflitePlanInfo keep = info_;
+  const TflitePlanInfo planned = info_;
   out->reset();
   FreeProbe();
   FreeArena();
@@ -926,6 +928,45 @@ int TflitePlanner::OnTfliteOwn(std::unique_ptr<tflite::Interpreter> *out) {
   info_.n_left = info_.n_tensors;
   for (auto &b : buffers_)
     b.placed = false;
+  /* NO UNCHECKED FALLBACK: TFLite's plan is used only when sound. */
+  TfliteAudit audit;
+  std::string why;
+  if (AuditTflitePlan(**out, model_, model_len_, &audit, &why) == 0 &&
+      audit.sound)
+    return 0;
+  if (why.empty())
+    why = audit.overlaps.empty() ? audit.verifier
+                                 : TfliteOverlapText(audit.overlaps[0]);
+  note_ = "TFLite's own plan is unsound (" + why + ")";
+  return RefuseUnsound(out, planned);
+}
+
+/* TFLite's own plan in *out is unsound (note_ says how): places arenad's
+ * plan (planned: the figures it had) in a new interpreter instead, or
+ * fails when there is none that can be placed. */
+int TflitePlanner::RefuseUnsound(std::unique_ptr<tflite::Interpreter> *out,
+                                 const TflitePlanInfo &planned) {
+  out->reset();
+  info_.tflite_unsound = true;
+  if (!plan_placeable_)
+    return Fail(ARENA_EVERIFY, note_ + ", and arenad's plan cannot be "
+                                       "placed: no interpreter is built");
+  uint64_t alone = info_.tflite_alone;
+  size_t built = info_.n_interpreters;
+  info_ = planned;
+  info_.tflite_unsound = true;
+  info_.n_interpreters = built;
+  int rc = PlaceFresh(out, plan_with_temps_);
+  if (rc) {
+    out->reset();
+    return Fail(rc, note_ + ", and arenad's plan could not be placed: " +
+                        error_);
+  }
+  note_ += "; arenad's plan is used though it needs " +
+           std::to_string(info_.total()) + " bytes to TFLite's " +
+           std::to_string(alone);
+  TFLITE_LOG_PROD(tflite::TFLITE_LOG_WARNING, "arenad planner: %s",
+                  note_.c_str());
   return 0;
 }
 
@@ -934,6 +975,7 @@ int TflitePlanner::Build(std::unique_ptr<tflite::Interpreter> *out) {
   memset(&info_, 0, sizeof info_);
   error_.clear();
   note_.clear();
+  plan_placeable_ = false;
   FreeArena();
   if (!client_)
     return Fail(ARENA_EINVAL, "no client handle");
@@ -952,6 +994,14 @@ int TflitePlanner::Build(std::unique_ptr<tflite::Interpreter> *out) {
     FreeProbe();
     return rc;
   }
+  plan_placeable_ = true;
+  plan_with_temps_ = with_temps;
+#ifdef ARENAD_TFLITE_TESTING
+  if (test_prefer_tflite_) {
+    in.reset();
+    return OnTfliteOwn(out);
+  }
+#endif
   /* TFLite's arena beside arenad's: the temporaries when not planned */
   uint64_t beside = with_temps ? 0 : temp_arena_;
   bool in_place = moved_ == 0 &&
@@ -975,6 +1025,7 @@ int TflitePlanner::Build(std::unique_ptr<tflite::Interpreter> *out) {
   }
   /* dropped: TFLite did not keep the plan, or it saves nothing */
   info_.dropped = rc != 0;
+  plan_placeable_ = rc == 0;
   std::string why = error_;
   in.reset();
   rc = OnTfliteOwn(out);

@@ -139,6 +139,18 @@
  *  fallback_reason ARENA_EUNUSABLE, note() holds the client's account, and
  *  it is logged through TFLite's logger as a warning.
  *
+ * NO UNCHECKED FALLBACK
+ *  TFLite's own ArenaPlanner is wrong on some graphs: it lets a RESHAPE's
+ *  output keep its input's bytes and then an in-place ADD write over
+ *  them while the input is still to be read (docs/client.md, "TFLite's
+ *  own plan and RESHAPE"). So before Build() returns an interpreter on
+ *  TFLite's own planner (kTflite), it audits that plan
+ *  (arenad_tflite_audit.h). An unsound plan is never used: Build() places
+ *  arenad's plan instead, even when it is larger than TFLite alone,
+ *  sets info().tflite_unsound, and says why in note() and TFLite's log.
+ *  When arenad's plan cannot be placed either (it was dropped), Build()
+ *  fails with ARENA_EVERIFY rather than return a wrong interpreter.
+ *
  * OWNERSHIP AND THREADS
  *  The client handle, the resolver and the model bytes are borrowed and
  *  must outlive the planner (TFLite's FlatBufferModel reads the bytes in
@@ -218,6 +230,10 @@ struct TflitePlanInfo {
   bool dropped;              /* a plan failed the check after
                                 AllocateTensors(): kTflite, error() says
                                 why */
+  bool tflite_unsound;       /* TFLite's own plan was audited before a
+                                fall back to it and found unsound: not
+                                used (NO UNCHECKED FALLBACK); tflite_alone
+                                is then the arena of a wrong plan */
 };
 
 class TflitePlanner {
@@ -255,6 +271,10 @@ class TflitePlanner {
   /* Test builds only: after planning, move one temporary 64 bytes from
    * its offset, so that TFLite's arena disagrees with the plan. */
   void TestOnlyMoveTemporary(bool on) { test_move_temp_ = on; }
+  /* Test builds only: after planning, take TFLite's own planner as if
+   * arenad's plan saved nothing, so that tests reach the audit of
+   * TFLite's plan (NO UNCHECKED FALLBACK) on any model. */
+  void TestOnlyPreferTflite(bool on) { test_prefer_tflite_ = on; }
 #endif
 
  private:
@@ -279,6 +299,8 @@ class TflitePlanner {
   int PlaceInPlace(tflite::Interpreter *in, bool with_temps);
   int PlaceFresh(std::unique_ptr<tflite::Interpreter> *out, bool with_temps);
   int OnTfliteOwn(std::unique_ptr<tflite::Interpreter> *out);
+  int RefuseUnsound(std::unique_ptr<tflite::Interpreter> *out,
+                    const TflitePlanInfo &planned);
   int AllocArena(uint64_t bytes);
   void FreeArena();
   void FreeProbe();
@@ -317,9 +339,13 @@ class TflitePlanner {
   TflitePlanInfo info_;
   std::string error_;
   std::string note_;                            /* see note() */
+  bool plan_placeable_ = false; /* Build(): arenad's plan exists and was
+                                   not dropped by TFLite's check */
+  bool plan_with_temps_ = false; /* it holds the temporaries */
   bool in_place_;
   bool test_overlap_;
   bool test_move_temp_;
+  bool test_prefer_tflite_ = false;
 
   static void *Allocate(void *self, size_t bytes, size_t alignment);
   static void *Reallocate(void *self, void *ptr, size_t old_bytes,

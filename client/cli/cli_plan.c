@@ -550,7 +550,8 @@ static int load(const char *file, const char *shape_in, int in_place,
   char *buf = NULL;
   size_t len = 0;
   const char *what = strcmp(file, "-") ? file : "<stdin>";
-  int rc = cli_input_read(what, file, CLI_INPUT_GRAPH, &buf, &len);
+  /* a CSV comes back parsed, as it was read */
+  int rc = cli_input_read(what, file, CLI_INPUT_GRAPH, &buf, &len, c);
   if (rc)
     return rc;
   planner_sha256(buf, len, hash); /* the model hash of the cache key */
@@ -561,7 +562,7 @@ static int load(const char *file, const char *shape_in, int in_place,
     free(buf);
     return rc;
   }
-  rc = planner_csv_parse(buf, len, c, err);
+  rc = c->n_tensors ? 0 : planner_csv_parse(buf, len, c, err);
   free(buf);
   if (rc) {
     cli_error(what, "%s", err[0] ? err : arena_strerror(rc));

@@ -487,6 +487,81 @@ static void print_json_pairs(const struct planner_csv *c,
   printf("]");
 }
 
+/* The tensor array of the JSON object is most of its bytes (a million
+ * tensors: about 70 MB): it is formatted by hand into a buffer that goes
+ * to stdout in large writes, as printf would print it. */
+struct jbuf {
+  char b[1 << 16]; /* text not yet written */
+  size_t n;        /* bytes used in b */
+};
+
+#define JBUF_ROW 256 /* room one tensor's text needs at most */
+
+static void jb_flush(struct jbuf *j)
+{
+  fwrite(j->b, 1, j->n, stdout);
+  j->n = 0;
+}
+
+/* Appends the n bytes at s (n < JBUF_ROW). */
+static void jb_put(struct jbuf *j, const char *s, size_t n)
+{
+  memcpy(j->b + j->n, s, n);
+  j->n += n;
+}
+
+#define JB_LIT(j, lit) jb_put((j), (lit), sizeof(lit) - 1)
+
+static void jb_u64(struct jbuf *j, uint64_t v)
+{
+  char tmp[20], *e = tmp + sizeof tmp, *p = e;
+  do {
+    *--p = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  jb_put(j, p, (size_t)(e - p));
+}
+
+static void jb_i64(struct jbuf *j, int64_t v)
+{
+  if (v < 0) {
+    JB_LIT(j, "-");
+    jb_u64(j, (uint64_t)0 - (uint64_t)v);
+  } else {
+    jb_u64(j, (uint64_t)v);
+  }
+}
+
+static void print_json_tensors(const struct planner_csv *c,
+                               const struct planner_plan *p)
+{
+  struct jbuf jb, *j = &jb; /* 64 KiB of stack, in the command's main */
+  j->n = 0;
+  for (size_t i = 0; i < c->n_tensors; i++) {
+    const struct planner_tensor *t = &c->tensors[i];
+    if (sizeof j->b - j->n < JBUF_ROW)
+      jb_flush(j);
+    if (i)
+      JB_LIT(j, ",");
+    JB_LIT(j, "{\"id\":");
+    jb_u64(j, t->id);
+    JB_LIT(j, ",\"size\":");
+    jb_u64(j, t->size);
+    JB_LIT(j, ",\"first\":");
+    jb_i64(j, t->first);
+    JB_LIT(j, ",\"last\":");
+    jb_i64(j, t->last);
+    JB_LIT(j, ",\"offset\":");
+    jb_u64(j, p->offsets[i]);
+    if (t->has_alias) {
+      JB_LIT(j, ",\"alias\":");
+      jb_u64(j, t->alias);
+    }
+    JB_LIT(j, "}");
+  }
+  jb_flush(j);
+}
+
 static void print_json(const struct plan_args *a, const struct planner_csv *c,
                        const struct planner_plan *p, const struct sharing *sh)
 {
@@ -522,17 +597,7 @@ static void print_json(const struct plan_args *a, const struct planner_csv *c,
          planner_hex(a->src.graph_digest, sizeof a->src.graph_digest, hex));
   print_json_pairs(c, sh);
   printf(",\"tensors\":[");
-  for (size_t i = 0; i < c->n_tensors; i++) {
-    const struct planner_tensor *t = &c->tensors[i];
-    printf("%s{\"id\":%u,\"size\":%llu,\"first\":%lld,\"last\":%lld,"
-           "\"offset\":%llu",
-           i ? "," : "", (unsigned)t->id, (unsigned long long)t->size,
-           (long long)t->first, (long long)t->last,
-           (unsigned long long)p->offsets[i]);
-    if (t->has_alias)
-      printf(",\"alias\":%u", (unsigned)t->alias);
-    printf("}");
-  }
+  print_json_tensors(c, p);
   printf("]}\n");
 }
 

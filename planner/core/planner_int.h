@@ -54,6 +54,13 @@ int planner__prob_init(struct planner__prob *p, const struct planner_graph *g,
                        const struct planner_options *o);
 void planner__prob_cleanup(struct planner__prob *p);
 
+/* planner__prob_init() without the time index and the load bound
+ * (p->x NULL, p->lb 0), for an algorithm that needs neither (naive).
+ * Same returns; free with planner__prob_cleanup(). */
+int planner__prob_init_bare(struct planner__prob *p,
+                            const struct planner_graph *g,
+                            const struct planner_options *o);
+
 /* Frees the time index of p (p->x becomes NULL) for the exact search,
  * which does not use it; everything that needs it has run by then. */
 void planner__prob_drop_index(struct planner__prob *p);

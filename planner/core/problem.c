@@ -294,8 +294,9 @@ int planner_lower_bound(const struct planner_graph *g,
   return 0;
 }
 
-int planner__prob_init(struct planner__prob *p, const struct planner_graph *g,
-                       const struct planner_options *o)
+int planner__prob_init_bare(struct planner__prob *p,
+                            const struct planner_graph *g,
+                            const struct planner_options *o)
 {
   p->t = g->tensors;
   p->n = g->n_tensors;
@@ -303,20 +304,30 @@ int planner__prob_init(struct planner__prob *p, const struct planner_graph *g,
   p->naive = 0;
   p->n_pinned = 0;
   p->lb = 0;
-  p->x = malloc(sizeof *p->x);
+  p->x = NULL;
   p->align = malloc(p->n * sizeof *p->align);
-  if (!p->align || !p->x) {
-    free(p->x);
-    p->x = NULL;
-    planner__prob_cleanup(p);
+  if (!p->align)
     return ARENA_ENOMEM;
-  }
   for (size_t i = 0; i < p->n; i++) {
     p->align[i] = planner__eff_align(&p->t[i], o);
     p->naive += p->t[i].size;
     p->n_pinned += p->t[i].pinned != PLANNER_NOT_PINNED;
   }
-  int rc = tindex_init(p->x, p);
+  return 0;
+}
+
+int planner__prob_init(struct planner__prob *p, const struct planner_graph *g,
+                       const struct planner_options *o)
+{
+  int rc = planner__prob_init_bare(p, g, o);
+  if (rc)
+    return rc;
+  p->x = malloc(sizeof *p->x);
+  if (!p->x) {
+    planner__prob_cleanup(p);
+    return ARENA_ENOMEM;
+  }
+  rc = tindex_init(p->x, p);
   if (!rc)
     rc = tindex_load_bound(p->x, o->alignment, &p->lb);
   if (rc)

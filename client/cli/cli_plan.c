@@ -388,9 +388,9 @@ static void print_sharing(const struct plan_args *a,
 
 /* The baseline of the saving line: the arena the naive algorithm (no
  * reuse) gives c's graph under the plan's options, at its alignment, with
- * its pins and in-place pairs, exactly what `--algo naive` prints; the
- * plan's own arena when it is naive's. 0 when it cannot be planned (then
- * no saving is claimed). */
+ * its pins and in-place pairs, exactly what `--algo naive` prints
+ * (planner_naive_arena()); the plan's own arena when it is naive's. 0
+ * when it cannot be planned (then no saving is claimed). */
 static uint64_t naive_aligned(const struct planner_csv *c,
                               const struct planner_options *o,
                               const struct planner_plan *p)
@@ -398,14 +398,8 @@ static uint64_t naive_aligned(const struct planner_csv *c,
   if (p->algo == PLANNER_ALGO_NAIVE)
     return p->arena_bytes;
   struct planner_graph g = planner_csv_graph(c);
-  struct planner_options no = *o;
-  struct planner_plan np;
-  no.algo = PLANNER_ALGO_NAIVE;
-  no.capacity = 0;
-  planner_plan_init(&np);
-  uint64_t v = planner_run(&g, &no, &np, NULL) == 0 ? np.arena_bytes : 0;
-  planner_plan_cleanup(&np);
-  return v;
+  uint64_t v;
+  return planner_naive_arena(&g, o, &v, NULL) == 0 ? v : 0;
 }
 
 /* The naive and saving lines: the saving is measured against the naive
@@ -587,6 +581,13 @@ static void print_json(const struct plan_args *a, const struct planner_csv *c,
            (unsigned long long)p->search_us, (unsigned long long)gap,
            percent(gap, p->lower_bound_bytes));
   }
+  if (a->src.local) /* planned here: where planner_run()'s time went */
+    printf(",\"plan_us\":%llu,\"validate_us\":%llu,\"index_us\":%llu,"
+           "\"heuristics_us\":%llu,\"verify_us\":%llu",
+           (unsigned long long)p->plan_us, (unsigned long long)p->validate_us,
+           (unsigned long long)p->index_us,
+           (unsigned long long)p->heuristics_us,
+           (unsigned long long)p->verify_us);
   char hex[PLANNER_DIGEST_HEX_LEN];
   if (a->src.state_known)
     printf(",\"generation\":%llu,\"effort\":%u,\"improving\":%s",
@@ -717,9 +718,11 @@ int cli_plan_main(int argc, char **argv)
   if (rc)
     goto out;
   /* arenad's reply carries the bound but not its source: a bound above
-   * the load bound can only come from an exhausted search. */
-  uint64_t load_lb = 0;
-  if (planner_lower_bound(&g, &a.o, &load_lb) == 0)
+   * the load bound can only come from an exhausted search. A plan made in
+   * this process carries the load bound; only arenad's needs it computed
+   * (a second time index over the graph). */
+  uint64_t load_lb = p.load_bound_bytes;
+  if (a.src.local || planner_lower_bound(&g, &a.o, &load_lb) == 0)
     p.bound = p.lower_bound_bytes > load_lb ? PLANNER_BOUND_SEARCH
                                             : PLANNER_BOUND_LOAD;
   if ((rc = sharing_of(&a, &g, &p, load_lb, &sh)) != 0)

@@ -607,6 +607,7 @@ static void print_json(const struct plan_args *a, const struct planner_csv *c,
 /* Reads and parses the input. A TFLite model is sized for shape_in (the
  * --shape text, or NULL), declares in-place pairs when in_place is set,
  * and the input shape its sizes were computed for is written into shape.
+ * hash (NULL: not wanted) receives the SHA-256 of the file's bytes.
  * Returns 0 or an exit status. */
 static int load(const char *file, const char *shape_in, int in_place,
                 struct planner_csv *c, uint8_t hash[PLANNER_DIGEST_LEN],
@@ -620,7 +621,8 @@ static int load(const char *file, const char *shape_in, int in_place,
   int rc = cli_input_read(what, file, CLI_INPUT_GRAPH, &buf, &len, c);
   if (rc)
     return rc;
-  planner_sha256(buf, len, hash); /* the model hash of the cache key */
+  if (hash) /* the model hash of the cache key */
+    planner_sha256(buf, len, hash);
   if (planner_tflite_is_model(buf, len)) {
     /* TFLite: cli_model.c resizes it as import and explain do */
     rc = cli_model_to_csv(what, buf, len, shape_in, in_place, c, shape,
@@ -692,7 +694,7 @@ int cli_plan_main(int argc, char **argv)
   struct planner_csv c;
   struct planner_plan p;
   struct planner_graph g;
-  uint8_t hash[PLANNER_DIGEST_LEN];
+  uint8_t hash[PLANNER_DIGEST_LEN] = {0};
   char model_shape[512] = "";
   struct sharing sh = {NULL, 0, 0, 0};
   enum planner_fit fit;
@@ -704,8 +706,9 @@ int cli_plan_main(int argc, char **argv)
     return rc < 0 ? cli_finish_stdout() : rc;
   planner_csv_init(&c);
   planner_plan_init(&p);
-  if ((rc = load(a.file, a.shape, a.o.in_place, &c, hash, model_shape,
-                 sizeof model_shape)) != 0)
+  /* --local asks no cache, so the file's hash is not needed */
+  if ((rc = load(a.file, a.shape, a.o.in_place, &c, a.local ? NULL : hash,
+                 model_shape, sizeof model_shape)) != 0)
     goto out;
   /* A .tflite is keyed by the input shape its sizes were computed for:
    * its own, or the --shape it was resized to, written out in full. */

@@ -67,8 +67,12 @@ static int wants_exact(const struct planner_options *o,
          r->arena_bytes > r->lower_bound_bytes;
 }
 
+/* Plans p into r with o->algo: the heuristics, then the search when it
+ * is wanted. With row_of non-NULL, hands over the index's order by first
+ * (owned by the caller) before the search drops the index, or leaves
+ * it in the index when no search runs. */
 static int plan_with(struct planner__prob *p, struct planner_plan *r,
-                     struct run_times *tm)
+                     uint32_t **row_of, struct run_times *tm)
 {
   const struct planner_options *o = p->o;
   int rc;
@@ -90,6 +94,8 @@ static int plan_with(struct planner__prob *p, struct planner_plan *r,
   if (!wants_exact(o, r))
     return 0;
   uint64_t before = r->arena_bytes;
+  if (row_of) /* the verifier's order, which the index has already */
+    *row_of = tindex_take_row_of(p->x);
   planner__prob_drop_index(p); /* the search has its own structures */
   rc = planner__exact(p, r->offsets, r);
   tm->search += r->search_us;
@@ -116,12 +122,19 @@ static int plan_valid(const struct planner_graph *g,
     return rc;
   r->n_offsets = p.n;
   r->offsets = calloc(p.n, sizeof *r->offsets);
-  rc = r->offsets ? plan_with(&p, r, tm) : ARENA_ENOMEM;
+  uint32_t *row_of = NULL;
+  rc = r->offsets ? plan_with(&p, r, by_first ? &row_of : NULL, tm)
+                  : ARENA_ENOMEM;
   r->lower_bound_unshared_bytes = r->lower_bound_bytes;
   r->load_bound_bytes = p.lb; /* aliases play no part in it */
-  /* the check reads the index's order by first; the rest goes first */
-  if (by_first)
-    *by_first = !rc && p.x ? tindex_take_row_of(p.x) : NULL;
+  /* the check reads the index's order by first (taken already when the
+   * search ran); the rest goes first */
+  if (by_first && !rc && !row_of && p.x)
+    row_of = tindex_take_row_of(p.x);
+  if (by_first && !rc)
+    *by_first = row_of;
+  else
+    free(row_of);
   planner__prob_cleanup(&p);
   return rc;
 }

@@ -3,7 +3,8 @@
  * (planner_csv_stream_*, graph_csv.h): a text fed in parts, cut anywhere
  * and moved between the calls, gives exactly the result and the message
  * of one planner_csv_parse() of the whole text, and an error is found
- * by the feed that completes its line.
+ * by the feed that completes its line. Also the parser's fast path for
+ * rows of plain numbers: it reads every row as the general path does.
  */
 #include <check.h>
 #include <stdio.h>
@@ -186,6 +187,82 @@ START_TEST(test_random_parts_large)
 }
 END_TEST
 
+/* A random field: mostly plain numbers, often near a limit of some
+ * column, sometimes padded, signed, empty or not a number. */
+static const char *random_field(uint64_t *rs, char *buf, size_t cap)
+{
+  static const char *const odd[] = {
+      "4294967295", "4294967296", "9223372036854775807",
+      "9223372036854775808", "18446744073709551615", "18446744073709551616",
+      "99999999999999999999", "0000000000000000000007",
+      "000000000000000000007", "-0", "-1", "+1", "", " ", "1 2", "1x",
+      "x", "	12	", " 007 ", "0"};
+  uint64_t k = tu_rand_range(rs, 0, 9);
+  if (k < 6) {
+    snprintf(buf, cap, "%llu",
+             (unsigned long long)tu_rand_range(rs, 0, k < 3 ? 40 : 1u << 30));
+    return buf;
+  }
+  return odd[tu_rand_range(rs, 0, sizeof odd / sizeof odd[0] - 1)];
+}
+
+/* The same rows under a header whose every column is a number (the fast
+ * path may read them) and with an alias column of empty fields added
+ * (the general path reads every row): the same rows, or the same error
+ * with the same message, in both dialects. */
+START_TEST(test_fast_rows_same_as_general)
+{
+  uint64_t rs = 0xfa57ull;
+  static const char *const heads[][2] = {
+      {"id,size,first,last", "id,size,first,last,alias"},
+      {"id,lower,upper,size", "id,lower,upper,size,alias"},
+      {"align,last,first,id,size", "align,last,first,id,size,alias"}};
+  int ok = 0, bad = 0;
+  for (int round = 0; round < 3000; round++) {
+    size_t h = (size_t)tu_rand_range(&rs, 0, 2), rows = tu_rand_range(&rs, 1, 6);
+    char fast[2048], slow[2048], f[64];
+    size_t nf = (size_t)snprintf(fast, sizeof fast, "%s\n", heads[h][0]);
+    size_t ns = (size_t)snprintf(slow, sizeof slow, "%s\n", heads[h][1]);
+    for (size_t r = 0; r < rows; r++) {
+      for (int c = 0; c < (h == 2 ? 5 : 4); c++) {
+        /* most rows valid: small numbers, first <= last */
+        const char *v = tu_rand_range(&rs, 0, 3)
+                            ? (snprintf(f, sizeof f, "%d",
+                                        c == 0 ? (int)r
+                                        : h == 2 ? 10 - c /* last 9, first 8 */
+                                                 : 1 + c),
+                               f)
+                            : random_field(&rs, f, sizeof f);
+        nf += (size_t)snprintf(fast + nf, sizeof fast - nf, "%s%s",
+                               c ? "," : "", v);
+        ns += (size_t)snprintf(slow + ns, sizeof slow - ns, "%s%s",
+                               c ? "," : "", v);
+      }
+      nf += (size_t)snprintf(fast + nf, sizeof fast - nf, "\n");
+      ns += (size_t)snprintf(slow + ns, sizeof slow - ns, ",\n");
+    }
+    struct planner_csv a, b;
+    char ea[ARENA_ERR_LEN], eb[ARENA_ERR_LEN];
+    planner_csv_init(&a);
+    planner_csv_init(&b);
+    int ra = planner_csv_parse(fast, nf, &a, ea);
+    int rb = planner_csv_parse(slow, ns, &b, eb);
+    ck_assert_msg(ra == rb, "%s: %d, %s: %d", fast, ra, slow, rb);
+    if (ra) {
+      ck_assert_str_eq(ea, eb);
+      bad++;
+    } else {
+      assert_same(&a, &b);
+      ok++;
+    }
+    planner_csv_cleanup(&a);
+    planner_csv_cleanup(&b);
+  }
+  ck_assert_int_gt(ok, 300);
+  ck_assert_int_gt(bad, 300);
+}
+END_TEST
+
 void csv_add_stream_tests(Suite *s)
 {
   TCase *tc = tcase_create("stream");
@@ -193,5 +270,6 @@ void csv_add_stream_tests(Suite *s)
   tcase_add_loop_test(tc, test_every_cut_same_as_whole, 0, (int)N_TEXTS);
   tcase_add_test(tc, test_error_found_on_its_line);
   tcase_add_test(tc, test_random_parts_large);
+  tcase_add_test(tc, test_fast_rows_same_as_general);
   suite_add_tcase(s, tc);
 }

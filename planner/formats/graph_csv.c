@@ -92,6 +92,8 @@ struct parser {
   size_t seen;                /* bytes of the text looked at for a line
                                  end, >= done */
   int have_header;            /* 1: the header line was read */
+  int fast;                   /* 1: every column is a plain number, so
+                                 fast_row() may read a row */
   struct header hdr;          /* column map */
   struct planner_tensor *t;   /* rows so far, owned until handed out */
   size_t n;                   /* rows used */
@@ -323,6 +325,9 @@ static int parse_header(struct parser *ps, struct span ln)
     ps->hdr.names[i].len = (size_t)(f[i].e - f[i].p);
   }
   ps->hdr.n_cols = n;
+  ps->fast = 1;
+  for (int i = 0; i < n; i++)
+    ps->fast &= ps->hdr.cols[i] != COL_OFFSET && ps->hdr.cols[i] != COL_ALIAS;
   return check_columns(ps, seen);
 }
 
@@ -478,8 +483,72 @@ static int grow(struct parser *ps)
   return 0;
 }
 
+/* Most rows hold only plain numbers in range: fast_row() reads those in
+ * one pass over the line, with no split, trim or message, into *t and
+ * the raw lifetime a, b, as parse_fields() would. Any other row (a
+ * blank, empty or odd field, a number out of range or of more than 19
+ * digits, a MiniMalloc label, the wrong field count) returns 0 before
+ * anything is kept, and the general path reads it, with its message. */
+static int fast_row(const struct parser *ps, struct span ln,
+                    struct planner_tensor *t, uint64_t *a, uint64_t *b)
+{
+  const char *p = ln.p, *e = ln.e;
+  t->align = 0;
+  t->pinned = PLANNER_NOT_PINNED;
+  t->alias = 0;
+  t->has_alias = 0;
+  for (int i = 0; i < ps->hdr.n_cols; i++) {
+    while (p < e && is_blank(*p))
+      p++;
+    const char *d = p;
+    uint64_t x = 0;
+    for (unsigned c; p < e && (c = (unsigned)(unsigned char)*p - '0') < 10;
+         p++)
+      x = x * 10 + c;
+    if (p == d || p - d > 19) /* 19 digits never wrap a uint64_t */
+      return 0;
+    while (p < e && is_blank(*p))
+      p++;
+    if (i + 1 < ps->hdr.n_cols ? p == e || *p++ != ',' : p != e)
+      return 0;
+    switch (ps->hdr.cols[i]) {
+    case COL_ID:
+      if (x > UINT32_MAX)
+        return 0;
+      t->id = (uint32_t)x;
+      break;
+    case COL_SIZE:
+      t->size = x;
+      break;
+    case COL_ALIGN:
+      t->align = x;
+      break;
+    case COL_FIRST:
+    case COL_LOWER:
+    case COL_LAST:
+    case COL_UPPER:
+      if (x > INT64_MAX)
+        return 0;
+      *(ps->hdr.cols[i] == COL_FIRST || ps->hdr.cols[i] == COL_LOWER ? a
+                                                                      : b) = x;
+      break;
+    default:
+      return 0;
+    }
+  }
+  return 1;
+}
+
 static int parse_row(struct parser *ps, struct span ln)
 {
+  struct planner_tensor row;
+  uint64_t a = 0, b = 0;
+  if (ps->fast && fast_row(ps, ln, &row, &a, &b)) {
+    int rc = grow(ps);
+    if (rc == 0 && (rc = lifetime(ps, a, b, &row)) == 0)
+      ps->t[ps->n++] = row;
+    return rc;
+  }
   struct span f[COL__COUNT];
   int n = split(ln, f, COL__COUNT);
   if (n != ps->hdr.n_cols)

@@ -4,6 +4,8 @@
  * naive algorithm (pins, own alignments, in-place pairs on and off, bad
  * graphs alike), load_bound_bytes is planner_lower_bound()'s, and the
  * timing fields are phases of plan_us that add up to no more than it.
+ * Also the load bound computed without the time index (naive's): the
+ * same as the index gives.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 
 #include "check_planner.h"
 #include "planner.h"
+#include "planner_int.h"
 #include "testutil.h"
 
 /* A random graph with some pins, own alignments and declared pairs, some
@@ -119,11 +122,58 @@ START_TEST(test_load_bound_and_times)
 }
 END_TEST
 
+/* planner__direct_load_bound() gives the bound of the time index, on
+ * short timelines; a long one it leaves to the index, and
+ * planner_lower_bound() still gives the index's bound there. */
+START_TEST(test_direct_load_bound)
+{
+  uint64_t rs = 0xd14ec7ull;
+  enum { CAP = 60 };
+  struct planner_tensor t[CAP];
+  int direct = 0, left = 0;
+  for (int r = 0; r < 6000; r++) {
+    size_t n = cp_random_graph(&rs, (enum cp_shape)(r % CP_SHAPE__N), t, CAP);
+    uint64_t stretch = r % 3 == 0 ? tu_rand_range(&rs, 1, 400) : 1;
+    for (size_t i = 0; i < n; i++) { /* longer timelines, some too long */
+      t[i].first *= (int64_t)stretch;
+      t[i].last *= (int64_t)stretch;
+      if (tu_rand_range(&rs, 0, 5) == 0)
+        t[i].size = ((uint64_t)1 << tu_rand_range(&rs, 0, 40)) +
+                    tu_rand_range(&rs, 0, 3);
+    }
+    struct planner_graph g = {t, n};
+    struct planner_options o;
+    planner_options_init(&o);
+    o.alignment = (uint64_t)1 << tu_rand_range(&rs, 0, r % 5 ? 8 : 32);
+    ck_assert_int_eq(planner_validate(&g, &o, NULL), 0);
+    struct planner__prob p;
+    ck_assert_int_eq(planner__prob_init(&p, &g, &o), 0);
+    uint64_t lb = 7;
+    int rc = planner__direct_load_bound(&p, &lb);
+    if (rc == 0) {
+      ck_assert_uint_eq(lb, p.lb);
+      direct++;
+    } else {
+      ck_assert_int_eq(rc, 1);
+      ck_assert_uint_eq(lb, 0);
+      left++;
+    }
+    uint64_t pub = 0;
+    ck_assert_int_eq(planner_lower_bound(&g, &o, &pub), 0);
+    ck_assert_uint_eq(pub, p.lb);
+    planner__prob_cleanup(&p);
+  }
+  ck_assert_int_gt(direct, 4000);
+  ck_assert_int_gt(left, 100);
+}
+END_TEST
+
 void cp_add_report_tests(Suite *s)
 {
   TCase *tc = tcase_create("report");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_naive_arena_is_runs);
   tcase_add_test(tc, test_load_bound_and_times);
+  tcase_add_test(tc, test_direct_load_bound);
   suite_add_tcase(s, tc);
 }

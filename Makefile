@@ -318,6 +318,8 @@ $(BUILD)/bench/bench_planner: $(BUILD)/bench/bench_planner.o $(BUILD)/bench/trac
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
 $(BUILD)/bench/bench_exact: $(BUILD)/bench/bench_exact.o $(BUILD)/bench/tracegen.o $(PLANNER_LIBS)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
+$(BUILD)/bench/bench_cli: $(BUILD)/bench/bench_cli.o $(BUILD)/bench/tracegen.o $(PLANNER_LIBS) | $(BUILD)/arenactl
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
 $(BUILD)/bench/bench_storage: $(BUILD)/bench/bench_storage.o $(BUILD)/libarenastorage.a $(PLANNER_LIBS)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_SQLITE)) -lm
 $(BUILD)/bench/bench_service: $(BUILD)/bench/bench_service.o $(BUILD)/tests/daemon_harness.o $(BUILD)/tests/testutil.o $(BUILD)/libarenad-client.a | $(BUILD)/arenad
@@ -328,7 +330,7 @@ EXTRA_CFLAGS_bench = $(call pc_cflags,$(PKGS_SQLITE) $(PKGS_PROTO)) -Itests
 
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS)
-	@for b in $(BENCH_BINS); do ARENAD=$(abspath $(BUILD))/arenad $$b bench/data || exit 1; done
+	@for b in $(BENCH_BINS); do ARENAD=$(abspath $(BUILD))/arenad ARENACTL=$(abspath $(BUILD))/arenactl $$b bench/data || exit 1; done
 
 # ---- fuzz ------------------------------------------------------------------
 # Every fuzz/fuzz_<name>.c is a libFuzzer target built with clang against

@@ -1,13 +1,15 @@
 /*
  * check_csv.c - tests of the lifetime-graph CSV parser and writer
  * (planner/graph_csv.h): both dialects, every error path, damaged input,
- * a million rows, and writer round trips.
+ * a million rows, and writer round trips; the incremental parse is
+ * tested in check_csv_stream.c.
  */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_csv.h"
 #include "graph_csv.h"
 #include "planner.h"
 #include "testutil.h"
@@ -818,5 +820,7 @@ Suite *csv_suite(void)
   tcase_add_test(tc, test_write_alias_column);
   tcase_add_test(tc, test_write_alias_round_trip);
   suite_add_tcase(s, tc);
+
+  csv_add_stream_tests(s);
   return s;
 }

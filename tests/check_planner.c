@@ -557,5 +557,6 @@ Suite *planner_suite(void)
   cp_add_union_tests(s);
   cp_add_thread_tests(s);
   cp_add_sort_tests(s);
+  cp_add_report_tests(s);
   return s;
 }

@@ -47,4 +47,7 @@ void cp_add_share_tests(Suite *s);
 /* Adds the test case "sort" (check_planner_sort.c). */
 void cp_add_sort_tests(Suite *s);
 
+/* Adds the test case "report" (check_planner_report.c). */
+void cp_add_report_tests(Suite *s);
+
 #endif

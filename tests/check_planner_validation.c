@@ -192,7 +192,11 @@ START_TEST(test_verify_containment)
   planner_options_init(&o);
   o.alignment = 1;
   uint64_t off[3] = {0, 500, 0};
-  struct planner_plan p = {off, 3, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  struct planner_plan p;
+  planner_plan_init(&p);
+  p.offsets = off;
+  p.n_offsets = 3;
+  p.arena_bytes = 1000;
   ck_assert_int_eq(planner_verify(&g, &o, &p, NULL), ARENA_EVERIFY);
   off[1] = 0;
   ck_assert_int_eq(planner_verify(&g, &o, &p, NULL), ARENA_EVERIFY);

@@ -330,7 +330,8 @@ int cli_embed_main(int argc, char **argv)
   planner_tflite_init(&m);
   planner_plan_init(&p);
   const char *what = a.file;
-  if ((rc = cli_input_read(what, a.file, CLI_INPUT_TFLITE, &buf, &len)) != 0)
+  if ((rc = cli_input_read(what, a.file, CLI_INPUT_TFLITE, &buf, &len,
+                              NULL)) != 0)
     return rc;
   memset(&to, 0, sizeof to);
   to.keep_dequant = 1;

@@ -11,16 +11,16 @@
  *  A CSV is checked two ways. Its lines: the new bytes are scanned for
  *  line ends, and a line longer than CLI_MAX_LINE_LEN is refused (that
  *  stops a file without line ends, /dev/zero say, after 1 MiB). Its
- *  complete lines: each time the bytes read have doubled since the last
- *  time (from 64 KiB on), the CSV parser reads the text up to the last
- *  line end. A complete line parses the same whatever follows it, so an
- *  error there is the whole file's error, except that the text so far
- *  may still lack a header or rows (ARENA_EEMPTY) or have met no memory
- *  limit the whole parse would meet (ARENA_ENOMEM); those only wait. The
- *  doublings keep the work of these parses under that of one parse of
- *  the whole file. Plan JSON is checked at the same points by its own
- *  reader, which stops before the end of the bytes only at an error no
- *  later byte can undo (cli_json_prefix_check()).
+ *  complete lines: after each part, an incremental CSV parse
+ *  (planner_csv_stream_feed()) reads the lines completed since the last
+ *  part. A complete line parses the same whatever follows it, so an
+ *  error there is the whole file's error. That parse is the file's one
+ *  parse: at the end it is finished and handed to the caller, so a CSV
+ *  is parsed once, while it is read. Plan JSON is checked by its own
+ *  reader each time the bytes read have doubled since the last time
+ *  (from 64 KiB on; the doublings keep the work under that of one read
+ *  of the whole file), which stops before the end of the bytes only at
+ *  an error no later byte can undo (cli_json_prefix_check()).
  *
  *  Text that could still begin a valid file (a CSV of valid rows, blank
  *  lines, JSON with blanks) is read on, up to CLI_MAX_FILE_LEN.
@@ -36,7 +36,7 @@
 #include "graph_csv.h"
 #include "tflite.h"
 
-/* Bytes read before the first parse of the complete lines. */
+/* Bytes read before the first check of plan JSON. */
 #define FIRST_PARSE ((size_t)1 << 16)
 
 /* What the bytes so far are, as far as they tell. */
@@ -55,7 +55,9 @@ struct check {
   size_t scanned;             /* bytes scanned for line ends */
   size_t line_start;          /* offset of the current line's first byte */
   size_t line;                /* 1-based number of the current line */
-  size_t next_parse;          /* bytes read at which to parse next */
+  size_t next_parse;          /* bytes read at which to check JSON next */
+  planner_csv_stream_t *csv;  /* a CSV's parse so far, owned; NULL until
+                                 the file is known to be a CSV */
   int refused;                /* 1: the check refused the file */
 };
 
@@ -114,27 +116,28 @@ static int scan_lines(struct check *c, const char *buf, size_t len, char *err)
   return 0;
 }
 
-/* Parses what was read so far, when it has doubled since the last time:
- * the complete lines of a CSV, or plan JSON. */
-static int parse_so_far(struct check *c, const char *buf, size_t len,
-                        char *err)
+/* Checks plan JSON read so far, when it has doubled since the last
+ * time. */
+static int json_so_far(struct check *c, const char *buf, size_t len,
+                       char *err)
 {
   if (len < c->next_parse)
     return 0;
   c->next_parse = 2 * len;
-  if (c->kind == K_JSON) {
-    int rc = cli_json_prefix_check(buf, len, err);
-    return rc ? refuse(c, rc, err, NULL) : 0;
-  }
-  if (c->line_start == 0)
-    return 0; /* no complete line yet */
-  struct planner_csv csv;
-  planner_csv_init(&csv);
-  int rc = planner_csv_parse(buf, c->line_start, &csv, err);
-  planner_csv_cleanup(&csv);
-  if (rc == 0 || rc == ARENA_EEMPTY || rc == ARENA_ENOMEM)
-    return 0; /* more bytes, or the whole parse, will tell */
-  return refuse(c, rc, err, NULL);
+  int rc = cli_json_prefix_check(buf, len, err);
+  return rc ? refuse(c, rc, err, NULL) : 0;
+}
+
+/* Parses the complete lines of a CSV read since the last part. */
+static int csv_so_far(struct check *c, const char *buf, size_t len,
+                      char *err)
+{
+  int rc = 0;
+  if (!c->csv && (rc = planner_csv_stream_new(&c->csv)) != 0)
+    return refuse(c, rc, err, "out of memory");
+  if ((rc = planner_csv_stream_feed(c->csv, buf, len, err)) != 0)
+    return refuse(c, rc, err, NULL);
+  return 0;
 }
 
 /* The check cli_read_file_checked() asks after each part. */
@@ -146,13 +149,29 @@ static int check_part(void *ctx, const char *buf, size_t len, char *err)
     return rc;
   if (c->kind == K_CSV && (rc = scan_lines(c, buf, len, err)) != 0)
     return rc;
-  if (c->kind == K_CSV || c->kind == K_JSON)
-    rc = parse_so_far(c, buf, len, err);
+  if (c->kind == K_CSV)
+    rc = csv_so_far(c, buf, len, err);
+  else if (c->kind == K_JSON)
+    rc = json_so_far(c, buf, len, err);
   return rc;
 }
 
+/* Ends the parse of a CSV into *csv; prints its error. Returns 0 or an
+ * exit status. */
+static int csv_finish(struct check *c, const char *what, const char *buf,
+                      size_t len, struct planner_csv *csv)
+{
+  char err[ARENA_ERR_LEN] = "";
+  int rc = planner_csv_stream_finish(c->csv, buf, len, csv, err);
+  if (rc == 0)
+    return 0;
+  cli_error(what, "%s", err[0] ? err : arena_strerror(rc));
+  return cli_exit_status(rc);
+}
+
 int cli_input_read(const char *what, const char *path,
-                   enum cli_input_kinds kinds, char **buf, size_t *len)
+                   enum cli_input_kinds kinds, char **buf, size_t *len,
+                   struct planner_csv *csv)
 {
   char err[ARENA_ERR_LEN] = "";
   struct check c;
@@ -161,8 +180,16 @@ int cli_input_read(const char *what, const char *path,
   c.line = 1;
   c.next_parse = FIRST_PARSE;
   int rc = cli_read_file_checked(path, check_part, &c, buf, len, err);
-  if (rc == 0)
-    return 0;
+  if (rc == 0) {
+    if (csv && c.csv && (rc = csv_finish(&c, what, *buf, *len, csv)) != 0) {
+      free(*buf);
+      *buf = NULL;
+      *len = 0;
+    }
+    planner_csv_stream_free(c.csv);
+    return rc;
+  }
+  planner_csv_stream_free(c.csv);
   cli_error(what, "%s", err[0] ? err : arena_strerror(rc));
   if (c.refused)
     return rc == ARENA_ENOMEM ? CLI_EX_OSERR : CLI_EX_DATAERR;

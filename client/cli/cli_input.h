@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "cli.h"
+#include "graph_csv.h"
 
 /* The kinds of file a command accepts. */
 enum cli_input_kinds {
@@ -34,8 +35,8 @@ enum cli_input_kinds {
  *  - a TFLite model is read whole (its reader needs every byte); with
  *    CLI_INPUT_TFLITE anything else is refused after 8 bytes;
  *  - a CSV is refused at a line of CLI_MAX_LINE_LEN bytes or more, and,
- *    each time the bytes read have doubled (from 64 KiB on), when the
- *    CSV parser (graph_csv.h) finds an error in its complete lines;
+ *    after each part, when the CSV parser (graph_csv.h, a stream) finds
+ *    an error in its complete lines;
  *  - plan JSON (CLI_INPUT_ANY, a first non-blank '{') is refused, at the
  *    same points, once its reader stops on an error before the end.
  * Refuses a regular file over CLI_MAX_FILE_LEN by its size, a stream
@@ -43,8 +44,16 @@ enum cli_input_kinds {
  * NUL-terminated, and *len its length. Otherwise prints "arenactl: WHAT:
  * <reason>" and returns CLI_EX_NOINPUT (cannot open or read, over the
  * size limit), CLI_EX_DATAERR (refused for its bytes) or CLI_EX_OSERR,
- * with *buf NULL and *len 0. */
+ * with *buf NULL and *len 0.
+ *
+ * csv (may be NULL; planner_csv_init()ed) receives the parse of a file
+ * found to be a CSV (not for a model, plan JSON, or a text too short to
+ * tell, under 8 bytes): the parse made while reading, so the caller need
+ * not parse the text again. Its error is printed as "arenactl: WHAT:
+ * <message>" and returned as cli_exit_status() maps it, with *buf NULL.
+ * csv->n_tensors is 0 when no parse was handed over. */
 int cli_input_read(const char *what, const char *path,
-                   enum cli_input_kinds kinds, char **buf, size_t *len);
+                   enum cli_input_kinds kinds, char **buf, size_t *len,
+                   struct planner_csv *csv);
 
 #endif /* ARENA_CLI_INPUT_H */

@@ -284,13 +284,13 @@ int cli_model_to_csv(const char *what, const char *buf, size_t len,
 
 /* ---- CSV and dispatch ------------------------------------------------------- */
 
+/* The graph of a CSV: c (taken) when the read parsed it, else the
+ * parse of the len bytes at buf. */
 static int load_csv(const char *what, const char *buf, size_t len,
-                    struct cli_graph *g)
+                    struct planner_csv c, struct cli_graph *g)
 {
   char err[ARENA_ERR_LEN] = "";
-  struct planner_csv c;
-  planner_csv_init(&c);
-  int rc = planner_csv_parse(buf, len, &c, err);
+  int rc = c.n_tensors ? 0 : planner_csv_parse(buf, len, &c, err);
   if (rc) {
     cli_error(what, "%s", err[0] ? err : arena_strerror(rc));
     return cli_exit_status(rc);
@@ -324,13 +324,16 @@ int cli_graph_load(const char *path, const struct cli_load_opts *o,
 {
   char *buf = NULL;
   size_t len = 0;
+  struct planner_csv c;
   const char *what = strcmp(path, "-") ? path : "<stdin>";
   cli_graph_cleanup(g);
   g->what = what;
+  planner_csv_init(&c);
+  /* a CSV comes back parsed, as it was read */
   int rc = cli_input_read(what, path,
                           o && o->tflite_only ? CLI_INPUT_TFLITE
                                               : CLI_INPUT_ANY,
-                          &buf, &len);
+                          &buf, &len, &c);
   if (rc)
     return rc;
   size_t k = 0;
@@ -344,8 +347,10 @@ int cli_graph_load(const char *path, const struct cli_load_opts *o,
   } else if (k < len && buf[k] == '{') {
     rc = cli_json_load(what, buf, len, g);
   } else {
-    rc = load_csv(what, buf, len, g);
+    rc = load_csv(what, buf, len, c, g);
+    planner_csv_init(&c); /* taken */
   }
+  planner_csv_cleanup(&c);
   free(buf);
   if (rc == 0 && g->kind != CLI_GRAPH_TFLITE && o && !o->other_kinds_ok &&
       (o->shape || o->keep_dequant)) {

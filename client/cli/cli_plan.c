@@ -388,9 +388,9 @@ static void print_sharing(const struct plan_args *a,
 
 /* The baseline of the saving line: the arena the naive algorithm (no
  * reuse) gives c's graph under the plan's options, at its alignment, with
- * its pins and in-place pairs, exactly what `--algo naive` prints; the
- * plan's own arena when it is naive's. 0 when it cannot be planned (then
- * no saving is claimed). */
+ * its pins and in-place pairs, exactly what `--algo naive` prints
+ * (planner_naive_arena()); the plan's own arena when it is naive's. 0
+ * when it cannot be planned (then no saving is claimed). */
 static uint64_t naive_aligned(const struct planner_csv *c,
                               const struct planner_options *o,
                               const struct planner_plan *p)
@@ -398,14 +398,8 @@ static uint64_t naive_aligned(const struct planner_csv *c,
   if (p->algo == PLANNER_ALGO_NAIVE)
     return p->arena_bytes;
   struct planner_graph g = planner_csv_graph(c);
-  struct planner_options no = *o;
-  struct planner_plan np;
-  no.algo = PLANNER_ALGO_NAIVE;
-  no.capacity = 0;
-  planner_plan_init(&np);
-  uint64_t v = planner_run(&g, &no, &np, NULL) == 0 ? np.arena_bytes : 0;
-  planner_plan_cleanup(&np);
-  return v;
+  uint64_t v;
+  return planner_naive_arena(&g, o, &v, NULL) == 0 ? v : 0;
 }
 
 /* The naive and saving lines: the saving is measured against the naive
@@ -487,6 +481,81 @@ static void print_json_pairs(const struct planner_csv *c,
   printf("]");
 }
 
+/* The tensor array of the JSON object is most of its bytes (a million
+ * tensors: about 70 MB): it is formatted by hand into a buffer that goes
+ * to stdout in large writes, as printf would print it. */
+struct jbuf {
+  char b[1 << 16]; /* text not yet written */
+  size_t n;        /* bytes used in b */
+};
+
+#define JBUF_ROW 256 /* room one tensor's text needs at most */
+
+static void jb_flush(struct jbuf *j)
+{
+  fwrite(j->b, 1, j->n, stdout);
+  j->n = 0;
+}
+
+/* Appends the n bytes at s (n < JBUF_ROW). */
+static void jb_put(struct jbuf *j, const char *s, size_t n)
+{
+  memcpy(j->b + j->n, s, n);
+  j->n += n;
+}
+
+#define JB_LIT(j, lit) jb_put((j), (lit), sizeof(lit) - 1)
+
+static void jb_u64(struct jbuf *j, uint64_t v)
+{
+  char tmp[20], *e = tmp + sizeof tmp, *p = e;
+  do {
+    *--p = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  jb_put(j, p, (size_t)(e - p));
+}
+
+static void jb_i64(struct jbuf *j, int64_t v)
+{
+  if (v < 0) {
+    JB_LIT(j, "-");
+    jb_u64(j, (uint64_t)0 - (uint64_t)v);
+  } else {
+    jb_u64(j, (uint64_t)v);
+  }
+}
+
+static void print_json_tensors(const struct planner_csv *c,
+                               const struct planner_plan *p)
+{
+  struct jbuf jb, *j = &jb; /* 64 KiB of stack, in the command's main */
+  j->n = 0;
+  for (size_t i = 0; i < c->n_tensors; i++) {
+    const struct planner_tensor *t = &c->tensors[i];
+    if (sizeof j->b - j->n < JBUF_ROW)
+      jb_flush(j);
+    if (i)
+      JB_LIT(j, ",");
+    JB_LIT(j, "{\"id\":");
+    jb_u64(j, t->id);
+    JB_LIT(j, ",\"size\":");
+    jb_u64(j, t->size);
+    JB_LIT(j, ",\"first\":");
+    jb_i64(j, t->first);
+    JB_LIT(j, ",\"last\":");
+    jb_i64(j, t->last);
+    JB_LIT(j, ",\"offset\":");
+    jb_u64(j, p->offsets[i]);
+    if (t->has_alias) {
+      JB_LIT(j, ",\"alias\":");
+      jb_u64(j, t->alias);
+    }
+    JB_LIT(j, "}");
+  }
+  jb_flush(j);
+}
+
 static void print_json(const struct plan_args *a, const struct planner_csv *c,
                        const struct planner_plan *p, const struct sharing *sh)
 {
@@ -512,6 +581,13 @@ static void print_json(const struct plan_args *a, const struct planner_csv *c,
            (unsigned long long)p->search_us, (unsigned long long)gap,
            percent(gap, p->lower_bound_bytes));
   }
+  if (a->src.local) /* planned here: where planner_run()'s time went */
+    printf(",\"plan_us\":%llu,\"validate_us\":%llu,\"index_us\":%llu,"
+           "\"heuristics_us\":%llu,\"verify_us\":%llu",
+           (unsigned long long)p->plan_us, (unsigned long long)p->validate_us,
+           (unsigned long long)p->index_us,
+           (unsigned long long)p->heuristics_us,
+           (unsigned long long)p->verify_us);
   char hex[PLANNER_DIGEST_HEX_LEN];
   if (a->src.state_known)
     printf(",\"generation\":%llu,\"effort\":%u,\"improving\":%s",
@@ -522,17 +598,7 @@ static void print_json(const struct plan_args *a, const struct planner_csv *c,
          planner_hex(a->src.graph_digest, sizeof a->src.graph_digest, hex));
   print_json_pairs(c, sh);
   printf(",\"tensors\":[");
-  for (size_t i = 0; i < c->n_tensors; i++) {
-    const struct planner_tensor *t = &c->tensors[i];
-    printf("%s{\"id\":%u,\"size\":%llu,\"first\":%lld,\"last\":%lld,"
-           "\"offset\":%llu",
-           i ? "," : "", (unsigned)t->id, (unsigned long long)t->size,
-           (long long)t->first, (long long)t->last,
-           (unsigned long long)p->offsets[i]);
-    if (t->has_alias)
-      printf(",\"alias\":%u", (unsigned)t->alias);
-    printf("}");
-  }
+  print_json_tensors(c, p);
   printf("]}\n");
 }
 
@@ -541,6 +607,7 @@ static void print_json(const struct plan_args *a, const struct planner_csv *c,
 /* Reads and parses the input. A TFLite model is sized for shape_in (the
  * --shape text, or NULL), declares in-place pairs when in_place is set,
  * and the input shape its sizes were computed for is written into shape.
+ * hash (NULL: not wanted) receives the SHA-256 of the file's bytes.
  * Returns 0 or an exit status. */
 static int load(const char *file, const char *shape_in, int in_place,
                 struct planner_csv *c, uint8_t hash[PLANNER_DIGEST_LEN],
@@ -550,10 +617,12 @@ static int load(const char *file, const char *shape_in, int in_place,
   char *buf = NULL;
   size_t len = 0;
   const char *what = strcmp(file, "-") ? file : "<stdin>";
-  int rc = cli_input_read(what, file, CLI_INPUT_GRAPH, &buf, &len);
+  /* a CSV comes back parsed, as it was read */
+  int rc = cli_input_read(what, file, CLI_INPUT_GRAPH, &buf, &len, c);
   if (rc)
     return rc;
-  planner_sha256(buf, len, hash); /* the model hash of the cache key */
+  if (hash) /* the model hash of the cache key */
+    planner_sha256(buf, len, hash);
   if (planner_tflite_is_model(buf, len)) {
     /* TFLite: cli_model.c resizes it as import and explain do */
     rc = cli_model_to_csv(what, buf, len, shape_in, in_place, c, shape,
@@ -561,7 +630,7 @@ static int load(const char *file, const char *shape_in, int in_place,
     free(buf);
     return rc;
   }
-  rc = planner_csv_parse(buf, len, c, err);
+  rc = c->n_tensors ? 0 : planner_csv_parse(buf, len, c, err);
   free(buf);
   if (rc) {
     cli_error(what, "%s", err[0] ? err : arena_strerror(rc));
@@ -625,7 +694,7 @@ int cli_plan_main(int argc, char **argv)
   struct planner_csv c;
   struct planner_plan p;
   struct planner_graph g;
-  uint8_t hash[PLANNER_DIGEST_LEN];
+  uint8_t hash[PLANNER_DIGEST_LEN] = {0};
   char model_shape[512] = "";
   struct sharing sh = {NULL, 0, 0, 0};
   enum planner_fit fit;
@@ -637,8 +706,9 @@ int cli_plan_main(int argc, char **argv)
     return rc < 0 ? cli_finish_stdout() : rc;
   planner_csv_init(&c);
   planner_plan_init(&p);
-  if ((rc = load(a.file, a.shape, a.o.in_place, &c, hash, model_shape,
-                 sizeof model_shape)) != 0)
+  /* --local asks no cache, so the file's hash is not needed */
+  if ((rc = load(a.file, a.shape, a.o.in_place, &c, a.local ? NULL : hash,
+                 model_shape, sizeof model_shape)) != 0)
     goto out;
   /* A .tflite is keyed by the input shape its sizes were computed for:
    * its own, or the --shape it was resized to, written out in full. */
@@ -651,9 +721,11 @@ int cli_plan_main(int argc, char **argv)
   if (rc)
     goto out;
   /* arenad's reply carries the bound but not its source: a bound above
-   * the load bound can only come from an exhausted search. */
-  uint64_t load_lb = 0;
-  if (planner_lower_bound(&g, &a.o, &load_lb) == 0)
+   * the load bound can only come from an exhausted search. A plan made in
+   * this process carries the load bound; only arenad's needs it computed
+   * (a second time index over the graph). */
+  uint64_t load_lb = p.load_bound_bytes;
+  if (a.src.local || planner_lower_bound(&g, &a.o, &load_lb) == 0)
     p.bound = p.lower_bound_bytes > load_lb ? PLANNER_BOUND_SEARCH
                                             : PLANNER_BOUND_LOAD;
   if ((rc = sharing_of(&a, &g, &p, load_lb, &sh)) != 0)

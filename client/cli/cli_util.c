@@ -164,11 +164,16 @@ static int grow(char **b, size_t *cap, char *err)
 }
 
 /* Reads fd to its end into a growing buffer, in parts of at most
- * READ_CHUNK bytes, asking check (may be NULL) after each. */
-static int read_fd(int fd, cli_read_check_cb check, void *ctx, char **buf,
-                   size_t *len, char *err)
+ * READ_CHUNK bytes, asking check (may be NULL) after each. size is the
+ * bytes expected (a regular file's size; 0 when unknown): the buffer
+ * starts with room for them and one more, so that a file that does not
+ * change while it is read is read without growing the buffer, and the
+ * read that finds its end needs no room. */
+static int read_fd(int fd, size_t size, cli_read_check_cb check, void *ctx,
+                   char **buf, size_t *len, char *err)
 {
-  size_t cap = 1 << 16, n = 0;
+  size_t cap = size >= ((size_t)1 << 16) ? size + 1 : (size_t)1 << 16;
+  size_t n = 0;
   int rc = 0;
   char *b = malloc(cap + 1);
   if (!b)
@@ -213,7 +218,7 @@ int cli_read_file_checked(const char *path, cli_read_check_cb check,
   *buf = NULL;
   *len = 0;
   if (strcmp(path, "-") == 0)
-    return read_fd(STDIN_FILENO, check, ctx, buf, len, err);
+    return read_fd(STDIN_FILENO, 0, check, ctx, buf, len, err);
   int fd = open(path, O_RDONLY);
   if (fd < 0)
     return set_err(err, ARENA_ENOENT, "cannot open: %s", strerror(errno));
@@ -227,7 +232,8 @@ int cli_read_file_checked(const char *path, cli_read_check_cb check,
     return set_err(err, ARENA_ETOOBIG, "file is larger than %zu bytes",
                    CLI_MAX_FILE_LEN);
   }
-  int rc = read_fd(fd, check, ctx, buf, len, err);
+  size_t size = S_ISREG(st.st_mode) ? (size_t)st.st_size : 0;
+  int rc = read_fd(fd, size, check, ctx, buf, len, err);
   close(fd);
   return rc;
 }

@@ -315,6 +315,10 @@ static int sweep_small(const struct planner_tensor *t,
   size_t n = 0;
   for (size_t k = 0; k < m; k++) {
     uint32_t i = by_first[k];
+    if (k + VERIFY_AHEAD < m) { /* rows by first are anywhere in memory */
+      __builtin_prefetch(&t[by_first[k + VERIFY_AHEAD]]);
+      __builtin_prefetch(&offsets[by_first[k + VERIFY_AHEAD]]);
+    }
     int64_t now = t[i].first;
     uint64_t off = offsets[i], end = off + t[i].size;
     unsigned hit = 0;

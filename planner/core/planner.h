@@ -222,6 +222,24 @@ struct planner_plan {
                                  nothing */
   size_t n_shared;            /* declared legal pairs at one offset in
                                  this plan (IN-PLACE SHARING) */
+  uint64_t load_bound_bytes;  /* the load bound of the graph with every
+                                 alias ignored, as planner_lower_bound()
+                                 gives it; 0 when the plan did not come
+                                 from planner_run() */
+  /* Where planner_run()'s time went: wall times in microseconds,
+   * measured for reporting only (never a limit; never part of what makes
+   * two plans the same). plan_us is all of it, from the start of
+   * validation to the end of verification; the phases below (and
+   * search_us above) add up to it but for bookkeeping of a few
+   * microseconds. All are 0 in a plan that did not come from
+   * planner_run() in this process. */
+  uint64_t plan_us;           /* all of planner_run() */
+  uint64_t validate_us;       /* checking the graph and options */
+  uint64_t index_us;          /* the problem: alignments, the time
+                                 index, the lower bounds; with in-place
+                                 pairs also the joined graph */
+  uint64_t heuristics_us;     /* the heuristic, or best's race of them */
+  uint64_t verify_us;         /* planner_verify() of the plan */
 };
 
 /* Fills o with the defaults: best, alignment 64, no capacity, default
@@ -281,6 +299,18 @@ void planner_plan_cleanup(struct planner_plan *p);
  * returns an unverified plan). On failure *out is left empty. */
 int planner_run(const struct planner_graph *g, const struct planner_options *o,
                 struct planner_plan *out, char err[ARENA_ERR_LEN]);
+
+/* The arena of the naive algorithm's plan of g under o (bump allocation
+ * in id order above the pinned tensors; with o->in_place and declared
+ * pairs, as planner_run() shares them): exactly the arena_bytes that
+ * planner_run() gives with o->algo = PLANNER_ALGO_NAIVE and no capacity,
+ * without its lower bound and verification, which cost most of that
+ * run. A baseline for savings. Validates g first. Returns 0 and sets
+ * *bytes, or a planner_run() code (with err, which may be NULL); *bytes
+ * is 0 on failure. */
+int planner_naive_arena(const struct planner_graph *g,
+                        const struct planner_options *o, uint64_t *bytes,
+                        char err[ARENA_ERR_LEN]);
 
 /* Checks plan p against graph g under options o: the offset count, that
  * every offset is aligned, that no two tensors overlap in both time and

@@ -54,6 +54,27 @@ int planner__prob_init(struct planner__prob *p, const struct planner_graph *g,
                        const struct planner_options *o);
 void planner__prob_cleanup(struct planner__prob *p);
 
+/* planner__prob_init() without the time index and the load bound
+ * (p->x NULL, p->lb 0), for an algorithm that needs neither (naive).
+ * Same returns; free with planner__prob_cleanup(). */
+int planner__prob_init_bare(struct planner__prob *p,
+                            const struct planner_graph *g,
+                            const struct planner_options *o);
+
+/* planner__prob_init() without the time index (p->x NULL) but with the
+ * load bound, the same as the index gives, computed without it when the
+ * timeline is short (planner__direct_load_bound()): for naive, which
+ * needs only the bound. Same returns; free with planner__prob_cleanup(). */
+int planner__prob_init_bound(struct planner__prob *p,
+                             const struct planner_graph *g,
+                             const struct planner_options *o);
+
+/* The load bound of p (its alignments set) into *lb without an index,
+ * over the operators 0 .. max(last) (at most 2 n + 1024 of them).
+ * Returns 0, 1 when the timeline is longer (*lb 0, nothing done), or
+ * ARENA_ENOMEM. */
+int planner__direct_load_bound(const struct planner__prob *p, uint64_t *lb);
+
 /* Frees the time index of p (p->x becomes NULL) for the exact search,
  * which does not use it; everything that needs it has run by then. */
 void planner__prob_drop_index(struct planner__prob *p);

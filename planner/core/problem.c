@@ -281,12 +281,92 @@ int planner__validate(const struct planner_graph *g,
 
 /* ---- the problem and its lower bound -------------------------------- */
 
+/* The load bound without the time index (which tindex_load_bound() reads
+ * it from): the same sums and slacks over operators instead of spans.
+ * Inside a span the live tensors do not change, so the maximum over the
+ * operators is the maximum over the spans; an operator no tensor covers
+ * counts 0. Sizes rounded to the alignment are added at first and
+ * taken away after last in an array over operators, whose prefix sum is
+ * what is live; the largest slack of the live tensors comes from a
+ * segment tree over operators (the layout of tindex.h): each tensor
+ * raises the tags of the nodes that cover its lifetime, and a pass from
+ * the root down gives each leaf the largest tag on its path. O(n log T +
+ * T) for a timeline of T operators, which must be short: at most 2 n +
+ * 1024 operators, else 1 is returned and nothing is computed. */
+int planner__direct_load_bound(const struct planner__prob *p, uint64_t *lb)
+{
+  uint64_t g_al = p->o->alignment, top = 0;
+  *lb = 0;
+  for (size_t i = 0; i < p->n; i++)
+    if (p->t[i].size && (uint64_t)p->t[i].last + 1 > top)
+      top = (uint64_t)p->t[i].last + 1;
+  if (top > 2 * (uint64_t)p->n + 1024)
+    return 1;
+  size_t T = (size_t)top;
+  uint64_t *live = calloc(T + 1, sizeof *live);
+  uint32_t *tag = g_al > 1 ? calloc(2 * T + 1, sizeof *tag) : NULL;
+  if (!live || (g_al > 1 && !tag)) {
+    free(live);
+    free(tag);
+    return ARENA_ENOMEM;
+  }
+  for (size_t i = 0; i < p->n; i++) {
+    const struct planner_tensor *t = &p->t[i];
+    if (!t->size)
+      continue;
+    uint64_t rounded = planner__align_up(t->size, g_al);
+    live[t->first] += rounded;
+    live[t->last + 1] -= rounded;
+    uint32_t slack = (uint32_t)(rounded - t->size);
+    if (!tag || !slack)
+      continue;
+    size_t lo = (size_t)t->first + T, hi = (size_t)t->last + 1 + T;
+    for (; lo < hi; lo >>= 1, hi >>= 1) {
+      if ((lo & 1) && tag[lo] < slack)
+        tag[lo] = slack;
+      lo += lo & 1;
+      if ((hi & 1) && tag[hi - 1] < slack)
+        tag[hi - 1] = slack;
+      hi -= hi & 1;
+    }
+  }
+  if (tag) /* parents come before their children */
+    for (size_t v = 2; v < 2 * T; v++)
+      if (tag[v >> 1] > tag[v])
+        tag[v] = tag[v >> 1];
+  uint64_t sum = 0;
+  for (size_t s = 0; s < T; s++) {
+    sum += live[s];
+    uint64_t here = sum - (tag ? tag[T + s] : 0);
+    if (here > *lb)
+      *lb = here;
+  }
+  free(live);
+  free(tag);
+  return 0;
+}
+
+/* p's load bound into p->lb, by planner__direct_load_bound() or, for a
+ * long timeline, from a time index built for it and dropped again. */
+static int load_bound(struct planner__prob *p)
+{
+  int rc = planner__direct_load_bound(p, &p->lb);
+  if (rc != 1)
+    return rc;
+  struct tindex x;
+  if (tindex_init(&x, p))
+    return ARENA_ENOMEM;
+  rc = tindex_load_bound(&x, p->o->alignment, &p->lb);
+  tindex_cleanup(&x);
+  return rc;
+}
+
 int planner_lower_bound(const struct planner_graph *g,
                         const struct planner_options *o, uint64_t *lb_bytes)
 {
   struct planner__prob p;
   *lb_bytes = 0;
-  int rc = planner__prob_init(&p, g, o);
+  int rc = planner__prob_init_bound(&p, g, o);
   if (rc)
     return rc;
   *lb_bytes = p.lb;
@@ -294,8 +374,19 @@ int planner_lower_bound(const struct planner_graph *g,
   return 0;
 }
 
-int planner__prob_init(struct planner__prob *p, const struct planner_graph *g,
-                       const struct planner_options *o)
+int planner__prob_init_bound(struct planner__prob *p,
+                             const struct planner_graph *g,
+                             const struct planner_options *o)
+{
+  int rc = planner__prob_init_bare(p, g, o);
+  if (!rc && (rc = load_bound(p)) != 0)
+    planner__prob_cleanup(p);
+  return rc;
+}
+
+int planner__prob_init_bare(struct planner__prob *p,
+                            const struct planner_graph *g,
+                            const struct planner_options *o)
 {
   p->t = g->tensors;
   p->n = g->n_tensors;
@@ -303,20 +394,30 @@ int planner__prob_init(struct planner__prob *p, const struct planner_graph *g,
   p->naive = 0;
   p->n_pinned = 0;
   p->lb = 0;
-  p->x = malloc(sizeof *p->x);
+  p->x = NULL;
   p->align = malloc(p->n * sizeof *p->align);
-  if (!p->align || !p->x) {
-    free(p->x);
-    p->x = NULL;
-    planner__prob_cleanup(p);
+  if (!p->align)
     return ARENA_ENOMEM;
-  }
   for (size_t i = 0; i < p->n; i++) {
     p->align[i] = planner__eff_align(&p->t[i], o);
     p->naive += p->t[i].size;
     p->n_pinned += p->t[i].pinned != PLANNER_NOT_PINNED;
   }
-  int rc = tindex_init(p->x, p);
+  return 0;
+}
+
+int planner__prob_init(struct planner__prob *p, const struct planner_graph *g,
+                       const struct planner_options *o)
+{
+  int rc = planner__prob_init_bare(p, g, o);
+  if (rc)
+    return rc;
+  p->x = malloc(sizeof *p->x);
+  if (!p->x) {
+    planner__prob_cleanup(p);
+    return ARENA_ENOMEM;
+  }
+  rc = tindex_init(p->x, p);
   if (!rc)
     rc = tindex_load_bound(p->x, o->alignment, &p->lb);
   if (rc)

@@ -1,6 +1,6 @@
 /*
- * graph_csv.c - reads and writes lifetime graphs as CSV text (see
- * graph_csv.h for the formats).
+ * graph_csv.c - reads lifetime graphs from CSV text (see graph_csv.h
+ * for the formats); the writer is graph_csv_write.c.
  *
  * DESIGN
  *  The parser walks the buffer once, line by line (memchr for the line
@@ -9,6 +9,16 @@
  *  at commas into at most COL__COUNT fields and every field is converted
  *  by the rule for its column. The tensor array grows geometrically.
  *  Nothing reads past buf + len: the text need not be NUL-terminated.
+ *
+ *  A stream (planner_csv_stream_t) is the same parser kept between
+ *  calls: each feed parses the complete lines that arrived since the
+ *  last one, and the finish parses the last line and makes the checks
+ *  that need the whole text. Its state holds no pointer into the text,
+ *  only offsets (bytes consumed, where the header's names are), because
+ *  a caller that reads a file into a growing buffer moves the text
+ *  between calls. A line parses the same wherever the text is cut, so a
+ *  stream gives exactly the result and the message of one parse of the
+ *  whole text; planner_csv_parse() is a stream fed once.
  */
 #include "graph_csv.h"
 
@@ -50,12 +60,19 @@ struct span {
   const char *e; /* one past the last byte */
 };
 
+/* Where a header name is: an offset into the text, which may move
+ * between the calls of a stream. */
+struct name_at {
+  size_t at;  /* first byte, from the start of the text */
+  size_t len; /* bytes */
+};
+
 /* The parsed header. */
 struct header {
-  int n_cols;                    /* fields per row, 1 .. COL__COUNT */
-  enum col cols[COL__COUNT];     /* meaning of field i */
-  struct span names[COL__COUNT]; /* spelling of field i, for messages */
-  enum planner_csv_format fmt;   /* dialect */
+  int n_cols;                      /* fields per row, 1 .. COL__COUNT */
+  enum col cols[COL__COUNT];       /* meaning of field i */
+  struct name_at names[COL__COUNT]; /* spelling of field i, for messages */
+  enum planner_csv_format fmt;     /* dialect */
 };
 
 /* Reading position. */
@@ -65,15 +82,29 @@ struct cursor {
   size_t line;     /* number of the line last returned, 1-based */
 };
 
-/* Parser state for one call. */
+/* Parser state, kept between the calls of a stream. */
 struct parser {
-  struct cursor cur;          /* where we are */
+  struct cursor cur;          /* where we are; p and end point into the
+                                 text of the current call only */
+  const char *base;           /* the text of the current call */
+  size_t done;                /* bytes of the text consumed (whole lines,
+                                 or a byte order mark) */
+  size_t seen;                /* bytes of the text looked at for a line
+                                 end, >= done */
+  int have_header;            /* 1: the header line was read */
+  int fast;                   /* 1: every column is a plain number, so
+                                 fast_row() may read a row */
   struct header hdr;          /* column map */
   struct planner_tensor *t;   /* rows so far, owned until handed out */
   size_t n;                   /* rows used */
   size_t cap;                 /* rows allocated */
   int labels;                 /* 1: some MiniMalloc id was not a number */
-  char *err;                  /* caller's message buffer, may be NULL */
+  int rc;                     /* first error, kept: 0 or ARENA_E* */
+  char msg[ARENA_ERR_LEN];    /* its message */
+};
+
+struct planner_csv_stream {
+  struct parser ps; /* the parser between calls */
 };
 
 /* Result of reading one number. */
@@ -98,13 +129,18 @@ static int fail(struct parser *ps, int code, const char *fmt, ...)
 
 static int fail(struct parser *ps, int code, const char *fmt, ...)
 {
-  if (ps->err) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(ps->err, ARENA_ERR_LEN, fmt, ap);
-    va_end(ap);
-  }
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(ps->msg, sizeof ps->msg, fmt, ap);
+  va_end(ap);
   return code;
+}
+
+/* The spelling of header field i in the current text. */
+static struct span name_of(const struct parser *ps, int i)
+{
+  const struct name_at *a = &ps->hdr.names[i];
+  return (struct span){ps->base + a->at, ps->base + a->at + a->len};
 }
 
 static int is_blank(char c)
@@ -256,7 +292,7 @@ static int check_columns(struct parser *ps, const int *seen)
                         : "id,size,first,last");
   if (is_mm && (seen[COL_FIRST] >= 0 || seen[COL_LAST] >= 0)) {
     int at = seen[COL_FIRST] >= 0 ? seen[COL_FIRST] : seen[COL_LAST];
-    struct span s = ps->hdr.names[at];
+    struct span s = name_of(ps, at);
     return fail(ps, ARENA_EPARSE,
                 "line %zu: column '%.*s' cannot be mixed with lower/upper",
                 ps->cur.line, (int)(s.e - s.p), s.p);
@@ -285,9 +321,13 @@ static int parse_header(struct parser *ps, struct span ln)
                   ps->cur.line, quote(f[i], q));
     seen[c] = i;
     ps->hdr.cols[i] = (enum col)c;
-    ps->hdr.names[i] = f[i];
+    ps->hdr.names[i].at = (size_t)(f[i].p - ps->base);
+    ps->hdr.names[i].len = (size_t)(f[i].e - f[i].p);
   }
   ps->hdr.n_cols = n;
+  ps->fast = 1;
+  for (int i = 0; i < n; i++)
+    ps->fast &= ps->hdr.cols[i] != COL_OFFSET && ps->hdr.cols[i] != COL_ALIAS;
   return check_columns(ps, seen);
 }
 
@@ -297,7 +337,7 @@ static int parse_header(struct parser *ps, struct span ln)
 static int field_u64(struct parser *ps, int i, struct span s, uint64_t max,
                      uint64_t *v)
 {
-  struct span nm = ps->hdr.names[i];
+  struct span nm = name_of(ps, i);
   char q[48];
   switch (read_u64(s, max, v)) {
   case NUM_OK:
@@ -443,8 +483,72 @@ static int grow(struct parser *ps)
   return 0;
 }
 
+/* Most rows hold only plain numbers in range: fast_row() reads those in
+ * one pass over the line, with no split, trim or message, into *t and
+ * the raw lifetime a, b, as parse_fields() would. Any other row (a
+ * blank, empty or odd field, a number out of range or of more than 19
+ * digits, a MiniMalloc label, the wrong field count) returns 0 before
+ * anything is kept, and the general path reads it, with its message. */
+static int fast_row(const struct parser *ps, struct span ln,
+                    struct planner_tensor *t, uint64_t *a, uint64_t *b)
+{
+  const char *p = ln.p, *e = ln.e;
+  t->align = 0;
+  t->pinned = PLANNER_NOT_PINNED;
+  t->alias = 0;
+  t->has_alias = 0;
+  for (int i = 0; i < ps->hdr.n_cols; i++) {
+    while (p < e && is_blank(*p))
+      p++;
+    const char *d = p;
+    uint64_t x = 0;
+    for (unsigned c; p < e && (c = (unsigned)(unsigned char)*p - '0') < 10;
+         p++)
+      x = x * 10 + c;
+    if (p == d || p - d > 19) /* 19 digits never wrap a uint64_t */
+      return 0;
+    while (p < e && is_blank(*p))
+      p++;
+    if (i + 1 < ps->hdr.n_cols ? p == e || *p++ != ',' : p != e)
+      return 0;
+    switch (ps->hdr.cols[i]) {
+    case COL_ID:
+      if (x > UINT32_MAX)
+        return 0;
+      t->id = (uint32_t)x;
+      break;
+    case COL_SIZE:
+      t->size = x;
+      break;
+    case COL_ALIGN:
+      t->align = x;
+      break;
+    case COL_FIRST:
+    case COL_LOWER:
+    case COL_LAST:
+    case COL_UPPER:
+      if (x > INT64_MAX)
+        return 0;
+      *(ps->hdr.cols[i] == COL_FIRST || ps->hdr.cols[i] == COL_LOWER ? a
+                                                                      : b) = x;
+      break;
+    default:
+      return 0;
+    }
+  }
+  return 1;
+}
+
 static int parse_row(struct parser *ps, struct span ln)
 {
+  struct planner_tensor row;
+  uint64_t a = 0, b = 0;
+  if (ps->fast && fast_row(ps, ln, &row, &a, &b)) {
+    int rc = grow(ps);
+    if (rc == 0 && (rc = lifetime(ps, a, b, &row)) == 0)
+      ps->t[ps->n++] = row;
+    return rc;
+  }
   struct span f[COL__COUNT];
   int n = split(ln, f, COL__COUNT);
   if (n != ps->hdr.n_cols)
@@ -474,30 +578,66 @@ static int renumber(struct parser *ps)
   return 0;
 }
 
-static int parse_all(struct parser *ps)
+/* Parses the lines of text (the whole text of this call, which begins
+ * with the bytes of the earlier calls) from ps->done up to end; sets
+ * ps->rc on an error. */
+static int parse_lines(struct parser *ps, const char *text, size_t end)
 {
   struct span ln;
-  int have_header = 0, rc = 0;
+  int rc = 0;
+  ps->base = text;
+  if (ps->done == 0 && end >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
+    ps->done = 3; /* a UTF-8 byte order mark, as some editors write */
+  ps->cur.p = text + ps->done;
+  ps->cur.end = text + end;
   while (rc == 0 && next_line(&ps->cur, &ln)) {
     if (skippable(ln))
       continue;
-    if (have_header) {
+    if (ps->have_header) {
       rc = parse_row(ps, ln);
     } else {
       rc = parse_header(ps, ln);
-      have_header = 1;
+      ps->have_header = 1;
     }
   }
-  if (rc)
-    return rc;
-  if (!have_header)
-    return fail(ps, ARENA_EEMPTY, "empty input: no header (%s)", HDR_HINT);
-  if (ps->n == 0)
-    return fail(ps, ARENA_EEMPTY, "no tensors: the header is not followed by "
-                                  "any rows");
-  if (ps->labels)
-    return renumber(ps);
-  return 0;
+  ps->done = (size_t)(ps->cur.p - text);
+  ps->rc = rc;
+  return rc;
+}
+
+/* The checks that need the whole text, once its last line is parsed. */
+static int parse_end(struct parser *ps)
+{
+  int rc = 0;
+  if (!ps->have_header)
+    rc = fail(ps, ARENA_EEMPTY, "empty input: no header (%s)", HDR_HINT);
+  else if (ps->n == 0)
+    rc = fail(ps, ARENA_EEMPTY, "no tensors: the header is not followed by "
+                                "any rows");
+  else if (ps->labels)
+    rc = renumber(ps);
+  ps->rc = rc;
+  return rc;
+}
+
+/* Hands the rows of a finished parse to out (which holds nothing). */
+static void hand_out(struct parser *ps, struct planner_csv *out)
+{
+  struct planner_tensor *t = realloc(ps->t, ps->n * sizeof *t);
+  out->tensors = t ? t : ps->t; /* shrinking never needs to succeed */
+  out->n_tensors = ps->n;
+  out->format = ps->hdr.fmt;
+  out->ids_renumbered = ps->labels;
+  ps->t = NULL;
+  ps->n = ps->cap = 0;
+}
+
+/* Returns rc with the parser's message copied to err (may be NULL). */
+static int report(const struct parser *ps, int rc, char *err)
+{
+  if (err)
+    snprintf(err, ARENA_ERR_LEN, "%s", rc ? ps->msg : "");
+  return rc;
 }
 
 /* ---- public parser API ---------------------------------------------------- */
@@ -522,31 +662,66 @@ void planner_csv_cleanup(struct planner_csv *c)
 int planner_csv_parse(const char *buf, size_t len, struct planner_csv *out,
                       char err[ARENA_ERR_LEN])
 {
-  struct parser ps;
-  memset(&ps, 0, sizeof ps);
-  ps.err = err;
-  if (err)
-    err[0] = '\0';
+  struct planner_csv_stream st;
+  memset(&st, 0, sizeof st);
+  int rc = planner_csv_stream_finish(&st, buf, len, out, err);
+  free(st.ps.t);
+  return rc;
+}
+
+int planner_csv_stream_new(planner_csv_stream_t **out)
+{
+  *out = calloc(1, sizeof **out);
+  return *out ? 0 : ARENA_ENOMEM;
+}
+
+void planner_csv_stream_free(planner_csv_stream_t *s)
+{
+  if (!s)
+    return;
+  free(s->ps.t);
+  free(s);
+}
+
+int planner_csv_stream_feed(planner_csv_stream_t *s, const char *buf,
+                            size_t len, char err[ARENA_ERR_LEN])
+{
+  struct parser *ps = &s->ps;
+  if (ps->rc || (!buf && len > 0))
+    return report(ps, ps->rc ? ps->rc
+                             : fail(ps, ARENA_EINVAL, "NULL argument"),
+                  err);
+  assert(len >= ps->seen && "the text never shrinks");
+  /* the end of the last complete line: only the new bytes are looked at,
+   * so feeding a text in parts costs one pass over it */
+  size_t end = len;
+  while (end > ps->seen && buf[end - 1] != '\n')
+    end--;
+  if (end == ps->seen) /* no new line end: [done, seen) holds none */
+    end = ps->done;
+  ps->seen = len;
+  if (end <= ps->done)
+    return report(ps, 0, err);
+  return report(ps, parse_lines(ps, buf, end), err);
+}
+
+int planner_csv_stream_finish(planner_csv_stream_t *s, const char *buf,
+                              size_t len, struct planner_csv *out,
+                              char err[ARENA_ERR_LEN])
+{
+  struct parser *ps = &s->ps;
   if (!out || (!buf && len > 0))
-    return fail(&ps, ARENA_EINVAL, "NULL argument");
+    return report(ps, ps->rc ? ps->rc
+                             : fail(ps, ARENA_EINVAL, "NULL argument"),
+                  err);
   planner_csv_cleanup(out);
   if (!buf)
     buf = "";
-  ps.cur.p = buf;
-  ps.cur.end = buf + len;
-  if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
-    ps.cur.p += 3; /* a UTF-8 byte order mark, as some editors write */
-  int rc = parse_all(&ps);
-  if (rc) {
-    free(ps.t);
-    return rc;
-  }
-  struct planner_tensor *t = realloc(ps.t, ps.n * sizeof *t);
-  out->tensors = t ? t : ps.t; /* shrinking never needs to succeed */
-  out->n_tensors = ps.n;
-  out->format = ps.hdr.fmt;
-  out->ids_renumbered = ps.labels;
-  return 0;
+  assert(len >= ps->seen && "the text never shrinks");
+  ps->seen = len;
+  if (!ps->rc && !parse_lines(ps, buf, len) && !parse_end(ps))
+    hand_out(ps, out);
+  return report(ps, ps->rc, err);
 }
 
 struct planner_graph planner_csv_graph(const struct planner_csv *c)
@@ -569,158 +744,4 @@ const char *planner_csv_format_name(enum planner_csv_format f)
   default:
     return "none";
   }
-}
-
-/* ---- writer --------------------------------------------------------------- */
-
-/* Output sink: counts every byte, stores those that fit. */
-struct sink {
-  char *buf;  /* destination, may be NULL */
-  size_t cap; /* bytes at buf */
-  size_t len; /* bytes produced so far (may exceed cap) */
-};
-
-static void put(struct sink *s, const char *p, size_t n)
-{
-  if (s->len < s->cap) {
-    size_t room = s->cap - s->len;
-    memcpy(s->buf + s->len, p, n < room ? n : room);
-  }
-  s->len += n;
-}
-
-static void put_u64(struct sink *s, uint64_t v)
-{
-  char tmp[24];
-  size_t k = sizeof tmp;
-  do {
-    tmp[--k] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
-  put(s, tmp + k, sizeof tmp - k);
-}
-
-static void put_i64(struct sink *s, int64_t v)
-{
-  if (v < 0) {
-    put(s, "-", 1);
-    put_u64(s, (uint64_t)0 - (uint64_t)v);
-  } else {
-    put_u64(s, (uint64_t)v);
-  }
-}
-
-static void put_comment(struct sink *s, const char *c)
-{
-  while (c && *c) {
-    const char *nl = strchr(c, '\n');
-    size_t n = nl ? (size_t)(nl - c) : strlen(c);
-    put(s, n ? "# " : "#", n ? 2 : 1);
-    put(s, c, n);
-    put(s, "\n", 1);
-    c += n + (nl != NULL);
-  }
-}
-
-/* Which optional columns the writer adds. */
-struct columns {
-  int align;  /* some tensor has an alignment of its own */
-  int offset; /* some tensor is pinned */
-  int alias;  /* some tensor declares an alias */
-};
-
-static void put_rows(struct sink *s, const struct planner_graph *g,
-                     const struct columns *c)
-{
-  put(s, "id,size,first,last", 18);
-  if (c->align)
-    put(s, ",align", 6);
-  if (c->offset)
-    put(s, ",offset", 7);
-  if (c->alias)
-    put(s, ",alias", 6);
-  put(s, "\n", 1);
-  for (size_t i = 0; i < g->n_tensors; i++) {
-    const struct planner_tensor *t = &g->tensors[i];
-    put_u64(s, t->id);
-    put(s, ",", 1);
-    put_u64(s, t->size);
-    put(s, ",", 1);
-    put_i64(s, t->first);
-    put(s, ",", 1);
-    put_i64(s, t->last);
-    if (c->align) {
-      put(s, ",", 1);
-      put_u64(s, t->align);
-    }
-    if (c->offset) {
-      put(s, ",", 1);
-      if (t->pinned != PLANNER_NOT_PINNED)
-        put_i64(s, t->pinned);
-    }
-    if (c->alias) {
-      put(s, ",", 1);
-      if (t->has_alias)
-        put_u64(s, t->alias);
-    }
-    put(s, "\n", 1);
-  }
-}
-
-static void write_all(struct sink *s, const struct planner_graph *g,
-                      const char *comment)
-{
-  struct columns c = {0, 0, 0};
-  for (size_t i = 0; i < g->n_tensors; i++) {
-    c.align |= g->tensors[i].align != 0;
-    c.offset |= g->tensors[i].pinned != PLANNER_NOT_PINNED;
-    c.alias |= g->tensors[i].has_alias != 0;
-  }
-  put_comment(s, comment);
-  put_rows(s, g, &c);
-}
-
-int planner_csv_write(const struct planner_graph *g, const char *comment,
-                      char *buf, size_t cap, size_t *len_out)
-{
-  if (len_out)
-    *len_out = 0;
-  if (!g || !len_out || (!g->tensors && g->n_tensors > 0) || (!buf && cap))
-    return ARENA_EINVAL;
-  struct sink s = {buf, cap, 0};
-  write_all(&s, g, comment);
-  *len_out = s.len;
-  if (s.len >= cap) {
-    if (cap)
-      buf[0] = '\0';
-    return ARENA_ETOOBIG;
-  }
-  buf[s.len] = '\0';
-  return 0;
-}
-
-int planner_csv_write_alloc(const struct planner_graph *g, const char *comment,
-                            char **out, size_t *len_out)
-{
-  size_t need = 0;
-  if (len_out)
-    *len_out = 0;
-  if (!out)
-    return ARENA_EINVAL;
-  *out = NULL;
-  int rc = planner_csv_write(g, comment, NULL, 0, &need);
-  if (rc != ARENA_ETOOBIG)
-    return rc == 0 ? ARENA_EINTERNAL : rc;
-  char *buf = malloc(need + 1);
-  if (!buf)
-    return ARENA_ENOMEM;
-  rc = planner_csv_write(g, comment, buf, need + 1, &need);
-  if (rc) {
-    free(buf);
-    return rc;
-  }
-  *out = buf;
-  if (len_out)
-    *len_out = need;
-  return 0;
 }

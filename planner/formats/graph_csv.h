@@ -96,6 +96,42 @@ PLANNER_CSV_WUR int planner_csv_parse(const char *buf, size_t len,
                                       struct planner_csv *out,
                                       char err[ARENA_ERR_LEN]);
 
+/* An incremental parse, for text that arrives in parts (a file read
+ * chunk by chunk): each part's complete lines are parsed as they come,
+ * so that an error is found as soon as its line has arrived, and the
+ * text is parsed once in all. The result and the message, success or
+ * failure, are exactly those of planner_csv_parse() on the whole text.
+ * An opaque handle: planner_csv_stream_new() / planner_csv_stream_free(). */
+typedef struct planner_csv_stream planner_csv_stream_t;
+
+/* Makes a stream in *out (owned, free with planner_csv_stream_free()).
+ * Returns 0 or ARENA_ENOMEM (then *out is NULL). */
+PLANNER_CSV_WUR int planner_csv_stream_new(planner_csv_stream_t **out);
+
+/* Frees s and the rows it holds. Accepts NULL. */
+void planner_csv_stream_free(planner_csv_stream_t *s);
+
+/* Parses the complete lines (up to the last '\n') of the len bytes at
+ * buf that earlier calls have not parsed. buf (borrowed) is the whole
+ * text so far: it begins with the bytes given before, unchanged, though
+ * it may have moved; len never shrinks. Returns 0, or the first error
+ * of the text as planner_csv_parse() would return it (never
+ * ARENA_EEMPTY: that needs the end of the text), with its message in
+ * err (may be NULL). After an error every later call returns it again. */
+PLANNER_CSV_WUR int planner_csv_stream_feed(planner_csv_stream_t *s,
+                                            const char *buf, size_t len,
+                                            char err[ARENA_ERR_LEN]);
+
+/* Ends the text: buf and len as for planner_csv_stream_feed(), with the
+ * last bytes (the last line may lack its '\n'). Parses what is left and
+ * fills *out as planner_csv_parse() does, with the same return codes; on
+ * success the stream hands its rows over to *out and holds none. Free
+ * the stream afterwards either way. */
+PLANNER_CSV_WUR int planner_csv_stream_finish(planner_csv_stream_t *s,
+                                              const char *buf, size_t len,
+                                              struct planner_csv *out,
+                                              char err[ARENA_ERR_LEN]);
+
 /* Returns a graph that borrows c's tensors (valid until c is cleaned up
  * or parsed into again). */
 struct planner_graph planner_csv_graph(const struct planner_csv *c);

@@ -27,7 +27,10 @@
  *           its pairs shared and proven; a chain of ADDs; 24 random
  *           models of branches; MediaPipe's Convolution2DTransposeBias
  *           (arenad::TfliteOpResolver's registration), its output also
- *           checked against a naive scattering reference written here.
+ *           checked against a naive scattering reference written here;
+ *           a small segmentation net of MediaPipe's vision operators
+ *           (RESIZE_BILINEAR, TRANSPOSE_CONV, ...), float and int8, on
+ *           arenad's plan.
  *  control  the negative control: a deliberately overlapping plan
  *           (TflitePlanner's test-only mode) must fail check (b).
  *  infer    the tflite_infer example: 8 processes at once against one
@@ -343,6 +346,60 @@ START_TEST(test_missing_operators) {
 }
 END_TEST
 
+/* The builtin codes of the nodes interp runs. */
+std::vector<int> NodeKinds(tflite::Interpreter *interp) {
+  std::vector<int> kinds;
+  for (int n : interp->execution_plan())
+    kinds.push_back(interp->node_and_registration(n)->second.builtin_code);
+  return kinds;
+}
+
+/* MediaPipe's vision operators (RESIZE_BILINEAR, TRANSPOSE_CONV,
+ * RESIZE_NEAREST_NEIGHBOR, DEPTH_TO_SPACE, SPACE_TO_DEPTH, HARD_SWISH,
+ * PRELU, float16 weights behind DEQUANTIZE, ...) in a small segmentation
+ * net, float and int8: every one runs on TFLite's kernel, on arenad's
+ * plan (computed in this process, every tensor placed), with outputs
+ * identical to TFLite's own planner's (Prove). */
+START_TEST(test_generated_segmenter) {
+  for (bool int8 : {false, true}) {
+    const char *name = int8 ? "segmenter int8" : "segmenter float";
+    std::vector<uint8_t> bytes = gen_models::SegmenterModel(int8);
+    arenad_client_t *c = LocalClient();
+    arenad::TfliteOpResolver resolver;
+    {
+      arenad::TflitePlanner p(c, bytes.data(), bytes.size(), resolver);
+      std::unique_ptr<tflite::Interpreter> ours;
+      ck_assert_msg(p.Build(&ours) == 0, "%s: %s", name, p.error());
+      const arenad::TflitePlanInfo &i = p.info();
+      ck_assert_msg(i.source == arenad::TflitePlanSource::kLocal,
+                    "%s: plan from %s", name,
+                    arenad::TflitePlanSourceName(i.source));
+      ck_assert_uint_gt(i.n_placed, 0);
+      ck_assert_uint_eq(i.n_left, 0);
+      Prove(name, &p, ours.get(), nullptr);
+      std::vector<int> ran = NodeKinds(ours.get());
+      for (int k : gen_models::SegmenterModelOps()) {
+        bool seen = false;
+        for (int x : ran)
+          seen |= x == k;
+        ck_assert_msg(seen, "%s: no %s node", name,
+                      tflite::EnumNameBuiltinOperator((tflite::BuiltinOperator)k));
+      }
+      printf("tflite_rt %s: %zu nodes, %zu/%zu tensors placed, %zu "
+             "temporaries %llu bytes; arena %llu + %llu (TFLite alone "
+             "%llu); outputs identical\n",
+             name, ran.size(), i.n_placed, i.n_tensors, i.n_temporaries,
+             (unsigned long long)i.temporary_bytes,
+             (unsigned long long)i.arena_bytes,
+             (unsigned long long)i.remainder,
+             (unsigned long long)i.tflite_alone);
+      ours.reset();
+    }
+    arenad_client_close(c);
+  }
+}
+END_TEST
+
 /* A chain whose two ADDs may reuse their inputs, and 24 random models of
  * branches: proven, never more memory than TFLite alone. */
 START_TEST(test_generated_random) {
@@ -651,6 +708,7 @@ Suite *tflite_rt_suite(void) {
   tcase_add_test(tc, test_generated_random);
   tcase_add_test(tc, test_generated_transpose_conv);
   tcase_add_test(tc, test_missing_operators);
+  tcase_add_test(tc, test_generated_segmenter);
   suite_add_tcase(s, tc);
   tc = tcase_create("control");
   tcase_set_timeout(tc, 300);

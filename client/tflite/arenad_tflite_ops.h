@@ -9,14 +9,16 @@
  * build's compile time). arenad::TfliteOpResolver registers only these,
  * with the same kernels and version ranges as BuiltinOpResolver:
  *
- *   ADD AVERAGE_POOL_2D CONCATENATION CONV_2D DEPTHWISE_CONV_2D DEQUANTIZE
- *   ELU EXPAND_DIMS FULLY_CONNECTED HARD_SWISH LEAKY_RELU LOGISTIC
- *   MAX_POOL_2D MEAN MUL PAD PRELU QUANTIZE RELU RELU6 RESHAPE SOFTMAX
- *   SQUEEZE STRIDED_SLICE SUB SVDF TANH TRANSPOSE
- *   UNIDIRECTIONAL_SEQUENCE_LSTM
+ *   ADD AVERAGE_POOL_2D CONCATENATION CONV_2D DEPTH_TO_SPACE
+ *   DEPTHWISE_CONV_2D DEQUANTIZE ELU EXPAND_DIMS FULLY_CONNECTED
+ *   HARD_SWISH LEAKY_RELU LOGISTIC MAX_POOL_2D MEAN MUL PAD PRELU QUANTIZE
+ *   RELU RELU6 RESHAPE RESIZE_BILINEAR RESIZE_NEAREST_NEIGHBOR SOFTMAX
+ *   SPACE_TO_DEPTH SQUEEZE STRIDED_SLICE SUB SVDF TANH TRANSPOSE
+ *   TRANSPOSE_CONV UNIDIRECTIONAL_SEQUENCE_LSTM
  *
- * so make builds TFLite's library with only the kernels they need
- * (Makefile, TFLITE_KEEP). arenad::TflitePlanner itself takes any
+ * (the bundled models', the in-place allowlist's and MediaPipe's vision
+ * models' operators), so make builds TFLite's library with only the
+ * kernels they need (client/tflite/tflite_objects.txt). arenad::TflitePlanner itself takes any
  * tflite::OpResolver: an interpreter with its own TFLite build passes
  * BuiltinOpResolver and gets every operator.
  *

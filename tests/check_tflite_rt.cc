@@ -30,7 +30,8 @@
  *           checked against a naive scattering reference written here;
  *           a small segmentation net of MediaPipe's vision operators
  *           (RESIZE_BILINEAR, TRANSPOSE_CONV, ...), float and int8, on
- *           arenad's plan.
+ *           arenad's plan; models whose operators the resolver lacks,
+ *           refused with one message naming each once.
  *  control  the negative control: a deliberately overlapping plan
  *           (TflitePlanner's test-only mode) must fail check (b).
  *  infer    the tflite_infer example: 8 processes at once against one
@@ -342,6 +343,35 @@ START_TEST(test_missing_operators) {
                   "%s named twice: %s", name, why.c_str());
   }
   printf("tflite_rt missing operators: %s\n", why.c_str());
+  arenad_client_close(c);
+}
+END_TEST
+
+/* A model with MAXIMUM under two operator codes (versions 1 and 2) and
+ * FLOOR, which arenad's small set of kernels lacks, fails in Build()
+ * with one message that names each missing operator once, with every
+ * version, and not ADD, which the resolver has. */
+START_TEST(test_missing_operator_versions) {
+  std::vector<uint8_t> m = gen_models::UnregisteredOpsModel();
+  arenad::TfliteOpResolver resolver;
+  arenad_client_t *c = LocalClient();
+  arenad::TflitePlanner p(c, m.data(), m.size(), resolver);
+  std::unique_ptr<tflite::Interpreter> in;
+  ck_assert_int_eq(p.Build(&in), ARENA_EUNSUPPORTED);
+  ck_assert_ptr_null(in.get());
+  std::string why = p.error();
+  for (const char *name : {"MAXIMUM", "FLOOR"}) {
+    std::string word = " " + std::string(name) + " (";
+    size_t at = why.find(word);
+    ck_assert_msg(at != std::string::npos, "%s not named: %s", name,
+                  why.c_str());
+    ck_assert_msg(why.find(word, at + 1) == std::string::npos,
+                  "%s named twice: %s", name, why.c_str());
+  }
+  ck_assert_msg(why.find("MAXIMUM (versions 1, 2)") != std::string::npos,
+                "%s", why.c_str());
+  ck_assert_msg(why.find("ADD") == std::string::npos, "%s", why.c_str());
+  printf("tflite_rt missing operator versions: %s\n", why.c_str());
   arenad_client_close(c);
 }
 END_TEST
@@ -708,6 +738,7 @@ Suite *tflite_rt_suite(void) {
   tcase_add_test(tc, test_generated_random);
   tcase_add_test(tc, test_generated_transpose_conv);
   tcase_add_test(tc, test_missing_operators);
+  tcase_add_test(tc, test_missing_operator_versions);
   tcase_add_test(tc, test_generated_segmenter);
   suite_add_tcase(s, tc);
   tc = tcase_create("control");

@@ -127,8 +127,9 @@ std::string TflitePlanner::MissingOps() const {
   const tflite::Model *m = fb_ ? fb_->GetModel() : nullptr;
   if (!m || !m->operator_codes())
     return std::string();
-  std::set<std::string> seen;
-  std::string list;
+  /* each missing operator once, in the order of its first code, with
+   * the versions of all its codes (a model has a code per version) */
+  std::vector<std::pair<std::string, std::vector<int>>> missing;
   for (const tflite::OperatorCode *c : *m->operator_codes()) {
     if (!c)
       continue;
@@ -146,9 +147,22 @@ std::string TflitePlanner::MissingOps() const {
       const char *n = tflite::EnumNameBuiltinOperator(op);
       name = n && *n ? n : "builtin " + std::to_string((int)op);
     }
-    name += " (version " + std::to_string(version) + ")";
-    if (seen.insert(name).second)
-      list += (list.empty() ? "" : ", ") + name;
+    auto it = std::find_if(missing.begin(), missing.end(),
+                           [&](const auto &e) { return e.first == name; });
+    if (it == missing.end())
+      it = missing.insert(missing.end(), {name, {}});
+    if (std::find(it->second.begin(), it->second.end(), version) ==
+        it->second.end())
+      it->second.push_back(version);
+  }
+  std::string list;
+  for (auto &e : missing) {
+    std::sort(e.second.begin(), e.second.end());
+    list += (list.empty() ? "" : ", ") + e.first +
+            (e.second.size() == 1 ? " (version " : " (versions ");
+    for (size_t k = 0; k < e.second.size(); k++)
+      list += (k ? ", " : "") + std::to_string(e.second[k]);
+    list += ")";
   }
   return list;
 }

@@ -176,7 +176,9 @@ class TflitePlanner {
   int Fail(int code, const std::string &why);
   int NewInterpreter(std::unique_ptr<tflite::Interpreter> *out);
   /* The model's operators the resolver has no kernel for, each once, as
-   * "NAME (version V)" joined by ", "; "" when every one has a kernel. */
+   * "NAME (version V)" or "NAME (versions V1, V2)" (every version the
+   * model asks for that has no kernel) joined by ", "; "" when every one
+   * has a kernel. */
   std::string MissingOps() const;
   int Learn(tflite::Interpreter *probe);
   void DeclarePairs();

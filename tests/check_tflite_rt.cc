@@ -34,9 +34,10 @@
  *           refused with one message naming each once.
  *  control  the negative control: a deliberately overlapping plan
  *           (TflitePlanner's test-only mode) must fail check (b).
- *  infer    the tflite_infer example: 8 processes at once against one
- *           arenad compute one plan between them (the daemon's counters)
- *           and print the same outputs; --planner tflite prints them too.
+ *  infer    the tests' tflite_infer (the example on the small set of
+ *           kernels): 8 processes at once against one arenad compute one
+ *           plan between them (the daemon's counters) and print the same
+ *           outputs; --planner tflite prints them too.
  */
 #include <fcntl.h>
 #include <math.h>
@@ -577,7 +578,7 @@ START_TEST(test_infer_eight_processes) {
   struct harness h;
   ck_assert_int_eq(hn_init(&h, NULL), 0);
   ck_assert_int_eq(hn_start(&h), 0);
-  std::string bin = TFLITE_TEST_BUILD "/examples/tflite_infer";
+  std::string bin = TFLITE_TEST_BUILD "/tests/tflite_infer";
   std::string model = std::string(kDir) + "magic_wand.tflite";
   pid_t pids[kProcs];
   for (int i = 0; i < kProcs; i++)
@@ -654,7 +655,7 @@ std::string LineOf(const std::string &text, const std::string &prefix) {
 START_TEST(test_infer_digest_and_soak) {
   char *dir = tu_mkdtemp();
   ck_assert_ptr_nonnull(dir);
-  std::string d = dir, bin = TFLITE_TEST_BUILD "/examples/tflite_infer";
+  std::string d = dir, bin = TFLITE_TEST_BUILD "/tests/tflite_infer";
   std::string model = std::string(kDir) + "magic_wand.tflite";
   std::string nosock = d + "/no.sock", text, ref;
   /* no daemon: arenad's plan is made in the process */

@@ -1,10 +1,11 @@
 /*
  * arenad_tflite_ops.cc - arenad::TfliteOpResolver: TFLite's own kernels
  * for the operators listed in arenad_tflite_ops.h, registered one table
- * row each, and MediaPipe's Convolution2DTransposeBias on the shared
- * arithmetic of client/ops/conv_transpose_bias.cc (Prepare checks the
- * tensors and sets the output's shape; Eval reads the geometry Prepare
- * kept in the node).
+ * row each (or, compiled with ARENAD_TFLITE_ALL_BUILTINS, every builtin
+ * kernel of BuiltinOpResolver), and MediaPipe's
+ * Convolution2DTransposeBias on the shared arithmetic of
+ * client/ops/conv_transpose_bias.cc (Prepare checks the tensors and sets
+ * the output's shape; Eval reads the geometry Prepare kept in the node).
  */
 #include "arenad_tflite_ops.h"
 
@@ -12,6 +13,9 @@
 
 #include "tflite/kernels/builtin_op_kernels.h"
 #include "tflite/kernels/kernel_util.h"
+#ifdef ARENAD_TFLITE_ALL_BUILTINS
+#include "tflite/kernels/register.h"
+#endif
 
 namespace arenad {
 
@@ -191,7 +195,15 @@ void AddTfliteBuiltins(tflite::MutableOpResolver *r) {
 }
 
 TfliteOpResolver::TfliteOpResolver() {
+#ifdef ARENAD_TFLITE_ALL_BUILTINS
+  /* BuiltinOpResolver's kernels (AddAll copies registrations only), not
+   * its default delegate, XNNPACK in a TFLite built with it: a delegate
+   * runs its part of the graph on memory of its own, outside the arena
+   * arenad plans. */
+  AddAll(tflite::ops::builtin::BuiltinOpResolver());
+#else
   AddTfliteBuiltins(this);
+#endif
   AddCustom(kConvolution2DTransposeBias, RegisterConvolution2DTransposeBias());
 }
 

@@ -863,6 +863,19 @@ $(BUILD)/tests/check_tflite_rt: | $(BUILD)/arenad $(BUILD)/tests/tflite_infer \
 build-tests: $(BUILD)/tests/check_tflite_rt
 TEST_BINS += $(BUILD)/tests/check_tflite_rt
 
+# tests/data/generated/: models of tests/gen_models.h as files, for the
+# programs (tflite_infer, arenactl) and `make tflite-check`. `make
+# gen-models` writes them again; check_tflite_rt checks that they are the
+# generator's.
+$(BUILD)/tests/gen_models_write: tests/gen_models_write.cc $(BUILD)/tests/gen_models_tflite.o \
+                                 $(TESTUTIL_OBJ) $(PLANNER_LIBS) $(BUILD)/.flags $(TFLITE_DEP)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TFLITE_OWN_FLAGS) -Itests -o $@ $< $(BUILD)/tests/gen_models_tflite.o $(TESTUTIL_OBJ) \
+	  $(PLANNER_LIBS) -lm
+.PHONY: gen-models
+gen-models: $(BUILD)/tests/gen_models_write
+	$(BUILD)/tests/gen_models_write tests/data/generated
+
 # ---- deps ------------------------------------------------------------------
 deps:
 	@missing=''; for p in $(DEB_DEPS); do \

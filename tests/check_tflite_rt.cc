@@ -37,7 +37,8 @@
  *  infer    the tests' tflite_infer (the example on the small set of
  *           kernels): 8 processes at once against one arenad compute one
  *           plan between them (the daemon's counters) and print the same
- *           outputs; --planner tflite prints them too.
+ *           outputs; --planner tflite prints them too; the files of
+ *           tests/data/generated/ are the generator's.
  */
 #include <fcntl.h>
 #include <math.h>
@@ -725,6 +726,19 @@ START_TEST(test_infer_digest_and_soak) {
 }
 END_TEST
 
+/* tests/data/generated/ holds the generator's models byte for byte. */
+START_TEST(test_generated_files) {
+  for (const gen_models::FileModel &m : gen_models::FileModels()) {
+    std::string path = std::string("tests/data/generated/") + m.file;
+    std::string have = Slurp(path);
+    ck_assert_msg(have.size() == m.bytes.size() &&
+                      memcmp(have.data(), m.bytes.data(), have.size()) == 0,
+                  "%s is not the generator's model (make gen-models "
+                  "writes it)", path.c_str());
+  }
+}
+END_TEST
+
 }  // namespace
 
 Suite *tflite_rt_suite(void) {
@@ -750,6 +764,7 @@ Suite *tflite_rt_suite(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_infer_eight_processes);
   tcase_add_test(tc, test_infer_digest_and_soak);
+  tcase_add_test(tc, test_generated_files);
   suite_add_tcase(s, tc);
   return s;
 }

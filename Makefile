@@ -876,6 +876,14 @@ $(BUILD)/tests/gen_models_write: tests/gen_models_write.cc $(BUILD)/tests/gen_mo
 gen-models: $(BUILD)/tests/gen_models_write
 	$(BUILD)/tests/gen_models_write tests/data/generated
 
+# `make tflite-check`: the tflite_infer of `make tflite`, with every
+# builtin kernel, runs the generated and the bundled models on arenad's
+# plan with TFLite's own outputs (tests/tflite_check.sh). Not in `make
+# test`, which never builds the whole of TFLite.
+.PHONY: tflite-check
+tflite-check: $(BUILD)/examples/tflite_infer
+	sh tests/tflite_check.sh $(BUILD)/examples/tflite_infer
+
 # ---- deps ------------------------------------------------------------------
 deps:
 	@missing=''; for p in $(DEB_DEPS); do \

@@ -21,7 +21,7 @@
  *           fallback off, so the plan is the daemon's): the ones TFLite
  *           runs proven as above (one table row each), with the daemon's
  *           plan the one this process computes itself, the others
- *           refused by TFLite itself.
+ *           refused by TFLite itself, with an error that says why.
  *  generated  the models of gen_models.h, planned in this process: every
  *           kind of kernel on the in-place allowlist in one chain, all
  *           its pairs shared and proven; a chain of ADDs; 24 random
@@ -37,8 +37,9 @@
  *  infer    the tests' tflite_infer (the example on the small set of
  *           kernels): 8 processes at once against one arenad compute one
  *           plan between them (the daemon's counters) and print the same
- *           outputs; --planner tflite prints them too; the files of
- *           tests/data/generated/ are the generator's.
+ *           outputs; --planner tflite prints them too; a model of
+ *           missing operators exits 65 with one line naming them; the
+ *           files of tests/data/generated/ are the generator's.
  */
 #include <fcntl.h>
 #include <math.h>
@@ -78,19 +79,22 @@ struct Model {
   const char *name;
   bool runs; /* false: TFLite refuses it (see why) */
   const char *why;
+  const char *said; /* in Build()'s error when refused */
 };
 const Model kModels[] = {
-    {"audio_preprocessor_int8", false, "signal operators are not TFLite builtins"},
-    {"dtln_noise_suppression", true, nullptr},
-    {"face_detection_short_range", true, nullptr},
-    {"hello_world_float", true, nullptr},
-    {"keyword_scrambled", true, nullptr},
-    {"magic_wand", true, nullptr},
-    {"micro_speech_lstm", true, nullptr},
-    {"micro_speech_quantized", true, nullptr},
-    {"mobilenet_v2_quantized_1x3x224x224", true, nullptr},
-    {"person_detect", false, "quantized_dimension must be in range"},
-    {"trained_lstm", true, nullptr},
+    {"audio_preprocessor_int8", false, "signal operators are not TFLite builtins",
+     "no kernel for custom operator 'SignalWindow' (version 1)"},
+    {"dtln_noise_suppression", true, nullptr, nullptr},
+    {"face_detection_short_range", true, nullptr, nullptr},
+    {"hello_world_float", true, nullptr, nullptr},
+    {"keyword_scrambled", true, nullptr, nullptr},
+    {"magic_wand", true, nullptr, nullptr},
+    {"micro_speech_lstm", true, nullptr, nullptr},
+    {"micro_speech_quantized", true, nullptr, nullptr},
+    {"mobilenet_v2_quantized_1x3x224x224", true, nullptr, nullptr},
+    {"person_detect", false, "quantized_dimension must be in range",
+     "TFLite said: quantized_dimension must be in range [0, 1). Was 3."},
+    {"trained_lstm", true, nullptr, nullptr},
 };
 constexpr int kNModels = sizeof kModels / sizeof kModels[0];
 
@@ -206,6 +210,9 @@ START_TEST(test_models) {
     if (!m.runs) {
       ck_assert_msg(rc != 0, "%s: TFLite was expected to refuse it (%s)",
                     m.name, m.why);
+      /* the error says why, TFLite's own words folded in */
+      ck_assert_msg(strstr(p.error(), m.said) != NULL, "%s: %s", m.name,
+                    p.error());
       printf("tflite_rt: %-36s not run by TFLite: %s\n", m.name, m.why);
     } else {
       ck_assert_msg(rc == 0, "%s: %s", m.name, p.error());
@@ -739,6 +746,49 @@ START_TEST(test_generated_files) {
 }
 END_TEST
 
+/* tflite_infer on a model whose operators its kernels lack exits 65
+ * with one line on stderr naming each of them once, the only line that
+ * names them, and prints no outputs. */
+START_TEST(test_infer_missing_operators) {
+  char *dir = tu_mkdtemp();
+  ck_assert_ptr_nonnull(dir);
+  std::string d = dir, bin = TFLITE_TEST_BUILD "/tests/tflite_infer", text;
+  std::string model = "tests/data/generated/unregistered_ops.tflite";
+  ck_assert_int_eq(RunInfer({bin, "--socket", d + "/no.sock", model},
+                            d + "/out", &text), 65);
+  std::string line = LineOf(text, "tflite_infer: " + model + ": ");
+  ck_assert_msg(!line.empty(), "%s", text.c_str());
+  ck_assert_msg(line.find("has no kernel for") != std::string::npos, "%s",
+                text.c_str());
+  for (const char *name : {"MAXIMUM", "FLOOR"}) {
+    std::string word = " " + std::string(name) + " (";
+    size_t at = line.find(word);
+    ck_assert_msg(at != std::string::npos, "%s not named: %s", name,
+                  line.c_str());
+    ck_assert_msg(line.find(word, at + 1) == std::string::npos,
+                  "%s named twice: %s", name, line.c_str());
+  }
+  /* no other line names them (TFLite's own reporter would, once a
+   * version) */
+  size_t lines = 0;
+  for (size_t at = 0, end; at < text.size(); at = end + 1) {
+    end = text.find('\n', at);
+    if (end == std::string::npos)
+      end = text.size();
+    std::string l = text.substr(at, end - at);
+    lines += l.find("MAXIMUM") != std::string::npos ||
+             l.find("FLOOR") != std::string::npos;
+  }
+  ck_assert_msg(lines == 1, "%zu lines name the operators: %s", lines,
+                text.c_str());
+  ck_assert_msg(text.find("outputs digest") == std::string::npos, "%s",
+                text.c_str());
+  tu_rm_rf(dir);
+  free(dir);
+  printf("tflite_rt infer missing operators: exit 65, %s\n", line.c_str());
+}
+END_TEST
+
 }  // namespace
 
 Suite *tflite_rt_suite(void) {
@@ -764,6 +814,7 @@ Suite *tflite_rt_suite(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_infer_eight_processes);
   tcase_add_test(tc, test_infer_digest_and_soak);
+  tcase_add_test(tc, test_infer_missing_operators);
   tcase_add_test(tc, test_generated_files);
   suite_add_tcase(s, tc);
   return s;

@@ -14,6 +14,8 @@
  */
 #include "arenad_tflite.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +29,54 @@
 #include "tflite/schema/schema_utils.h"
 
 namespace arenad {
+
+/* TFLite's error reporter for one planner (TFLITE'S MESSAGES): while
+ * held, keeps the first kKeep distinct messages and counts the others;
+ * else prints each on stderr. */
+class TflitePlanner::Reporter : public tflite::ErrorReporter {
+ public:
+  int Report(const char *format, va_list args) override {
+    char buf[512];
+    int n = vsnprintf(buf, sizeof buf, format, args);
+    if (!held_) {
+      fprintf(stderr, "%s\n", buf);
+      return n;
+    }
+    std::string m = buf;
+    while (!m.empty() && (m.back() == '\n' || m.back() == ' '))
+      m.pop_back();
+    if (m.empty() ||
+        std::find(kept_.begin(), kept_.end(), m) != kept_.end())
+      return n;
+    if (kept_.size() < kKeep)
+      kept_.push_back(m);
+    else
+      more_++;
+    return n;
+  }
+  void Hold() {
+    held_ = true;
+    kept_.clear();
+    more_ = 0;
+  }
+  /* Stops holding; returns what was held, "; "-joined. */
+  std::string Release() {
+    held_ = false;
+    std::string t;
+    for (const std::string &m : kept_)
+      t += (t.empty() ? "" : "; ") + m;
+    if (more_)
+      t += " (" + std::to_string(more_) + " more)";
+    kept_.clear();
+    return t;
+  }
+
+ private:
+  static constexpr size_t kKeep = 4; /* distinct messages kept */
+  bool held_ = false;
+  std::vector<std::string> kept_;
+  size_t more_ = 0; /* messages past kKeep */
+};
 
 namespace {
 
@@ -79,6 +129,8 @@ TflitePlanner::TflitePlanner(arenad_client_t *client, const void *model,
       model_(model),
       model_len_(model_len),
       resolver_(resolver),
+      reporter_(new Reporter()),
+      missing_ops_(false),
       n_tensors_(0),
       temp_arena_(0),
       temp_given_(false),
@@ -105,14 +157,16 @@ int TflitePlanner::NewInterpreter(std::unique_ptr<tflite::Interpreter> *out) {
     if (!model_ || model_len_ == 0)
       return Fail(ARENA_EINVAL, "no model bytes");
     fb_ = tflite::FlatBufferModel::VerifyAndBuildFromBuffer(
-        static_cast<const char *>(model_), model_len_);
+        static_cast<const char *>(model_), model_len_, nullptr,
+        reporter_.get());
     if (!fb_)
       return Fail(ARENA_EPARSE, "TFLite refused the model");
   }
   out->reset();
   if (tflite::InterpreterBuilder(*fb_, resolver_)(out) != kTfLiteOk || !*out) {
     std::string missing = MissingOps();
-    if (!missing.empty())
+    missing_ops_ = !missing.empty();
+    if (missing_ops_)
       return Fail(ARENA_EUNSUPPORTED,
                   "the resolver has no kernel for " + missing +
                       ": register them (or link a TFLite build that has "
@@ -427,7 +481,23 @@ int TflitePlanner::Place(tflite::Interpreter *interp, bool with_temps) {
   return 0;
 }
 
+/* Ends a public Build call: TFLite's messages held during it end error()
+ * when it failed for another reason than missing kernels (TFLITE'S
+ * MESSAGES). Returns rc. */
+int TflitePlanner::Finish(int rc) {
+  std::string said = reporter_->Release();
+  if (rc && !missing_ops_ && !said.empty())
+    error_ += ". TFLite said: " + said;
+  return rc;
+}
+
 int TflitePlanner::BuildTfliteOnly(std::unique_ptr<tflite::Interpreter> *out) {
+  reporter_->Hold();
+  missing_ops_ = false;
+  return Finish(BuildOwn(out));
+}
+
+int TflitePlanner::BuildOwn(std::unique_ptr<tflite::Interpreter> *out) {
   int rc = NewInterpreter(out);
   if (rc)
     return rc;
@@ -454,12 +524,18 @@ int TflitePlanner::BuildOn(bool with_temps,
 }
 
 int TflitePlanner::Build(std::unique_ptr<tflite::Interpreter> *out) {
+  reporter_->Hold();
+  missing_ops_ = false;
+  return Finish(BuildPlanned(out));
+}
+
+int TflitePlanner::BuildPlanned(std::unique_ptr<tflite::Interpreter> *out) {
   out->reset();
   memset(&info_, 0, sizeof info_);
   if (!client_)
     return Fail(ARENA_EINVAL, "no client handle");
   std::unique_ptr<tflite::Interpreter> probe;
-  int rc = BuildTfliteOnly(&probe);
+  int rc = BuildOwn(&probe);
   if (!rc)
     rc = Learn(probe.get());
   if (rc)
@@ -492,7 +568,7 @@ int TflitePlanner::Build(std::unique_ptr<tflite::Interpreter> *out) {
   /* Not worth it: TFLite's own plan is smaller. */
   TflitePlanInfo keep = info_;
   out->reset();
-  if ((rc = BuildTfliteOnly(out)))
+  if ((rc = BuildOwn(out)))
     return rc;
   free(arena_);
   arena_ = nullptr;

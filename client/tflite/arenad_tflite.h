@@ -72,6 +72,15 @@
  *  shrinks the arena. TFLite's kernels of those operators are safe with an
  *  output on its input for the same reason TFLite Micro's are.
  *
+ * TFLITE'S MESSAGES
+ *  The model and every interpreter the planner builds report to an error
+ *  reporter of the planner's. While Build() or BuildTfliteOnly() runs it
+ *  keeps TFLite's messages: when the call fails they end error() (after
+ *  "TFLite said: "), except when the resolver lacks kernels, which
+ *  error() names itself; when it succeeds they are dropped (a first
+ *  choice of plan TFLite refused is not an error). Any other time, as
+ *  during Invoke(), they go to stderr like TFLite's default reporter's.
+ *
  * OWNERSHIP AND THREADS
  *  The client handle, the resolver and the model bytes are borrowed and
  *  must outlive the planner (TFLite's FlatBufferModel reads the bytes in
@@ -91,6 +100,7 @@
 #include <vector>
 
 #include <arenad/arenad_client.h>
+#include "tflite/core/api/error_reporter.h"
 #include "tflite/core/api/op_resolver.h"
 #include "tflite/interpreter.h"
 #include "tflite/model_builder.h"
@@ -173,7 +183,11 @@ class TflitePlanner {
 #endif
 
  private:
+  class Reporter; /* TFLite's messages (TFLITE'S MESSAGES) */
   int Fail(int code, const std::string &why);
+  int Finish(int rc);
+  int BuildPlanned(std::unique_ptr<tflite::Interpreter> *out);
+  int BuildOwn(std::unique_ptr<tflite::Interpreter> *out);
   int NewInterpreter(std::unique_ptr<tflite::Interpreter> *out);
   /* The model's operators the resolver has no kernel for, each once, as
    * "NAME (version V)" or "NAME (versions V1, V2)" (every version the
@@ -192,6 +206,8 @@ class TflitePlanner {
   const void *model_;                           /* borrowed */
   size_t model_len_;
   const tflite::OpResolver &resolver_;          /* borrowed */
+  std::unique_ptr<Reporter> reporter_; /* owned; outlives fb_ (order) */
+  bool missing_ops_;                   /* the last failure: no kernels */
   std::unique_ptr<tflite::FlatBufferModel> fb_; /* owned */
   std::vector<TfliteBuffer> buffers_; /* tensors, then temporaries */
   size_t n_tensors_;                  /* tensors at the head of buffers_ */

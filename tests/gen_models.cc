@@ -6,8 +6,10 @@
  */
 #include "gen_models.h"
 
+
 #include <string.h>
 
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -358,9 +360,15 @@ struct Q {
 };
 
 constexpr Q kFloat = {0.0f, 0};
-constexpr float kActScale = 1.0f / 16; /* every int8 activation but: */
+constexpr float kActScale = 1.0f / 32; /* every int8 activation but: */
 constexpr Q kLogisticQ = {1.0f / 256, -128}; /* TFLite's for LOGISTIC */
-constexpr float kWeightScale = 1.0f / 128;
+
+/* The scale of int8 weights over fan_in inputs: int8 values of up to
+ * 127 stand for up to 1/sqrt(fan_in), so that sums over the fan-in stay
+ * about the size of one input and activations do not saturate. */
+float WeightScale(int fan_in) {
+  return 1.0f / (128.0f * std::sqrt((float)fan_in));
+}
 
 /* An activation of shape; int8 at scale q (q.scale > 0), else float32. */
 int Tensor(Gen *z, std::vector<int32_t> shape, Q q) {
@@ -371,39 +379,51 @@ int Tensor(Gen *z, std::vector<int32_t> shape, Q q) {
   return t;
 }
 
-/* Seeded weights of shape: int8 at kWeightScale when int8, else float32
- * in [-1, 1]. */
-int Weights(Gen *z, std::vector<int32_t> shape, bool int8) {
+/* Seeded weights of shape over fan_in inputs: int8 at
+ * WeightScale(fan_in) when int8, else float32 in [-1, 1] / sqrt(fan_in). */
+int Weights(Gen *z, std::vector<int32_t> shape, int fan_in, bool int8) {
   size_t n = 1;
   for (int32_t d : shape)
     n *= (size_t)d;
-  if (!int8)
-    return ConstF32(z, shape, n);
+  if (!int8) {
+    std::vector<float> v(n);
+    for (float &x : v)
+      x = ((float)Rand(z, 0, 2000) / 1000.0f - 1.0f) / std::sqrt((float)fan_in);
+    int b = AddBuffer(z, v.data(), v.size() * sizeof v[0]);
+    return AddTensor(z, shape, tflite::TensorType_FLOAT32, b);
+  }
   std::vector<int8_t> v(n);
   for (int8_t &x : v)
     x = (int8_t)Rand(z, -127, 127);
   int b = AddBuffer(z, v.data(), v.size());
   int t = AddTensor(z, shape, tflite::TensorType_INT8, b);
-  z->tensors[(size_t)t].scale = kWeightScale;
+  z->tensors[(size_t)t].scale = WeightScale(fan_in);
   return t;
 }
 
-/* A seeded bias of n values for an input at in_scale: int32 at
- * in_scale * kWeightScale (TFLite's rule) when int8, else float32. */
-int Bias(Gen *z, int n, bool int8, float in_scale) {
-  if (!int8)
-    return ConstF32(z, {n}, (size_t)n);
+/* A seeded bias of n values in about [-1/4, 1/4] for an input at
+ * in_scale and weights over fan_in inputs: int32 at in_scale *
+ * WeightScale(fan_in) (TFLite's rule) when int8, else float32. */
+int Bias(Gen *z, int n, int fan_in, bool int8, float in_scale) {
+  if (!int8) {
+    std::vector<float> v((size_t)n);
+    for (float &x : v)
+      x = (float)(Rand(z, 0, 512) - 256) / 1024.0f;
+    int b = AddBuffer(z, v.data(), v.size() * sizeof v[0]);
+    return AddTensor(z, {n}, tflite::TensorType_FLOAT32, b);
+  }
+  float scale = in_scale * WeightScale(fan_in);
   std::vector<int32_t> v((size_t)n);
   for (int32_t &x : v)
-    x = Rand(z, 0, 512) - 256;
+    x = (int32_t)((float)(Rand(z, 0, 512) - 256) / 1024.0f / scale);
   int b = AddBuffer(z, v.data(), v.size() * sizeof v[0]);
   int t = AddTensor(z, {n}, tflite::TensorType_INT32, b);
-  z->tensors[(size_t)t].scale = in_scale * kWeightScale;
+  z->tensors[(size_t)t].scale = scale;
   return t;
 }
 
-/* The IEEE half of v, for the values Weights() makes (0, or a normal
- * number of at most 11 significant bits: exact). */
+/* The IEEE half of v, for the values HalfWeights() makes (0, or a
+ * normal number of at most 11 significant bits: exact). */
 uint16_t Half(float v) {
   uint32_t f;
   memcpy(&f, &v, 4);
@@ -415,15 +435,16 @@ uint16_t Half(float v) {
 }
 
 /* Float32 weights as TFLite's float16 models carry them: a FLOAT16
- * constant of the values ConstF32 would make, rounded to 1/256, and a
- * DEQUANTIZE to float32, whose output the next operator reads. */
+ * constant of seeded values in [-1, 1] / 8 (multiples of 1/2048, exact
+ * in half precision) and a DEQUANTIZE to float32, whose output the next
+ * operator reads. */
 int HalfWeights(Gen *z, std::vector<int32_t> shape) {
   size_t n = 1;
   for (int32_t d : shape)
     n *= (size_t)d;
   std::vector<uint16_t> v(n);
   for (uint16_t &x : v)
-    x = Half((float)(Rand(z, 0, 512) - 256) / 256.0f);
+    x = Half((float)(Rand(z, 0, 512) - 256) / 2048.0f);
   int b = AddBuffer(z, v.data(), v.size() * sizeof v[0]);
   int h = AddTensor(z, shape, tflite::TensorType_FLOAT16, b);
   int f = AddTensor(z, shape, tflite::TensorType_FLOAT32, 0);
@@ -451,8 +472,8 @@ int ConvOf(Gen *z, int in, int c_in, int c_out, int k, int stride,
            tflite::Padding padding = tflite::Padding_SAME,
            tflite::ActivationFunctionType act =
                tflite::ActivationFunctionType_NONE) {
-  int w = Weights(z, {c_out, k, k, c_in}, int8);
-  int b = Bias(z, c_out, int8, z->tensors[(size_t)in].scale);
+  int w = Weights(z, {c_out, k, k, c_in}, c_in * k * k, int8);
+  int b = Bias(z, c_out, c_in * k * k, int8, z->tensors[(size_t)in].scale);
   return Op(z, tflite::BuiltinOperator_CONV_2D, {in, w, b},
             Tensor(z, out_shape, q), stride, padding, act);
 }
@@ -479,8 +500,8 @@ std::vector<uint8_t> SegmenterModel(bool int8) {
   AddOp(&z, B::BuiltinOperator_CONCATENATION, {e1, sd}, e1c, 3);
   int e1h = Tensor(&z, {1, 8, 8, 20}, a);
   AddOp(&z, B::BuiltinOperator_HARD_SWISH, {e1c}, e1h);
-  int dw = Weights(&z, {1, 3, 3, 20}, int8);
-  int dwb = Bias(&z, 20, int8, a.scale);
+  int dw = Weights(&z, {1, 3, 3, 20}, 9, int8);
+  int dwb = Bias(&z, 20, 9, int8, a.scale);
   int e2 = Op(&z, B::BuiltinOperator_DEPTHWISE_CONV_2D, {e1h, dw, dwb},
               Tensor(&z, {1, 4, 4, 20}, a), 2);
   int e3 = ConvOf(&z, e2, 20, 16, 1, 1, {1, 4, 4, 16}, a, int8,
@@ -497,15 +518,16 @@ std::vector<uint8_t> SegmenterModel(bool int8) {
   /* decoder: TRANSPOSE_CONV up to 8x8 (float16 weights in the float
    * model), the skip concatenated, a 1x1 CONV_2D and PRELU */
   int shape = ConstI32(&z, {4}, {1, 8, 8, 8});
-  int tw = int8 ? Weights(&z, {8, 3, 3, 16}, true)
+  /* each output of a stride-2 3x3 TRANSPOSE_CONV sums about 36 inputs */
+  int tw = int8 ? Weights(&z, {8, 3, 3, 16}, 36, true)
                 : HalfWeights(&z, {8, 3, 3, 16});
-  int tb = Bias(&z, 8, int8, a.scale);
+  int tb = Bias(&z, 8, 36, int8, a.scale);
   int d1 = Op(&z, B::BuiltinOperator_TRANSPOSE_CONV, {shape, tw, e4, tb},
               Tensor(&z, {1, 8, 8, 8}, a), 2);
   int d2 = Tensor(&z, {1, 8, 8, 28}, a);
   AddOp(&z, B::BuiltinOperator_CONCATENATION, {d1, e1h}, d2, 3);
   int d3 = ConvOf(&z, d2, 28, 8, 1, 1, {1, 8, 8, 8}, a, int8);
-  int alpha = Weights(&z, {1, 1, 8}, int8);
+  int alpha = Weights(&z, {1, 1, 8}, 1, int8);
   int d4 = Tensor(&z, {1, 8, 8, 8}, a);
   AddOp(&z, B::BuiltinOperator_PRELU, {d3, alpha}, d4);
   /* up to 16x16 three ways, concatenated: RESIZE_BILINEAR and

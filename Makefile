@@ -860,7 +860,11 @@ $(BUILD)/tests/tflite_infer_testing: $(BUILD)/tests/tflite_infer_testing.o $(TFL
 	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(TFLITE_LINK) $(call pc_libs,$(PKGS_PROTO)) -lm
 $(BUILD)/tests/check_tflite_rt: | $(BUILD)/arenad $(BUILD)/tests/tflite_infer \
                                   $(BUILD)/tests/tflite_infer_testing
-build-tests: $(BUILD)/tests/check_tflite_rt
+# The adapter's objects of `make tflite` too (compiled against TFLite's
+# headers, never linked here): tests/layers.sh, in the deploy suite,
+# checks the symbols of client/tflite/*.o.
+build-tests: $(BUILD)/tests/check_tflite_rt $(BUILD)/client/tflite/arenad_tflite.o \
+             $(BUILD)/client/tflite/arenad_tflite_ops.o
 TEST_BINS += $(BUILD)/tests/check_tflite_rt
 
 # tests/data/generated/: models of tests/gen_models.h as files, for the

@@ -385,6 +385,32 @@ START_TEST(test_missing_operator_versions) {
 }
 END_TEST
 
+/* A custom operator without a kernel: TFLite's builder accepts it (it
+ * leaves a placeholder a delegate may claim) and only the allocation
+ * fails, which must still give the one message naming it, not TFLite's
+ * "unresolved custom op" for the first of them alone. */
+START_TEST(test_missing_custom_operator) {
+  std::vector<uint8_t> m = gen_models::TransposeConvModel();
+  tflite::MutableOpResolver only_add;
+  only_add.AddBuiltin(tflite::BuiltinOperator_ADD,
+                      tflite::ops::builtin::Register_ADD(), 1, 6);
+  arenad_client_t *c = LocalClient();
+  arenad::TflitePlanner p(c, m.data(), m.size(), only_add);
+  std::unique_ptr<tflite::Interpreter> in;
+  ck_assert_int_eq(p.Build(&in), ARENA_EUNSUPPORTED);
+  ck_assert_ptr_null(in.get());
+  std::string why = p.error();
+  ck_assert_msg(why.find("has no kernel for custom operator "
+                         "'Convolution2DTransposeBias' (version 1)") !=
+                    std::string::npos, "%s", why.c_str());
+  ck_assert_msg(why.find("ADD") == std::string::npos, "%s", why.c_str());
+  ck_assert_msg(why.find("TFLite said") == std::string::npos, "%s",
+                why.c_str());
+  printf("tflite_rt missing custom operator: %s\n", why.c_str());
+  arenad_client_close(c);
+}
+END_TEST
+
 /* The builtin codes of the nodes interp runs. */
 std::vector<int> NodeKinds(tflite::Interpreter *interp) {
   std::vector<int> kinds;
@@ -804,6 +830,7 @@ Suite *tflite_rt_suite(void) {
   tcase_add_test(tc, test_generated_transpose_conv);
   tcase_add_test(tc, test_missing_operators);
   tcase_add_test(tc, test_missing_operator_versions);
+  tcase_add_test(tc, test_missing_custom_operator);
   tcase_add_test(tc, test_generated_segmenter);
   suite_add_tcase(s, tc);
   tc = tcase_create("control");

@@ -163,18 +163,24 @@ int TflitePlanner::NewInterpreter(std::unique_ptr<tflite::Interpreter> *out) {
       return Fail(ARENA_EPARSE, "TFLite refused the model");
   }
   out->reset();
-  if (tflite::InterpreterBuilder(*fb_, resolver_)(out) != kTfLiteOk || !*out) {
-    std::string missing = MissingOps();
-    missing_ops_ = !missing.empty();
-    if (missing_ops_)
-      return Fail(ARENA_EUNSUPPORTED,
-                  "the resolver has no kernel for " + missing +
-                      ": register them (or link a TFLite build that has "
-                      "them) to run this model");
-    return Fail(ARENA_EUNSUPPORTED,
-                "TFLite could not build an interpreter for the model");
-  }
+  if (tflite::InterpreterBuilder(*fb_, resolver_)(out) != kTfLiteOk || !*out)
+    return FailMissing("TFLite could not build an interpreter for the model");
   return 0;
+}
+
+/* Fails with the operators the resolver has no kernel for when there are
+ * any, else with why. TFLite's builder refuses a missing builtin, but
+ * accepts a missing custom operator (a placeholder a delegate may claim)
+ * and leaves it to fail when the tensors are allocated: both end here. */
+int TflitePlanner::FailMissing(const char *why) {
+  std::string missing = MissingOps();
+  missing_ops_ = !missing.empty();
+  if (missing_ops_)
+    return Fail(ARENA_EUNSUPPORTED,
+                "the resolver has no kernel for " + missing +
+                    ": register them (or link a TFLite build that has "
+                    "them) to run this model");
+  return Fail(ARENA_EUNSUPPORTED, why);
 }
 
 std::string TflitePlanner::MissingOps() const {
@@ -501,8 +507,10 @@ int TflitePlanner::BuildOwn(std::unique_ptr<tflite::Interpreter> *out) {
   int rc = NewInterpreter(out);
   if (rc)
     return rc;
-  if ((*out)->AllocateTensors() != kTfLiteOk)
-    return Fail(ARENA_EUNSUPPORTED, "TFLite could not allocate the tensors");
+  if ((*out)->AllocateTensors() != kTfLiteOk) {
+    out->reset();
+    return FailMissing("TFLite could not allocate the tensors");
+  }
   return 0;
 }
 

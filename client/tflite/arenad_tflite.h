@@ -163,8 +163,10 @@ class TflitePlanner {
 
   /* Learns, plans, places and allocates (see above). Returns 0 and sets
    * *out to an allocated interpreter, or an ARENA_E* code (ARENA_EPARSE:
-   * TFLite refused the model; ARENA_EUNSUPPORTED: TFLite could not build
-   * or allocate it; a planning or daemon code) with error() saying why. */
+   * TFLite refused the model; ARENA_EUNSUPPORTED: the resolver has no
+   * kernel for some operator, builtin or custom (error() names each
+   * once), or TFLite could not build or allocate it; a planning or daemon
+   * code) with error() saying why, and *out null. */
   int Build(std::unique_ptr<tflite::Interpreter> *out);
 
   /* Build with TFLite's own planner only (for comparison). */
@@ -185,6 +187,7 @@ class TflitePlanner {
  private:
   class Reporter; /* TFLite's messages (TFLITE'S MESSAGES) */
   int Fail(int code, const std::string &why);
+  int FailMissing(const char *why);
   int Finish(int rc);
   int BuildPlanned(std::unique_ptr<tflite::Interpreter> *out);
   int BuildOwn(std::unique_ptr<tflite::Interpreter> *out);

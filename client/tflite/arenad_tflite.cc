@@ -32,19 +32,19 @@ namespace arenad {
 
 /* TFLite's error reporter for one planner (TFLITE'S MESSAGES): while
  * held, keeps the first kKeep distinct messages and counts the others;
- * else prints each on stderr. */
+ * else prints each on stderr as TFLite's default reporter does. */
 class TflitePlanner::Reporter : public tflite::ErrorReporter {
  public:
   int Report(const char *format, va_list args) override {
     char buf[512];
     int n = vsnprintf(buf, sizeof buf, format, args);
-    if (!held_) {
-      fprintf(stderr, "%s\n", buf);
-      return n;
-    }
     std::string m = buf;
     while (!m.empty() && (m.back() == '\n' || m.back() == ' '))
       m.pop_back();
+    if (!held_) {
+      fprintf(stderr, "ERROR: %s\n", m.c_str()); /* TFLite's own form */
+      return n;
+    }
     if (m.empty() ||
         std::find(kept_.begin(), kept_.end(), m) != kept_.end())
       return n;

@@ -26,9 +26,13 @@
 #   deploy/   systemd units and config (no C)
 #
 # Targets: all (default), deps, test (alias check), run, bench, fuzz,
-#          test-browser, tflite-lib (TensorFlow Lite, built once),
-#          tflm (TensorFlow Lite Micro, the TFLM planner and
-#          its example), clean.
+#          test-browser, tflite-lib (TensorFlow Lite's kernels the tests
+#          use, built once), tflite (the TFLite adapter and tflite_infer
+#          on the whole of TFLite, tflite-full-lib), tflite-check (that
+#          tflite_infer on every model), gen-models, tflm (TensorFlow
+#          Lite Micro, the TFLM planner and its example), clean.
+# TFLITE_INCLUDE and TFLITE_LIBS build against a TFLite of one's own
+# instead of the bundled one (docs/client.md, "Building TFLite").
 # Variables: OPT (default -O2 -g), SANITIZE=address,undefined or
 #            SANITIZE=thread (`make SANITIZE=thread test` runs every suite,
 #            the daemons they start included, under ThreadSanitizer),
@@ -651,7 +655,8 @@ build-tests: $(BUILD)/tests/check_tflm
 
 # ---- TensorFlow Lite ---------------------------------------------------------
 # Full TensorFlow Lite (tflite::Interpreter) runs arenad's plans in `make
-# test` (docs/client.md, "TensorFlow Lite"). third_party/tflite-litert-
+# test` and `make tflite` (docs/client.md, "TensorFlow Lite" and
+# "Building TFLite"). third_party/tflite-litert-
 # f674577.tar.xz (third_party/README.md) is unpacked under $(TFLITE_DIR)
 # and configured with its own CMake build for ninja, with the flags below
 # and its own compiler flags (arenad's warnings and sanitizers do not
@@ -660,14 +665,26 @@ build-tests: $(BUILD)/tests/check_tflm
 # example and a TSL source with no definitions) and a CMake file that
 # finds Debian's protobuf. XNNPACK is off: Debian 12's is too old.
 #
-# Only what arenad's programs link is compiled: the objects whose sources
-# client/tflite/tflite_objects.txt names (the interpreter and the kernels
-# of arenad::TfliteOpResolver), and ruy and cpuinfo, picked from TFLite's
-# build by client/tflite/tflite_objects.sh and archived in $(TFLITE_LIB).
-# That is about a quarter of TFLite's library target: a cold build takes
-# about 10 CPU-minutes where all of it took 70. TFLite is configured
-# again only when the tarball or these flags change ($(TFLITE_CONFIGURED)),
-# and the archive rebuilt when the list changes ($(TFLITE_STAMP)).
+# Two archives come out of the one configured tree:
+# - $(TFLITE_LIB), what the tests link (`make test`, `make tflite-lib`):
+#   only the objects whose sources client/tflite/tflite_objects.txt names
+#   (the interpreter and the kernels of arenad::TfliteOpResolver), and
+#   ruy and cpuinfo, picked from TFLite's build by client/tflite/
+#   tflite_objects.sh. That is about a quarter of TFLite's library
+#   target: a cold build takes about 10 CPU-minutes where all of it takes
+#   70.
+# - $(TFLITE_FULL_LIB), what `make tflite` links (`make tflite-full-lib`):
+#   TFLite's whole library target, every builtin kernel, with the archives
+#   of the dependencies it links (abseil, ruy, cpuinfo, fft2d,
+#   flatbuffers), listed by client/tflite/tflite_libs.sh from CMake's own
+#   link line and merged into one; the system libraries that line names
+#   are in $(TFLITE_FULL_DIR)/flags.txt. It is built after the small one,
+#   so that only one ninja runs in the tree, and compiles only what the
+#   small one did not.
+# TFLite is configured again only when the tarball or these flags change
+# ($(TFLITE_CONFIGURED)); the small archive is rebuilt when the list
+# changes ($(TFLITE_STAMP)), the full one when the configure step ran
+# again ($(TFLITE_FULL_STAMP)).
 TFLITE_TARBALL := third_party/tflite-litert-f674577.tar.xz
 TFLITE_DIR     := $(BUILD)/tflite
 TFLITE_ROOT    := $(TFLITE_DIR)/tflite-litert-f674577
@@ -677,6 +694,9 @@ TFLITE_CONFIGURED := $(TFLITE_DIR)/.configured
 TFLITE_STAMP   := $(TFLITE_DIR)/.built
 TFLITE_LIB     := $(TFLITE_DIR)/libtflite.a
 TFLITE_LIST    := client/tflite/tflite_objects.txt
+TFLITE_FULL_DIR   := $(BUILD)/tflite-full
+TFLITE_FULL_STAMP := $(TFLITE_FULL_DIR)/.built
+TFLITE_FULL_LIB   := $(TFLITE_FULL_DIR)/libtflite.a
 TFLITE_JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 DEB_DEPS       += cmake ninja-build libeigen3-dev libfarmhash-dev libprotobuf-dev protobuf-compiler
 TFLITE_DEPDIRS := ABSEIL-CPP:abseil-cpp FLATBUFFERS:flatbuffers RUY:ruy \
@@ -719,27 +739,73 @@ $(TFLITE_STAMP): $(TFLITE_CONFIGURED) $(TFLITE_LIST) client/tflite/tflite_object
 .PHONY: tflite-lib
 tflite-lib: $(TFLITE_STAMP)
 
+# The full archive: ninja builds the library and its dependencies'
+# archives, and ar's MRI script merges them (members of one name in two
+# archives stay apart, which a plain `ar rcs` of their objects would not
+# keep).
+$(TFLITE_FULL_STAMP): $(TFLITE_CONFIGURED) $(TFLITE_STAMP) client/tflite/tflite_libs.sh
+	@mkdir -p $(TFLITE_FULL_DIR)
+	sh client/tflite/tflite_libs.sh $(TFLITE_BUILD) archives > $(TFLITE_FULL_DIR)/archives.txt
+	sh client/tflite/tflite_libs.sh $(TFLITE_BUILD) flags > $(TFLITE_FULL_DIR)/flags.txt
+	ninja -C $(TFLITE_BUILD) -j $(TFLITE_JOBS) $$(cat $(TFLITE_FULL_DIR)/archives.txt)
+	rm -f $(TFLITE_FULL_LIB) && { echo 'create $(abspath $(TFLITE_FULL_LIB))'; \
+	  sed 's|^|addlib $(abspath $(TFLITE_BUILD))/|' $(TFLITE_FULL_DIR)/archives.txt; \
+	  echo save; echo end; } | ar -M && ranlib $(TFLITE_FULL_LIB)
+	touch $@
+
+.PHONY: tflite-full-lib
+tflite-full-lib: $(TFLITE_FULL_STAMP)
+
 # arenad's C++ on top of TFLite: libarenad-tflite.a (arenad::TflitePlanner,
-# client/tflite/) and the example build/examples/tflite_infer. They are
-# compiled with C++20 (TFLite's headers need it), exceptions and RTTI as
-# TFLite has them, arenad's warnings with -Werror, and TFLite's headers as
-# system headers. A program links $(TFLITE_LIB), which holds all of
-# TFLite it needs, ruy and cpuinfo included.
+# client/tflite/) and the example build/examples/tflite_infer (`make
+# tflite`), whose arenad::TfliteOpResolver has every builtin kernel
+# (compiled with -DARENAD_TFLITE_ALL_BUILTINS) and which link the full
+# archive; the tests' own build/tests/tflite_infer, with the resolver's
+# small set, links the small one. They are compiled with C++20 (TFLite's
+# headers need it), exceptions and RTTI as TFLite has them, arenad's
+# warnings with -Werror, and TFLite's headers as system headers.
+#
+# TFLITE_INCLUDE (TFLite's include folders) and TFLITE_LIBS (its archives
+# and linker flags, in link order) replace the bundled TFLite entirely,
+# for the tests too: nothing of third_party's is unpacked or built. The
+# adapter includes TFLite's headers as tflite/... (LiteRT's source
+# layout), so TFLITE_INCLUDE names the folder above tflite/ and those of
+# TFLite's own dependencies (flatbuffers, abseil, Eigen). Use a BUILD of
+# its own: objects are not rebuilt when only these change.
+ifneq ($(TFLITE_INCLUDE)$(TFLITE_LIBS),)
+ifeq ($(TFLITE_INCLUDE),)
+$(error TFLITE_LIBS is set but TFLITE_INCLUDE is not: give both, or neither)
+endif
+ifeq ($(TFLITE_LIBS),)
+$(error TFLITE_INCLUDE is set but TFLITE_LIBS is not: give both, or neither)
+endif
+TFLITE_INCS      := $(TFLITE_INCLUDE)
+TFLITE_LINK      := $(TFLITE_LIBS)
+TFLITE_FULL_LINK := $(TFLITE_LIBS)
+TFLITE_DEP       :=
+TFLITE_FULL_DEP  :=
+else
 TFLITE_INCS := $(TFLITE_ROOT)/src/litert $(TFLITE_TFROOT) \
                $(TFLITE_ROOT)/deps/flatbuffers/include \
                $(TFLITE_ROOT)/deps/abseil-cpp /usr/include/eigen3
+TFLITE_LINK = $(TFLITE_LIB) -lpthread -ldl
+TFLITE_FULL_LINK = $(TFLITE_FULL_LIB) $$(cat $(TFLITE_FULL_DIR)/flags.txt)
+TFLITE_DEP      := $(TFLITE_STAMP)
+TFLITE_FULL_DEP := $(TFLITE_FULL_STAMP)
+endif
 TFLITE_OWN_FLAGS = -std=c++20 $(OPT) $(CXXWARN) $(SANFLAGS) -MMD -MP \
                    -I$(BUILD)/include $(INC_PUBLIC) $(call client_incs,$<) \
                    $(addprefix -isystem ,$(TFLITE_INCS)) $(CXXFLAGS)
-TFLITE_LINK = $(TFLITE_LIB) -lpthread -ldl
 TFLITE_OWN_OBJ := $(BUILD)/client/tflite/arenad_tflite.o \
                   $(BUILD)/client/tflite/arenad_tflite_audit.o \
-                  $(BUILD)/client/tflite/arenad_tflite_ops.o \
                   $(BUILD)/client/examples/tflite_infer.o \
                   $(BUILD)/client/examples/tflite_infer_run.o
-$(TFLITE_OWN_OBJ): $(BUILD)/%.o: %.cc $(BUILD)/.flags $(TFLITE_STAMP) | $(CLIENT_INC)
+$(TFLITE_OWN_OBJ): $(BUILD)/%.o: %.cc $(BUILD)/.flags $(TFLITE_DEP) | $(CLIENT_INC)
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLITE_OWN_FLAGS) -c -o $@ $<
+$(BUILD)/client/tflite/arenad_tflite_ops.o: client/tflite/arenad_tflite_ops.cc $(BUILD)/.flags $(TFLITE_DEP) | $(CLIENT_INC)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TFLITE_OWN_FLAGS) -DARENAD_TFLITE_ALL_BUILTINS -c -o $@ $<
 $(BUILD)/libarenad-tflite.a: $(BUILD)/client/tflite/arenad_tflite.o \
                              $(BUILD)/client/tflite/arenad_tflite_audit.o \
                              $(BUILD)/client/tflite/arenad_tflite_ops.o \
@@ -747,29 +813,39 @@ $(BUILD)/libarenad-tflite.a: $(BUILD)/client/tflite/arenad_tflite.o \
 	rm -f $@ && ar rcs $@ $^
 $(BUILD)/examples/tflite_infer: $(BUILD)/client/examples/tflite_infer.o \
                                 $(BUILD)/client/examples/tflite_infer_run.o \
-                                $(BUILD)/libarenad-tflite.a $(BUILD)/libarenad-client.a
+                                $(BUILD)/libarenad-tflite.a $(BUILD)/libarenad-client.a \
+                                $(TFLITE_FULL_DEP)
 	@mkdir -p $(dir $@)
-	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(TFLITE_LINK) $(call pc_libs,$(PKGS_PROTO)) -lm
+	$(CXX) $(LDFLAGS_ALL) -o $@ $(filter-out $(TFLITE_FULL_DEP),$^) $(TFLITE_FULL_LINK) \
+	  $(call pc_libs,$(PKGS_PROTO)) -lm
 
 .PHONY: tflite
 tflite: $(BUILD)/libarenad-tflite.a $(BUILD)/examples/tflite_infer
 
+# What the tests' tflite_infer and bench_tflite link of arenad's TFLite
+# code: the adapter with the resolver's small set of kernels.
+TFLITE_TEST_OBJ := $(BUILD)/client/examples/tflite_infer_run.o \
+                   $(BUILD)/client/tflite/arenad_tflite.o \
+                   $(BUILD)/client/tflite/arenad_tflite_audit.o $(BUILD)/tests/arenad_tflite_ops.o \
+                   $(BUILD)/client/ops/conv_transpose_bias.o $(BUILD)/libarenad-client.a
+
 # bench_tflite (bench/bench_tflite.cc, the parent, and bench_tflite_child.cc,
 # one measured run; C++): TFLite alone against arenad's
 # plans, measured as a process (docs/client.md, "Measured as a process").
-# It links what tflite_infer links, the daemon harness of the tests (it
+# It links what the tests' tflite_infer links (the small set of kernels,
+# so that `make bench` never builds the whole of TFLite), the daemon
+# harness of the tests (it
 # starts its own arenad) and the counting malloc (bench/heapcount.c),
 # which replaces glibc's allocation entry points in this program only.
 # `make bench` runs it after the others, so `make bench` builds TFLite.
-$(BUILD)/bench/bench_tflite.o $(BUILD)/bench/bench_tflite_child.o: $(BUILD)/bench/%.o: bench/%.cc $(BUILD)/.flags $(TFLITE_STAMP) | $(CLIENT_INC) $(BUILD)/gen/arenad.pb-c.h
+$(BUILD)/bench/bench_tflite.o $(BUILD)/bench/bench_tflite_child.o: $(BUILD)/bench/%.o: bench/%.cc $(BUILD)/.flags $(TFLITE_DEP) | $(CLIENT_INC) $(BUILD)/gen/arenad.pb-c.h
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLITE_OWN_FLAGS) -Ibench -Itests -Iproto -I$(BUILD)/gen \
 	  $(call pc_cflags,$(PKGS_PROTO)) -c -o $@ $<
 $(BUILD)/bench/bench_tflite: $(BUILD)/bench/bench_tflite.o $(BUILD)/bench/bench_tflite_child.o \
                              $(BUILD)/bench/heapcount.o \
-                             $(BUILD)/client/examples/tflite_infer_run.o \
                              $(BUILD)/tests/daemon_harness.o $(TESTUTIL_OBJ) \
-                             $(BUILD)/libarenad-tflite.a $(BUILD)/libarenad-client.a | $(BUILD)/arenad
+                             $(TFLITE_TEST_OBJ) | $(BUILD)/arenad
 	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(TFLITE_LINK) $(call pc_libs,$(PKGS_PROTO)) -lm
 BENCH_BINS += $(BUILD)/bench/bench_tflite
 
@@ -777,28 +853,32 @@ BENCH_BINS += $(BUILD)/bench/bench_tflite
 # interpreter runs arenad's plans on every bundled model (tests/check_
 # tflite.c tests the .tflite reader). It links a test build of the
 # planner, compiled with -DARENAD_TFLITE_TESTING (the overlapping plan of
-# the negative control), and runs $(BUILD)/arenad and
-# examples/tflite_infer.
-$(BUILD)/tests/check_tflite_rt.o: tests/check_tflite_rt.cc $(BUILD)/.flags $(TFLITE_STAMP) | $(CLIENT_INC)
+# the negative control), and runs $(BUILD)/arenad and tests/tflite_infer.
+$(BUILD)/tests/check_tflite_rt.o: tests/check_tflite_rt.cc $(BUILD)/.flags $(TFLITE_DEP) | $(CLIENT_INC)
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLITE_OWN_FLAGS) -DARENAD_TFLITE_TESTING -DTFLITE_TEST_BUILD='"$(BUILD)"' \
 	  -Itests -Iproto -I$(BUILD)/gen $(call pc_cflags,$(PKGS_CHECK) $(PKGS_PROTO)) -c -o $@ $<
-$(BUILD)/tests/gen_models_tflite.o: tests/gen_models.cc $(BUILD)/.flags $(TFLITE_STAMP)
+$(BUILD)/tests/gen_models_tflite.o: tests/gen_models.cc $(BUILD)/.flags $(TFLITE_DEP)
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLITE_OWN_FLAGS) -DGEN_MODELS_TFLITE -Itests -c -o $@ $<
-$(BUILD)/tests/gen_models_random_tflite.o: tests/gen_models_random.cc $(BUILD)/.flags $(TFLITE_STAMP)
+$(BUILD)/tests/gen_models_random_tflite.o: tests/gen_models_random.cc $(BUILD)/.flags $(TFLITE_DEP)
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLITE_OWN_FLAGS) -DGEN_MODELS_TFLITE -Itests -c -o $@ $<
-$(BUILD)/tests/arenad_tflite_testing.o: client/tflite/arenad_tflite.cc $(BUILD)/.flags $(TFLITE_STAMP) | $(CLIENT_INC)
+$(BUILD)/tests/arenad_tflite_testing.o: client/tflite/arenad_tflite.cc $(BUILD)/.flags $(TFLITE_DEP) | $(CLIENT_INC)
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLITE_OWN_FLAGS) -DARENAD_TFLITE_TESTING -c -o $@ $<
+# The resolver with the small set of kernels, for everything `make test`
+# links.
+$(BUILD)/tests/arenad_tflite_ops.o: client/tflite/arenad_tflite_ops.cc $(BUILD)/.flags $(TFLITE_DEP) | $(CLIENT_INC)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TFLITE_OWN_FLAGS) -c -o $@ $<
 $(BUILD)/tests/check_main_tflite_rt.o: tests/check_main.c $(BUILD)/.flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(INC_PLANNER_ALL) $(EXTRA_CFLAGS_tests) -DCHECK_SUITE=tflite_rt_suite -c -o $@ $<
 $(BUILD)/tests/check_tflite_rt: $(BUILD)/tests/check_tflite_rt.o $(BUILD)/tests/check_main_tflite_rt.o \
                                 $(BUILD)/tests/arenad_tflite_testing.o \
                                 $(BUILD)/client/tflite/arenad_tflite_audit.o \
-                                $(BUILD)/client/tflite/arenad_tflite_ops.o \
+                                $(BUILD)/tests/arenad_tflite_ops.o \
                                 $(BUILD)/client/ops/conv_transpose_bias.o \
                                 $(BUILD)/tests/gen_models_tflite.o \
                                 $(BUILD)/tests/gen_models_random_tflite.o \
@@ -806,22 +886,50 @@ $(BUILD)/tests/check_tflite_rt: $(BUILD)/tests/check_tflite_rt.o $(BUILD)/tests/
                                 $(BUILD)/tests/daemon_harness.o $(BUILD)/libarenad-client.a
 	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(TFLITE_LINK) $(call pc_libs,$(PKGS_PROTO)) $(CHECK_LIBS)
 $(BUILD)/tests/check_tflite_rt.o: | $(BUILD)/gen/arenad.pb-c.h
-# tflite_infer_testing: tflite_infer with -DTFLITE_INFER_TESTING, whose
-# --soak leaks TFLITE_INFER_TEST_LEAK bytes an invoke when that is set
-# (the soak's negative control); the installed tflite_infer has no such
-# hook.
-$(BUILD)/tests/tflite_infer_testing.o: client/examples/tflite_infer.cc $(BUILD)/.flags $(TFLITE_STAMP) | $(CLIENT_INC)
+# The tests' tflite_infer: the example on the small set of kernels, so
+# that `make test` never builds the whole of TFLite. tflite_infer_testing:
+# the same with -DTFLITE_INFER_TESTING, whose --soak leaks
+# TFLITE_INFER_TEST_LEAK bytes an invoke when that is set (the soak's
+# negative control); the installed tflite_infer has no such hook.
+$(BUILD)/tests/tflite_infer: $(BUILD)/client/examples/tflite_infer.o $(TFLITE_TEST_OBJ)
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(TFLITE_LINK) $(call pc_libs,$(PKGS_PROTO)) -lm
+$(BUILD)/tests/tflite_infer_testing.o: client/examples/tflite_infer.cc $(BUILD)/.flags $(TFLITE_DEP) | $(CLIENT_INC)
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLITE_OWN_FLAGS) -DTFLITE_INFER_TESTING -c -o $@ $<
-$(BUILD)/tests/tflite_infer_testing: $(BUILD)/tests/tflite_infer_testing.o \
-                                     $(BUILD)/client/examples/tflite_infer_run.o \
-                                     $(BUILD)/libarenad-tflite.a $(BUILD)/libarenad-client.a
+$(BUILD)/tests/tflite_infer_testing: $(BUILD)/tests/tflite_infer_testing.o $(TFLITE_TEST_OBJ)
 	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(TFLITE_LINK) $(call pc_libs,$(PKGS_PROTO)) -lm
-$(BUILD)/tests/check_tflite_rt: | $(BUILD)/arenad $(BUILD)/examples/tflite_infer \
+$(BUILD)/tests/check_tflite_rt: | $(BUILD)/arenad $(BUILD)/tests/tflite_infer \
                                   $(BUILD)/tests/tflite_infer_testing \
                                   $(BUILD)/bench/bench_tflite $(BUILD)/tests/poison_db
-build-tests: $(BUILD)/tests/check_tflite_rt tflite
+# The adapter's objects of `make tflite` too (compiled against TFLite's
+# headers, never linked here): tests/layers.sh, in the deploy suite,
+# checks the symbols of client/tflite/*.o.
+build-tests: $(BUILD)/tests/check_tflite_rt $(BUILD)/client/tflite/arenad_tflite.o \
+             $(BUILD)/client/tflite/arenad_tflite_audit.o \
+             $(BUILD)/client/tflite/arenad_tflite_ops.o
 TEST_BINS += $(BUILD)/tests/check_tflite_rt
+
+# tests/data/generated/: models of tests/gen_models.h as files, for the
+# programs (tflite_infer, arenactl) and `make tflite-check`. `make
+# gen-models` writes them again; check_tflite_rt checks that they are the
+# generator's.
+$(BUILD)/tests/gen_models_write: tests/gen_models_write.cc $(BUILD)/tests/gen_models_tflite.o \
+                                 $(TESTUTIL_OBJ) $(PLANNER_LIBS) $(BUILD)/.flags $(TFLITE_DEP)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TFLITE_OWN_FLAGS) -Itests -o $@ $< $(BUILD)/tests/gen_models_tflite.o $(TESTUTIL_OBJ) \
+	  $(PLANNER_LIBS) -lm
+.PHONY: gen-models
+gen-models: $(BUILD)/tests/gen_models_write
+	$(BUILD)/tests/gen_models_write tests/data/generated
+
+# `make tflite-check`: the tflite_infer of `make tflite`, with every
+# builtin kernel, runs the generated and the bundled models on arenad's
+# plan with TFLite's own outputs (tests/tflite_check.sh). Not in `make
+# test`, which never builds the whole of TFLite.
+.PHONY: tflite-check
+tflite-check: $(BUILD)/examples/tflite_infer
+	sh tests/tflite_check.sh $(BUILD)/examples/tflite_infer
 
 # ---- deps ------------------------------------------------------------------
 deps:

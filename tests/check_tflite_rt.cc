@@ -26,16 +26,20 @@
  *           fallback off, so the plan is the daemon's): the ones TFLite
  *           runs proven as above (one table row each), with the daemon's
  *           plan the one this process computes itself, the others
- *           refused by TFLite itself. A second planner on the same
- *           daemon gets the stored plan (source cache) and builds as many
- *           interpreters: one where the learning interpreter is placed in
- *           place.
+ *           refused by TFLite itself, with an error that says why. A
+ *           second planner on the same daemon gets the stored plan
+ *           (source cache) and builds as many interpreters: one where the
+ *           learning interpreter is placed in place.
  *  generated  the models of gen_models.h, planned in this process: every
  *           kind of kernel on the in-place allowlist in one chain, all
  *           its pairs shared and proven; a chain of ADDs; 24 random
  *           models of branches; MediaPipe's Convolution2DTransposeBias
  *           (arenad::TfliteOpResolver's registration), its output also
- *           checked against a naive scattering reference written here.
+ *           checked against a naive scattering reference written here;
+ *           a small segmentation net of MediaPipe's vision operators
+ *           (RESIZE_BILINEAR, TRANSPOSE_CONV, ...), float and int8, on
+ *           arenad's plan; models whose operators the resolver lacks,
+ *           refused with one message naming each once.
  *  oracle   the reduced graph on which TFLite's own planner overwrites a
  *           tensor still to be read: the oracle's outputs from arenad's
  *           plan, sharing on and off, other outputs from TFLite's, and
@@ -53,10 +57,13 @@
  *           model identity ignores the weights and not the structure;
  *           Build() on mobilenet_v2 leaves glibc's mmap threshold where
  *           it was (no large block freed through malloc).
- *  infer    the tflite_infer example: 8 processes at once against one
- *           arenad compute one plan between them (the daemon's counters)
- *           and print the same outputs; --planner tflite prints them too;
- *           --audit on the reduced graph and on a bundled model.
+ *  infer    the tests' tflite_infer (the example on the small set of
+ *           kernels): 8 processes at once against one arenad compute one
+ *           plan between them (the daemon's counters) and print the same
+ *           outputs; --planner tflite prints them too; a model of
+ *           missing operators exits 65 with one line naming them; the
+ *           files of tests/data/generated/ are the generator's; --audit on
+ *           the reduced graph and on a bundled model.
  *  bench    bench_tflite, the process-level benchmark, runs one round on
  *           one model and prints its three rows.
  */
@@ -106,19 +113,22 @@ struct Model {
   const char *name;
   bool runs; /* false: TFLite refuses it (see why) */
   const char *why;
+  const char *said; /* in Build()'s error when refused */
 };
 const Model kModels[] = {
-    {"audio_preprocessor_int8", false, "signal operators are not TFLite builtins"},
-    {"dtln_noise_suppression", true, nullptr},
-    {"face_detection_short_range", true, nullptr},
-    {"hello_world_float", true, nullptr},
-    {"keyword_scrambled", true, nullptr},
-    {"magic_wand", true, nullptr},
-    {"micro_speech_lstm", true, nullptr},
-    {"micro_speech_quantized", true, nullptr},
-    {"mobilenet_v2_quantized_1x3x224x224", true, nullptr},
-    {"person_detect", false, "quantized_dimension must be in range"},
-    {"trained_lstm", true, nullptr},
+    {"audio_preprocessor_int8", false, "signal operators are not TFLite builtins",
+     "no kernel for custom operator 'SignalWindow' (version 1)"},
+    {"dtln_noise_suppression", true, nullptr, nullptr},
+    {"face_detection_short_range", true, nullptr, nullptr},
+    {"hello_world_float", true, nullptr, nullptr},
+    {"keyword_scrambled", true, nullptr, nullptr},
+    {"magic_wand", true, nullptr, nullptr},
+    {"micro_speech_lstm", true, nullptr, nullptr},
+    {"micro_speech_quantized", true, nullptr, nullptr},
+    {"mobilenet_v2_quantized_1x3x224x224", true, nullptr, nullptr},
+    {"person_detect", false, "quantized_dimension must be in range",
+     "TFLite said: quantized_dimension must be in range [0, 1). Was 3."},
+    {"trained_lstm", true, nullptr, nullptr},
 };
 constexpr int kNModels = sizeof kModels / sizeof kModels[0];
 
@@ -304,6 +314,9 @@ START_TEST(test_models) {
     if (!m.runs) {
       ck_assert_msg(rc != 0, "%s: TFLite was expected to refuse it (%s)",
                     m.name, m.why);
+      /* the error says why, TFLite's own words folded in */
+      ck_assert_msg(strstr(p.error(), m.said) != NULL, "%s: %s", m.name,
+                    p.error());
       printf("tflite_rt: %-36s not run by TFLite: %s\n", m.name, m.why);
     } else {
       ck_assert_msg(rc == 0, "%s: %s", m.name, p.error());
@@ -468,6 +481,115 @@ START_TEST(test_missing_operators) {
   }
   printf("tflite_rt missing operators: %s\n", why.c_str());
   arenad_client_close(c);
+}
+END_TEST
+
+/* A model with MAXIMUM under two operator codes (versions 1 and 2) and
+ * FLOOR, which arenad's small set of kernels lacks, fails in Build()
+ * with one message that names each missing operator once, with every
+ * version, and not ADD, which the resolver has. */
+START_TEST(test_missing_operator_versions) {
+  std::vector<uint8_t> m = gen_models::UnregisteredOpsModel();
+  arenad::TfliteOpResolver resolver;
+  arenad_client_t *c = LocalClient();
+  arenad::TflitePlanner p(c, m.data(), m.size(), resolver);
+  std::unique_ptr<tflite::Interpreter> in;
+  ck_assert_int_eq(p.Build(&in), ARENA_EUNSUPPORTED);
+  ck_assert_ptr_null(in.get());
+  std::string why = p.error();
+  for (const char *name : {"MAXIMUM", "FLOOR"}) {
+    std::string word = " " + std::string(name) + " (";
+    size_t at = why.find(word);
+    ck_assert_msg(at != std::string::npos, "%s not named: %s", name,
+                  why.c_str());
+    ck_assert_msg(why.find(word, at + 1) == std::string::npos,
+                  "%s named twice: %s", name, why.c_str());
+  }
+  ck_assert_msg(why.find("MAXIMUM (versions 1, 2)") != std::string::npos,
+                "%s", why.c_str());
+  ck_assert_msg(why.find("ADD") == std::string::npos, "%s", why.c_str());
+  printf("tflite_rt missing operator versions: %s\n", why.c_str());
+  arenad_client_close(c);
+}
+END_TEST
+
+/* A custom operator without a kernel: TFLite's builder accepts it (it
+ * leaves a placeholder a delegate may claim) and only the allocation
+ * fails, which must still give the one message naming it, not TFLite's
+ * "unresolved custom op" for the first of them alone. */
+START_TEST(test_missing_custom_operator) {
+  std::vector<uint8_t> m = gen_models::TransposeConvModel();
+  tflite::MutableOpResolver only_add;
+  only_add.AddBuiltin(tflite::BuiltinOperator_ADD,
+                      tflite::ops::builtin::Register_ADD(), 1, 6);
+  arenad_client_t *c = LocalClient();
+  arenad::TflitePlanner p(c, m.data(), m.size(), only_add);
+  std::unique_ptr<tflite::Interpreter> in;
+  ck_assert_int_eq(p.Build(&in), ARENA_EUNSUPPORTED);
+  ck_assert_ptr_null(in.get());
+  std::string why = p.error();
+  ck_assert_msg(why.find("has no kernel for custom operator "
+                         "'Convolution2DTransposeBias' (version 1)") !=
+                    std::string::npos, "%s", why.c_str());
+  ck_assert_msg(why.find("ADD") == std::string::npos, "%s", why.c_str());
+  ck_assert_msg(why.find("TFLite said") == std::string::npos, "%s",
+                why.c_str());
+  printf("tflite_rt missing custom operator: %s\n", why.c_str());
+  arenad_client_close(c);
+}
+END_TEST
+
+/* The builtin codes of the nodes interp runs. */
+std::vector<int> NodeKinds(tflite::Interpreter *interp) {
+  std::vector<int> kinds;
+  for (int n : interp->execution_plan())
+    kinds.push_back(interp->node_and_registration(n)->second.builtin_code);
+  return kinds;
+}
+
+/* MediaPipe's vision operators (RESIZE_BILINEAR, TRANSPOSE_CONV,
+ * RESIZE_NEAREST_NEIGHBOR, DEPTH_TO_SPACE, SPACE_TO_DEPTH, HARD_SWISH,
+ * PRELU, float16 weights behind DEQUANTIZE, ...) in a small segmentation
+ * net, float and int8: every one runs on TFLite's kernel, on arenad's
+ * plan (computed in this process, every tensor placed), with outputs
+ * identical to TFLite's own planner's (Prove). */
+START_TEST(test_generated_segmenter) {
+  for (bool int8 : {false, true}) {
+    const char *name = int8 ? "segmenter int8" : "segmenter float";
+    std::vector<uint8_t> bytes = gen_models::SegmenterModel(int8);
+    arenad_client_t *c = LocalClient();
+    arenad::TfliteOpResolver resolver;
+    {
+      arenad::TflitePlanner p(c, bytes.data(), bytes.size(), resolver);
+      std::unique_ptr<tflite::Interpreter> ours;
+      ck_assert_msg(p.Build(&ours) == 0, "%s: %s", name, p.error());
+      const arenad::TflitePlanInfo &i = p.info();
+      ck_assert_msg(i.source == arenad::TflitePlanSource::kLocal,
+                    "%s: plan from %s", name,
+                    arenad::TflitePlanSourceName(i.source));
+      ck_assert_uint_gt(i.n_placed, 0);
+      ck_assert_uint_eq(i.n_left, 0);
+      Prove(name, bytes.data(), bytes.size(), &p, ours.get(), nullptr);
+      std::vector<int> ran = NodeKinds(ours.get());
+      for (int k : gen_models::SegmenterModelOps()) {
+        bool seen = false;
+        for (int x : ran)
+          seen |= x == k;
+        ck_assert_msg(seen, "%s: no %s node", name,
+                      tflite::EnumNameBuiltinOperator((tflite::BuiltinOperator)k));
+      }
+      printf("tflite_rt %s: %zu nodes, %zu/%zu tensors placed, %zu "
+             "temporaries %llu bytes; arena %llu + %llu (TFLite alone "
+             "%llu); outputs identical\n",
+             name, ran.size(), i.n_placed, i.n_tensors, i.n_temporaries,
+             (unsigned long long)i.temporary_bytes,
+             (unsigned long long)i.arena_bytes,
+             (unsigned long long)i.remainder,
+             (unsigned long long)i.tflite_alone);
+      ours.reset();
+    }
+    arenad_client_close(c);
+  }
 }
 END_TEST
 
@@ -1002,7 +1124,7 @@ START_TEST(test_infer_eight_processes) {
   struct harness h;
   ck_assert_int_eq(hn_init(&h, NULL), 0);
   ck_assert_int_eq(hn_start(&h), 0);
-  std::string bin = TFLITE_TEST_BUILD "/examples/tflite_infer";
+  std::string bin = TFLITE_TEST_BUILD "/tests/tflite_infer";
   std::string model = std::string(kDir) + "magic_wand.tflite";
   pid_t pids[kProcs];
   for (int i = 0; i < kProcs; i++)
@@ -1079,7 +1201,7 @@ std::string LineOf(const std::string &text, const std::string &prefix) {
 START_TEST(test_infer_digest_and_soak) {
   char *dir = tu_mkdtemp();
   ck_assert_ptr_nonnull(dir);
-  std::string d = dir, bin = TFLITE_TEST_BUILD "/examples/tflite_infer";
+  std::string d = dir, bin = TFLITE_TEST_BUILD "/tests/tflite_infer";
   std::string model = std::string(kDir) + "magic_wand.tflite";
   std::string nosock = d + "/no.sock", text, ref;
   /* no daemon: arenad's plan is made in the process */
@@ -1156,7 +1278,7 @@ END_TEST
 START_TEST(test_infer_audit) {
   char *dir = tu_mkdtemp();
   ck_assert_ptr_nonnull(dir);
-  std::string d = dir, bin = TFLITE_TEST_BUILD "/examples/tflite_infer", text;
+  std::string d = dir, bin = TFLITE_TEST_BUILD "/tests/tflite_infer", text;
   std::vector<uint8_t> m = gen_models::ReshapeInPlaceModel();
   std::string path = d + "/reduced.tflite";
   FILE *f = fopen(path.c_str(), "wb");
@@ -1218,7 +1340,7 @@ START_TEST(test_infer_poisoned_plan) {
   struct harness h;
   ck_assert_int_eq(hn_init(&h, NULL), 0);
   ck_assert_int_eq(hn_start(&h), 0);
-  std::string bin = TFLITE_TEST_BUILD "/examples/tflite_infer";
+  std::string bin = TFLITE_TEST_BUILD "/tests/tflite_infer";
   std::string model = std::string(kDir) + "magic_wand.tflite";
   std::string out = std::string(h.dir) + "/out.txt", text;
   ck_assert_int_eq(RunInfer({bin, "--planner", "tflite", "--invokes", "2",
@@ -1365,6 +1487,62 @@ START_TEST(test_bench_tflite) {
 }
 END_TEST
 
+/* tests/data/generated/ holds the generator's models byte for byte. */
+START_TEST(test_generated_files) {
+  for (const gen_models::FileModel &m : gen_models::FileModels()) {
+    std::string path = std::string("tests/data/generated/") + m.file;
+    std::string have = Slurp(path);
+    ck_assert_msg(have.size() == m.bytes.size() &&
+                      memcmp(have.data(), m.bytes.data(), have.size()) == 0,
+                  "%s is not the generator's model (make gen-models "
+                  "writes it)", path.c_str());
+  }
+}
+END_TEST
+
+/* tflite_infer on a model whose operators its kernels lack exits 65
+ * with one line on stderr naming each of them once, the only line that
+ * names them, and prints no outputs. */
+START_TEST(test_infer_missing_operators) {
+  char *dir = tu_mkdtemp();
+  ck_assert_ptr_nonnull(dir);
+  std::string d = dir, bin = TFLITE_TEST_BUILD "/tests/tflite_infer", text;
+  std::string model = "tests/data/generated/unregistered_ops.tflite";
+  ck_assert_int_eq(RunInfer({bin, "--socket", d + "/no.sock", model},
+                            d + "/out", &text), 65);
+  std::string line = LineOf(text, "tflite_infer: " + model + ": ");
+  ck_assert_msg(!line.empty(), "%s", text.c_str());
+  ck_assert_msg(line.find("has no kernel for") != std::string::npos, "%s",
+                text.c_str());
+  for (const char *name : {"MAXIMUM", "FLOOR"}) {
+    std::string word = " " + std::string(name) + " (";
+    size_t at = line.find(word);
+    ck_assert_msg(at != std::string::npos, "%s not named: %s", name,
+                  line.c_str());
+    ck_assert_msg(line.find(word, at + 1) == std::string::npos,
+                  "%s named twice: %s", name, line.c_str());
+  }
+  /* no other line names them (TFLite's own reporter would, once a
+   * version) */
+  size_t lines = 0;
+  for (size_t at = 0, end; at < text.size(); at = end + 1) {
+    end = text.find('\n', at);
+    if (end == std::string::npos)
+      end = text.size();
+    std::string l = text.substr(at, end - at);
+    lines += l.find("MAXIMUM") != std::string::npos ||
+             l.find("FLOOR") != std::string::npos;
+  }
+  ck_assert_msg(lines == 1, "%zu lines name the operators: %s", lines,
+                text.c_str());
+  ck_assert_msg(text.find("outputs digest") == std::string::npos, "%s",
+                text.c_str());
+  tu_rm_rf(dir);
+  free(dir);
+  printf("tflite_rt infer missing operators: exit 65, %s\n", line.c_str());
+}
+END_TEST
+
 }  // namespace
 
 Suite *tflite_rt_suite(void) {
@@ -1379,6 +1557,9 @@ Suite *tflite_rt_suite(void) {
   tcase_add_test(tc, test_generated_random);
   tcase_add_test(tc, test_generated_transpose_conv);
   tcase_add_test(tc, test_missing_operators);
+  tcase_add_test(tc, test_missing_operator_versions);
+  tcase_add_test(tc, test_missing_custom_operator);
+  tcase_add_test(tc, test_generated_segmenter);
   suite_add_tcase(s, tc);
   tc = tcase_create("oracle");
   tcase_set_timeout(tc, 300);
@@ -1401,6 +1582,8 @@ Suite *tflite_rt_suite(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_infer_eight_processes);
   tcase_add_test(tc, test_infer_digest_and_soak);
+  tcase_add_test(tc, test_infer_missing_operators);
+  tcase_add_test(tc, test_generated_files);
   tcase_add_test(tc, test_infer_poisoned_plan);
   tcase_add_test(tc, test_infer_audit);
   suite_add_tcase(s, tc);

@@ -85,6 +85,41 @@ std::vector<uint8_t> ReshapeInPlaceModel();
  * activations made late. */
 std::vector<uint8_t> SharingModel(uint64_t seed);
 
+/* A small segmentation net shaped like MediaPipe's vision models, on an
+ * input of [1, 16, 16, 3] float32 (int8: QUANTIZE first, every other
+ * activation int8, weights int8, DEQUANTIZE last). Encoder: a strided
+ * 3x3 CONV_2D beside SPACE_TO_DEPTH of the input, CONCATENATION,
+ * HARD_SWISH, a strided DEPTHWISE_CONV_2D, a 1x1 CONV_2D with RELU6 and a
+ * squeeze and excite (MEAN, CONV_2D, LOGISTIC, MUL). Decoder:
+ * TRANSPOSE_CONV to 8x8 (in the float model its weights are FLOAT16
+ * behind a DEQUANTIZE, as in MediaPipe's float16 models), the encoder's
+ * skip concatenated, a 1x1 CONV_2D, PRELU; then RESIZE_BILINEAR,
+ * DEPTH_TO_SPACE and RESIZE_NEAREST_NEIGHBOR (of the encoder's 4x4) to
+ * 16x16, concatenated, PAD, a VALID 3x3 CONV_2D to two channels and
+ * LOGISTIC: the output [1, 16, 16, 2]. */
+std::vector<uint8_t> SegmenterModel(bool int8);
+
+/* The builtin codes of the operators SegmenterModel(false) has, each
+ * once. */
+std::vector<int> SegmenterModelOps();
+
+/* MAXIMUM under two operator codes (versions 1 and 2), FLOOR and ADD on
+ * [1, 4, 4, 4] float32: builtins that arenad::TfliteOpResolver's small
+ * set has no kernel for (but ADD), and that every full TFLite build
+ * runs. */
+std::vector<uint8_t> UnregisteredOpsModel();
+
+/* A model as a file of tests/data/generated/. */
+struct FileModel {
+  const char *file; /* its name there, static */
+  std::vector<uint8_t> bytes;
+};
+
+/* The models tests/data/generated/ holds, written there by
+ * gen_models_write (`make gen-models`): segmenter_float.tflite,
+ * segmenter_int8.tflite and unregistered_ops.tflite. */
+std::vector<FileModel> FileModels();
+
 }  // namespace gen_models
 
 #endif /* ARENAD_TEST_GEN_MODELS_H */

@@ -18,7 +18,7 @@ ARENAD=$BUILD_DIR/arenad
 ARENACTL=$BUILD_DIR/arenactl
 ARENAD_FAULTS=$BUILD_DIR/tests/arenad-faults
 TFLM_INFER=$BUILD_DIR/examples/tflm_infer
-TFLITE_INFER=$BUILD_DIR/examples/tflite_infer
+TFLITE_INFER=$BUILD_DIR/tests/tflite_infer
 POISON_DB=$BUILD_DIR/tests/poison_db
 export BUILD_DIR ARENAD ARENACTL ARENAD_FAULTS TFLM_INFER TFLITE_INFER POISON_DB
 total=0; bad=0; status=0

@@ -30,6 +30,8 @@
 #include "arenad_tflite.h"
 #include "arenad_tflite_audit.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -49,6 +51,54 @@
 #include "tflite/version.h"
 
 namespace arenad {
+
+/* TFLite's error reporter for one planner (TFLITE'S MESSAGES): while
+ * held, keeps the first kKeep distinct messages and counts the others;
+ * else prints each on stderr as TFLite's default reporter does. */
+class TflitePlanner::Reporter : public tflite::ErrorReporter {
+ public:
+  int Report(const char *format, va_list args) override {
+    char buf[512];
+    int n = vsnprintf(buf, sizeof buf, format, args);
+    std::string m = buf;
+    while (!m.empty() && (m.back() == '\n' || m.back() == ' '))
+      m.pop_back();
+    if (!held_) {
+      fprintf(stderr, "ERROR: %s\n", m.c_str()); /* TFLite's own form */
+      return n;
+    }
+    if (m.empty() ||
+        std::find(kept_.begin(), kept_.end(), m) != kept_.end())
+      return n;
+    if (kept_.size() < kKeep)
+      kept_.push_back(m);
+    else
+      more_++;
+    return n;
+  }
+  void Hold() {
+    held_ = true;
+    kept_.clear();
+    more_ = 0;
+  }
+  /* Stops holding; returns what was held, "; "-joined. */
+  std::string Release() {
+    held_ = false;
+    std::string t;
+    for (const std::string &m : kept_)
+      t += (t.empty() ? "" : "; ") + m;
+    if (more_)
+      t += " (" + std::to_string(more_) + " more)";
+    kept_.clear();
+    return t;
+  }
+
+ private:
+  static constexpr size_t kKeep = 4; /* distinct messages kept */
+  bool held_ = false;
+  std::vector<std::string> kept_;
+  size_t more_ = 0; /* messages past kKeep */
+};
 
 namespace {
 
@@ -260,6 +310,8 @@ TflitePlanner::TflitePlanner(arenad_client_t *client, const void *model,
       model_(model),
       model_len_(model_len),
       resolver_(resolver),
+      reporter_(new Reporter()),
+      missing_ops_(false),
       n_tensors_(0),
       temp_arena_(0),
       temps_pinnable_(false),
@@ -392,30 +444,39 @@ int TflitePlanner::NewInterpreter(std::unique_ptr<tflite::Interpreter> *out) {
     if (!model_ || model_len_ == 0)
       return Fail(ARENA_EINVAL, "no model bytes");
     fb_ = tflite::FlatBufferModel::VerifyAndBuildFromBuffer(
-        static_cast<const char *>(model_), model_len_);
+        static_cast<const char *>(model_), model_len_, nullptr,
+        reporter_.get());
     if (!fb_)
       return Fail(ARENA_EPARSE, "TFLite refused the model");
   }
   out->reset();
-  if (tflite::InterpreterBuilder(*fb_, resolver_)(out) != kTfLiteOk || !*out) {
-    std::string missing = MissingOps();
-    if (!missing.empty())
-      return Fail(ARENA_EUNSUPPORTED,
-                  "the resolver has no kernel for " + missing +
-                      ": register them (or link a TFLite build that has "
-                      "them) to run this model");
-    return Fail(ARENA_EUNSUPPORTED,
-                "TFLite could not build an interpreter for the model");
-  }
+  if (tflite::InterpreterBuilder(*fb_, resolver_)(out) != kTfLiteOk || !*out)
+    return FailMissing("TFLite could not build an interpreter for the model");
   return 0;
+}
+
+/* Fails with the operators the resolver has no kernel for when there are
+ * any, else with why. TFLite's builder refuses a missing builtin, but
+ * accepts a missing custom operator (a placeholder a delegate may claim)
+ * and leaves it to fail when the tensors are allocated: both end here. */
+int TflitePlanner::FailMissing(const char *why) {
+  std::string missing = MissingOps();
+  missing_ops_ = !missing.empty();
+  if (missing_ops_)
+    return Fail(ARENA_EUNSUPPORTED,
+                "the resolver has no kernel for " + missing +
+                    ": register them (or link a TFLite build that has "
+                    "them) to run this model");
+  return Fail(ARENA_EUNSUPPORTED, why);
 }
 
 std::string TflitePlanner::MissingOps() const {
   const tflite::Model *m = fb_ ? fb_->GetModel() : nullptr;
   if (!m || !m->operator_codes())
     return std::string();
-  std::set<std::string> seen;
-  std::string list;
+  /* each missing operator once, in the order of its first code, with
+   * the versions of all its codes (a model has a code per version) */
+  std::vector<std::pair<std::string, std::vector<int>>> missing;
   for (const tflite::OperatorCode *c : *m->operator_codes()) {
     if (!c)
       continue;
@@ -433,9 +494,22 @@ std::string TflitePlanner::MissingOps() const {
       const char *n = tflite::EnumNameBuiltinOperator(op);
       name = n && *n ? n : "builtin " + std::to_string((int)op);
     }
-    name += " (version " + std::to_string(version) + ")";
-    if (seen.insert(name).second)
-      list += (list.empty() ? "" : ", ") + name;
+    auto it = std::find_if(missing.begin(), missing.end(),
+                           [&](const auto &e) { return e.first == name; });
+    if (it == missing.end())
+      it = missing.insert(missing.end(), {name, {}});
+    if (std::find(it->second.begin(), it->second.end(), version) ==
+        it->second.end())
+      it->second.push_back(version);
+  }
+  std::string list;
+  for (auto &e : missing) {
+    std::sort(e.second.begin(), e.second.end());
+    list += (list.empty() ? "" : ", ") + e.first +
+            (e.second.size() == 1 ? " (version " : " (versions ");
+    for (size_t k = 0; k < e.second.size(); k++)
+      list += (k ? ", " : "") + std::to_string(e.second[k]);
+    list += ")";
   }
   return list;
 }
@@ -551,8 +625,8 @@ int TflitePlanner::Learn(tflite::Interpreter *in) {
             in->AllocateTensors() == kTfLiteOk;
   reserving_ = false;
   if (!ok)
-    return Fail(ARENA_EUNSUPPORTED,
-                "TFLite could not allocate the tensors at learned addresses");
+    return FailMissing(
+        "TFLite could not allocate the tensors at learned addresses");
   for (size_t i = 0; i < cand.size(); i++) {
     const TfLiteTensor *x = in->tensor(cand[i]);
     if (x->allocation_type == kTfLiteCustom)
@@ -899,12 +973,30 @@ int TflitePlanner::PlaceFresh(std::unique_ptr<tflite::Interpreter> *out,
   return rc;
 }
 
+/* Ends a public Build call: TFLite's messages held during it end error()
+ * when it failed for another reason than missing kernels (TFLITE'S
+ * MESSAGES). Returns rc. */
+int TflitePlanner::Finish(int rc) {
+  std::string said = reporter_->Release();
+  if (rc && !missing_ops_ && !said.empty())
+    error_ += ". TFLite said: " + said;
+  return rc;
+}
+
 int TflitePlanner::BuildTfliteOnly(std::unique_ptr<tflite::Interpreter> *out) {
+  reporter_->Hold();
+  missing_ops_ = false;
+  return Finish(BuildOwn(out));
+}
+
+int TflitePlanner::BuildOwn(std::unique_ptr<tflite::Interpreter> *out) {
   int rc = NewInterpreter(out);
   if (rc)
     return rc;
-  if ((*out)->AllocateTensors() != kTfLiteOk)
-    return Fail(ARENA_EUNSUPPORTED, "TFLite could not allocate the tensors");
+  if ((*out)->AllocateTensors() != kTfLiteOk) {
+    out->reset();
+    return FailMissing("TFLite could not allocate the tensors");
+  }
   return 0;
 }
 
@@ -916,7 +1008,7 @@ int TflitePlanner::OnTfliteOwn(std::unique_ptr<tflite::Interpreter> *out) {
   out->reset();
   FreeProbe();
   FreeArena();
-  int rc = BuildTfliteOnly(out);
+  int rc = BuildOwn(out);
   if (rc)
     return rc;
   info_ = keep;
@@ -971,6 +1063,12 @@ int TflitePlanner::RefuseUnsound(std::unique_ptr<tflite::Interpreter> *out,
 }
 
 int TflitePlanner::Build(std::unique_ptr<tflite::Interpreter> *out) {
+  reporter_->Hold();
+  missing_ops_ = false;
+  return Finish(BuildPlanned(out));
+}
+
+int TflitePlanner::BuildPlanned(std::unique_ptr<tflite::Interpreter> *out) {
   out->reset();
   memset(&info_, 0, sizeof info_);
   error_.clear();

@@ -151,6 +151,15 @@
  *  When arenad's plan cannot be placed either (it was dropped), Build()
  *  fails with ARENA_EVERIFY rather than return a wrong interpreter.
  *
+ * TFLITE'S MESSAGES
+ *  The model and every interpreter the planner builds report to an error
+ *  reporter of the planner's. While Build() or BuildTfliteOnly() runs it
+ *  keeps TFLite's messages: when the call fails they end error() (after
+ *  "TFLite said: "), except when the resolver lacks kernels, which
+ *  error() names itself; when it succeeds they are dropped (a first
+ *  choice of plan TFLite refused is not an error). Any other time, as
+ *  during Invoke(), they go to stderr like TFLite's default reporter's.
+ *
  * OWNERSHIP AND THREADS
  *  The client handle, the resolver and the model bytes are borrowed and
  *  must outlive the planner (TFLite's FlatBufferModel reads the bytes in
@@ -171,6 +180,7 @@
 #include <vector>
 
 #include <arenad/arenad_client.h>
+#include "tflite/core/api/error_reporter.h"
 #include "tflite/core/api/op_resolver.h"
 #include "tflite/interpreter.h"
 #include "tflite/model_builder.h"
@@ -248,8 +258,10 @@ class TflitePlanner {
 
   /* Learns, plans, places and allocates (see above). Returns 0 and sets
    * *out to an allocated interpreter, or an ARENA_E* code (ARENA_EPARSE:
-   * TFLite refused the model; ARENA_EUNSUPPORTED: TFLite could not build
-   * or allocate it; a planning or daemon code) with error() saying why. */
+   * TFLite refused the model; ARENA_EUNSUPPORTED: the resolver has no
+   * kernel for some operator, builtin or custom (error() names each
+   * once), or TFLite could not build or allocate it; a planning or daemon
+   * code) with error() saying why, and *out null. */
   int Build(std::unique_ptr<tflite::Interpreter> *out);
 
   /* Build with TFLite's own planner only (for comparison). */
@@ -278,6 +290,8 @@ class TflitePlanner {
 #endif
 
  private:
+  class Reporter; /* TFLite's messages (TFLITE'S MESSAGES) */
+
   /* One arena of TFLite's that the allocator hook mapped. */
   struct Mapping {
     uint8_t *ptr; /* page-aligned */
@@ -286,9 +300,15 @@ class TflitePlanner {
   };
 
   int Fail(int code, const std::string &why);
+  int FailMissing(const char *why);
+  int Finish(int rc);
+  int BuildPlanned(std::unique_ptr<tflite::Interpreter> *out);
+  int BuildOwn(std::unique_ptr<tflite::Interpreter> *out);
   int NewInterpreter(std::unique_ptr<tflite::Interpreter> *out);
   /* The model's operators the resolver has no kernel for, each once, as
-   * "NAME (version V)" joined by ", "; "" when every one has a kernel. */
+   * "NAME (version V)" or "NAME (versions V1, V2)" (every version the
+   * model asks for that has no kernel) joined by ", "; "" when every one
+   * has a kernel. */
   std::string MissingOps() const;
   int Learn(tflite::Interpreter *in);
   uint64_t Alone(tflite::Interpreter *in);
@@ -313,6 +333,8 @@ class TflitePlanner {
   const void *model_;                           /* borrowed */
   size_t model_len_;
   const tflite::OpResolver &resolver_;          /* borrowed */
+  std::unique_ptr<Reporter> reporter_; /* owned; outlives fb_ (order) */
+  bool missing_ops_;                   /* the last failure: no kernels */
   std::unique_ptr<tflite::FlatBufferModel> fb_; /* owned */
   std::vector<TfliteBuffer> buffers_; /* tensors, then temporaries */
   size_t n_tensors_;                  /* tensors at the head of buffers_ */

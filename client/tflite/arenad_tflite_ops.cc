@@ -1,10 +1,11 @@
 /*
  * arenad_tflite_ops.cc - arenad::TfliteOpResolver: TFLite's own kernels
  * for the operators listed in arenad_tflite_ops.h, registered one table
- * row each, and MediaPipe's Convolution2DTransposeBias on the shared
- * arithmetic of client/ops/conv_transpose_bias.cc (Prepare checks the
- * tensors and sets the output's shape; Eval reads the geometry Prepare
- * kept in the node).
+ * row each (or, compiled with ARENAD_TFLITE_ALL_BUILTINS, every builtin
+ * kernel of BuiltinOpResolver), and MediaPipe's
+ * Convolution2DTransposeBias on the shared arithmetic of
+ * client/ops/conv_transpose_bias.cc (Prepare checks the tensors and sets
+ * the output's shape; Eval reads the geometry Prepare kept in the node).
  */
 #include "arenad_tflite_ops.h"
 
@@ -12,6 +13,9 @@
 
 #include "tflite/kernels/builtin_op_kernels.h"
 #include "tflite/kernels/kernel_util.h"
+#ifdef ARENAD_TFLITE_ALL_BUILTINS
+#include "tflite/kernels/register.h"
+#endif
 
 namespace arenad {
 
@@ -32,6 +36,7 @@ const Builtin kBuiltins[] = {
     {tflite::BuiltinOperator_AVERAGE_POOL_2D, k::Register_AVERAGE_POOL_2D, 1, 3},
     {tflite::BuiltinOperator_CONCATENATION, k::Register_CONCATENATION, 1, 7},
     {tflite::BuiltinOperator_CONV_2D, k::Register_CONV_2D, 1, 8},
+    {tflite::BuiltinOperator_DEPTH_TO_SPACE, k::Register_DEPTH_TO_SPACE, 1, 2},
     {tflite::BuiltinOperator_DEPTHWISE_CONV_2D, k::Register_DEPTHWISE_CONV_2D, 1, 7},
     {tflite::BuiltinOperator_DEQUANTIZE, k::Register_DEQUANTIZE, 1, 9},
     {tflite::BuiltinOperator_ELU, k::Register_ELU, 1, 1},
@@ -49,13 +54,18 @@ const Builtin kBuiltins[] = {
     {tflite::BuiltinOperator_RELU, k::Register_RELU, 1, 3},
     {tflite::BuiltinOperator_RELU6, k::Register_RELU6, 1, 3},
     {tflite::BuiltinOperator_RESHAPE, k::Register_RESHAPE, 1, 1},
+    {tflite::BuiltinOperator_RESIZE_BILINEAR, k::Register_RESIZE_BILINEAR, 1, 4},
+    {tflite::BuiltinOperator_RESIZE_NEAREST_NEIGHBOR,
+     k::Register_RESIZE_NEAREST_NEIGHBOR, 1, 4},
     {tflite::BuiltinOperator_SOFTMAX, k::Register_SOFTMAX, 1, 4},
+    {tflite::BuiltinOperator_SPACE_TO_DEPTH, k::Register_SPACE_TO_DEPTH, 1, 2},
     {tflite::BuiltinOperator_SQUEEZE, k::Register_SQUEEZE, 1, 2},
     {tflite::BuiltinOperator_STRIDED_SLICE, k::Register_STRIDED_SLICE, 1, 8},
     {tflite::BuiltinOperator_SUB, k::Register_SUB, 1, 5},
     {tflite::BuiltinOperator_SVDF, k::Register_SVDF, 1, 4},
     {tflite::BuiltinOperator_TANH, k::Register_TANH, 1, 3},
     {tflite::BuiltinOperator_TRANSPOSE, k::Register_TRANSPOSE, 1, 9},
+    {tflite::BuiltinOperator_TRANSPOSE_CONV, k::Register_TRANSPOSE_CONV, 1, 5},
     {tflite::BuiltinOperator_UNIDIRECTIONAL_SEQUENCE_LSTM,
      k::Register_UNIDIRECTIONAL_SEQUENCE_LSTM, 1, 4},
 };
@@ -185,7 +195,15 @@ void AddTfliteBuiltins(tflite::MutableOpResolver *r) {
 }
 
 TfliteOpResolver::TfliteOpResolver() {
+#ifdef ARENAD_TFLITE_ALL_BUILTINS
+  /* BuiltinOpResolver's kernels (AddAll copies registrations only), not
+   * its default delegate, XNNPACK in a TFLite built with it: a delegate
+   * runs its part of the graph on memory of its own, outside the arena
+   * arenad plans. */
+  AddAll(tflite::ops::builtin::BuiltinOpResolver());
+#else
   AddTfliteBuiltins(this);
+#endif
   AddCustom(kConvolution2DTransposeBias, RegisterConvolution2DTransposeBias());
 }
 

@@ -6,19 +6,24 @@
  *
  * TFLite's BuiltinOpResolver registers every builtin kernel, so a program
  * that uses it links all of them (about 150 kernels, most of a TFLite
- * build's compile time). arenad::TfliteOpResolver registers only these,
- * with the same kernels and version ranges as BuiltinOpResolver:
+ * build's compile time). arenad::TfliteOpResolver, as the tests build it,
+ * registers only these, with the same kernels and version ranges as
+ * BuiltinOpResolver:
  *
- *   ADD AVERAGE_POOL_2D CONCATENATION CONV_2D DEPTHWISE_CONV_2D DEQUANTIZE
- *   ELU EXPAND_DIMS FULLY_CONNECTED HARD_SWISH LEAKY_RELU LOGISTIC
- *   MAX_POOL_2D MEAN MUL PAD PRELU QUANTIZE RELU RELU6 RESHAPE SOFTMAX
- *   SQUEEZE STRIDED_SLICE SUB SVDF TANH TRANSPOSE
- *   UNIDIRECTIONAL_SEQUENCE_LSTM
+ *   ADD AVERAGE_POOL_2D CONCATENATION CONV_2D DEPTH_TO_SPACE
+ *   DEPTHWISE_CONV_2D DEQUANTIZE ELU EXPAND_DIMS FULLY_CONNECTED
+ *   HARD_SWISH LEAKY_RELU LOGISTIC MAX_POOL_2D MEAN MUL PAD PRELU QUANTIZE
+ *   RELU RELU6 RESHAPE RESIZE_BILINEAR RESIZE_NEAREST_NEIGHBOR SOFTMAX
+ *   SPACE_TO_DEPTH SQUEEZE STRIDED_SLICE SUB SVDF TANH TRANSPOSE
+ *   TRANSPOSE_CONV UNIDIRECTIONAL_SEQUENCE_LSTM
  *
- * so make builds TFLite's library with only the kernels they need
- * (Makefile, TFLITE_KEEP). arenad::TflitePlanner itself takes any
- * tflite::OpResolver: an interpreter with its own TFLite build passes
- * BuiltinOpResolver and gets every operator.
+ * (the bundled models', the in-place allowlist's and MediaPipe's vision
+ * models' operators), so that `make test` builds TFLite's library with
+ * only the kernels they need (client/tflite/tflite_objects.txt).
+ * Compiled with ARENAD_TFLITE_ALL_BUILTINS, as `make tflite` compiles it
+ * for libarenad-tflite.a and tflite_infer, it registers every kernel of
+ * BuiltinOpResolver instead (and so needs a TFLite build that has them
+ * all). arenad::TflitePlanner itself takes any tflite::OpResolver.
  *
  * OWNERSHIP AND THREADS
  *  The resolver owns copies of its registrations (MutableOpResolver's
@@ -44,10 +49,12 @@ namespace arenad {
 const TfLiteRegistration *RegisterConvolution2DTransposeBias();
 
 /* Registers the builtin kernels listed above in r, each over the
- * versions BuiltinOpResolver gives it. */
+ * versions BuiltinOpResolver gives it (the small set, whatever
+ * ARENAD_TFLITE_ALL_BUILTINS says). */
 void AddTfliteBuiltins(tflite::MutableOpResolver *r);
 
-/* A resolver with the builtins above and Convolution2DTransposeBias. */
+/* A resolver with the builtins above (every builtin under
+ * ARENAD_TFLITE_ALL_BUILTINS) and Convolution2DTransposeBias. */
 class TfliteOpResolver : public tflite::MutableOpResolver {
  public:
   TfliteOpResolver();

@@ -163,16 +163,24 @@ static int grow(char **b, size_t *cap, char *err)
   return 0;
 }
 
+/* The most a buffer starts with, however large the file says it is: a
+ * file refused at its first MiB (a sparse one of zeros, say) then never
+ * costs the memory of its whole size, which a sanitizer's allocator
+ * would touch. */
+#define READ_FIRST_MAX ((size_t)64 << 20)
+
 /* Reads fd to its end into a growing buffer, in parts of at most
  * READ_CHUNK bytes, asking check (may be NULL) after each. size is the
  * bytes expected (a regular file's size; 0 when unknown): the buffer
- * starts with room for them and one more, so that a file that does not
- * change while it is read is read without growing the buffer, and the
- * read that finds its end needs no room. */
+ * starts with room for them and one more (up to READ_FIRST_MAX), so that
+ * a file that does not change while it is read is read without growing
+ * the buffer, and the read that finds its end needs no room. */
 static int read_fd(int fd, size_t size, cli_read_check_cb check, void *ctx,
                    char **buf, size_t *len, char *err)
 {
   size_t cap = size >= ((size_t)1 << 16) ? size + 1 : (size_t)1 << 16;
+  if (cap > READ_FIRST_MAX)
+    cap = READ_FIRST_MAX;
   size_t n = 0;
   int rc = 0;
   char *b = malloc(cap + 1);

@@ -796,8 +796,13 @@ endif
 TFLITE_OWN_FLAGS = -std=c++20 $(OPT) $(CXXWARN) $(SANFLAGS) -MMD -MP \
                    -I$(BUILD)/include $(INC_PUBLIC) $(call client_incs,$<) \
                    $(addprefix -isystem ,$(TFLITE_INCS)) $(CXXFLAGS)
-TFLITE_OWN_OBJ := $(BUILD)/client/tflite/arenad_tflite.o \
-                  $(BUILD)/client/tflite/arenad_tflite_audit.o \
+# The adapter's files besides arenad_tflite.cc (the tests compile that
+# one again with their hooks; these they share with `make tflite`).
+TFLITE_PARTS := $(BUILD)/client/tflite/arenad_tflite_audit.o \
+                $(BUILD)/client/tflite/arenad_tflite_identity.o \
+                $(BUILD)/client/tflite/arenad_tflite_memory.o \
+                $(BUILD)/client/tflite/arenad_tflite_own.o
+TFLITE_OWN_OBJ := $(BUILD)/client/tflite/arenad_tflite.o $(TFLITE_PARTS) \
                   $(BUILD)/client/examples/tflite_infer.o \
                   $(BUILD)/client/examples/tflite_infer_run.o
 $(TFLITE_OWN_OBJ): $(BUILD)/%.o: %.cc $(BUILD)/.flags $(TFLITE_DEP) | $(CLIENT_INC)
@@ -806,8 +811,7 @@ $(TFLITE_OWN_OBJ): $(BUILD)/%.o: %.cc $(BUILD)/.flags $(TFLITE_DEP) | $(CLIENT_I
 $(BUILD)/client/tflite/arenad_tflite_ops.o: client/tflite/arenad_tflite_ops.cc $(BUILD)/.flags $(TFLITE_DEP) | $(CLIENT_INC)
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLITE_OWN_FLAGS) -DARENAD_TFLITE_ALL_BUILTINS -c -o $@ $<
-$(BUILD)/libarenad-tflite.a: $(BUILD)/client/tflite/arenad_tflite.o \
-                             $(BUILD)/client/tflite/arenad_tflite_audit.o \
+$(BUILD)/libarenad-tflite.a: $(BUILD)/client/tflite/arenad_tflite.o $(TFLITE_PARTS) \
                              $(BUILD)/client/tflite/arenad_tflite_ops.o \
                              $(BUILD)/client/ops/conv_transpose_bias.o
 	rm -f $@ && ar rcs $@ $^
@@ -825,8 +829,8 @@ tflite: $(BUILD)/libarenad-tflite.a $(BUILD)/examples/tflite_infer
 # What the tests' tflite_infer and bench_tflite link of arenad's TFLite
 # code: the adapter with the resolver's small set of kernels.
 TFLITE_TEST_OBJ := $(BUILD)/client/examples/tflite_infer_run.o \
-                   $(BUILD)/client/tflite/arenad_tflite.o \
-                   $(BUILD)/client/tflite/arenad_tflite_audit.o $(BUILD)/tests/arenad_tflite_ops.o \
+                   $(BUILD)/client/tflite/arenad_tflite.o $(TFLITE_PARTS) \
+                   $(BUILD)/tests/arenad_tflite_ops.o \
                    $(BUILD)/client/ops/conv_transpose_bias.o $(BUILD)/libarenad-client.a
 
 # bench_tflite (bench/bench_tflite.cc, the parent, and bench_tflite_child.cc,
@@ -876,8 +880,7 @@ $(BUILD)/tests/check_main_tflite_rt.o: tests/check_main.c $(BUILD)/.flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(INC_PLANNER_ALL) $(EXTRA_CFLAGS_tests) -DCHECK_SUITE=tflite_rt_suite -c -o $@ $<
 $(BUILD)/tests/check_tflite_rt: $(BUILD)/tests/check_tflite_rt.o $(BUILD)/tests/check_main_tflite_rt.o \
-                                $(BUILD)/tests/arenad_tflite_testing.o \
-                                $(BUILD)/client/tflite/arenad_tflite_audit.o \
+                                $(BUILD)/tests/arenad_tflite_testing.o $(TFLITE_PARTS) \
                                 $(BUILD)/tests/arenad_tflite_ops.o \
                                 $(BUILD)/client/ops/conv_transpose_bias.o \
                                 $(BUILD)/tests/gen_models_tflite.o \
@@ -906,7 +909,7 @@ $(BUILD)/tests/check_tflite_rt: | $(BUILD)/arenad $(BUILD)/tests/tflite_infer \
 # headers, never linked here): tests/layers.sh, in the deploy suite,
 # checks the symbols of client/tflite/*.o.
 build-tests: $(BUILD)/tests/check_tflite_rt $(BUILD)/client/tflite/arenad_tflite.o \
-             $(BUILD)/client/tflite/arenad_tflite_audit.o \
+             $(TFLITE_PARTS) \
              $(BUILD)/client/tflite/arenad_tflite_ops.o
 TEST_BINS += $(BUILD)/tests/check_tflite_rt
 

@@ -18,6 +18,14 @@
  *  planner_tflite_inplace_op() (planner/formats/tflite.h) that the client
  *  library contains.
  *
+ * FILES
+ *  This file: learning, planning, placing and Build(). The memory the
+ *  planner maps and TFLite's allocator hook: arenad_tflite_memory.cc. The
+ *  model identity: arenad_tflite_identity.cc. What TFLite itself does
+ *  with the model (its own plan's size, its arena's bytes, the operators
+ *  its resolver lacks): arenad_tflite_own.cc. What they share:
+ *  arenad_tflite_int.h.
+ *
  * MEMORY
  *  Nothing here allocates through malloc more than the vectors that
  *  describe the graph. TFLite's arenas come from the hook: while learning
@@ -29,6 +37,7 @@
  */
 #include "arenad_tflite.h"
 #include "arenad_tflite_audit.h"
+#include "arenad_tflite_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -51,6 +60,13 @@
 #include "tflite/version.h"
 
 namespace arenad {
+
+using tflite_int::kAlign;
+using tflite_int::kHeapMax;
+using tflite_int::MapAnon;
+using tflite_int::Page;
+using tflite_int::RoundPage;
+using tflite_int::RoundUp;
 
 /* TFLite's error reporter for one planner (TFLITE'S MESSAGES): while
  * held, keeps the first kKeep distinct messages and counts the others;
@@ -102,30 +118,12 @@ class TflitePlanner::Reporter : public tflite::ErrorReporter {
 
 namespace {
 
-constexpr uint64_t kAlign = 64;          /* TFLite's kDefaultTensorAlignment */
-constexpr size_t kHeapMax = 128 * 1024;  /* glibc's default mmap threshold */
-constexpr size_t kSmallConstant = 4096;  /* constant buffers hashed whole */
-
-uint64_t RoundUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-
-size_t Page() { return (size_t)sysconf(_SC_PAGESIZE); }
-
-size_t RoundPage(uint64_t v) { return (size_t)RoundUp(v ? v : 1, Page()); }
-
 /* Tensors of a TfLiteIntArray, skipping absent optional inputs (-1). */
 template <typename F>
 void EachTensor(const TfLiteIntArray *a, F f) {
   for (int i = 0; a && i < a->size; i++)
     if (a->data[i] >= 0)
       f(a->data[i]);
-}
-
-/* Anonymous private memory: reserved (MAP_NORESERVE, for space that is
- * never meant to be touched) or ordinary. nullptr on failure. */
-uint8_t *MapAnon(size_t len, bool reserve) {
-  int flags = MAP_PRIVATE | MAP_ANONYMOUS | (reserve ? MAP_NORESERVE : 0);
-  void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE, flags, -1, 0);
-  return p == MAP_FAILED ? nullptr : static_cast<uint8_t *>(p);
 }
 
 /* Bytes of [p, p + len) (page-aligned) that are resident (mincore). */
@@ -150,51 +148,6 @@ int64_t Elements(const TfLiteTensor *t) {
   return n;
 }
 
-/* Subgraph 0 as TFLite's ArenaPlanner sees it, over a copy of its tensors
- * in which every tensor of the arena (kTfLiteArenaRw, or an address this
- * planner gave, kTfLiteCustom) is an arena tensor without data: what
- * TFLite alone would plan. Borrows the subgraph. */
-class AloneView : public tflite::GraphInfo {
- public:
-  explicit AloneView(tflite::Subgraph *sg) : sg_(sg) {
-    tensors_.resize(sg->tensors_size());
-    for (size_t i = 0; i < tensors_.size(); i++) {
-      tensors_[i] = *sg->tensor((int)i);
-      TfLiteTensor &t = tensors_[i];
-      if (t.allocation_type == kTfLiteCustom ||
-          t.allocation_type == kTfLiteArenaRw) {
-        t.allocation_type = kTfLiteArenaRw;
-        t.data.raw = nullptr;
-      }
-    }
-  }
-  size_t num_tensors() const override { return tensors_.size(); }
-  TfLiteTensor *tensor(size_t i) override { return &tensors_[i]; }
-  TfLiteTensor *tensors() override { return tensors_.data(); }
-  size_t num_execution_nodes() const override {
-    return sg_->execution_plan().size();
-  }
-  size_t num_total_nodes() const override { return sg_->nodes_size(); }
-  const TfLiteNode &node(size_t i) const override {
-    return sg_->nodes_and_registration()[sg_->execution_plan()[i]].first;
-  }
-  const TfLiteRegistration &registration(size_t i) const override {
-    return sg_->nodes_and_registration()[sg_->execution_plan()[i]].second;
-  }
-  size_t node_index(size_t i) const override {
-    return sg_->execution_plan()[i];
-  }
-  const std::vector<int> &inputs() const override { return sg_->inputs(); }
-  const std::vector<int> &outputs() const override { return sg_->outputs(); }
-  const std::vector<int> &variables() const override {
-    return sg_->variables();
-  }
-
- private:
-  tflite::Subgraph *sg_;              /* borrowed */
-  std::vector<TfLiteTensor> tensors_; /* copies; dims etc. borrowed */
-};
-
 }  // namespace
 
 const char *TflitePlanSourceName(TflitePlanSource s) {
@@ -211,96 +164,6 @@ const char *TflitePlanSourceName(TflitePlanSource s) {
       break;
   }
   return "none";
-}
-
-uint64_t TfliteArenaBytes(const tflite::Interpreter &interp,
-                          uint64_t *dynamic) {
-  uint64_t arena = 0, dyn = 0;
-  for (size_t i = 0; i < interp.subgraphs_size(); i++) {
-    tflite::Subgraph::SubgraphAllocInfo a;
-    interp.subgraph((int)i)->GetMemoryAllocInfo(&a);
-    arena += a.arena_size;
-    dyn += a.dynamic_size;
-  }
-  if (dynamic)
-    *dynamic = dyn;
-  return arena;
-}
-
-namespace {
-
-/* TfliteModelIdentity() of a verified model m at base (len bytes). */
-void Identity(const tflite::Model *m, const uint8_t *base, size_t len,
-              uint8_t out[ARENAD_CLIENT_DIGEST_LEN]) {
-  /* the large constant buffers, as [start, end) inside the model bytes */
-  std::vector<std::pair<size_t, size_t>> skip;
-  if (m->buffers())
-    for (const tflite::Buffer *b : *m->buffers()) {
-      if (!b)
-        continue;
-      if (b->data() && b->data()->size() > kSmallConstant) {
-        size_t at = (size_t)(b->data()->data() - base);
-        skip.emplace_back(at, at + b->data()->size());
-      } else if (b->offset() > 1 && b->size() > kSmallConstant &&
-                 b->offset() <= len && b->size() <= len - b->offset()) {
-        skip.emplace_back((size_t)b->offset(),
-                          (size_t)(b->offset() + b->size()));
-      }
-    }
-  /* per-channel quantization parameters, as large as a tensor has
-   * channels: values the kernels compute with, not sizes */
-  auto vec = [&](const auto *v) {
-    size_t n = v ? (size_t)v->size() * sizeof(*v->data()) : 0;
-    if (n > kSmallConstant) {
-      size_t at = (size_t)(reinterpret_cast<const uint8_t *>(v->data()) - base);
-      skip.emplace_back(at, at + n);
-    }
-  };
-  if (m->subgraphs())
-    for (const tflite::SubGraph *g : *m->subgraphs())
-      if (g && g->tensors())
-        for (const tflite::Tensor *t : *g->tensors())
-          if (t && t->quantization()) {
-            vec(t->quantization()->scale());
-            vec(t->quantization()->zero_point());
-          }
-  std::sort(skip.begin(), skip.end());
-  /* SHA-256 over a tag and, in file order, the SHA-256 of each piece of
-   * the model outside the large buffers and the length of each of them */
-  std::string rec = "arenad-tflite model identity 1";
-  rec.push_back('\0');
-  auto piece = [&](size_t from, size_t to) {
-    uint8_t d[ARENAD_CLIENT_DIGEST_LEN];
-    arenad_client_sha256(base + from, to - from, d);
-    rec.append(reinterpret_cast<const char *>(d), sizeof d);
-  };
-  size_t at = 0;
-  for (const auto &s : skip) {
-    if (s.first < at) /* overlaps one already skipped */
-      continue;
-    piece(at, s.first);
-    uint64_t n = s.second - s.first;
-    for (int k = 0; k < 8; k++)
-      rec.push_back((char)(n >> (8 * k)));
-    at = s.second;
-  }
-  piece(at, len);
-  arenad_client_sha256(rec.data(), rec.size(), out);
-}
-
-}  // namespace
-
-int TfliteModelIdentity(const void *model, size_t model_len,
-                        uint8_t out[ARENAD_CLIENT_DIGEST_LEN]) {
-  memset(out, 0, ARENAD_CLIENT_DIGEST_LEN);
-  if (!model || model_len == 0)
-    return ARENA_EPARSE;
-  const uint8_t *base = static_cast<const uint8_t *>(model);
-  flatbuffers::Verifier v(base, model_len);
-  if (!tflite::VerifyModelBuffer(v))
-    return ARENA_EPARSE;
-  Identity(tflite::GetModel(model), base, model_len, out);
-  return 0;
 }
 
 TflitePlanner::TflitePlanner(arenad_client_t *client, const void *model,
@@ -350,95 +213,6 @@ int TflitePlanner::Fail(int code, const std::string &why) {
   return code;
 }
 
-void TflitePlanner::FreeArena() {
-  if (arena_mapped_)
-    munmap(arena_, arena_len_);
-  else
-    free(arena_);
-  arena_ = nullptr;
-  arena_len_ = 0;
-  arena_mapped_ = false;
-}
-
-void TflitePlanner::FreeProbe() {
-  if (probe_)
-    munmap(probe_, probe_len_);
-  probe_ = nullptr;
-  probe_len_ = 0;
-}
-
-/* TFLite's allocator hook (MEMORY). */
-uint8_t *TflitePlanner::MapArena(size_t bytes) {
-  size_t len = RoundPage(bytes) + (reserving_ ? room_ : 0);
-  uint8_t *p = MapAnon(len, reserving_);
-  if (p)
-    maps_.push_back(Mapping{p, len, bytes});
-  return p;
-}
-
-TflitePlanner::Mapping *TflitePlanner::FindMap(const void *p) {
-  for (Mapping &m : maps_)
-    if (m.ptr == p)
-      return &m;
-  return nullptr;
-}
-
-void *TflitePlanner::Allocate(void *self, size_t bytes, size_t alignment) {
-  TflitePlanner *p = static_cast<TflitePlanner *>(self);
-  if (p->give_ && !p->given_ && p->arena_ && bytes == p->temp_arena_) {
-    p->given_ = true;
-    return p->arena_;
-  }
-  if (p->reserving_ || bytes >= kHeapMax)
-    return p->MapArena(bytes);
-  size_t a = std::max<size_t>(alignment, sizeof(void *));
-  return aligned_alloc(a, RoundUp(bytes ? bytes : 1, a));
-}
-
-void *TflitePlanner::Reallocate(void *self, void *ptr, size_t old_bytes,
-                                size_t bytes, size_t alignment) {
-  TflitePlanner *p = static_cast<TflitePlanner *>(self);
-  Mapping *m = p->FindMap(ptr);
-  if (m) {
-    if (RoundPage(bytes) <= m->len) { /* grows into its reserved room */
-      m->bytes = bytes;
-      return ptr;
-    }
-    size_t len = RoundPage(bytes) + (p->reserving_ ? p->room_ : 0);
-    void *q = mremap(m->ptr, m->len, len, MREMAP_MAYMOVE);
-    if (q == MAP_FAILED)
-      return nullptr;
-    *m = Mapping{static_cast<uint8_t *>(q), len, bytes};
-    return q;
-  }
-  void *q = Allocate(self, bytes, alignment);
-  if (!q)
-    return nullptr;
-  memcpy(q, ptr, std::min(old_bytes, bytes));
-  if (ptr != p->arena_) /* arenad's arena stays the planner's */
-    free(ptr);
-  else
-    p->given_ = false;
-  return q;
-}
-
-void TflitePlanner::Deallocate(void *self, void *ptr, size_t, size_t) {
-  TflitePlanner *p = static_cast<TflitePlanner *>(self);
-  if (!ptr)
-    return;
-  if (ptr == p->arena_) {
-    p->given_ = false;
-    return;
-  }
-  for (size_t i = 0; i < p->maps_.size(); i++)
-    if (p->maps_[i].ptr == ptr) {
-      munmap(p->maps_[i].ptr, p->maps_[i].len);
-      p->maps_.erase(p->maps_.begin() + (long)i);
-      return;
-    }
-  free(ptr);
-}
-
 int TflitePlanner::NewInterpreter(std::unique_ptr<tflite::Interpreter> *out) {
   if (!fb_) {
     if (!model_ || model_len_ == 0)
@@ -453,96 +227,6 @@ int TflitePlanner::NewInterpreter(std::unique_ptr<tflite::Interpreter> *out) {
   if (tflite::InterpreterBuilder(*fb_, resolver_)(out) != kTfLiteOk || !*out)
     return FailMissing("TFLite could not build an interpreter for the model");
   return 0;
-}
-
-/* Fails with the operators the resolver has no kernel for when there are
- * any, else with why. TFLite's builder refuses a missing builtin, but
- * accepts a missing custom operator (a placeholder a delegate may claim)
- * and leaves it to fail when the tensors are allocated: both end here. */
-int TflitePlanner::FailMissing(const char *why) {
-  std::string missing = MissingOps();
-  missing_ops_ = !missing.empty();
-  if (missing_ops_)
-    return Fail(ARENA_EUNSUPPORTED,
-                "the resolver has no kernel for " + missing +
-                    ": register them (or link a TFLite build that has "
-                    "them) to run this model");
-  return Fail(ARENA_EUNSUPPORTED, why);
-}
-
-std::string TflitePlanner::MissingOps() const {
-  const tflite::Model *m = fb_ ? fb_->GetModel() : nullptr;
-  if (!m || !m->operator_codes())
-    return std::string();
-  /* each missing operator once, in the order of its first code, with
-   * the versions of all its codes (a model has a code per version) */
-  std::vector<std::pair<std::string, std::vector<int>>> missing;
-  for (const tflite::OperatorCode *c : *m->operator_codes()) {
-    if (!c)
-      continue;
-    tflite::BuiltinOperator op = tflite::GetBuiltinCode(c);
-    int version = c->version();
-    std::string name;
-    if (op == tflite::BuiltinOperator_CUSTOM) {
-      const char *custom = c->custom_code() ? c->custom_code()->c_str() : "";
-      if (resolver_.FindOp(custom, version))
-        continue;
-      name = std::string("custom operator '") + custom + "'";
-    } else {
-      if (resolver_.FindOp(op, version))
-        continue;
-      const char *n = tflite::EnumNameBuiltinOperator(op);
-      name = n && *n ? n : "builtin " + std::to_string((int)op);
-    }
-    auto it = std::find_if(missing.begin(), missing.end(),
-                           [&](const auto &e) { return e.first == name; });
-    if (it == missing.end())
-      it = missing.insert(missing.end(), {name, {}});
-    if (std::find(it->second.begin(), it->second.end(), version) ==
-        it->second.end())
-      it->second.push_back(version);
-  }
-  std::string list;
-  for (auto &e : missing) {
-    std::sort(e.second.begin(), e.second.end());
-    list += (list.empty() ? "" : ", ") + e.first +
-            (e.second.size() == 1 ? " (version " : " (versions ");
-    for (size_t k = 0; k < e.second.size(); k++)
-      list += (k ? ", " : "") + std::to_string(e.second[k]);
-    list += ")";
-  }
-  return list;
-}
-
-/* TFLite alone: TFLite's own ArenaPlanner over subgraph 0 with every
- * arena tensor its own (AloneView), its arenas reserved and never touched,
- * plus the arenas of the other subgraphs. */
-uint64_t TflitePlanner::Alone(tflite::Interpreter *in) {
-  tflite::Subgraph *sg = in->subgraph(0);
-  size_t n = sg->execution_plan().size();
-  uint64_t other = 0;
-  for (size_t i = 1; i < in->subgraphs_size(); i++) {
-    tflite::Subgraph::SubgraphAllocInfo a;
-    in->subgraph((int)i)->GetMemoryAllocInfo(&a);
-    other += a.arena_size;
-  }
-  size_t arena = 0, persistent = 0;
-  bool keep = reserving_;
-  size_t room = room_;
-  reserving_ = true;
-  room_ = 0;
-  {
-    std::unique_ptr<tflite::GraphInfo> view(new AloneView(sg));
-    tflite::ArenaPlanner p(sg->context(), std::move(view),
-                           /*preserve_all_tensors=*/false, (int)kAlign, 0,
-                           &allocator_);
-    if (p.PlanAllocations() == kTfLiteOk &&
-        (n == 0 || p.ExecuteAllocations(0, (int)n - 1) == kTfLiteOk))
-      p.GetAllocInfo(&arena, &persistent);
-  }
-  reserving_ = keep;
-  room_ = room;
-  return arena + other;
 }
 
 /* Gives every tensor TFLite would place in its arena an address in
@@ -753,8 +437,9 @@ int TflitePlanner::Plan(tflite::Interpreter *in, bool with_temps) {
     }
   }
   if (!have_identity_) { /* once per model: fb_ verified it */
-    Identity(fb_->GetModel(), static_cast<const uint8_t *>(model_),
-             model_len_, identity_);
+    tflite_int::ModelIdentity(fb_->GetModel(),
+                              static_cast<const uint8_t *>(model_),
+                              model_len_, identity_);
     have_identity_ = true;
   }
   in_shapes_.clear();
@@ -904,33 +589,6 @@ int TflitePlanner::PlaceInPlace(tflite::Interpreter *in, bool with_temps) {
                       "TFLite refused the planned addresses");
   FreeProbe();
   return rc;
-}
-
-/* Gives back the reserved room behind TFLite's arenas once learning is
- * over. */
-void TflitePlanner::TrimMaps() {
-  for (Mapping &m : maps_) {
-    size_t keep = RoundPage(m.bytes);
-    if (m.len > keep) {
-      munmap(m.ptr + keep, m.len - keep);
-      m.len = keep;
-    }
-  }
-}
-
-int TflitePlanner::AllocArena(uint64_t bytes) {
-  FreeArena();
-  if (bytes >= kHeapMax) {
-    arena_len_ = RoundPage(bytes);
-    arena_ = MapAnon(arena_len_, false);
-    arena_mapped_ = arena_ != nullptr;
-  } else {
-    arena_len_ = (size_t)RoundUp(bytes ? bytes : 1, kAlign);
-    arena_ = static_cast<uint8_t *>(aligned_alloc(kAlign, arena_len_));
-  }
-  if (!arena_)
-    arena_len_ = 0;
-  return arena_ ? 0 : ARENA_ENOMEM;
 }
 
 /* PLACING in a second interpreter, for a model where a kernel took a

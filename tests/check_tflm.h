@@ -158,6 +158,11 @@ struct LocalClient {
   arenad_client_t *c = NULL;
 };
 
+/* A model's bytes as a tflm_infer::Model: a 16-byte aligned copy, as
+ * TFLM needs, owned by the caller (tflm_infer::FreeModel;
+ * check_tflm_gen.cc). */
+tflm_infer::Model ToModel(const std::vector<uint8_t> &bytes);
+
 /* The models of gen_models.h as tflm_infer::Models, 16-byte aligned
  * copies owned by the caller (tflm_infer::FreeModel; check_tflm_gen.cc):
  * RandomModel(seed), ConvModel(), ChainModel() and KindsModel(). */

@@ -35,8 +35,8 @@ namespace {
 
 constexpr int kGenModels = 24; /* seeds tried */
 
-/* A model's bytes as a tflm_infer::Model: 16-byte aligned, as TFLM
- * needs. */
+}  // namespace
+
 tflm_infer::Model ToModel(const std::vector<uint8_t> &bytes) {
   tflm_infer::Model m;
   m.len = bytes.size();
@@ -45,8 +45,6 @@ tflm_infer::Model ToModel(const std::vector<uint8_t> &bytes) {
   memcpy(m.data, bytes.data(), m.len);
   return m;
 }
-
-}  // namespace
 
 tflm_infer::Model GenConvModel() { return ToModel(gen_models::ConvModel()); }
 tflm_infer::Model GenKindsModel() { return ToModel(gen_models::KindsModel()); }

@@ -34,15 +34,6 @@ namespace {
 
 constexpr int kSharingModels = 32; /* seeds run */
 
-/* A model's bytes as a tflm_infer::Model: a 16-byte aligned copy. */
-tflm_infer::Model ToModel(const std::vector<uint8_t> &bytes) {
-  tflm_infer::Model m;
-  m.len = bytes.size();
-  m.data = static_cast<uint8_t *>(aligned_alloc(16, (m.len + 15) / 16 * 16));
-  ck_assert_ptr_nonnull(m.data);
-  memcpy(m.data, bytes.data(), m.len);
-  return m;
-}
 
 /* What one model gave. */
 struct Outcome {

@@ -33,7 +33,7 @@
  * times: the machine is shared.
  *
  * Usage: bench_tflite [DATA_DIR] [--models LIST] [--reps N] [--invokes N]
- *                     [--cpu N]
+ *                     [--cpu N] [--min-saving B]
  * DATA_DIR is not used (`make bench` passes it to every benchmark); the
  * models are tests/data/models/ *.tflite, from the source tree's top.
  * arenad is $ARENAD, else the arenad beside the benchmark's build folder.
@@ -85,6 +85,7 @@ struct Options {
   long long reps = 3;
   long long invokes = 50;
   long long cpu = -1; /* -1: children not pinned */
+  long long min_saving = -1; /* -1: the adapter's default */
 };
 
 void usage(FILE *f) {
@@ -105,8 +106,11 @@ void usage(FILE *f) {
           "                 figures are their medians (default 3, 1 to %d)\n"
           "  --invokes N    steady invokes after the first (default 50)\n"
           "  --cpu N        pin every run to CPU N (default: not pinned)\n"
+          "  --min-saving B the adapter's minimum saving for the miss and\n"
+          "                 the hit, bytes (default %llu, the adapter's;\n"
+          "                 0: arenad is asked on every model)\n"
           "  -h, --help     this text\n",
-          kModelDir, kMaxReps);
+          kModelDir, kMaxReps, (unsigned long long)arenad::kTfliteMinSaving);
 }
 
 /* Adds every *.tflite of kModelDir to o->models, sorted by name.
@@ -180,6 +184,8 @@ int parse(int argc, char **argv, Options *o) {
       bad = number(argv[++i], 1, kMaxReps, &o->reps) != 0;
     } else if (!strcmp(opt, "--invokes") && v) {
       bad = number(argv[++i], 1, 1000000, &o->invokes) != 0;
+    } else if (!strcmp(opt, "--min-saving") && v) {
+      bad = number(argv[++i], 0, 1LL << 50, &o->min_saving) != 0;
     } else if (!strcmp(opt, "--cpu") && v) {
       if (number(argv[++i], 0, CPU_SETSIZE - 1, &o->cpu) ||
           !cpu_allowed(o->cpu)) {
@@ -275,10 +281,15 @@ Sample run_child(const std::string &self, Kind k, const std::string &model,
     s.error = std::string("pipe: ") + strerror(errno);
     return s;
   }
-  char invokes[32], t0[64];
+  char invokes[32], t0[64], min_saving[32];
   snprintf(invokes, sizeof invokes, "%lld", o.invokes);
+  snprintf(min_saving, sizeof min_saving, "%lld", o.min_saving);
   std::vector<const char *> argv = {self.c_str(), "--child", kKindName[k],
                                     "--invokes", invokes};
+  if (o.min_saving >= 0) {
+    argv.push_back("--min-saving");
+    argv.push_back(min_saving);
+  }
   if (socket) {
     argv.push_back("--socket");
     argv.push_back(socket);

@@ -41,11 +41,12 @@ namespace {
 /* ---- the child: one run in a fresh process ----------------------------- */
 
 /* The child's command line: --child KIND --socket PATH --invokes N
- * --t0 MS MODEL (t0: CLOCK_MONOTONIC in ms when the parent forked). */
+ * [--min-saving B] --t0 MS MODEL (t0: CLOCK_MONOTONIC in ms when the parent forked). */
 struct ChildArgs {
   Kind kind = kAlone;
   const char *socket = nullptr; /* miss and hit: the daemon's */
   long long invokes = 50;       /* steady invokes */
+  long long min_saving = -1;    /* -1: the adapter's default */
   double t0 = 0;                /* ms */
   const char *model = nullptr;
 };
@@ -59,6 +60,8 @@ int parse_child(int argc, char **argv, ChildArgs *a) {
       a->socket = argv[++i];
     } else if (!strcmp(o, "--invokes") && v) {
       bad = number(argv[++i], 1, 1000000, &a->invokes) != 0;
+    } else if (!strcmp(o, "--min-saving") && v) {
+      bad = number(argv[++i], 0, 1LL << 50, &a->min_saving) != 0;
     } else if (!strcmp(o, "--t0") && v) {
       a->t0 = strtod(argv[++i], nullptr);
     } else if (o[0] != '-' && !a->model) {
@@ -79,7 +82,8 @@ int parse_child(int argc, char **argv, ChildArgs *a) {
     }
   if (!known || !a->model || (a->kind != kAlone && !a->socket)) {
     printf("error: usage: bench_tflite --child alone|miss|hit "
-           "[--socket PATH] [--invokes N] [--t0 MS] MODEL\n");
+           "[--socket PATH] [--invokes N] [--min-saving B] [--t0 MS] "
+           "MODEL\n");
     return 64;
   }
   return 0;
@@ -249,6 +253,8 @@ int child_main(int argc, char **argv) {
   {
     arenad::TfliteOpResolver resolver;
     arenad::TflitePlanner planner(c, m.data, m.len, resolver);
+    if (a.min_saving >= 0)
+      planner.SetMinSaving((uint64_t)a.min_saving);
     std::unique_ptr<tflite::Interpreter> in;
     rc = build(a, &planner, &in, &s);
     Clock ready = clock_now();

@@ -132,6 +132,18 @@ const Model kModels[] = {
 };
 constexpr int kNModels = sizeof kModels / sizeof kModels[0];
 
+/* The planner the tests build on: asks arenad whatever the model's size,
+ * since most models here are small (test_small_model covers the
+ * default, SMALL MODELS in arenad_tflite.h). */
+class Planner : public arenad::TflitePlanner {
+ public:
+  Planner(arenad_client_t *c, const void *model, size_t len,
+          const tflite::OpResolver &resolver)
+      : arenad::TflitePlanner(c, model, len, resolver) {
+    SetMinSaving(0);
+  }
+};
+
 /* The mobilenet model the memory tests use. */
 constexpr const char *kMobilenet = "mobilenet_v2_quantized_1x3x224x224";
 
@@ -308,7 +320,7 @@ START_TEST(test_models) {
   arenad_client_t *c = DaemonClient(h.sock), *lc = LocalClient();
   arenad::TfliteOpResolver resolver;
   {
-    arenad::TflitePlanner p(c, bytes.data(), bytes.size(), resolver);
+    Planner p(c, bytes.data(), bytes.size(), resolver);
     std::unique_ptr<tflite::Interpreter> ours;
     int rc = p.Build(&ours);
     if (!m.runs) {
@@ -327,7 +339,7 @@ START_TEST(test_models) {
                     arenad::TflitePlanSourceName(i.source));
       Prove(m.name, bytes.data(), bytes.size(), &p, ours.get(), nullptr);
       /* the daemon's plan is the one this process computes */
-      arenad::TflitePlanner local(lc, bytes.data(), bytes.size(), resolver);
+      Planner local(lc, bytes.data(), bytes.size(), resolver);
       std::unique_ptr<tflite::Interpreter> li;
       ck_assert_int_eq(local.Build(&li), 0);
       ck_assert_uint_eq(local.info().plan_bytes, i.plan_bytes);
@@ -337,7 +349,7 @@ START_TEST(test_models) {
       li.reset();
       /* a second process's Build: the daemon's stored plan, found by key,
        * placed in the one interpreter that learned it */
-      arenad::TflitePlanner hit(c, bytes.data(), bytes.size(), resolver);
+      Planner hit(c, bytes.data(), bytes.size(), resolver);
       std::unique_ptr<tflite::Interpreter> hi;
       ck_assert_msg(hit.Build(&hi) == 0, "%s: %s", m.name, hit.error());
       const arenad::TflitePlanInfo &hi2 = hit.info();
@@ -415,7 +427,7 @@ void ProveGenerated(const char *name, const std::vector<uint8_t> &bytes,
   arenad_client_t *c = LocalClient();
   arenad::TfliteOpResolver resolver;
   {
-    arenad::TflitePlanner p(c, bytes.data(), bytes.size(), resolver);
+    Planner p(c, bytes.data(), bytes.size(), resolver);
     std::unique_ptr<tflite::Interpreter> ours;
     ck_assert_msg(p.Build(&ours) == 0, "%s: %s", name, p.error());
     Prove(name, bytes.data(), bytes.size(), &p, ours.get(), outputs);
@@ -459,7 +471,7 @@ START_TEST(test_missing_operators) {
   only_add.AddBuiltin(tflite::BuiltinOperator_ADD,
                       tflite::ops::builtin::Register_ADD(), 1, 6);
   arenad_client_t *c = LocalClient();
-  arenad::TflitePlanner p(c, m.data(), m.size(), only_add);
+  Planner p(c, m.data(), m.size(), only_add);
   std::unique_ptr<tflite::Interpreter> in;
   ck_assert_int_eq(p.Build(&in), ARENA_EUNSUPPORTED);
   ck_assert_ptr_null(in.get());
@@ -492,7 +504,7 @@ START_TEST(test_missing_operator_versions) {
   std::vector<uint8_t> m = gen_models::UnregisteredOpsModel();
   arenad::TfliteOpResolver resolver;
   arenad_client_t *c = LocalClient();
-  arenad::TflitePlanner p(c, m.data(), m.size(), resolver);
+  Planner p(c, m.data(), m.size(), resolver);
   std::unique_ptr<tflite::Interpreter> in;
   ck_assert_int_eq(p.Build(&in), ARENA_EUNSUPPORTED);
   ck_assert_ptr_null(in.get());
@@ -523,7 +535,7 @@ START_TEST(test_missing_custom_operator) {
   only_add.AddBuiltin(tflite::BuiltinOperator_ADD,
                       tflite::ops::builtin::Register_ADD(), 1, 6);
   arenad_client_t *c = LocalClient();
-  arenad::TflitePlanner p(c, m.data(), m.size(), only_add);
+  Planner p(c, m.data(), m.size(), only_add);
   std::unique_ptr<tflite::Interpreter> in;
   ck_assert_int_eq(p.Build(&in), ARENA_EUNSUPPORTED);
   ck_assert_ptr_null(in.get());
@@ -560,7 +572,7 @@ START_TEST(test_generated_segmenter) {
     arenad_client_t *c = LocalClient();
     arenad::TfliteOpResolver resolver;
     {
-      arenad::TflitePlanner p(c, bytes.data(), bytes.size(), resolver);
+      Planner p(c, bytes.data(), bytes.size(), resolver);
       std::unique_ptr<tflite::Interpreter> ours;
       ck_assert_msg(p.Build(&ours) == 0, "%s: %s", name, p.error());
       const arenad::TflitePlanInfo &i = p.info();
@@ -651,7 +663,7 @@ START_TEST(test_generated_transpose_conv) {
   arenad::TfliteOpResolver resolver;
   arenad_client_t *c = LocalClient();
   {
-    arenad::TflitePlanner p(c, bytes.data(), bytes.size(), resolver);
+    Planner p(c, bytes.data(), bytes.size(), resolver);
     std::unique_ptr<tflite::Interpreter> in;
     ck_assert_int_eq(p.BuildTfliteOnly(&in), 0);
     std::vector<uint8_t> out;
@@ -685,7 +697,7 @@ START_TEST(test_negative_control) {
     if (!kModels[k].runs)
       continue;
     std::vector<char> bytes = ReadModel(kModels[k].name);
-    arenad::TflitePlanner p(c, bytes.data(), bytes.size(), resolver);
+    Planner p(c, bytes.data(), bytes.size(), resolver);
     std::unique_ptr<tflite::Interpreter> in;
     p.TestOnlyOverlap(true);
     if (p.Build(&in) != 0 || p.info().n_placed == 0)
@@ -705,7 +717,7 @@ void TfliteOwn(const std::vector<uint8_t> &bytes,
   arenad_client_t *c = LocalClient();
   arenad::TfliteOpResolver resolver;
   {
-    arenad::TflitePlanner p(c, bytes.data(), bytes.size(), resolver);
+    Planner p(c, bytes.data(), bytes.size(), resolver);
     std::unique_ptr<tflite::Interpreter> in;
     ck_assert_int_eq(p.BuildTfliteOnly(&in), 0);
     std::string err;
@@ -726,7 +738,7 @@ void ArenadOutputs(const std::vector<uint8_t> &bytes, bool in_place,
   arenad_client_t *c = LocalClient();
   arenad::TfliteOpResolver resolver;
   {
-    arenad::TflitePlanner p(c, bytes.data(), bytes.size(), resolver);
+    Planner p(c, bytes.data(), bytes.size(), resolver);
     p.SetInPlace(in_place);
     std::unique_ptr<tflite::Interpreter> in;
     ck_assert_msg(p.Build(&in) == 0, "%s", p.error());
@@ -815,7 +827,7 @@ START_TEST(test_unsound_fallback_refused) {
   arenad_client_t *c = LocalClient();
   arenad::TfliteOpResolver resolver;
   {
-    arenad::TflitePlanner p(c, bytes.data(), bytes.size(), resolver);
+    Planner p(c, bytes.data(), bytes.size(), resolver);
     p.TestOnlyPreferTflite(true);
     std::unique_ptr<tflite::Interpreter> in;
     ck_assert_msg(p.Build(&in) == 0, "%s", p.error());
@@ -839,7 +851,7 @@ START_TEST(test_unsound_fallback_refused) {
   }
   {
     std::vector<char> m = ReadModel("magic_wand");
-    arenad::TflitePlanner p(c, m.data(), m.size(), resolver);
+    Planner p(c, m.data(), m.size(), resolver);
     p.TestOnlyPreferTflite(true);
     std::unique_ptr<tflite::Interpreter> in;
     ck_assert_msg(p.Build(&in) == 0, "%s", p.error());
@@ -944,7 +956,7 @@ START_TEST(test_dropped_plan) {
   arenad_client_t *c = LocalClient();
   arenad::TfliteOpResolver resolver;
   {
-    arenad::TflitePlanner p(c, bytes.data(), bytes.size(), resolver);
+    Planner p(c, bytes.data(), bytes.size(), resolver);
     p.TestOnlyMoveTemporary(true);
     std::unique_ptr<tflite::Interpreter> in;
     ck_assert_msg(p.Build(&in) == 0, "%s", p.error());
@@ -955,7 +967,7 @@ START_TEST(test_dropped_plan) {
     ck_assert_uint_eq(i.n_placed, 0);
     Prove("dropped", bytes.data(), bytes.size(), &p, in.get(), nullptr);
     in.reset();
-    arenad::TflitePlanner q(c, bytes.data(), bytes.size(), resolver);
+    Planner q(c, bytes.data(), bytes.size(), resolver);
     ck_assert_msg(q.Build(&in) == 0, "%s", q.error());
     ck_assert(!q.info().dropped);
     ck_assert_int_eq((int)q.info().source,
@@ -1065,7 +1077,7 @@ START_TEST(test_miss_keeps_malloc_threshold) {
   ck_assert_msg(MegabyteMapped(&before) || !kGlibcMalloc,
                 "threshold raised before Build()");
   {
-    arenad::TflitePlanner p(c, model, (size_t)st.st_size, resolver);
+    Planner p(c, model, (size_t)st.st_size, resolver);
     std::unique_ptr<tflite::Interpreter> in;
     ck_assert_msg(p.Build(&in) == 0, "%s", p.error());
     ck_assert_int_eq((int)p.info().source,
@@ -1128,8 +1140,8 @@ START_TEST(test_infer_eight_processes) {
   std::string model = std::string(kDir) + "magic_wand.tflite";
   pid_t pids[kProcs];
   for (int i = 0; i < kProcs; i++)
-    pids[i] = Spawn({bin, "--socket", h.sock, "--no-fallback", "--invokes",
-                     "3", "--values", "0", model},
+    pids[i] = Spawn({bin, "--socket", h.sock, "--no-fallback", "--min-saving",
+                     "0", "--invokes", "3", "--values", "0", model},
                     std::string(h.dir) + "/out." + std::to_string(i));
   std::string ref = std::string(h.dir) + "/out.tflite";
   int st;
@@ -1205,7 +1217,7 @@ START_TEST(test_infer_digest_and_soak) {
   std::string model = std::string(kDir) + "magic_wand.tflite";
   std::string nosock = d + "/no.sock", text, ref;
   /* no daemon: arenad's plan is made in the process */
-  ck_assert_int_eq(RunInfer({bin, "--socket", nosock, "--invokes", "4",
+  ck_assert_int_eq(RunInfer({bin, "--socket", nosock, "--min-saving", "0", "--invokes", "4",
                              "--values", "0", model}, d + "/a", &text), 0);
   ck_assert_int_eq(RunInfer({bin, "--planner", "tflite", "--invokes", "4",
                              "--values", "0", model}, d + "/b", &ref), 0);
@@ -1215,7 +1227,7 @@ START_TEST(test_infer_digest_and_soak) {
   std::string own = LineOf(ref, "outputs digest: ");
   ck_assert_str_eq(digest.c_str(), own.c_str());
   ck_assert(Outputs(text) == Outputs(ref));
-  ck_assert_int_eq(RunInfer({bin, "--socket", nosock, "--invokes", "1",
+  ck_assert_int_eq(RunInfer({bin, "--socket", nosock, "--min-saving", "0", "--invokes", "1",
                              model}, d + "/c", &text), 0);
   std::string one = LineOf(text, "outputs digest: ").substr(0, 80);
   ck_assert_msg(one.size() == 80 && one != digest.substr(0, 80), "%s",
@@ -1223,7 +1235,7 @@ START_TEST(test_infer_digest_and_soak) {
   /* a flat soak (its memory figures are the program's own only without
    * AddressSanitizer, whose allocator keeps what is freed: there the
    * soak must still print its ten lines and end with 0 or 1) */
-  int soak_rc = RunInfer({bin, "--socket", nosock, "--soak", "100",
+  int soak_rc = RunInfer({bin, "--socket", nosock, "--min-saving", "0", "--soak", "100",
                           "--values", "2", model}, d + "/soak", &text);
   ck_assert_msg(soak_rc == 0 || (!kRssIsOurs && soak_rc == 1), "exit %d: %s",
                 soak_rc, text.c_str());
@@ -1237,7 +1249,7 @@ START_TEST(test_infer_digest_and_soak) {
   /* the negative control: 256 KiB leaked per invoke */
   std::string leaky = TFLITE_TEST_BUILD "/tests/tflite_infer_testing";
   setenv("TFLITE_INFER_TEST_LEAK", "262144", 1);
-  int rc = RunInfer({leaky, "--socket", nosock, "--soak", "100", model},
+  int rc = RunInfer({leaky, "--socket", nosock, "--min-saving", "0", "--soak", "100", model},
                     d + "/leak", &text);
   unsetenv("TFLITE_INFER_TEST_LEAK");
   /* under AddressSanitizer its leak checker also fails the process at
@@ -1247,7 +1259,7 @@ START_TEST(test_infer_digest_and_soak) {
   ck_assert_msg(text.find("soak: memory grew") != std::string::npos, "%s",
                 text.c_str());
   /* the same testing build without the leak passes */
-  rc = RunInfer({leaky, "--socket", nosock, "--soak", "100", model},
+  rc = RunInfer({leaky, "--socket", nosock, "--min-saving", "0", "--soak", "100", model},
                 d + "/noleak", &text);
   ck_assert_msg(rc == 0 || (!kRssIsOurs && rc == 1), "exit %d: %s", rc,
                 text.c_str());
@@ -1347,8 +1359,8 @@ START_TEST(test_infer_poisoned_plan) {
                              model}, out, &text), 0);
   std::string expect = Outputs(text);
   ck_assert(!expect.empty());
-  std::vector<std::string> run = {bin, "--socket", h.sock, "--invokes", "2",
-                                  model};
+  std::vector<std::string> run = {bin, "--socket", h.sock, "--min-saving",
+                                  "0", "--invokes", "2", model};
   ck_assert_int_eq(RunInfer(run, out, &text), 0);
   ck_assert_msg(text.find("plan: from daemon,") != std::string::npos, "%s",
                 text.c_str());
@@ -1436,7 +1448,7 @@ START_TEST(test_bench_tflite) {
   char *dir = tu_mkdtemp();
   ck_assert_ptr_nonnull(dir);
   std::string d = dir, bin = TFLITE_TEST_BUILD "/bench/bench_tflite", text;
-  ck_assert_int_eq(RunInfer({bin, "--models", "hello_world_float,person_detect",
+  ck_assert_int_eq(RunInfer({bin, "--min-saving", "0", "--models", "hello_world_float,person_detect",
                              "--reps", "1", "--invokes", "2"}, d + "/run",
                             &text), 0);
   double alone_heap, miss_heap, hit_heap;
@@ -1469,7 +1481,7 @@ START_TEST(test_bench_tflite) {
   ck_assert_int_eq(chmod(fake.c_str(), 0700), 0);
   std::string real = getenv("ARENAD");
   setenv("ARENAD", fake.c_str(), 1);
-  int rc = RunInfer({bin, "--models", "hello_world_float", "--reps", "1",
+  int rc = RunInfer({bin, "--min-saving", "0", "--models", "hello_world_float", "--reps", "1",
                      "--invokes", "1"}, d + "/failed", &text);
   setenv("ARENAD", real.c_str(), 1);
   ck_assert_msg(rc == 70, "exit %d: %s", rc, text.c_str());
@@ -1543,6 +1555,84 @@ START_TEST(test_infer_missing_operators) {
 }
 END_TEST
 
+/* SMALL MODELS (arenad_tflite.h): with the default minimum saving, a
+ * model whose arena tensors sum to less is built on TFLite's own
+ * planner in one interpreter without asking arenad: a client with no
+ * daemon and no fallback still gets it, with TFLite's outputs; asked to
+ * use arenad (minimum 0, or 1 byte) the same client fails, so the
+ * default did not ask. The reduced graph of the RESHAPE finding is small
+ * too, but TFLite's plan of it is unsound: it goes on to arenad's plan
+ * and the oracle's outputs. tflite_infer says which it did. */
+START_TEST(test_small_model) {
+  std::vector<char> m = ReadModel("magic_wand");
+  arenad::TfliteOpResolver resolver;
+  arenad_client_t *c = DaemonClient("/nonexistent/arenad-small-test.sock");
+  std::vector<uint8_t> ours, own;
+  std::string err;
+  {
+    arenad::TflitePlanner p(c, m.data(), m.size(), resolver);
+    std::unique_ptr<tflite::Interpreter> in, theirs;
+    ck_assert_msg(p.Build(&in) == 0, "%s", p.error());
+    const arenad::TflitePlanInfo &i = p.info();
+    ck_assert_int_eq((int)i.source, (int)arenad::TflitePlanSource::kTflite);
+    ck_assert(i.below_min_saving);
+    ck_assert_uint_eq(i.n_interpreters, 1);
+    ck_assert_uint_eq(i.n_tensors, 0);
+    ck_assert_uint_eq(i.tflite_alone, arenad::TfliteArenaBytes(*in, nullptr));
+    ck_assert_uint_lt(i.tflite_alone, arenad::kTfliteMinSaving);
+    ck_assert_msg(arenad::RunTflite(in.get(), 7, kInvokes, &ours, &err), "%s",
+                  err.c_str());
+    in.reset();
+    ck_assert_int_eq(p.BuildTfliteOnly(&theirs), 0);
+    ck_assert_msg(arenad::RunTflite(theirs.get(), 7, kInvokes, &own, &err),
+                  "%s", err.c_str());
+    ck_assert(ours == own);
+  }
+  for (uint64_t min : {(uint64_t)0, (uint64_t)1}) {
+    arenad::TflitePlanner p(c, m.data(), m.size(), resolver);
+    p.SetMinSaving(min);
+    std::unique_ptr<tflite::Interpreter> in;
+    ck_assert_msg(p.Build(&in) != 0, "minimum %llu: built without a daemon",
+                  (unsigned long long)min);
+    ck_assert(!in);
+  }
+  arenad_client_close(c);
+  /* an unsound TFLite plan is not kept, small or not */
+  std::vector<uint8_t> bytes = gen_models::ReshapeInPlaceModel(), oracle;
+  OracleOutputs(bytes.data(), bytes.size(), &oracle);
+  c = LocalClient();
+  {
+    arenad::TflitePlanner p(c, bytes.data(), bytes.size(), resolver);
+    std::unique_ptr<tflite::Interpreter> in;
+    ck_assert_msg(p.Build(&in) == 0, "%s", p.error());
+    ck_assert(!p.info().below_min_saving);
+    ck_assert_int_ne((int)p.info().source,
+                     (int)arenad::TflitePlanSource::kTflite);
+    ck_assert_msg(arenad::RunTflite(in.get(), 7, kInvokes, &ours, &err), "%s",
+                  err.c_str());
+    ck_assert_msg(ours == oracle, "outputs differ from the oracle");
+  }
+  arenad_client_close(c);
+  char *dir = tu_mkdtemp();
+  ck_assert_ptr_nonnull(dir);
+  std::string d = dir, bin = TFLITE_TEST_BUILD "/tests/tflite_infer", text;
+  std::string model = std::string(kDir) + "magic_wand.tflite";
+  ck_assert_int_eq(RunInfer({bin, "--socket", d + "/no.sock", "--no-fallback",
+                             model}, d + "/a", &text), 0);
+  std::string plan = LineOf(text, "plan: ");
+  ck_assert_msg(plan.find("plan: from tflite (the model's arena tensors sum to "
+                          "under the minimum saving") == 0, "%s",
+                text.c_str());
+  ck_assert_int_eq(RunInfer({bin, "--socket", d + "/no.sock", "--no-fallback",
+                             "--min-saving", "0", model}, d + "/b", &text), 65);
+  ck_assert_int_eq(RunInfer({bin, "--min-saving", "x", model}, d + "/c",
+                            &text), 64);
+  tu_rm_rf(dir);
+  free(dir);
+  printf("tflite_rt small model: magic_wand: %s\n", plan.c_str());
+}
+END_TEST
+
 }  // namespace
 
 Suite *tflite_rt_suite(void) {
@@ -1575,6 +1665,7 @@ Suite *tflite_rt_suite(void) {
   tc = tcase_create("learn");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_dropped_plan);
+  tcase_add_test(tc, test_small_model);
   tcase_add_test(tc, test_model_identity);
   tcase_add_test(tc, test_miss_keeps_malloc_threshold);
   suite_add_tcase(s, tc);

@@ -58,6 +58,9 @@ void usage(FILE *f) {
           "  --planner P     arenad (default) or tflite (TFLite's own\n"
           "                  planner, for comparison)\n"
           "  --no-in-place   give every tensor bytes of its own\n"
+          "  --min-saving B  keep TFLite's own planner, without asking\n"
+          "                  arenad, when the model's arena tensors sum to\n"
+          "                  under B bytes (default %llu; 0: always ask)\n"
           "  --seed N        seed of the input values (default 1)\n"
           "  --invokes N     number of invokes (default 1)\n"
           "  --soak N        N invokes (at least 10), printing the process's\n"
@@ -70,7 +73,8 @@ void usage(FILE *f) {
           "                  (tensors, writing and reading nodes, bytes);\n"
           "                  exit 0 sound, 1 unsound\n"
           "  -h, --help      this text\n",
-          ARENAD_CLIENT_DEFAULT_SOCKET);
+          ARENAD_CLIENT_DEFAULT_SOCKET,
+          (unsigned long long)arenad::kTfliteMinSaving);
 }
 
 /* The command line. */
@@ -80,6 +84,7 @@ struct Args {
   bool fallback = true;
   bool tflite = false;          /* TFLite's own planner */
   bool in_place = true;
+  unsigned long long min_saving = arenad::kTfliteMinSaving;
   unsigned long long seed = 1;
   unsigned long long invokes = 1;
   unsigned long long values = 16;
@@ -120,6 +125,8 @@ int parse(int argc, char **argv, Args *a) {
       a->tflite = !strcmp(v, "tflite");
       bad = !a->tflite && strcmp(v, "arenad");
       i++;
+    } else if (!strcmp(o, "--min-saving") && v) {
+      bad = number(argv[++i], 0, ~0ull, &a->min_saving) != 0;
     } else if (!strcmp(o, "--seed") && v) {
       bad = number(argv[++i], 0, ~0ull, &a->seed) != 0;
     } else if (!strcmp(o, "--invokes") && v) {
@@ -281,7 +288,10 @@ void print_outputs(tflite::Interpreter *in, unsigned long long values) {
 void print_plan(const arenad::TflitePlanner &p, arenad_client_t *c) {
   const arenad::TflitePlanInfo &i = p.info();
   printf("plan: from %s", arenad::TflitePlanSourceName(i.source));
-  if (p.note()[0])
+  if (i.below_min_saving)
+    printf(" (the model's arena tensors sum to under the minimum saving: "
+           "arenad not asked)");
+  else if (p.note()[0])
     printf(" (arenad: %s)", p.note());
   else if (i.fallback_reason)
     printf(" (arenad: %s)", arenad_client_errmsg(c));
@@ -400,6 +410,7 @@ int main(int argc, char **argv) {
   {
     arenad::TflitePlanner planner(c, model.data, model.len, resolver);
     planner.SetInPlace(a.in_place);
+    planner.SetMinSaving(a.min_saving);
     printf("model: %s\n", a.model);
     if (a.audit)
       status = audit(a, model, &planner);

@@ -720,6 +720,48 @@ int TflitePlanner::RefuseUnsound(std::unique_ptr<tflite::Interpreter> *out,
   return 0;
 }
 
+/* SMALL MODELS: when the arena tensors of *in (built, not yet
+ * allocated) sum to under min_saving_, allocates it on TFLite's own
+ * planner and keeps it (*kept) if TFLite's arena is under the minimum too
+ * and its plan is sound. Otherwise *kept is false and *in an interpreter
+ * not yet allocated (a new one when this one was). Returns 0 or an
+ * ARENA_E* code. */
+int TflitePlanner::KeepSmall(std::unique_ptr<tflite::Interpreter> *in,
+                             bool *kept) {
+  *kept = false;
+  if (min_saving_ == 0)
+    return 0;
+  uint64_t declared = 0;
+  for (size_t t = 0; t < (*in)->tensors_size(); t++) {
+    const TfLiteTensor *x = (*in)->tensor((int)t);
+    if (x->allocation_type == kTfLiteArenaRw)
+      declared += x->bytes;
+  }
+  if (declared >= min_saving_)
+    return 0;
+  if ((*in)->AllocateTensors() != kTfLiteOk) {
+    in->reset();
+    return FailMissing("TFLite could not allocate the tensors");
+  }
+  uint64_t dynamic = 0, alone = TfliteArenaBytes(**in, &dynamic);
+  TfliteAudit audit;
+  std::string why;
+  if (alone >= min_saving_ ||
+      AuditTflitePlan(**in, model_, model_len_, &audit, &why) != 0 ||
+      !audit.sound) { /* the whole path, in a new interpreter */
+    int rc = NewInterpreter(in);
+    if (!rc)
+      info_.n_interpreters++;
+    return rc;
+  }
+  info_.source = TflitePlanSource::kTflite;
+  info_.tflite_alone = info_.remainder = alone;
+  info_.dynamic_bytes = dynamic;
+  info_.below_min_saving = true;
+  *kept = true;
+  return 0;
+}
+
 int TflitePlanner::Build(std::unique_ptr<tflite::Interpreter> *out) {
   reporter_->Hold();
   missing_ops_ = false;
@@ -740,6 +782,13 @@ int TflitePlanner::BuildPlanned(std::unique_ptr<tflite::Interpreter> *out) {
   if (rc)
     return rc;
   info_.n_interpreters = 1;
+  bool kept;
+  if ((rc = KeepSmall(&in, &kept)))
+    return rc;
+  if (kept) {
+    *out = std::move(in);
+    return 0;
+  }
   if (Learn(in.get()) || n_tensors_ == 0) { /* nothing to place */
     in.reset();
     return OnTfliteOwn(out);

@@ -114,6 +114,25 @@
  *  (TflitePlanSource::kTflite): the total is never larger than TFLite
  *  alone, and a saving smaller than a page's rounding is not taken.
  *
+ * SMALL MODELS
+ *  Asking arenad has a fixed cost that no plan can win back on a small
+ *  model: the code of the client library, the planner and this adapter
+ *  paged in, a connection, and a second Prepare of the model's kernels
+ *  (bench_tflite measures 100 to 330 KiB of peak RSS and about 1 ms of
+ *  start-up on the bundled models of under 20 KiB of arena). So Build()
+ *  first sums the bytes of every tensor TFLite would put in its arena,
+ *  at the shapes the model declares: no plan can save more than that.
+ *  When the sum is under the minimum saving (SetMinSaving(), default
+ *  kTfliteMinSaving, 256 KiB), Build() allocates the one interpreter it
+ *  built on TFLite's own planner, audits that plan (NO UNCHECKED
+ *  FALLBACK), and returns it: arenad is not asked, nothing is learned
+ *  or stored, and info() says kTflite with below_min_saving set. The
+ *  process is then TFLite alone plus the audit. When TFLite's arena
+ *  turns out no smaller than the minimum after all (a kernel's Prepare
+ *  made tensors larger than declared) or its plan is unsound, Build()
+ *  goes on as above with a new interpreter. SetMinSaving(0) always asks
+ *  arenad.
+ *
  * IN-PLACE SHARING
  *  On by default (SetInPlace(false) before Build()). The allowlist of
  *  arenad's .tflite reader, kernels that read element i before they
@@ -244,7 +263,13 @@ struct TflitePlanInfo {
                                 fall back to it and found unsound: not
                                 used (NO UNCHECKED FALLBACK); tflite_alone
                                 is then the arena of a wrong plan */
+  bool below_min_saving;     /* kTflite because the model's arena
+                                tensors sum to under the minimum saving:
+                                arenad was not asked (SMALL MODELS) */
 };
+
+/* The default minimum saving, bytes (SMALL MODELS). */
+constexpr uint64_t kTfliteMinSaving = 256 * 1024;
 
 class TflitePlanner {
  public:
@@ -268,6 +293,9 @@ class TflitePlanner {
   int BuildTfliteOnly(std::unique_ptr<tflite::Interpreter> *out);
 
   void SetInPlace(bool on) { in_place_ = on; }
+  /* Models whose arena tensors sum to fewer bytes stay on TFLite's own
+   * planner without asking arenad (SMALL MODELS); 0 always asks. */
+  void SetMinSaving(uint64_t bytes) { min_saving_ = bytes; }
   const TflitePlanInfo &info() const { return info_; }
   const std::vector<TfliteBuffer> &buffers() const { return buffers_; }
   const uint8_t *arena() const { return arena_; }
@@ -304,6 +332,7 @@ class TflitePlanner {
   int Finish(int rc);
   int BuildPlanned(std::unique_ptr<tflite::Interpreter> *out);
   int BuildOwn(std::unique_ptr<tflite::Interpreter> *out);
+  int KeepSmall(std::unique_ptr<tflite::Interpreter> *in, bool *kept);
   int NewInterpreter(std::unique_ptr<tflite::Interpreter> *out);
   /* The model's operators the resolver has no kernel for, each once, as
    * "NAME (version V)" or "NAME (versions V1, V2)" (every version the
@@ -365,6 +394,7 @@ class TflitePlanner {
                                    not dropped by TFLite's check */
   bool plan_with_temps_ = false; /* it holds the temporaries */
   bool in_place_;
+  uint64_t min_saving_ = kTfliteMinSaving; /* SMALL MODELS */
   bool test_overlap_;
   bool test_move_temp_;
   bool test_prefer_tflite_ = false;

@@ -25,6 +25,15 @@
  * without malloc is in peak RSS, not in peak heap; the daemon's own
  * memory is in neither (it is another process, shared by every client).
  *
+ * LAYOUT: every run is exec'd with address-space randomisation off
+ * (personality ADDR_NO_RANDOMIZE), so all of them load the program and
+ * its libraries at the same addresses. Peak RSS counts the code pages
+ * the kernel maps, and on a fault it maps a whole aligned 64 KiB window
+ * of the file around the page (fault-around); where the randomised base
+ * puts those windows moves one configuration's peak RSS by up to ~300
+ * KiB between runs, more than the goals' 64 KiB. --aslr keeps the
+ * randomisation.
+ *
  * Each model gets a table of the three runs, its arena figures from
  * TflitePlanner::info() (TFLite alone, arenad's arena plus TFLite's
  * remainder, the saving), and a PASS or MISS against each goal of the
@@ -33,7 +42,7 @@
  * times: the machine is shared.
  *
  * Usage: bench_tflite [DATA_DIR] [--models LIST] [--reps N] [--invokes N]
- *                     [--cpu N] [--min-saving B]
+ *                     [--cpu N] [--min-saving B] [--aslr]
  * DATA_DIR is not used (`make bench` passes it to every benchmark); the
  * models are tests/data/models/ *.tflite, from the source tree's top.
  * arenad is $ARENAD, else the arenad beside the benchmark's build folder.
@@ -56,6 +65,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -86,6 +96,7 @@ struct Options {
   long long invokes = 50;
   long long cpu = -1; /* -1: children not pinned */
   long long min_saving = -1; /* -1: the adapter's default */
+  bool aslr = false;         /* keep address-space randomisation */
 };
 
 void usage(FILE *f) {
@@ -106,6 +117,9 @@ void usage(FILE *f) {
           "                 figures are their medians (default 3, 1 to %d)\n"
           "  --invokes N    steady invokes after the first (default 50)\n"
           "  --cpu N        pin every run to CPU N (default: not pinned)\n"
+          "  --aslr         keep address-space layout randomisation in the\n"
+          "                 runs (default: one layout for all; peak RSS\n"
+          "                 then moves by up to ~300 KiB between runs)\n"
           "  --min-saving B the adapter's minimum saving for the miss and\n"
           "                 the hit, bytes (default %llu, the adapter's;\n"
           "                 0: arenad is asked on every model)\n"
@@ -184,6 +198,8 @@ int parse(int argc, char **argv, Options *o) {
       bad = number(argv[++i], 1, kMaxReps, &o->reps) != 0;
     } else if (!strcmp(opt, "--invokes") && v) {
       bad = number(argv[++i], 1, 1000000, &o->invokes) != 0;
+    } else if (!strcmp(opt, "--aslr")) {
+      o->aslr = true;
     } else if (!strcmp(opt, "--min-saving") && v) {
       bad = number(argv[++i], 0, 1LL << 50, &o->min_saving) != 0;
     } else if (!strcmp(opt, "--cpu") && v) {
@@ -307,6 +323,12 @@ Sample run_child(const std::string &self, Kind k, const std::string &model,
       CPU_ZERO(&set);
       CPU_SET((int)o.cpu, &set);
       sched_setaffinity(0, sizeof set, &set); /* checked by parse() */
+    }
+    /* one address layout for every run (LAYOUT), unless --aslr */
+    if (!o.aslr) {
+      int pers = personality(0xffffffff);
+      if (pers != -1)
+        personality((unsigned long)pers | ADDR_NO_RANDOMIZE);
     }
     dup2(fds[1], 1);
     dup2(fds[1], 2);
@@ -608,10 +630,12 @@ void print_header(const Options &o) {
          "cpu = the same\n"
          "  on the process's CPU clock; peak RSS = VmHWM, RssAnon after "
          "the invokes,\n"
-         "  peak heap = counting malloc (KiB)%s%s; load average %.2f\n",
+         "  peak heap = counting malloc (KiB)%s%s%s; load average %.2f\n",
          o.reps, o.reps == 1 ? "" : "s", o.invokes,
          heapcount_active() ? "" : "; heap not counted in a sanitizer build",
-         o.cpu >= 0 ? "; runs pinned to one CPU" : "", load_average());
+         o.cpu >= 0 ? "; runs pinned to one CPU" : "",
+         o.aslr ? "; address layout randomised" : "; one address layout",
+         load_average());
   fflush(stdout);
 }
 

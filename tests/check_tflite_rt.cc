@@ -1452,6 +1452,8 @@ START_TEST(test_bench_tflite) {
                              "--reps", "1", "--invokes", "2"}, d + "/run",
                             &text), 0);
   double alone_heap, miss_heap, hit_heap;
+  ck_assert_msg(text.find("; one address layout") != std::string::npos, "%s",
+                text.c_str());
   ck_assert_msg(BenchRow(text, "TFLite alone", &alone_heap) == "tflite", "%s",
                 text.c_str());
   ck_assert_msg(BenchRow(text, "arenad miss", &miss_heap) == "daemon", "%s",
@@ -1488,6 +1490,8 @@ START_TEST(test_bench_tflite) {
   ck_assert_msg(text.find("hello_world_float: FAILED: arenad miss: ") !=
                     std::string::npos, "%s", text.c_str());
   ck_assert_int_eq(RunInfer({bin, "--reps", "0"}, d + "/u", &text), 64);
+  ck_assert_int_eq(RunInfer({bin, "--min-saving", "-1"}, d + "/v", &text),
+                   64);
   ck_assert_int_eq(RunInfer({bin, "--models", "no_such_model"}, d + "/m",
                             &text), 66);
   ck_assert_msg(text.find("no_such_model.tflite: cannot read") !=

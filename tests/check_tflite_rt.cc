@@ -1637,6 +1637,157 @@ START_TEST(test_small_model) {
 }
 END_TEST
 
+/* This process's RssAnon, KiB (-1: unknown). */
+long RssAnonKib() {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f)
+    return -1;
+  char line[256];
+  long v = -1, k;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "RssAnon: %ld", &k) == 1)
+      v = k;
+  fclose(f);
+  return v;
+}
+
+/* The outputs of model m on TFLite's own planner at shapes. */
+std::vector<uint8_t> OwnOutputsAt(const std::string &m,
+                                  const std::vector<std::vector<int>> &shapes,
+                                  arenad_client_t *c) {
+  arenad::TfliteOpResolver resolver;
+  Planner p(c, m.data(), m.size(), resolver);
+  p.SetInputShapes(shapes);
+  std::unique_ptr<tflite::Interpreter> in;
+  ck_assert_msg(p.BuildTfliteOnly(&in) == 0, "%s", p.error());
+  std::vector<uint8_t> out;
+  std::string err;
+  ck_assert_msg(arenad::RunTflite(in.get(), 7, kInvokes, &out, &err), "%s",
+                err.c_str());
+  return out;
+}
+
+/* INPUT SHAPES (arenad_tflite.h): the resizable generated model at two
+ * shapes other than its own, through a daemon: each shape is planned
+ * once and gets outputs identical to TFLite's own planner at that shape;
+ * going back to a shape is a cache hit; a shape TFLite refuses fails
+ * with the shapes named and stores nothing; bad counts and dimensions
+ * are ARENA_EINVAL; 100 resizes back and forth leave RssAnon flat. */
+START_TEST(test_input_shapes) {
+  setenv("ARENAD", TFLITE_TEST_BUILD "/arenad", 0);
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  std::string m = Slurp("tests/data/generated/resizable.tflite");
+  ck_assert(!m.empty());
+  arenad_client_t *c = DaemonClient(h.sock);
+  arenad::TfliteOpResolver resolver;
+  const std::vector<std::vector<int>> a = {{1, 16, 16, 4}},
+                                      b = {{1, 48, 32, 4}};
+  std::vector<uint8_t> own_a = OwnOutputsAt(m, a, c),
+                       own_b = OwnOutputsAt(m, b, c);
+  ck_assert(own_a.size() * 6 == own_b.size());
+  Planner p(c, m.data(), m.size(), resolver);
+  std::unique_ptr<tflite::Interpreter> in;
+  std::string err;
+  struct Step {
+    const std::vector<std::vector<int>> *shapes;
+    const std::vector<uint8_t> *own;
+    arenad::TflitePlanSource source;
+  } steps[] = {{&a, &own_a, arenad::TflitePlanSource::kDaemon},
+               {&b, &own_b, arenad::TflitePlanSource::kDaemon},
+               {&a, &own_a, arenad::TflitePlanSource::kCache}};
+  uint64_t arena[2] = {0, 0};
+  for (size_t i = 0; i < 3; i++) {
+    ck_assert_msg(p.Resize(*steps[i].shapes, &in) == 0, "%s", p.error());
+    ck_assert_int_eq((int)p.info().source, (int)steps[i].source);
+    ck_assert_int_eq(in->tensor(in->inputs()[0])->dims->data[1],
+                     (*steps[i].shapes)[0][1]);
+    std::vector<uint8_t> ours;
+    ck_assert_msg(arenad::RunTflite(in.get(), 7, kInvokes, &ours, &err), "%s",
+                  err.c_str());
+    ck_assert_msg(ours == *steps[i].own, "step %zu: outputs differ from "
+                  "TFLite's own planner at the same shape", i);
+    ck_assert_uint_eq(Conflicts(p, in.get()), 0);
+    arena[i % 2] = p.info().arena_bytes;
+  }
+  ck_assert_uint_gt(arena[1], arena[0]);
+  /* a shape TFLite refuses: 3 channels into a 4-channel convolution */
+  ck_assert_int_ne(p.Resize({{1, 16, 16, 3}}, &in), 0);
+  ck_assert(!in);
+  ck_assert_msg(strstr(p.error(), "at input shapes [1,16,16,3]: ") ==
+                    p.error(), "%s", p.error());
+  ck_assert_int_eq(p.Resize({{1, 16, 16, 4}, {1, 16, 16, 4}}, &in),
+                   ARENA_EINVAL);
+  ck_assert_msg(strstr(p.error(), "2 input shapes given for a model of 1 "
+                                  "inputs") != NULL, "%s", p.error());
+  ck_assert_int_eq(p.Resize({{1, 0, 16, 4}}, &in), ARENA_EINVAL);
+  Arenad__V1__Response *st = hn_stats(&h);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_ptr_nonnull(st->stats);
+  ck_assert_uint_eq(st->stats->plans_computed, 2);
+  wire_free_response(st);
+  /* back and forth: memory flat */
+  long at10 = -1;
+  for (int i = 0; i < 100; i++) {
+    ck_assert_msg(p.Resize(i % 2 ? b : a, &in) == 0, "%s", p.error());
+    ck_assert_int_eq((int)p.info().source,
+                     (int)arenad::TflitePlanSource::kCache);
+    if (i == 9)
+      at10 = RssAnonKib();
+  }
+  long at100 = RssAnonKib();
+  in.reset();
+  if (kRssIsOurs)
+    ck_assert_msg(at100 - at10 <= 128, "RssAnon grew from %ld to %ld KiB",
+                  at10, at100);
+  printf("tflite_rt input shapes: resizable at [1,16,16,4] %llu bytes, at "
+         "[1,48,32,4] %llu; 100 resizes, RssAnon %ld -> %ld KiB\n",
+         (unsigned long long)arena[0], (unsigned long long)arena[1], at10,
+         at100);
+  arenad_client_close(c);
+  hn_cleanup(&h);
+}
+END_TEST
+
+/* tflite_infer --input-shape: the digest of arenad's plan at a shape is
+ * TFLite's own planner's at that shape; malformed shapes are exit 64,
+ * a refused one exit 65 with the shapes named. */
+START_TEST(test_infer_input_shape) {
+  char *dir = tu_mkdtemp();
+  ck_assert_ptr_nonnull(dir);
+  std::string d = dir, bin = TFLITE_TEST_BUILD "/tests/tflite_infer", text,
+              ref, model = "tests/data/generated/resizable.tflite";
+  ck_assert_int_eq(RunInfer({bin, "--socket", d + "/no.sock", "--min-saving",
+                             "0", "--input-shape", "1,24,40,4", "--invokes",
+                             "2", model}, d + "/a", &text), 0);
+  ck_assert_int_eq(RunInfer({bin, "--planner", "tflite", "--input-shape",
+                             "1,24,40,4", "--invokes", "2", model},
+                            d + "/b", &ref), 0);
+  ck_assert_msg(text.find("input shapes: [1,24,40,4]\n") != std::string::npos,
+                "%s", text.c_str());
+  ck_assert_msg(text.find("plan: from local") != std::string::npos, "%s",
+                text.c_str());
+  std::string digest = LineOf(text, "outputs digest: ");
+  ck_assert(!digest.empty());
+  std::string own = LineOf(ref, "outputs digest: ");
+  ck_assert_str_eq(digest.c_str(), own.c_str());
+  ck_assert_msg(text.find("output 0: FLOAT32 [1, 24, 40, ") !=
+                    std::string::npos, "%s", text.c_str());
+  for (const char *bad : {"1,,4", "0,4", "x", "1,2,", ""})
+    ck_assert_int_eq(RunInfer({bin, "--input-shape", bad, model}, d + "/c",
+                              &text), 64);
+  ck_assert_int_eq(RunInfer({bin, "--socket", d + "/no.sock",
+                             "--input-shape", "1,8,8,3", model}, d + "/e",
+                            &text), 65);
+  ck_assert_msg(text.find(": at input shapes [1,8,8,3]: ") !=
+                    std::string::npos, "%s", text.c_str());
+  tu_rm_rf(dir);
+  free(dir);
+  printf("tflite_rt infer input shape: %s\n", digest.c_str());
+}
+END_TEST
+
 }  // namespace
 
 Suite *tflite_rt_suite(void) {
@@ -1670,6 +1821,7 @@ Suite *tflite_rt_suite(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_dropped_plan);
   tcase_add_test(tc, test_small_model);
+  tcase_add_test(tc, test_input_shapes);
   tcase_add_test(tc, test_model_identity);
   tcase_add_test(tc, test_miss_keeps_malloc_threshold);
   suite_add_tcase(s, tc);
@@ -1681,6 +1833,7 @@ Suite *tflite_rt_suite(void) {
   tcase_add_test(tc, test_generated_files);
   tcase_add_test(tc, test_infer_poisoned_plan);
   tcase_add_test(tc, test_infer_audit);
+  tcase_add_test(tc, test_infer_input_shape);
   suite_add_tcase(s, tc);
   tc = tcase_create("bench");
   tcase_set_timeout(tc, 300);

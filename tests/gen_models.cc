@@ -588,8 +588,23 @@ std::vector<uint8_t> UnregisteredOpsModel() {
   return Finish(&z);
 }
 
+std::vector<uint8_t> ResizableModel() {
+  Gen z;
+  Start(&z, 17);
+  z.inputs = {Act(&z, 4)};
+  Conv(&z, 0);          /* 1 */
+  Add(&z, 1, 0);        /* 2 */
+  Pad(&z, 2);           /* 3: more channels */
+  Conv(&z, 3);          /* 4 */
+  Concat(&z, {4, 3});   /* 5 */
+  Add(&z, 5, 5);        /* 6 */
+  Concat(&z, {6, 1});   /* 7: the output */
+  return Finish(&z);
+}
+
 std::vector<FileModel> FileModels() {
-  return {{"segmenter_float.tflite", SegmenterModel(false)},
+  return {{"resizable.tflite", ResizableModel()},
+          {"segmenter_float.tflite", SegmenterModel(false)},
           {"segmenter_int8.tflite", SegmenterModel(true)},
           {"unregistered_ops.tflite", UnregisteredOpsModel()}};
 }

@@ -34,6 +34,11 @@ std::vector<uint8_t> RandomModel(uint64_t seed);
  * neighbours of an element after writing it. */
 std::vector<uint8_t> ConvModel();
 
+/* A small net of 3x3 CONV_2D, ADD, channel PAD and CONCATENATION on
+ * [1, 4, 4, 4] whose every operator takes any height and width, so
+ * TFLite can run it at any input shape [1, H, W, 4]
+ * (tests/data/generated/resizable.tflite). */
+std::vector<uint8_t> ResizableModel();
 /* A chain PAD, ADD, ADD, PAD whose two ADD outputs may each reuse their
  * input's bytes. */
 std::vector<uint8_t> ChainModel();

@@ -58,6 +58,9 @@ void usage(FILE *f) {
           "  --planner P     arenad (default) or tflite (TFLite's own\n"
           "                  planner, for comparison)\n"
           "  --no-in-place   give every tensor bytes of its own\n"
+          "  --input-shape S run the model's input at shape S (dimensions\n"
+          "                  joined by commas: 1,192,192,3); once per\n"
+          "                  input, in the model's order\n"
           "  --min-saving B  keep TFLite's own planner, without asking\n"
           "                  arenad, when the model's arena tensors sum to\n"
           "                  under B bytes (default %llu; 0: always ask)\n"
@@ -85,6 +88,7 @@ struct Args {
   bool tflite = false;          /* TFLite's own planner */
   bool in_place = true;
   unsigned long long min_saving = arenad::kTfliteMinSaving;
+  std::vector<std::vector<int>> shapes; /* --input-shape, in order */
   unsigned long long seed = 1;
   unsigned long long invokes = 1;
   unsigned long long values = 16;
@@ -102,6 +106,24 @@ int number(const char *s, unsigned long long lo, unsigned long long hi,
   errno = 0;
   *v = strtoull(s, &end, 10);
   return errno || *end || *v < lo || *v > hi ? -1 : 0;
+}
+
+/* Parses dimensions joined by commas ("1,192,192,3"), each 1 to
+ * 2^31 - 1, into *dims. Returns 0 or -1. */
+int parse_shape(const char *s, std::vector<int> *dims) {
+  dims->clear();
+  while (s && *s) {
+    const char *comma = strchr(s, ',');
+    std::string one(s, comma ? (size_t)(comma - s) : strlen(s));
+    unsigned long long d;
+    if (number(one.c_str(), 1, 0x7fffffff, &d) || dims->size() >= 8)
+      return -1;
+    dims->push_back((int)d);
+    s = comma ? comma + 1 : nullptr;
+    if (comma && !*s)
+      return -1;
+  }
+  return dims->empty() ? -1 : 0;
 }
 
 /* Returns 0, -1 after --help, or 64. */
@@ -125,6 +147,9 @@ int parse(int argc, char **argv, Args *a) {
       a->tflite = !strcmp(v, "tflite");
       bad = !a->tflite && strcmp(v, "arenad");
       i++;
+    } else if (!strcmp(o, "--input-shape") && v) {
+      a->shapes.emplace_back();
+      bad = parse_shape(argv[++i], &a->shapes.back()) != 0;
     } else if (!strcmp(o, "--min-saving") && v) {
       bad = number(argv[++i], 0, ~0ull, &a->min_saving) != 0;
     } else if (!strcmp(o, "--seed") && v) {
@@ -285,6 +310,18 @@ void print_outputs(tflite::Interpreter *in, unsigned long long values) {
   }
 }
 
+/* The --input-shape line: "input shapes: [1,192,192,3]". */
+void print_shapes(const std::vector<std::vector<int>> &shapes) {
+  printf("input shapes:");
+  for (size_t i = 0; i < shapes.size(); i++) {
+    printf("%s[", i ? ", " : " ");
+    for (size_t k = 0; k < shapes[i].size(); k++)
+      printf("%s%d", k ? "," : "", shapes[i][k]);
+    printf("]");
+  }
+  printf("\n");
+}
+
 void print_plan(const arenad::TflitePlanner &p, arenad_client_t *c) {
   const arenad::TflitePlanInfo &i = p.info();
   printf("plan: from %s", arenad::TflitePlanSourceName(i.source));
@@ -411,7 +448,10 @@ int main(int argc, char **argv) {
     arenad::TflitePlanner planner(c, model.data, model.len, resolver);
     planner.SetInPlace(a.in_place);
     planner.SetMinSaving(a.min_saving);
+    planner.SetInputShapes(a.shapes);
     printf("model: %s\n", a.model);
+    if (!a.shapes.empty())
+      print_shapes(a.shapes);
     if (a.audit)
       status = audit(a, model, &planner);
     else if ((rc = a.tflite ? planner.BuildTfliteOnly(&interp)

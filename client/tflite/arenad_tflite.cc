@@ -226,7 +226,65 @@ int TflitePlanner::NewInterpreter(std::unique_ptr<tflite::Interpreter> *out) {
   out->reset();
   if (tflite::InterpreterBuilder(*fb_, resolver_)(out) != kTfLiteOk || !*out)
     return FailMissing("TFLite could not build an interpreter for the model");
+  return ApplyShapes(out->get());
+}
+
+/* INPUT SHAPES: the bytes of every tensor at the shapes set, into
+ * sized_, read from a sizing interpreter whose arenas are reserved space
+ * (nothing is touched): a resized model's other tensors still have the
+ * bytes of the shapes it declares until Prepare runs. */
+int TflitePlanner::SizeAtShapes() {
+  sized_.clear();
+  std::unique_ptr<tflite::Interpreter> s;
+  int rc = NewInterpreter(&s);
+  if (rc)
+    return rc;
+  info_.n_interpreters++;
+  size_t room = room_;
+  room_ = 0;
+  reserving_ = true;
+  bool ok = s->SetAllocator(&allocator_) == kTfLiteOk &&
+            s->AllocateTensors() == kTfLiteOk;
+  reserving_ = false;
+  room_ = room;
+  if (!ok)
+    return FailMissing("TFLite could not allocate the tensors");
+  for (size_t t = 0; t < s->tensors_size(); t++)
+    sized_.push_back(s->tensor((int)t)->bytes);
+  return 0; /* s's arenas are unmapped as it goes */
+}
+
+/* A tensor's bytes at the shapes to build for. */
+uint64_t TflitePlanner::BytesOf(const tflite::Interpreter &in, int t) const {
+  return (size_t)t < sized_.size() ? sized_[(size_t)t] : in.tensor(t)->bytes;
+}
+
+/* INPUT SHAPES: resizes the inputs of in (not yet allocated). */
+int TflitePlanner::ApplyShapes(tflite::Interpreter *in) {
+  if (input_shapes_.empty())
+    return 0;
+  const std::vector<int> &ins = in->inputs();
+  if (input_shapes_.size() != ins.size())
+    return Fail(ARENA_EINVAL, std::to_string(input_shapes_.size()) +
+                                  " input shapes given for a model of " +
+                                  std::to_string(ins.size()) + " inputs");
+  for (size_t i = 0; i < ins.size(); i++) {
+    for (int d : input_shapes_[i])
+      if (d < 1)
+        return Fail(ARENA_EINVAL, "input " + std::to_string(i) +
+                                      ": a dimension below 1");
+    if (in->ResizeInputTensor(ins[i], input_shapes_[i]) != kTfLiteOk)
+      return Fail(ARENA_EINVAL, "TFLite refused the shape of input " +
+                                    std::to_string(i));
+  }
   return 0;
+}
+
+int TflitePlanner::Resize(const std::vector<std::vector<int>> &shapes,
+                          std::unique_ptr<tflite::Interpreter> *out) {
+  out->reset();
+  SetInputShapes(shapes);
+  return Build(out);
 }
 
 /* Gives every tensor TFLite would place in its arena an address in
@@ -286,8 +344,7 @@ int TflitePlanner::Learn(tflite::Interpreter *in) {
         in->tensor(t)->allocation_type == kTfLiteArenaRw) {
       cand.push_back(t);
       slot.push_back(total);
-      total += std::max<uint64_t>(RoundUp(in->tensor(t)->bytes, kAlign),
-                                  kAlign);
+      total += std::max<uint64_t>(RoundUp(BytesOf(*in, t), kAlign), kAlign);
     }
   FreeProbe();
   probe_len_ = RoundPage(total);
@@ -638,6 +695,16 @@ int TflitePlanner::Finish(int rc) {
   std::string said = reporter_->Release();
   if (rc && !missing_ops_ && !said.empty())
     error_ += ". TFLite said: " + said;
+  if (rc && !missing_ops_ && !input_shapes_.empty()) {
+    std::string at = "at input shapes ";
+    for (size_t i = 0; i < input_shapes_.size(); i++) {
+      at += i ? ", [" : "[";
+      for (size_t k = 0; k < input_shapes_[i].size(); k++)
+        at += (k ? "," : "") + std::to_string(input_shapes_[i][k]);
+      at += "]";
+    }
+    error_ = at + ": " + error_;
+  }
   return rc;
 }
 
@@ -735,7 +802,7 @@ int TflitePlanner::KeepSmall(std::unique_ptr<tflite::Interpreter> *in,
   for (size_t t = 0; t < (*in)->tensors_size(); t++) {
     const TfLiteTensor *x = (*in)->tensor((int)t);
     if (x->allocation_type == kTfLiteArenaRw)
-      declared += x->bytes;
+      declared += BytesOf(**in, (int)t);
   }
   if (declared >= min_saving_)
     return 0;
@@ -782,6 +849,9 @@ int TflitePlanner::BuildPlanned(std::unique_ptr<tflite::Interpreter> *out) {
   if (rc)
     return rc;
   info_.n_interpreters = 1;
+  sized_.clear();
+  if (!input_shapes_.empty() && (rc = SizeAtShapes()))
+    return rc;
   bool kept;
   if ((rc = KeepSmall(&in, &kept)))
     return rc;

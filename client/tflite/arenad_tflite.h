@@ -133,6 +133,21 @@
  *  goes on as above with a new interpreter. SetMinSaving(0) always asks
  *  arenad.
  *
+ * INPUT SHAPES
+ *  SetInputShapes() gives the shapes to build for, one per input of
+ *  subgraph 0 in order; empty (the default) keeps the shapes the model
+ *  declares. Every interpreter Build() and BuildTfliteOnly() make is
+ *  resized to them with ResizeInputTensor() before its first
+ *  AllocateTensors(), so any shape TFLite accepts that way can be
+ *  planned. The plan's key holds the shapes of the inputs as allocated,
+ *  so each shape has plans of its own, and going back to a shape seen
+ *  before is a cache hit. Resize() destroys an interpreter, sets new
+ *  shapes and builds again. A shape TFLite refuses (ResizeInputTensor()
+ *  fails, or a kernel's Prepare does at that shape) fails the call, and
+ *  error() names the shapes before TFLite's reason; arenad is asked for
+ *  nothing then, so nothing is stored. A count of shapes other than the
+ *  model's inputs, or a dimension below 1, is ARENA_EINVAL.
+ *
  * IN-PLACE SHARING
  *  On by default (SetInPlace(false) before Build()). The allowlist of
  *  arenad's .tflite reader, kernels that read element i before they
@@ -293,6 +308,16 @@ class TflitePlanner {
   int BuildTfliteOnly(std::unique_ptr<tflite::Interpreter> *out);
 
   void SetInPlace(bool on) { in_place_ = on; }
+  /* The shapes to build for (INPUT SHAPES); {} keeps the model's. */
+  void SetInputShapes(const std::vector<std::vector<int>> &shapes) {
+    input_shapes_ = shapes;
+  }
+  const std::vector<std::vector<int>> &input_shapes() const {
+    return input_shapes_;
+  }
+  /* Destroys *out, sets shapes and builds again: Build()'s result. */
+  int Resize(const std::vector<std::vector<int>> &shapes,
+             std::unique_ptr<tflite::Interpreter> *out);
   /* Models whose arena tensors sum to fewer bytes stay on TFLite's own
    * planner without asking arenad (SMALL MODELS); 0 always asks. */
   void SetMinSaving(uint64_t bytes) { min_saving_ = bytes; }
@@ -334,6 +359,9 @@ class TflitePlanner {
   int BuildOwn(std::unique_ptr<tflite::Interpreter> *out);
   int KeepSmall(std::unique_ptr<tflite::Interpreter> *in, bool *kept);
   int NewInterpreter(std::unique_ptr<tflite::Interpreter> *out);
+  int ApplyShapes(tflite::Interpreter *in);
+  int SizeAtShapes();
+  uint64_t BytesOf(const tflite::Interpreter &in, int t) const;
   /* The model's operators the resolver has no kernel for, each once, as
    * "NAME (version V)" or "NAME (versions V1, V2)" (every version the
    * model asks for that has no kernel) joined by ", "; "" when every one
@@ -395,6 +423,8 @@ class TflitePlanner {
   bool plan_with_temps_ = false; /* it holds the temporaries */
   bool in_place_;
   uint64_t min_saving_ = kTfliteMinSaving; /* SMALL MODELS */
+  std::vector<std::vector<int>> input_shapes_;   /* INPUT SHAPES */
+  std::vector<uint64_t> sized_; /* every tensor's bytes at them, or empty */
   bool test_overlap_;
   bool test_move_temp_;
   bool test_prefer_tflite_ = false;

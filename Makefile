@@ -804,7 +804,8 @@ TFLITE_PARTS := $(BUILD)/client/tflite/arenad_tflite_audit.o \
                 $(BUILD)/client/tflite/arenad_tflite_own.o
 TFLITE_OWN_OBJ := $(BUILD)/client/tflite/arenad_tflite.o $(TFLITE_PARTS) \
                   $(BUILD)/client/examples/tflite_infer.o \
-                  $(BUILD)/client/examples/tflite_infer_run.o
+                  $(BUILD)/client/examples/tflite_infer_run.o \
+                  $(BUILD)/client/examples/tflite_infer_table.o
 $(TFLITE_OWN_OBJ): $(BUILD)/%.o: %.cc $(BUILD)/.flags $(TFLITE_DEP) | $(CLIENT_INC)
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLITE_OWN_FLAGS) -c -o $@ $<
@@ -817,6 +818,7 @@ $(BUILD)/libarenad-tflite.a: $(BUILD)/client/tflite/arenad_tflite.o $(TFLITE_PAR
 	rm -f $@ && ar rcs $@ $^
 $(BUILD)/examples/tflite_infer: $(BUILD)/client/examples/tflite_infer.o \
                                 $(BUILD)/client/examples/tflite_infer_run.o \
+                                $(BUILD)/client/examples/tflite_infer_table.o \
                                 $(BUILD)/libarenad-tflite.a $(BUILD)/libarenad-client.a \
                                 $(TFLITE_FULL_DEP)
 	@mkdir -p $(dir $@)
@@ -894,13 +896,15 @@ $(BUILD)/tests/check_tflite_rt.o: | $(BUILD)/gen/arenad.pb-c.h
 # the same with -DTFLITE_INFER_TESTING, whose --soak leaks
 # TFLITE_INFER_TEST_LEAK bytes an invoke when that is set (the soak's
 # negative control); the installed tflite_infer has no such hook.
-$(BUILD)/tests/tflite_infer: $(BUILD)/client/examples/tflite_infer.o $(TFLITE_TEST_OBJ)
+$(BUILD)/tests/tflite_infer: $(BUILD)/client/examples/tflite_infer.o \
+                             $(BUILD)/client/examples/tflite_infer_table.o $(TFLITE_TEST_OBJ)
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(TFLITE_LINK) $(call pc_libs,$(PKGS_PROTO)) -lm
 $(BUILD)/tests/tflite_infer_testing.o: client/examples/tflite_infer.cc $(BUILD)/.flags $(TFLITE_DEP) | $(CLIENT_INC)
 	@mkdir -p $(dir $@)
 	$(CXX) $(TFLITE_OWN_FLAGS) -DTFLITE_INFER_TESTING -c -o $@ $<
-$(BUILD)/tests/tflite_infer_testing: $(BUILD)/tests/tflite_infer_testing.o $(TFLITE_TEST_OBJ)
+$(BUILD)/tests/tflite_infer_testing: $(BUILD)/tests/tflite_infer_testing.o \
+                                     $(BUILD)/client/examples/tflite_infer_table.o $(TFLITE_TEST_OBJ)
 	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(TFLITE_LINK) $(call pc_libs,$(PKGS_PROTO)) -lm
 $(BUILD)/tests/check_tflite_rt: | $(BUILD)/arenad $(BUILD)/tests/tflite_infer \
                                   $(BUILD)/tests/tflite_infer_testing \

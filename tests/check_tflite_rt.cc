@@ -1788,6 +1788,64 @@ START_TEST(test_infer_input_shape) {
 }
 END_TEST
 
+/* tflite_infer --table and --plot: one row per shape, TFLite alone >=
+ * arenad >= the lower bound on each, growing with the input; a refused
+ * shape is a row that says so and exit 65; the SVG has the three lines
+ * and every shape; bad uses are exit 64, an unwritable plot exit 73. */
+START_TEST(test_infer_table) {
+  char *dir = tu_mkdtemp();
+  ck_assert_ptr_nonnull(dir);
+  std::string d = dir, bin = TFLITE_TEST_BUILD "/tests/tflite_infer", text,
+              model = "tests/data/generated/resizable.tflite",
+              svg = d + "/memory.svg";
+  std::vector<std::string> args = {bin, "--socket", d + "/no.sock",
+                                   "--table", "1,16,16,4", "--table",
+                                   "1,48,32,4", "--table", "1,96,96,4",
+                                   "--plot", svg, model};
+  ck_assert_int_eq(RunInfer(args, d + "/a", &text), 0);
+  uint64_t last = 0;
+  for (const char *shape : {"[1,16,16,4]", "[1,48,32,4]", "[1,96,96,4]"}) {
+    std::string row = LineOf(text, std::string(shape) + " ");
+    unsigned long long alone, ours, saved, bound;
+    ck_assert_msg(sscanf(row.c_str() + strlen(shape), "%llu %llu %llu %llu",
+                         &alone, &ours, &saved, &bound) == 4, "%s",
+                  text.c_str());
+    ck_assert_uint_ge(alone, ours);
+    ck_assert_uint_ge(ours, bound);
+    ck_assert_uint_eq(saved, alone - ours);
+    ck_assert_uint_gt(ours, last);
+    last = ours;
+  }
+  std::string plot = Slurp(svg);
+  ck_assert_msg(plot.compare(0, 5, "<svg ") == 0, "%s", plot.c_str());
+  size_t lines = 0;
+  for (size_t at = plot.find("<polyline"); at != std::string::npos;
+       at = plot.find("<polyline", at + 1))
+    lines++;
+  ck_assert_uint_eq(lines, 3);
+  ck_assert(plot.find("[1,48,32,4]") != std::string::npos);
+  ck_assert(plot.find("stroke-dasharray") != std::string::npos);
+  args.insert(args.end() - 3, {"--table", "1,8,8,3"});
+  ck_assert_int_eq(RunInfer(args, d + "/b", &text), 65);
+  ck_assert_msg(text.find("[1,8,8,3]") != std::string::npos &&
+                    text.find("refused: at input shapes [1,8,8,3]: ") !=
+                        std::string::npos, "%s", text.c_str());
+  ck_assert_int_eq(RunInfer({bin, "--plot", svg, model}, d + "/c", &text),
+                   64);
+  ck_assert_int_eq(RunInfer({bin, "--table", "1,,4", model}, d + "/c",
+                            &text), 64);
+  ck_assert_int_eq(RunInfer({bin, "--table", "1,16,16,4", "--audit", model},
+                            d + "/c", &text), 64);
+  ck_assert_int_eq(RunInfer({bin, "--socket", d + "/no.sock", "--table",
+                             "1,16,16,4", "--plot", d + "/no/such/dir.svg",
+                             model}, d + "/c", &text), 73);
+  tu_rm_rf(dir);
+  free(dir);
+  printf("tflite_rt infer table: 3 shapes, largest arena %llu bytes\n",
+         (unsigned long long)last);
+}
+END_TEST
+
 }  // namespace
 
 Suite *tflite_rt_suite(void) {
@@ -1834,6 +1892,7 @@ Suite *tflite_rt_suite(void) {
   tcase_add_test(tc, test_infer_poisoned_plan);
   tcase_add_test(tc, test_infer_audit);
   tcase_add_test(tc, test_infer_input_shape);
+  tcase_add_test(tc, test_infer_table);
   suite_add_tcase(s, tc);
   tc = tcase_create("bench");
   tcase_set_timeout(tc, 300);

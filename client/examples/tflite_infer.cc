@@ -40,6 +40,7 @@
 #include "arenad_tflite_audit.h"
 #include "arenad_tflite_ops.h"
 #include "tflite_infer_run.h"
+#include "tflite_infer_table.h"
 
 namespace {
 
@@ -61,6 +62,11 @@ void usage(FILE *f) {
           "  --input-shape S run the model's input at shape S (dimensions\n"
           "                  joined by commas: 1,192,192,3); once per\n"
           "                  input, in the model's order\n"
+          "  --table SHAPES  run nothing; print the arena at each SHAPES\n"
+          "                  (every input's shape, joined by '/') against\n"
+          "                  TFLite alone and the lower bound, one row\n"
+          "                  per --table; exit 65 when TFLite refuses one\n"
+          "  --plot FILE     with --table: draw those rows as an SVG chart\n"
           "  --min-saving B  keep TFLite's own planner, without asking\n"
           "                  arenad, when the model's arena tensors sum to\n"
           "                  under B bytes (default %llu; 0: always ask)\n"
@@ -89,6 +95,8 @@ struct Args {
   bool in_place = true;
   unsigned long long min_saving = arenad::kTfliteMinSaving;
   std::vector<std::vector<int>> shapes; /* --input-shape, in order */
+  std::vector<tflite_infer::ShapeRow> table; /* --table, one row each */
+  const char *plot = nullptr;              /* --plot FILE */
   unsigned long long seed = 1;
   unsigned long long invokes = 1;
   unsigned long long values = 16;
@@ -126,6 +134,25 @@ int parse_shape(const char *s, std::vector<int> *dims) {
   return dims->empty() ? -1 : 0;
 }
 
+/* Parses every input's shape joined by '/' ("1,8/1,16") into *shapes.
+ * Returns 0 or -1. */
+int parse_shapes(const char *s, std::vector<std::vector<int>> *shapes) {
+  shapes->clear();
+  std::string all = s ? s : "";
+  size_t at = 0;
+  do {
+    size_t slash = all.find('/', at);
+    std::string one = all.substr(at, slash == std::string::npos
+                                         ? std::string::npos
+                                         : slash - at);
+    shapes->emplace_back();
+    if (parse_shape(one.c_str(), &shapes->back()))
+      return -1;
+    at = slash == std::string::npos ? slash : slash + 1;
+  } while (at != std::string::npos);
+  return 0;
+}
+
 /* Returns 0, -1 after --help, or 64. */
 int parse(int argc, char **argv, Args *a) {
   for (int i = 1; i < argc; i++) {
@@ -150,6 +177,11 @@ int parse(int argc, char **argv, Args *a) {
     } else if (!strcmp(o, "--input-shape") && v) {
       a->shapes.emplace_back();
       bad = parse_shape(argv[++i], &a->shapes.back()) != 0;
+    } else if (!strcmp(o, "--table") && v) {
+      a->table.emplace_back();
+      bad = parse_shapes(argv[++i], &a->table.back().shapes) != 0;
+    } else if (!strcmp(o, "--plot") && v) {
+      a->plot = argv[++i];
     } else if (!strcmp(o, "--min-saving") && v) {
       bad = number(argv[++i], 0, ~0ull, &a->min_saving) != 0;
     } else if (!strcmp(o, "--seed") && v) {
@@ -174,6 +206,13 @@ int parse(int argc, char **argv, Args *a) {
   }
   if (!a->model) {
     fprintf(stderr, "tflite_infer: missing MODEL (see --help)\n");
+    return 64;
+  }
+  if ((a->plot && a->table.empty()) ||
+      (!a->table.empty() && (a->audit || a->tflite || !a->shapes.empty()))) {
+    fprintf(stderr, "tflite_infer: --plot needs --table, and --table goes "
+                    "with none of --audit, --planner tflite and "
+                    "--input-shape (see --help)\n");
     return 64;
   }
   return 0;
@@ -419,6 +458,32 @@ int run(const Args &a, tflite::Interpreter *in) {
   return 0;
 }
 
+/* --table (and --plot): returns 0, 65 when a row was refused, or 73
+ * when the plot cannot be written. */
+int shape_table(const Args &a, const Model &m, arenad_client_t *c) {
+  std::vector<tflite_infer::ShapeRow> rows = a.table;
+  size_t failed =
+      tflite_infer::MeasureShapes(c, m.data, m.len, a.in_place, &rows);
+  printf("model: %s\nshape table (bytes; arenad asked at every shape):\n",
+         a.model);
+  tflite_infer::PrintShapeTable(stdout, rows);
+  int status = failed ? 65 : 0;
+  std::string err;
+  if (a.plot && failed == rows.size()) {
+    fprintf(stderr, "tflite_infer: --plot: no shape could be built: "
+                    "nothing drawn\n");
+  } else if (a.plot) {
+    const char *base = strrchr(a.model, '/');
+    if (tflite_infer::WriteShapePlot(a.plot, base ? base + 1 : a.model, rows,
+                                     &err)) {
+      fprintf(stderr, "tflite_infer: --plot: %s\n", err.c_str());
+      return 73;
+    }
+    printf("plot: %s\n", a.plot);
+  }
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -440,6 +505,11 @@ int main(int argc, char **argv) {
   if (arenad_client_open(&co, &c)) {
     fprintf(stderr, "tflite_infer: cannot open a client handle\n");
     return 65;
+  }
+  if (!a.table.empty()) {
+    int status = shape_table(a, model, c);
+    arenad_client_close(c);
+    return status;
   }
   arenad::TfliteOpResolver resolver;
   std::unique_ptr<tflite::Interpreter> interp;

@@ -78,8 +78,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "arenad_tflite.h"
@@ -87,6 +90,7 @@
 #include "arenad_tflite_ops.h"
 #include "gen_models.h"
 #include "tflite_infer_run.h"
+#include "arenad_tflite_pipeline.h"
 #include "tflite/core/subgraph.h"
 #include "tflite/interpreter_builder.h"
 #include "tflite/kernels/builtin_op_kernels.h"
@@ -1846,6 +1850,155 @@ START_TEST(test_infer_table) {
 }
 END_TEST
 
+/* The bytes of every output of in, appended to *out. */
+void AppendOutputs(tflite::Interpreter *in, std::vector<uint8_t> *out) {
+  for (int t : in->outputs()) {
+    const TfLiteTensor *x = in->tensor(t);
+    const uint8_t *p = reinterpret_cast<const uint8_t *>(x->data.raw);
+    out->insert(out->end(), p, p + x->bytes);
+  }
+}
+
+/* TflitePipeline (arenad_tflite_pipeline.h): magic_wand, the resizable
+ * model and magic_wand again on one arena, through a daemon. Invoked
+ * round after round in model order and in reverse, every model's outputs
+ * are those of TFLite's own planner running it alone; every tensor is at
+ * its address; the arena is no larger than the largest model's own plan
+ * plus every input and output; a second pipeline of the same models is a
+ * cache hit; an Invoke() while another model runs on another thread is
+ * ARENA_EBUSY; bad uses fail with the model named. */
+START_TEST(test_pipeline) {
+  setenv("ARENAD", TFLITE_TEST_BUILD "/arenad", 0);
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  std::vector<char> wand = ReadModel("magic_wand");
+  std::string res = Slurp("tests/data/generated/resizable.tflite");
+  arenad_client_t *c = DaemonClient(h.sock);
+  arenad::TfliteOpResolver resolver;
+  const void *bytes[] = {wand.data(), res.data(), wand.data()};
+  size_t lens[] = {wand.size(), res.size(), wand.size()};
+  std::vector<uint8_t> own[3];
+  for (int k = 0; k < 3; k++) {
+    Planner p(c, bytes[k], lens[k], resolver);
+    std::unique_ptr<tflite::Interpreter> in;
+    ck_assert_int_eq(p.BuildTfliteOnly(&in), 0);
+    std::string err;
+    ck_assert(arenad::RunTflite(in.get(), 7, kInvokes, &own[k], &err));
+  }
+  for (int round = 0; round < 2; round++) {
+    arenad::TflitePipeline pipe(c, resolver);
+    for (int k = 0; k < 3; k++)
+      ck_assert_uint_eq(pipe.Add(bytes[k], lens[k]), (size_t)k);
+    ck_assert_msg(pipe.Build() == 0, "%s", pipe.error());
+    const arenad::TflitePipelineInfo &i = pipe.info();
+    ck_assert(!i.local);
+    ck_assert_int_eq(i.cached, round == 1);
+    ck_assert_uint_eq(i.n_left, 0);
+    ck_assert_uint_gt(i.n_tensors, 0);
+    ck_assert_uint_le(i.arena_bytes, i.largest_alone + i.io_bytes);
+    ck_assert_uint_lt(i.arena_bytes, i.arenad_alone);
+    for (int order = 0; order < 2; order++) {
+      std::vector<uint8_t> ours[3];
+      for (int n = 0; n < kInvokes; n++)
+        for (int j = 0; j < 3; j++) {
+          int k = order ? 2 - j : j;
+          arenad::FillTfliteInputs(pipe.interpreter(k), 7, n);
+          ck_assert_int_eq(pipe.Invoke((size_t)k), 0);
+          AppendOutputs(pipe.interpreter(k), &ours[k]);
+        }
+      for (int k = 0; k < 3; k++)
+        ck_assert_msg(ours[k] == own[k], "order %d, model %d: outputs differ "
+                      "from the model run alone", order, k);
+    }
+    /* one at a time */
+    std::atomic<bool> stop{false};
+    std::thread busy([&] {
+      while (!stop.load())
+        pipe.Invoke(0);
+    });
+    bool refused = false;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!refused && std::chrono::steady_clock::now() < deadline) {
+      int rc = pipe.Invoke(2);
+      ck_assert(rc == 0 || rc == ARENA_EBUSY);
+      refused = rc == ARENA_EBUSY;
+    }
+    stop.store(true);
+    busy.join();
+    ck_assert_msg(refused, "no Invoke() was refused in 10 s");
+    ck_assert_int_eq(pipe.Invoke(3), ARENA_EINVAL);
+    if (round == 1)
+      printf("tflite_rt pipeline: magic_wand, resizable, magic_wand: arena "
+             "%llu bytes (bound %llu), each alone %llu summed, the largest "
+             "%llu, inputs and outputs %llu; TFLite alone %llu summed\n",
+             (unsigned long long)i.arena_bytes,
+             (unsigned long long)i.lower_bound,
+             (unsigned long long)i.arenad_alone,
+             (unsigned long long)i.largest_alone,
+             (unsigned long long)i.io_bytes,
+             (unsigned long long)i.tflite_alone);
+  }
+  {
+    arenad::TflitePipeline pipe(c, resolver);
+    ck_assert_int_eq(pipe.Build(), ARENA_EINVAL);
+    ck_assert_int_eq(pipe.Invoke(0), ARENA_EINVAL);
+    std::string bad = Slurp("tests/data/generated/unregistered_ops.tflite");
+    pipe.Add(wand.data(), wand.size());
+    pipe.Add(bad.data(), bad.size());
+    ck_assert_int_ne(pipe.Build(), 0);
+    ck_assert_msg(strstr(pipe.error(), "model 1: ") == pipe.error(), "%s",
+                  pipe.error());
+    ck_assert_ptr_null(pipe.interpreter(0));
+  }
+  arenad_client_close(c);
+  hn_cleanup(&h);
+}
+END_TEST
+
+/* tflite_infer --pipeline: each model's digest and output lines are a
+ * separate run's of that model (same seed), in model order, and the
+ * summary line names the shared arena. */
+START_TEST(test_infer_pipeline) {
+  char *dir = tu_mkdtemp();
+  ck_assert_ptr_nonnull(dir);
+  std::string d = dir, bin = TFLITE_TEST_BUILD "/tests/tflite_infer", text;
+  std::string wand = std::string(kDir) + "magic_wand.tflite",
+              res = "tests/data/generated/resizable.tflite";
+  ck_assert_int_eq(RunInfer({bin, "--socket", d + "/no.sock", "--invokes",
+                             "3", "--pipeline", wand, res, wand},
+                            d + "/p", &text), 0);
+  size_t at = 0;
+  for (const std::string &m : {wand, res, wand}) {
+    std::string alone;
+    ck_assert_int_eq(RunInfer({bin, "--socket", d + "/no.sock", "--invokes",
+                               "3", m}, d + "/a", &alone), 0);
+    std::string want = alone.substr(alone.find("outputs digest: "));
+    size_t head = text.find("model: " + m + "\n", at);
+    ck_assert_msg(head != std::string::npos, "%s", text.c_str());
+    size_t from = text.find("outputs digest: ", head);
+    ck_assert_msg(text.compare(from, want.size(), want) == 0,
+                  "%s: pipeline printed\n%s\nalone\n%s", m.c_str(),
+                  text.substr(from, want.size()).c_str(), want.c_str());
+    at = from + want.size();
+  }
+  std::string summary = "pipeline: 3 models; ";
+  ck_assert_msg(text.compare(at, summary.size(), summary) == 0, "%s",
+                text.c_str() + at);
+  ck_assert_int_eq(RunInfer({bin, wand, res}, d + "/b", &text), 64);
+  ck_assert_int_eq(RunInfer({bin, "--pipeline", "--audit", wand}, d + "/b",
+                            &text), 64);
+  ck_assert_int_eq(RunInfer({bin, "--socket", d + "/no.sock", "--pipeline",
+                             wand, "tests/data/generated/"
+                             "unregistered_ops.tflite"}, d + "/b", &text),
+                   65);
+  ck_assert_int_eq(RunInfer({bin, "--pipeline", wand, d + "/missing"},
+                            d + "/b", &text), 66);
+  tu_rm_rf(dir);
+  free(dir);
+}
+END_TEST
+
 }  // namespace
 
 Suite *tflite_rt_suite(void) {
@@ -1880,6 +2033,7 @@ Suite *tflite_rt_suite(void) {
   tcase_add_test(tc, test_dropped_plan);
   tcase_add_test(tc, test_small_model);
   tcase_add_test(tc, test_input_shapes);
+  tcase_add_test(tc, test_pipeline);
   tcase_add_test(tc, test_model_identity);
   tcase_add_test(tc, test_miss_keeps_malloc_threshold);
   suite_add_tcase(s, tc);
@@ -1893,6 +2047,7 @@ Suite *tflite_rt_suite(void) {
   tcase_add_test(tc, test_infer_audit);
   tcase_add_test(tc, test_infer_input_shape);
   tcase_add_test(tc, test_infer_table);
+  tcase_add_test(tc, test_infer_pipeline);
   suite_add_tcase(s, tc);
   tc = tcase_create("bench");
   tcase_set_timeout(tc, 300);

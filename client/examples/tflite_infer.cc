@@ -39,6 +39,7 @@
 #include "arenad_tflite.h"
 #include "arenad_tflite_audit.h"
 #include "arenad_tflite_ops.h"
+#include "arenad_tflite_pipeline.h"
 #include "tflite_infer_run.h"
 #include "tflite_infer_table.h"
 
@@ -47,6 +48,7 @@ namespace {
 void usage(FILE *f) {
   fprintf(f,
           "Usage: tflite_infer [options] MODEL.tflite\n"
+          "       tflite_infer [options] --pipeline MODEL.tflite...\n"
           "\n"
           "Runs MODEL on TensorFlow Lite with its tensors placed by arenad\n"
           "and prints the plan's source, the memory and the outputs.\n"
@@ -67,6 +69,9 @@ void usage(FILE *f) {
           "                  TFLite alone and the lower bound, one row\n"
           "                  per --table; exit 65 when TFLite refuses one\n"
           "  --plot FILE     with --table: draw those rows as an SVG chart\n"
+          "  --pipeline      run every MODEL in turn on one arena with a\n"
+          "                  joint plan (arenad::TflitePipeline), printing\n"
+          "                  each one's outputs as a run of it alone would\n"
           "  --min-saving B  keep TFLite's own planner, without asking\n"
           "                  arenad, when the model's arena tensors sum to\n"
           "                  under B bytes (default %llu; 0: always ask)\n"
@@ -97,6 +102,8 @@ struct Args {
   std::vector<std::vector<int>> shapes; /* --input-shape, in order */
   std::vector<tflite_infer::ShapeRow> table; /* --table, one row each */
   const char *plot = nullptr;              /* --plot FILE */
+  bool pipeline = false;                   /* --pipeline */
+  std::vector<const char *> more;          /* its models after the first */
   unsigned long long seed = 1;
   unsigned long long invokes = 1;
   unsigned long long values = 16;
@@ -168,6 +175,8 @@ int parse(int argc, char **argv, Args *a) {
       a->in_place = false;
     } else if (!strcmp(o, "--audit")) {
       a->audit = true;
+    } else if (!strcmp(o, "--pipeline")) {
+      a->pipeline = true;
     } else if (!strcmp(o, "--socket") && v) {
       a->socket = argv[++i];
     } else if (!strcmp(o, "--planner") && v) {
@@ -196,6 +205,8 @@ int parse(int argc, char **argv, Args *a) {
       bad = number(argv[++i], 0, ~0ull, &a->values) != 0;
     } else if (o[0] != '-' && !a->model) {
       a->model = o;
+    } else if (o[0] != '-') {
+      a->more.push_back(o);
     } else {
       bad = true;
     }
@@ -206,6 +217,17 @@ int parse(int argc, char **argv, Args *a) {
   }
   if (!a->model) {
     fprintf(stderr, "tflite_infer: missing MODEL (see --help)\n");
+    return 64;
+  }
+  if (!a->more.empty() && !a->pipeline) {
+    fprintf(stderr, "tflite_infer: one MODEL, or --pipeline (see --help)\n");
+    return 64;
+  }
+  if (a->pipeline && (a->audit || a->tflite || !a->table.empty() ||
+                      !a->shapes.empty() || a->soak)) {
+    fprintf(stderr, "tflite_infer: --pipeline goes with none of --audit, "
+                    "--planner tflite, --table, --input-shape and --soak "
+                    "(see --help)\n");
     return 64;
   }
   if ((a->plot && a->table.empty()) ||
@@ -458,6 +480,48 @@ int run(const Args &a, tflite::Interpreter *in) {
   return 0;
 }
 
+/* --pipeline: every model in turn on one arena. Returns 0, 65 (a model
+ * cannot be built or planned), 66 (cannot be read) or run()'s status. */
+int pipeline(const Args &a, arenad_client_t *c) {
+  std::vector<const char *> paths = {a.model};
+  paths.insert(paths.end(), a.more.begin(), a.more.end());
+  std::vector<std::unique_ptr<Model>> ms;
+  arenad::TfliteOpResolver resolver;
+  arenad::TflitePipeline pipe(c, resolver);
+  pipe.SetInPlace(a.in_place);
+  for (const char *path : paths) {
+    ms.emplace_back(new Model());
+    if (!load_model(path, ms.back().get())) {
+      fprintf(stderr, "tflite_infer: %s: cannot read: %s\n", path,
+              errno == EINVAL ? "empty file" : strerror(errno));
+      return 66;
+    }
+    pipe.Add(ms.back()->data, ms.back()->len);
+  }
+  if (pipe.Build()) {
+    fprintf(stderr, "tflite_infer: pipeline: %s\n", pipe.error());
+    return 65;
+  }
+  int status = 0;
+  for (size_t k = 0; k < paths.size() && !status; k++) {
+    printf("model: %s\n", paths[k]);
+    status = run(a, pipe.interpreter(k));
+  }
+  const arenad::TflitePipelineInfo &i = pipe.info();
+  printf("pipeline: %zu models; TFLite alone %llu bytes (each model's "
+         "arena, summed); arenad alone %llu (each model's plan, summed; "
+         "the largest %llu); shared arena %llu bytes (plan from %s; lower "
+         "bound %llu; inputs and outputs %llu); TFLite's remainder %llu\n",
+         paths.size(), (unsigned long long)i.tflite_alone,
+         (unsigned long long)i.arenad_alone,
+         (unsigned long long)i.largest_alone,
+         (unsigned long long)i.arena_bytes,
+         i.local ? "local" : i.cached ? "cache" : "daemon",
+         (unsigned long long)i.lower_bound, (unsigned long long)i.io_bytes,
+         (unsigned long long)i.remainder);
+  return status;
+}
+
 /* --table (and --plot): returns 0, 65 when a row was refused, or 73
  * when the plot cannot be written. */
 int shape_table(const Args &a, const Model &m, arenad_client_t *c) {
@@ -506,8 +570,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "tflite_infer: cannot open a client handle\n");
     return 65;
   }
-  if (!a.table.empty()) {
-    int status = shape_table(a, model, c);
+  if (!a.table.empty() || a.pipeline) {
+    int status = a.pipeline ? pipeline(a, c) : shape_table(a, model, c);
     arenad_client_close(c);
     return status;
   }

@@ -427,6 +427,51 @@ int TflitePlanner::Learn(tflite::Interpreter *in) {
   return 0;
 }
 
+/* The model identity (once per model: fb_ verified it) and the shapes
+ * of in's inputs as allocated: what the plan is stored under. */
+void TflitePlanner::KeyOf(tflite::Interpreter *in) {
+  if (!have_identity_) {
+    tflite_int::ModelIdentity(fb_->GetModel(),
+                              static_cast<const uint8_t *>(model_),
+                              model_len_, identity_);
+    have_identity_ = true;
+  }
+  in_shapes_.clear();
+  for (int t : in->inputs()) {
+    const TfLiteIntArray *d = in->tensor(t)->dims;
+    std::vector<int64_t> v;
+    for (int k = 0; d && k < d->size; k++)
+      v.push_back(d->data[k] < 0 ? 0 : d->data[k]);
+    in_shapes_.push_back(v);
+  }
+}
+
+int TflitePlanner::LearnOnly() {
+  reporter_->Hold();
+  missing_ops_ = false;
+  memset(&info_, 0, sizeof info_);
+  error_.clear();
+  FreeArena();
+  sized_.clear();
+  std::unique_ptr<tflite::Interpreter> in;
+  int rc = NewInterpreter(&in);
+  if (!rc && !input_shapes_.empty())
+    rc = SizeAtShapes();
+  if (!rc && (rc = Learn(in.get())) == 0) {
+    for (auto &b : buffers_)
+      b.alias = -1;
+    if (in_place_)
+      DeclarePairs(in.get());
+    KeyOf(in.get());
+  }
+  in.reset();
+  FreeProbe();
+  for (const Mapping &m : maps_)
+    munmap(m.ptr, m.len);
+  maps_.clear();
+  return Finish(rc);
+}
+
 /* The in-place pairs (IN-PLACE SHARING): for each node whose operator is
  * on the .tflite reader's allowlist and that has one output, the first
  * input the rules allow. */
@@ -493,20 +538,7 @@ int TflitePlanner::Plan(tflite::Interpreter *in, bool with_temps) {
       t->alias = (uint32_t)b.alias;
     }
   }
-  if (!have_identity_) { /* once per model: fb_ verified it */
-    tflite_int::ModelIdentity(fb_->GetModel(),
-                              static_cast<const uint8_t *>(model_),
-                              model_len_, identity_);
-    have_identity_ = true;
-  }
-  in_shapes_.clear();
-  for (int t : in->inputs()) {
-    const TfLiteIntArray *d = in->tensor(t)->dims;
-    std::vector<int64_t> v;
-    for (int k = 0; d && k < d->size; k++)
-      v.push_back(d->data[k] < 0 ? 0 : d->data[k]);
-    in_shapes_.push_back(v);
-  }
+  KeyOf(in);
   in_dims_.clear();
   for (auto &v : in_shapes_)
     in_dims_.push_back(arenad_dims{v.data(), v.size()});

@@ -307,6 +307,20 @@ class TflitePlanner {
   /* Build with TFLite's own planner only (for comparison). */
   int BuildTfliteOnly(std::unique_ptr<tflite::Interpreter> *out);
 
+  /* For TflitePipeline (arenad_tflite_pipeline.h): learns the model as
+   * Build() does and, with sharing on, declares its in-place pairs;
+   * buffers() then holds the tensors (the first n_learned()) and the
+   * temporaries, learned_key() the model identity and learned_inputs()
+   * the inputs' shapes as allocated. Nothing is planned, placed or kept
+   * but those figures and info().tflite_alone. Returns 0 or an ARENA_E*
+   * code with error() saying why. */
+  int LearnOnly();
+  size_t n_learned() const { return n_tensors_; }
+  const uint8_t *learned_key() const { return identity_; }
+  const std::vector<std::vector<int64_t>> &learned_inputs() const {
+    return in_shapes_;
+  }
+
   void SetInPlace(bool on) { in_place_ = on; }
   /* The shapes to build for (INPUT SHAPES); {} keeps the model's. */
   void SetInputShapes(const std::vector<std::vector<int>> &shapes) {
@@ -370,6 +384,7 @@ class TflitePlanner {
   int Learn(tflite::Interpreter *in);
   uint64_t Alone(tflite::Interpreter *in);
   void DeclarePairs(tflite::Interpreter *in);
+  void KeyOf(tflite::Interpreter *in);
   int Plan(tflite::Interpreter *in, bool with_temps);
   uint64_t ArenaCost(uint64_t bytes, bool mapped) const;
   int Check(tflite::Interpreter *in, bool with_temps);

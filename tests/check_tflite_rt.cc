@@ -1982,12 +1982,29 @@ START_TEST(test_infer_pipeline) {
                   text.substr(from, want.size()).c_str(), want.c_str());
     at = from + want.size();
   }
-  std::string summary = "pipeline: 3 models; ";
-  ck_assert_msg(text.compare(at, summary.size(), summary) == 0, "%s",
-                text.c_str() + at);
+  ck_assert_msg(text.find("pipeline: 3 models on one arena: ") <
+                    text.find("model: "), "%s", text.c_str());
+  ck_assert_msg(text.find("process: peak RSS ", at) != std::string::npos,
+                "%s", text.c_str());
+  /* the same outputs with each model on its own plan, and on TFLite's */
+  std::string shared = text.substr(text.find("model: "));
+  shared = shared.substr(0, shared.find("process: "));
+  for (const char *mode : {"--separate", "--planner"}) {
+    std::vector<std::string> args = {bin, "--socket", d + "/no.sock",
+                                     "--invokes", "3", "--pipeline", mode};
+    if (!strcmp(mode, "--planner"))
+      args.push_back("tflite");
+    args.insert(args.end(), {wand, res, wand});
+    ck_assert_int_eq(RunInfer(args, d + "/s", &text), 0);
+    std::string each = text.substr(text.find("model: "));
+    each = each.substr(0, each.find("process: "));
+    ck_assert_msg(each == shared, "%s: %s", mode, text.c_str());
+    ck_assert(text.find("pipeline: 3 models, each on ") != std::string::npos);
+  }
   ck_assert_int_eq(RunInfer({bin, wand, res}, d + "/b", &text), 64);
   ck_assert_int_eq(RunInfer({bin, "--pipeline", "--audit", wand}, d + "/b",
                             &text), 64);
+  ck_assert_int_eq(RunInfer({bin, "--separate", wand}, d + "/b", &text), 64);
   ck_assert_int_eq(RunInfer({bin, "--socket", d + "/no.sock", "--pipeline",
                              wand, "tests/data/generated/"
                              "unregistered_ops.tflite"}, d + "/b", &text),

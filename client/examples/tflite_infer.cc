@@ -71,7 +71,11 @@ void usage(FILE *f) {
           "  --plot FILE     with --table: draw those rows as an SVG chart\n"
           "  --pipeline      run every MODEL in turn on one arena with a\n"
           "                  joint plan (arenad::TflitePipeline), printing\n"
-          "                  each one's outputs as a run of it alone would\n"
+          "                  each one's outputs as a run of it alone would,\n"
+          "                  then the arena figures and the process's\n"
+          "                  peak RSS and RssAnon; with --planner tflite\n"
+          "                  each on TFLite's own planner instead, with\n"
+          "                  --separate each on its own arenad plan\n"
           "  --min-saving B  keep TFLite's own planner, without asking\n"
           "                  arenad, when the model's arena tensors sum to\n"
           "                  under B bytes (default %llu; 0: always ask)\n"
@@ -103,6 +107,7 @@ struct Args {
   std::vector<tflite_infer::ShapeRow> table; /* --table, one row each */
   const char *plot = nullptr;              /* --plot FILE */
   bool pipeline = false;                   /* --pipeline */
+  bool separate = false;                   /* --separate */
   std::vector<const char *> more;          /* its models after the first */
   unsigned long long seed = 1;
   unsigned long long invokes = 1;
@@ -177,6 +182,8 @@ int parse(int argc, char **argv, Args *a) {
       a->audit = true;
     } else if (!strcmp(o, "--pipeline")) {
       a->pipeline = true;
+    } else if (!strcmp(o, "--separate")) {
+      a->separate = true;
     } else if (!strcmp(o, "--socket") && v) {
       a->socket = argv[++i];
     } else if (!strcmp(o, "--planner") && v) {
@@ -223,11 +230,12 @@ int parse(int argc, char **argv, Args *a) {
     fprintf(stderr, "tflite_infer: one MODEL, or --pipeline (see --help)\n");
     return 64;
   }
-  if (a->pipeline && (a->audit || a->tflite || !a->table.empty() ||
-                      !a->shapes.empty() || a->soak)) {
+  if ((a->pipeline && (a->audit || !a->table.empty() ||
+                       !a->shapes.empty() || a->soak)) ||
+      (a->separate && (!a->pipeline || a->tflite))) {
     fprintf(stderr, "tflite_infer: --pipeline goes with none of --audit, "
-                    "--planner tflite, --table, --input-shape and --soak "
-                    "(see --help)\n");
+                    "--table, --input-shape and --soak, and --separate "
+                    "only with --pipeline (see --help)\n");
     return 64;
   }
   if ((a->plot && a->table.empty()) ||
@@ -480,15 +488,75 @@ int run(const Args &a, tflite::Interpreter *in) {
   return 0;
 }
 
-/* --pipeline: every model in turn on one arena. Returns 0, 65 (a model
- * cannot be built or planned), 66 (cannot be read) or run()'s status. */
+/* --pipeline --separate or --planner tflite: every model its own
+ * interpreter (all built before the first runs, as an application that
+ * keeps them would). Returns 0 or 65. */
+int build_each(const Args &a, arenad_client_t *c,
+               const std::vector<const char *> &paths,
+               const std::vector<std::unique_ptr<Model>> &ms,
+               const arenad::TfliteOpResolver &resolver,
+               std::vector<std::unique_ptr<arenad::TflitePlanner>> *ps,
+               std::vector<std::unique_ptr<tflite::Interpreter>> *ins) {
+  uint64_t arenas = 0, rest = 0;
+  for (size_t k = 0; k < ms.size(); k++) {
+    ps->emplace_back(new arenad::TflitePlanner(c, ms[k]->data, ms[k]->len,
+                                               resolver));
+    arenad::TflitePlanner &p = *ps->back();
+    p.SetInPlace(a.in_place);
+    p.SetMinSaving(a.min_saving);
+    ins->emplace_back();
+    if (a.tflite ? p.BuildTfliteOnly(&ins->back()) : p.Build(&ins->back())) {
+      fprintf(stderr, "tflite_infer: %s: %s\n", paths[k], p.error());
+      return 65;
+    }
+    if (a.tflite) {
+      arenas += arenad::TfliteArenaBytes(*ins->back(), nullptr);
+    } else {
+      arenas += p.info().arena_bytes;
+      rest += p.info().remainder;
+    }
+  }
+  printf("pipeline: %zu models, each on %s: arenas %llu bytes summed, "
+         "TFLite's remainders %llu\n", ms.size(),
+         a.tflite ? "TFLite's own planner" : "its own arenad plan",
+         (unsigned long long)arenas, (unsigned long long)rest);
+  return 0;
+}
+
+/* --pipeline on arenad::TflitePipeline. Returns 0 or 65. */
+int build_shared(const Args &a, arenad::TflitePipeline *pipe,
+                 const std::vector<std::unique_ptr<Model>> &ms) {
+  pipe->SetInPlace(a.in_place);
+  for (const auto &m : ms)
+    pipe->Add(m->data, m->len);
+  if (pipe->Build()) {
+    fprintf(stderr, "tflite_infer: pipeline: %s\n", pipe->error());
+    return 65;
+  }
+  const arenad::TflitePipelineInfo &i = pipe->info();
+  printf("pipeline: %zu models on one arena: TFLite alone %llu bytes (each "
+         "model's arena, summed); arenad alone %llu (each model's plan, "
+         "summed; the largest %llu); shared arena %llu bytes (plan from %s; "
+         "lower bound %llu; inputs and outputs %llu); TFLite's remainder "
+         "%llu\n",
+         ms.size(), (unsigned long long)i.tflite_alone,
+         (unsigned long long)i.arenad_alone,
+         (unsigned long long)i.largest_alone,
+         (unsigned long long)i.arena_bytes,
+         i.local ? "local" : i.cached ? "cache" : "daemon",
+         (unsigned long long)i.lower_bound, (unsigned long long)i.io_bytes,
+         (unsigned long long)i.remainder);
+  return 0;
+}
+
+/* --pipeline: every model built, then run in turn, each printing its
+ * outputs as a run of it alone would; then the process's memory.
+ * Returns 0, 65 (a model cannot be built or planned), 66 (cannot be
+ * read) or run()'s status. */
 int pipeline(const Args &a, arenad_client_t *c) {
   std::vector<const char *> paths = {a.model};
   paths.insert(paths.end(), a.more.begin(), a.more.end());
   std::vector<std::unique_ptr<Model>> ms;
-  arenad::TfliteOpResolver resolver;
-  arenad::TflitePipeline pipe(c, resolver);
-  pipe.SetInPlace(a.in_place);
   for (const char *path : paths) {
     ms.emplace_back(new Model());
     if (!load_model(path, ms.back().get())) {
@@ -496,29 +564,22 @@ int pipeline(const Args &a, arenad_client_t *c) {
               errno == EINVAL ? "empty file" : strerror(errno));
       return 66;
     }
-    pipe.Add(ms.back()->data, ms.back()->len);
   }
-  if (pipe.Build()) {
-    fprintf(stderr, "tflite_infer: pipeline: %s\n", pipe.error());
-    return 65;
-  }
-  int status = 0;
+  arenad::TfliteOpResolver resolver;
+  arenad::TflitePipeline pipe(c, resolver);
+  std::vector<std::unique_ptr<arenad::TflitePlanner>> ps;
+  std::vector<std::unique_ptr<tflite::Interpreter>> ins;
+  bool shared = !a.tflite && !a.separate;
+  int status = shared ? build_shared(a, &pipe, ms)
+                      : build_each(a, c, paths, ms, resolver, &ps, &ins);
   for (size_t k = 0; k < paths.size() && !status; k++) {
     printf("model: %s\n", paths[k]);
-    status = run(a, pipe.interpreter(k));
+    status = run(a, shared ? pipe.interpreter(k) : ins[k].get());
   }
-  const arenad::TflitePipelineInfo &i = pipe.info();
-  printf("pipeline: %zu models; TFLite alone %llu bytes (each model's "
-         "arena, summed); arenad alone %llu (each model's plan, summed; "
-         "the largest %llu); shared arena %llu bytes (plan from %s; lower "
-         "bound %llu; inputs and outputs %llu); TFLite's remainder %llu\n",
-         paths.size(), (unsigned long long)i.tflite_alone,
-         (unsigned long long)i.arenad_alone,
-         (unsigned long long)i.largest_alone,
-         (unsigned long long)i.arena_bytes,
-         i.local ? "local" : i.cached ? "cache" : "daemon",
-         (unsigned long long)i.lower_bound, (unsigned long long)i.io_bytes,
-         (unsigned long long)i.remainder);
+  Memory m = read_memory();
+  if (!status)
+    printf("process: peak RSS %ld KiB, RssAnon %ld KiB\n", m.hwm, m.anon);
+  ins.clear(); /* before the planners that own their arenas */
   return status;
 }
 

@@ -979,6 +979,27 @@ START_TEST(test_dropped_plan) {
     ck_assert_uint_eq(q.info().n_interpreters, 1);
     ck_assert_uint_eq(q.info().n_placed, q.info().n_tensors);
     Prove("learned again", bytes.data(), bytes.size(), &q, in.get(), nullptr);
+    ck_assert(!q.info().placed_again);
+    in.reset();
+    /* PLACING AGAIN: the next Build() learns nothing; one whose remembered
+     * placement TFLite's check refuses forgets it and learns again */
+    ck_assert_msg(q.Build(&in) == 0, "%s", q.error());
+    ck_assert(q.info().placed_again);
+    ck_assert_uint_eq(q.info().n_interpreters, 1);
+    ck_assert_uint_eq(q.info().n_placed, q.info().n_tensors);
+    Prove("placed again", bytes.data(), bytes.size(), &q, in.get(), nullptr);
+    in.reset();
+    q.TestOnlyMoveTemporary(true);
+    ck_assert_msg(q.Build(&in) == 0, "%s", q.error());
+    ck_assert(!q.info().placed_again);
+    ck_assert(q.info().dropped);
+    ck_assert_int_eq((int)q.info().source,
+                     (int)arenad::TflitePlanSource::kTflite);
+    in.reset();
+    q.TestOnlyMoveTemporary(false);
+    ck_assert_msg(q.Build(&in) == 0, "%s", q.error());
+    ck_assert(!q.info().placed_again); /* forgotten: learned */
+    ck_assert_uint_eq(q.info().n_placed, q.info().n_tensors);
     in.reset();
     printf("tflite_rt dropped: %s\n", p.error());
   }
@@ -1698,13 +1719,16 @@ START_TEST(test_input_shapes) {
     const std::vector<std::vector<int>> *shapes;
     const std::vector<uint8_t> *own;
     arenad::TflitePlanSource source;
-  } steps[] = {{&a, &own_a, arenad::TflitePlanSource::kDaemon},
-               {&b, &own_b, arenad::TflitePlanSource::kDaemon},
-               {&a, &own_a, arenad::TflitePlanSource::kCache}};
+    bool again; /* PLACING AGAIN: nothing learned */
+  } steps[] = {{&a, &own_a, arenad::TflitePlanSource::kDaemon, false},
+               {&b, &own_b, arenad::TflitePlanSource::kDaemon, false},
+               {&a, &own_a, arenad::TflitePlanSource::kCache, true}};
   uint64_t arena[2] = {0, 0};
   for (size_t i = 0; i < 3; i++) {
     ck_assert_msg(p.Resize(*steps[i].shapes, &in) == 0, "%s", p.error());
     ck_assert_int_eq((int)p.info().source, (int)steps[i].source);
+    ck_assert_int_eq(p.info().placed_again, steps[i].again);
+    ck_assert_uint_eq(p.info().n_interpreters, steps[i].again ? 1 : 2);
     ck_assert_int_eq(in->tensor(in->inputs()[0])->dims->data[1],
                      (*steps[i].shapes)[0][1]);
     std::vector<uint8_t> ours;
@@ -1737,6 +1761,7 @@ START_TEST(test_input_shapes) {
     ck_assert_msg(p.Resize(i % 2 ? b : a, &in) == 0, "%s", p.error());
     ck_assert_int_eq((int)p.info().source,
                      (int)arenad::TflitePlanSource::kCache);
+    ck_assert(p.info().placed_again);
     if (i == 9)
       at10 = RssAnonKib();
   }

@@ -518,10 +518,13 @@ void TflitePlanner::DeclarePairs(tflite::Interpreter *in) {
  * adds the temporaries, pinned at their offsets in TFLite's arena, which
  * then starts at the arena's base (TEMPORARIES). */
 int TflitePlanner::Plan(tflite::Interpreter *in, bool with_temps) {
-  for (auto &b : buffers_)
-    b.alias = -1;
-  if (in_place_)
-    DeclarePairs(in);
+  if (in) { /* else PLACING AGAIN: the pairs and key learned before */
+    for (auto &b : buffers_)
+      b.alias = -1;
+    if (in_place_)
+      DeclarePairs(in);
+    KeyOf(in);
+  }
   size_t n = with_temps ? buffers_.size() : n_tensors_;
   std::vector<struct planner_tensor> g(n);
   for (size_t i = 0; i < n; i++) {
@@ -538,7 +541,6 @@ int TflitePlanner::Plan(tflite::Interpreter *in, bool with_temps) {
       t->alias = (uint32_t)b.alias;
     }
   }
-  KeyOf(in);
   in_dims_.clear();
   for (auto &v : in_shapes_)
     in_dims_.push_back(arenad_dims{v.data(), v.size()});
@@ -867,6 +869,53 @@ int TflitePlanner::Build(std::unique_ptr<tflite::Interpreter> *out) {
   return Finish(BuildPlanned(out));
 }
 
+void TflitePlanner::Remember() {
+  Learned &l = learned_[{input_shapes_, in_place_}];
+  l.buffers = buffers_;
+  l.n_tensors = n_tensors_;
+  l.temp_arena = temp_arena_;
+  l.temps_pinnable = temps_pinnable_;
+  l.in_shapes = in_shapes_;
+  l.info = info_;
+}
+
+/* PLACING AGAIN: plans the graph learned before at these shapes and
+ * places it in one fresh interpreter, learning nothing. Returns 0 with
+ * *out set, or nonzero (nothing kept) when the plan is not placed or
+ * would not save memory: the caller then learns. */
+int TflitePlanner::PlaceAgain(const Learned &l,
+                              std::unique_ptr<tflite::Interpreter> *out) {
+  buffers_ = l.buffers;
+  n_tensors_ = l.n_tensors;
+  temp_arena_ = l.temp_arena;
+  temps_pinnable_ = l.temps_pinnable;
+  in_shapes_ = l.in_shapes;
+  moved_ = 0;
+  info_.tflite_alone = l.info.tflite_alone;
+  info_.n_tensors = l.info.n_tensors;
+  info_.n_temporaries = l.info.n_temporaries;
+  info_.temporary_bytes = l.info.temporary_bytes;
+  bool with_temps = temps_pinnable_;
+  int rc = Plan(nullptr, with_temps);
+  uint64_t beside = with_temps ? 0 : temp_arena_;
+  if (!rc && ArenaCost(info_.arena_bytes, false) + beside > info_.tflite_alone)
+    rc = ARENA_EUNUSABLE;
+  std::unique_ptr<tflite::Interpreter> in;
+  if (!rc)
+    rc = PlaceFresh(&in, with_temps);
+  if (!rc && ArenaCost(info_.arena_bytes, arena_mapped_) + info_.remainder >
+                 info_.tflite_alone)
+    rc = ARENA_EUNUSABLE;
+  if (rc) {
+    in.reset();
+    FreeArena();
+    return rc;
+  }
+  info_.placed_again = true;
+  *out = std::move(in);
+  return 0;
+}
+
 int TflitePlanner::BuildPlanned(std::unique_ptr<tflite::Interpreter> *out) {
   out->reset();
   memset(&info_, 0, sizeof info_);
@@ -876,6 +925,15 @@ int TflitePlanner::BuildPlanned(std::unique_ptr<tflite::Interpreter> *out) {
   FreeArena();
   if (!client_)
     return Fail(ARENA_EINVAL, "no client handle");
+  auto seen = learned_.find({input_shapes_, in_place_});
+  if (seen != learned_.end()) {
+    if (PlaceAgain(seen->second, out) == 0)
+      return 0;
+    learned_.erase(seen); /* learn again */
+    memset(&info_, 0, sizeof info_);
+    error_.clear();
+    note_.clear();
+  }
   std::unique_ptr<tflite::Interpreter> in;
   int rc = NewInterpreter(&in);
   if (rc)
@@ -927,6 +985,8 @@ int TflitePlanner::BuildPlanned(std::unique_ptr<tflite::Interpreter> *out) {
     rc = PlaceFresh(&in, with_temps);
   if (rc == 0 && ArenaCost(info_.arena_bytes, arena_mapped_) +
                          info_.remainder <= info_.tflite_alone) {
+    if (moved_ == 0)
+      Remember();
     *out = std::move(in);
     return 0;
   }

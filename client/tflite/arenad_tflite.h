@@ -98,6 +98,21 @@
  *  128 KiB, glibc's default mmap threshold, and taken from the heap
  *  below it, where freeing it moves no threshold.
  *
+ * PLACING AGAIN
+ *  A Build() that placed arenad's plan in the interpreter that learned
+ *  remembers what it learned (the buffers, their pairs, the temporaries'
+ *  offsets and TFLite's arena of them, TFLite alone) under its input
+ *  shapes and sharing. The next Build() at the same shapes, after
+ *  Resize() back to them say, learns nothing: it asks arenad for the
+ *  plan of the remembered graph (a cache hit, answered from the daemon's
+ *  memory) and places it in one fresh interpreter, every tensor given its
+ *  address and TFLite's arena of temporaries the base of arenad's before
+ *  the first AllocateTensors() (info().placed_again, n_interpreters 1).
+ *  TFLite's check afterwards stays: when any address or temporary is not
+ *  where planned, or the plan would not save memory, the remembered
+ *  graph is forgotten and the model learned again. One such record is
+ *  kept per set of shapes for the planner's lifetime.
+ *
  * TEMPORARIES
  *  Kernel temporaries cannot be given an address (a kernel's Prepare sets
  *  them back to kTfLiteArenaRw): TFLite keeps them in its own arena,
@@ -209,8 +224,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <arenad/arenad_client.h>
@@ -278,6 +295,9 @@ struct TflitePlanInfo {
                                 fall back to it and found unsound: not
                                 used (NO UNCHECKED FALLBACK); tflite_alone
                                 is then the arena of a wrong plan */
+  bool placed_again;         /* placed from the graph this planner
+                                learned at the same input shapes before,
+                                with nothing learned (PLACING AGAIN) */
   bool below_min_saving;     /* kTflite because the model's arena
                                 tensors sum to under the minimum saving:
                                 arenad was not asked (SMALL MODELS) */
@@ -386,6 +406,18 @@ class TflitePlanner {
   void DeclarePairs(tflite::Interpreter *in);
   void KeyOf(tflite::Interpreter *in);
   int Plan(tflite::Interpreter *in, bool with_temps);
+  /* PLACING AGAIN: what Learn() found, and the pairs declared, for the
+   * input shapes and sharing of a Build() that placed it. */
+  struct Learned {
+    std::vector<TfliteBuffer> buffers;
+    size_t n_tensors;
+    uint64_t temp_arena;
+    bool temps_pinnable;
+    std::vector<std::vector<int64_t>> in_shapes;
+    TflitePlanInfo info; /* its learned figures */
+  };
+  void Remember();
+  int PlaceAgain(const Learned &l, std::unique_ptr<tflite::Interpreter> *out);
   uint64_t ArenaCost(uint64_t bytes, bool mapped) const;
   int Check(tflite::Interpreter *in, bool with_temps);
   int PlaceInPlace(tflite::Interpreter *in, bool with_temps);
@@ -440,6 +472,8 @@ class TflitePlanner {
   uint64_t min_saving_ = kTfliteMinSaving; /* SMALL MODELS */
   std::vector<std::vector<int>> input_shapes_;   /* INPUT SHAPES */
   std::vector<uint64_t> sized_; /* every tensor's bytes at them, or empty */
+  /* PLACING AGAIN: by input shapes and sharing */
+  std::map<std::pair<std::vector<std::vector<int>>, bool>, Learned> learned_;
   bool test_overlap_;
   bool test_move_temp_;
   bool test_prefer_tflite_ = false;

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <string>
@@ -554,6 +555,8 @@ int build_shared(const Args &a, arenad::TflitePipeline *pipe,
  * Returns 0, 65 (a model cannot be built or planned), 66 (cannot be
  * read) or run()'s status. */
 int pipeline(const Args &a, arenad_client_t *c) {
+  struct timespec t0, t1, t2;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   std::vector<const char *> paths = {a.model};
   paths.insert(paths.end(), a.more.begin(), a.more.end());
   std::vector<std::unique_ptr<Model>> ms;
@@ -572,13 +575,21 @@ int pipeline(const Args &a, arenad_client_t *c) {
   bool shared = !a.tflite && !a.separate;
   int status = shared ? build_shared(a, &pipe, ms)
                       : build_each(a, c, paths, ms, resolver, &ps, &ins);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
   for (size_t k = 0; k < paths.size() && !status; k++) {
     printf("model: %s\n", paths[k]);
     status = run(a, shared ? pipe.interpreter(k) : ins[k].get());
   }
+  clock_gettime(CLOCK_MONOTONIC, &t2);
   Memory m = read_memory();
+  auto ms_between = [](const timespec &x, const timespec &y) {
+    return (double)(y.tv_sec - x.tv_sec) * 1e3 +
+           (double)(y.tv_nsec - x.tv_nsec) / 1e6;
+  };
   if (!status)
-    printf("process: peak RSS %ld KiB, RssAnon %ld KiB\n", m.hwm, m.anon);
+    printf("process: models read and built in %.3f ms, run in %.3f ms; "
+           "peak RSS %ld KiB, RssAnon %ld KiB\n", ms_between(t0, t1),
+           ms_between(t1, t2), m.hwm, m.anon);
   ins.clear(); /* before the planners that own their arenas */
   return status;
 }

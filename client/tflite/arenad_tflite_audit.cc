@@ -455,16 +455,21 @@ int AuditTfliteTensors(const std::vector<TfliteAuditTensor> &tensors,
 namespace {
 
 /* Sorts ts by offset; true when no two of them live at one position
- * share a byte. */
+ * share a byte, a view and what it is a view of being one buffer. */
 bool Disjoint(std::vector<TfliteAuditTensor> *ts) {
   std::sort(ts->begin(), ts->end(), LessByOffset);
+  std::map<int, size_t> at;
+  for (size_t i = 0; i < ts->size(); i++)
+    if (!(*ts)[i].temporary)
+      at[(*ts)[i].tensor] = i;
+  std::vector<int> cls = Classes(*ts, at);
   for (size_t i = 0; i < ts->size(); i++) {
     const TfliteAuditTensor &x = (*ts)[i];
     for (size_t j = i + 1; j < ts->size() && (*ts)[j].offset <
                                                    x.offset + x.size;
          j++) {
       const TfliteAuditTensor &y = (*ts)[j];
-      if (x.first <= y.last && y.first <= x.last)
+      if (cls[i] != cls[j] && x.first <= y.last && y.first <= x.last)
         return false;
     }
   }
@@ -482,19 +487,21 @@ int AuditTflitePlan(const tflite::Interpreter &interp, const void *model,
   std::vector<TfliteAuditTensor> ts;
   std::vector<Use> uses;
   int rc = Read(interp, &ts, &uses, err);
-  if (!rc && Disjoint(&ts)) { /* sound under any rule */
-    out->sound = true;
-    out->n_tensors = ts.size();
-    for (const TfliteAuditTensor &t : ts)
-      out->arena_bytes = std::max(out->arena_bytes, t.offset + t.size);
-    out->tensors = ts;
-    return 0;
-  }
-  if (!rc)
-    rc = Allowlist(model, model_len, uses, &ts, err);
   if (rc)
     return rc;
   Views(uses, &ts);
+  if (Disjoint(&ts)) { /* sound under any rule */
+    out->sound = true;
+    out->n_tensors = ts.size();
+    for (const TfliteAuditTensor &t : ts) {
+      out->arena_bytes = std::max(out->arena_bytes, t.offset + t.size);
+      out->n_views += t.view_of >= 0;
+    }
+    out->tensors = ts;
+    return 0;
+  }
+  if ((rc = Allowlist(model, model_len, uses, &ts, err)))
+    return rc;
   return AuditTfliteTensors(ts, out, err);
 }
 

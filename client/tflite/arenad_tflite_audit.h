@@ -49,12 +49,12 @@
  *  rules above do not allow. The plan is sound when the verifier accepts
  *  it; its message on the first conflict it finds is kept, and stands
  *  alone should the scan find nothing to name.
- *  When no two tensors live at one position share a byte at all, the
- *  plan is sound under any rule: AuditTflitePlan() says so at once,
- *  without reading the model's allowlist or running the verifier (the
- *  common case on small models, where reading the model again would
- *  cost more than the model's whole arena; arenad_tflite.h, SMALL
- *  MODELS).
+ *  When no two tensors live at one position share a byte at all (a view
+ *  and its input being one buffer), the plan is sound under any rule:
+ *  AuditTflitePlan() says so at once, without reading the model's
+ *  allowlist or running the verifier (the common case on small models,
+ *  where reading the model again would cost more than the model's whole
+ *  arena; arenad_tflite.h, SMALL MODELS).
  *
  * OWNERSHIP
  *  The interpreter and the model bytes are borrowed for the call; the

@@ -800,6 +800,7 @@ TFLITE_OWN_FLAGS = -std=c++20 $(OPT) $(CXXWARN) $(SANFLAGS) -MMD -MP \
 # one again with their hooks; these they share with `make tflite`).
 TFLITE_PARTS := $(BUILD)/client/tflite/arenad_tflite_audit.o \
                 $(BUILD)/client/tflite/arenad_tflite_pipeline.o \
+                $(BUILD)/client/tflite/arenad_tflite_shapes.o \
                 $(BUILD)/client/tflite/arenad_tflite_identity.o \
                 $(BUILD)/client/tflite/arenad_tflite_memory.o \
                 $(BUILD)/client/tflite/arenad_tflite_own.o

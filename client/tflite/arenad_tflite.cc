@@ -21,9 +21,11 @@
  * FILES
  *  This file: learning, planning, placing and Build(). The memory the
  *  planner maps and TFLite's allocator hook: arenad_tflite_memory.cc. The
- *  model identity: arenad_tflite_identity.cc. What TFLite itself does
- *  with the model (its own plan's size, its arena's bytes, the operators
- *  its resolver lacks): arenad_tflite_own.cc. What they share:
+ *  model identity and the key: arenad_tflite_identity.cc. What TFLite
+ *  itself does with the model (its own plan's size, its arena's bytes,
+ *  the operators its resolver lacks, the interpreters on its own planner
+ *  Build() returns): arenad_tflite_own.cc. Input shapes, placing again
+ *  and LearnOnly(): arenad_tflite_shapes.cc. What they share:
  *  arenad_tflite_int.h.
  *
  * MEMORY
@@ -229,64 +231,6 @@ int TflitePlanner::NewInterpreter(std::unique_ptr<tflite::Interpreter> *out) {
   return ApplyShapes(out->get());
 }
 
-/* INPUT SHAPES: the bytes of every tensor at the shapes set, into
- * sized_, read from a sizing interpreter whose arenas are reserved space
- * (nothing is touched): a resized model's other tensors still have the
- * bytes of the shapes it declares until Prepare runs. */
-int TflitePlanner::SizeAtShapes() {
-  sized_.clear();
-  std::unique_ptr<tflite::Interpreter> s;
-  int rc = NewInterpreter(&s);
-  if (rc)
-    return rc;
-  info_.n_interpreters++;
-  size_t room = room_;
-  room_ = 0;
-  reserving_ = true;
-  bool ok = s->SetAllocator(&allocator_) == kTfLiteOk &&
-            s->AllocateTensors() == kTfLiteOk;
-  reserving_ = false;
-  room_ = room;
-  if (!ok)
-    return FailMissing("TFLite could not allocate the tensors");
-  for (size_t t = 0; t < s->tensors_size(); t++)
-    sized_.push_back(s->tensor((int)t)->bytes);
-  return 0; /* s's arenas are unmapped as it goes */
-}
-
-/* A tensor's bytes at the shapes to build for. */
-uint64_t TflitePlanner::BytesOf(const tflite::Interpreter &in, int t) const {
-  return (size_t)t < sized_.size() ? sized_[(size_t)t] : in.tensor(t)->bytes;
-}
-
-/* INPUT SHAPES: resizes the inputs of in (not yet allocated). */
-int TflitePlanner::ApplyShapes(tflite::Interpreter *in) {
-  if (input_shapes_.empty())
-    return 0;
-  const std::vector<int> &ins = in->inputs();
-  if (input_shapes_.size() != ins.size())
-    return Fail(ARENA_EINVAL, std::to_string(input_shapes_.size()) +
-                                  " input shapes given for a model of " +
-                                  std::to_string(ins.size()) + " inputs");
-  for (size_t i = 0; i < ins.size(); i++) {
-    for (int d : input_shapes_[i])
-      if (d < 1)
-        return Fail(ARENA_EINVAL, "input " + std::to_string(i) +
-                                      ": a dimension below 1");
-    if (in->ResizeInputTensor(ins[i], input_shapes_[i]) != kTfLiteOk)
-      return Fail(ARENA_EINVAL, "TFLite refused the shape of input " +
-                                    std::to_string(i));
-  }
-  return 0;
-}
-
-int TflitePlanner::Resize(const std::vector<std::vector<int>> &shapes,
-                          std::unique_ptr<tflite::Interpreter> *out) {
-  out->reset();
-  SetInputShapes(shapes);
-  return Build(out);
-}
-
 /* Gives every tensor TFLite would place in its arena an address in
  * reserved space, lets TFLite allocate, and reads what it did (HOW IT
  * LEARNS). */
@@ -425,51 +369,6 @@ int TflitePlanner::Learn(tflite::Interpreter *in) {
   }
   info_.tflite_alone = Alone(in);
   return 0;
-}
-
-/* The model identity (once per model: fb_ verified it) and the shapes
- * of in's inputs as allocated: what the plan is stored under. */
-void TflitePlanner::KeyOf(tflite::Interpreter *in) {
-  if (!have_identity_) {
-    tflite_int::ModelIdentity(fb_->GetModel(),
-                              static_cast<const uint8_t *>(model_),
-                              model_len_, identity_);
-    have_identity_ = true;
-  }
-  in_shapes_.clear();
-  for (int t : in->inputs()) {
-    const TfLiteIntArray *d = in->tensor(t)->dims;
-    std::vector<int64_t> v;
-    for (int k = 0; d && k < d->size; k++)
-      v.push_back(d->data[k] < 0 ? 0 : d->data[k]);
-    in_shapes_.push_back(v);
-  }
-}
-
-int TflitePlanner::LearnOnly() {
-  reporter_->Hold();
-  missing_ops_ = false;
-  memset(&info_, 0, sizeof info_);
-  error_.clear();
-  FreeArena();
-  sized_.clear();
-  std::unique_ptr<tflite::Interpreter> in;
-  int rc = NewInterpreter(&in);
-  if (!rc && !input_shapes_.empty())
-    rc = SizeAtShapes();
-  if (!rc && (rc = Learn(in.get())) == 0) {
-    for (auto &b : buffers_)
-      b.alias = -1;
-    if (in_place_)
-      DeclarePairs(in.get());
-    KeyOf(in.get());
-  }
-  in.reset();
-  FreeProbe();
-  for (const Mapping &m : maps_)
-    munmap(m.ptr, m.len);
-  maps_.clear();
-  return Finish(rc);
 }
 
 /* The in-place pairs (IN-PLACE SHARING): for each node whose operator is
@@ -742,178 +641,21 @@ int TflitePlanner::Finish(int rc) {
   return rc;
 }
 
-int TflitePlanner::BuildTfliteOnly(std::unique_ptr<tflite::Interpreter> *out) {
+/* Starts a public Build call: TFLite's messages held (TFLITE'S
+ * MESSAGES) until Finish(). */
+void TflitePlanner::Begin() {
   reporter_->Hold();
   missing_ops_ = false;
+}
+
+int TflitePlanner::BuildTfliteOnly(std::unique_ptr<tflite::Interpreter> *out) {
+  Begin();
   return Finish(BuildOwn(out));
 }
 
-int TflitePlanner::BuildOwn(std::unique_ptr<tflite::Interpreter> *out) {
-  int rc = NewInterpreter(out);
-  if (rc)
-    return rc;
-  if ((*out)->AllocateTensors() != kTfLiteOk) {
-    out->reset();
-    return FailMissing("TFLite could not allocate the tensors");
-  }
-  return 0;
-}
-
-/* TFLite's own planner, when arenad's plan would not save memory or was
- * dropped: the learned figures stay, the interpreter is a new one. */
-int TflitePlanner::OnTfliteOwn(std::unique_ptr<tflite::Interpreter> *out) {
-  TflitePlanInfo keep = info_;
-  const TflitePlanInfo planned = info_;
-  out->reset();
-  FreeProbe();
-  FreeArena();
-  int rc = BuildOwn(out);
-  if (rc)
-    return rc;
-  info_ = keep;
-  info_.n_interpreters++;
-  info_.source = TflitePlanSource::kTflite;
-  info_.remainder = TfliteArenaBytes(**out, &info_.dynamic_bytes);
-  info_.arena_bytes = 0;
-  info_.n_placed = 0;
-  info_.n_left = info_.n_tensors;
-  for (auto &b : buffers_)
-    b.placed = false;
-  /* NO UNCHECKED FALLBACK: TFLite's plan is used only when sound. */
-  TfliteAudit audit;
-  std::string why;
-  if (AuditTflitePlan(**out, model_, model_len_, &audit, &why) == 0 &&
-      audit.sound)
-    return 0;
-  if (why.empty())
-    why = audit.overlaps.empty() ? audit.verifier
-                                 : TfliteOverlapText(audit.overlaps[0]);
-  note_ = "TFLite's own plan is unsound (" + why + ")";
-  return RefuseUnsound(out, planned);
-}
-
-/* TFLite's own plan in *out is unsound (note_ says how): places arenad's
- * plan (planned: the figures it had) in a new interpreter instead, or
- * fails when there is none that can be placed. */
-int TflitePlanner::RefuseUnsound(std::unique_ptr<tflite::Interpreter> *out,
-                                 const TflitePlanInfo &planned) {
-  out->reset();
-  info_.tflite_unsound = true;
-  if (!plan_placeable_)
-    return Fail(ARENA_EVERIFY, note_ + ", and arenad's plan cannot be "
-                                       "placed: no interpreter is built");
-  uint64_t alone = info_.tflite_alone;
-  size_t built = info_.n_interpreters;
-  info_ = planned;
-  info_.tflite_unsound = true;
-  info_.n_interpreters = built;
-  int rc = PlaceFresh(out, plan_with_temps_);
-  if (rc) {
-    out->reset();
-    return Fail(rc, note_ + ", and arenad's plan could not be placed: " +
-                        error_);
-  }
-  note_ += "; arenad's plan is used though it needs " +
-           std::to_string(info_.total()) + " bytes to TFLite's " +
-           std::to_string(alone);
-  TFLITE_LOG_PROD(tflite::TFLITE_LOG_WARNING, "arenad planner: %s",
-                  note_.c_str());
-  return 0;
-}
-
-/* SMALL MODELS: when the arena tensors of *in (built, not yet
- * allocated) sum to under min_saving_, allocates it on TFLite's own
- * planner and keeps it (*kept) if TFLite's arena is under the minimum too
- * and its plan is sound. Otherwise *kept is false and *in an interpreter
- * not yet allocated (a new one when this one was). Returns 0 or an
- * ARENA_E* code. */
-int TflitePlanner::KeepSmall(std::unique_ptr<tflite::Interpreter> *in,
-                             bool *kept) {
-  *kept = false;
-  if (min_saving_ == 0)
-    return 0;
-  uint64_t declared = 0;
-  for (size_t t = 0; t < (*in)->tensors_size(); t++) {
-    const TfLiteTensor *x = (*in)->tensor((int)t);
-    if (x->allocation_type == kTfLiteArenaRw)
-      declared += BytesOf(**in, (int)t);
-  }
-  if (declared >= min_saving_)
-    return 0;
-  if ((*in)->AllocateTensors() != kTfLiteOk) {
-    in->reset();
-    return FailMissing("TFLite could not allocate the tensors");
-  }
-  uint64_t dynamic = 0, alone = TfliteArenaBytes(**in, &dynamic);
-  TfliteAudit audit;
-  std::string why;
-  if (alone >= min_saving_ ||
-      AuditTflitePlan(**in, model_, model_len_, &audit, &why) != 0 ||
-      !audit.sound) { /* the whole path, in a new interpreter */
-    int rc = NewInterpreter(in);
-    if (!rc)
-      info_.n_interpreters++;
-    return rc;
-  }
-  info_.source = TflitePlanSource::kTflite;
-  info_.tflite_alone = info_.remainder = alone;
-  info_.dynamic_bytes = dynamic;
-  info_.below_min_saving = true;
-  *kept = true;
-  return 0;
-}
-
 int TflitePlanner::Build(std::unique_ptr<tflite::Interpreter> *out) {
-  reporter_->Hold();
-  missing_ops_ = false;
+  Begin();
   return Finish(BuildPlanned(out));
-}
-
-void TflitePlanner::Remember() {
-  Learned &l = learned_[{input_shapes_, in_place_}];
-  l.buffers = buffers_;
-  l.n_tensors = n_tensors_;
-  l.temp_arena = temp_arena_;
-  l.temps_pinnable = temps_pinnable_;
-  l.in_shapes = in_shapes_;
-  l.info = info_;
-}
-
-/* PLACING AGAIN: plans the graph learned before at these shapes and
- * places it in one fresh interpreter, learning nothing. Returns 0 with
- * *out set, or nonzero (nothing kept) when the plan is not placed or
- * would not save memory: the caller then learns. */
-int TflitePlanner::PlaceAgain(const Learned &l,
-                              std::unique_ptr<tflite::Interpreter> *out) {
-  buffers_ = l.buffers;
-  n_tensors_ = l.n_tensors;
-  temp_arena_ = l.temp_arena;
-  temps_pinnable_ = l.temps_pinnable;
-  in_shapes_ = l.in_shapes;
-  moved_ = 0;
-  info_.tflite_alone = l.info.tflite_alone;
-  info_.n_tensors = l.info.n_tensors;
-  info_.n_temporaries = l.info.n_temporaries;
-  info_.temporary_bytes = l.info.temporary_bytes;
-  bool with_temps = temps_pinnable_;
-  int rc = Plan(nullptr, with_temps);
-  uint64_t beside = with_temps ? 0 : temp_arena_;
-  if (!rc && ArenaCost(info_.arena_bytes, false) + beside > info_.tflite_alone)
-    rc = ARENA_EUNUSABLE;
-  std::unique_ptr<tflite::Interpreter> in;
-  if (!rc)
-    rc = PlaceFresh(&in, with_temps);
-  if (!rc && ArenaCost(info_.arena_bytes, arena_mapped_) + info_.remainder >
-                 info_.tflite_alone)
-    rc = ARENA_EUNUSABLE;
-  if (rc) {
-    in.reset();
-    FreeArena();
-    return rc;
-  }
-  info_.placed_again = true;
-  *out = std::move(in);
-  return 0;
 }
 
 int TflitePlanner::BuildPlanned(std::unique_ptr<tflite::Interpreter> *out) {

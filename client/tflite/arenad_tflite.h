@@ -388,6 +388,7 @@ class TflitePlanner {
 
   int Fail(int code, const std::string &why);
   int FailMissing(const char *why);
+  void Begin();
   int Finish(int rc);
   int BuildPlanned(std::unique_ptr<tflite::Interpreter> *out);
   int BuildOwn(std::unique_ptr<tflite::Interpreter> *out);

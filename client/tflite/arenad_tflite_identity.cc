@@ -95,4 +95,23 @@ int TfliteModelIdentity(const void *model, size_t model_len,
   return 0;
 }
 
+/* The model identity (once per model: fb_ verified it) and the shapes
+ * of in's inputs as allocated: what the plan is stored under. */
+void TflitePlanner::KeyOf(tflite::Interpreter *in) {
+  if (!have_identity_) {
+    tflite_int::ModelIdentity(fb_->GetModel(),
+                              static_cast<const uint8_t *>(model_),
+                              model_len_, identity_);
+    have_identity_ = true;
+  }
+  in_shapes_.clear();
+  for (int t : in->inputs()) {
+    const TfLiteIntArray *d = in->tensor(t)->dims;
+    std::vector<int64_t> v;
+    for (int k = 0; d && k < d->size; k++)
+      v.push_back(d->data[k] < 0 ? 0 : d->data[k]);
+    in_shapes_.push_back(v);
+  }
+}
+
 }  // namespace arenad

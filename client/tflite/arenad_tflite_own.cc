@@ -2,10 +2,14 @@
  * arenad_tflite_own.cc - what TensorFlow Lite itself does with a model,
  * as arenad::TflitePlanner reads it (see arenad_tflite.cc): TFLite alone,
  * the arena TFLite's own ArenaPlanner gives subgraph 0 (Alone()); the
- * bytes TFLite's arenas hold (TfliteArenaBytes()); and the operators of
- * the model the resolver has no kernel for (MissingOps(), FailMissing()).
+ * bytes TFLite's arenas hold (TfliteArenaBytes()); the operators of
+ * the model the resolver has no kernel for (MissingOps(), FailMissing());
+ * and the interpreters on TFLite's own planner Build() returns: a small
+ * model's (KeepSmall(), SMALL MODELS) and the fall back when arenad's plan
+ * saves nothing, audited first (OnTfliteOwn(), NO UNCHECKED FALLBACK).
  */
 #include "arenad_tflite.h"
+#include "arenad_tflite_audit.h"
 #include "arenad_tflite_int.h"
 
 #include <algorithm>
@@ -18,6 +22,7 @@
 #include "tflite/graph_info.h"
 #include "tflite/schema/schema_generated.h"
 #include "tflite/schema/schema_utils.h"
+#include "tflite/minimal_logging.h"
 
 namespace arenad {
 
@@ -174,6 +179,121 @@ uint64_t TflitePlanner::Alone(tflite::Interpreter *in) {
   reserving_ = keep;
   room_ = room;
   return arena + other;
+}
+
+/* SMALL MODELS: when the arena tensors of *in (built, not yet
+ * allocated) sum to under min_saving_, allocates it on TFLite's own
+ * planner and keeps it (*kept) if TFLite's arena is under the minimum too
+ * and its plan is sound. Otherwise *kept is false and *in an interpreter
+ * not yet allocated (a new one when this one was). Returns 0 or an
+ * ARENA_E* code. */
+int TflitePlanner::KeepSmall(std::unique_ptr<tflite::Interpreter> *in,
+                             bool *kept) {
+  *kept = false;
+  if (min_saving_ == 0)
+    return 0;
+  uint64_t declared = 0;
+  for (size_t t = 0; t < (*in)->tensors_size(); t++) {
+    const TfLiteTensor *x = (*in)->tensor((int)t);
+    if (x->allocation_type == kTfLiteArenaRw)
+      declared += BytesOf(**in, (int)t);
+  }
+  if (declared >= min_saving_)
+    return 0;
+  if ((*in)->AllocateTensors() != kTfLiteOk) {
+    in->reset();
+    return FailMissing("TFLite could not allocate the tensors");
+  }
+  uint64_t dynamic = 0, alone = TfliteArenaBytes(**in, &dynamic);
+  TfliteAudit audit;
+  std::string why;
+  if (alone >= min_saving_ ||
+      AuditTflitePlan(**in, model_, model_len_, &audit, &why) != 0 ||
+      !audit.sound) { /* the whole path, in a new interpreter */
+    int rc = NewInterpreter(in);
+    if (!rc)
+      info_.n_interpreters++;
+    return rc;
+  }
+  info_.source = TflitePlanSource::kTflite;
+  info_.tflite_alone = info_.remainder = alone;
+  info_.dynamic_bytes = dynamic;
+  info_.below_min_saving = true;
+  *kept = true;
+  return 0;
+}
+
+int TflitePlanner::BuildOwn(std::unique_ptr<tflite::Interpreter> *out) {
+  int rc = NewInterpreter(out);
+  if (rc)
+    return rc;
+  if ((*out)->AllocateTensors() != kTfLiteOk) {
+    out->reset();
+    return FailMissing("TFLite could not allocate the tensors");
+  }
+  return 0;
+}
+
+/* TFLite's own planner, when arenad's plan would not save memory or was
+ * dropped: the learned figures stay, the interpreter is a new one. */
+int TflitePlanner::OnTfliteOwn(std::unique_ptr<tflite::Interpreter> *out) {
+  TflitePlanInfo keep = info_;
+  const TflitePlanInfo planned = info_;
+  out->reset();
+  FreeProbe();
+  FreeArena();
+  int rc = BuildOwn(out);
+  if (rc)
+    return rc;
+  info_ = keep;
+  info_.n_interpreters++;
+  info_.source = TflitePlanSource::kTflite;
+  info_.remainder = TfliteArenaBytes(**out, &info_.dynamic_bytes);
+  info_.arena_bytes = 0;
+  info_.n_placed = 0;
+  info_.n_left = info_.n_tensors;
+  for (auto &b : buffers_)
+    b.placed = false;
+  /* NO UNCHECKED FALLBACK: TFLite's plan is used only when sound. */
+  TfliteAudit audit;
+  std::string why;
+  if (AuditTflitePlan(**out, model_, model_len_, &audit, &why) == 0 &&
+      audit.sound)
+    return 0;
+  if (why.empty())
+    why = audit.overlaps.empty() ? audit.verifier
+                                 : TfliteOverlapText(audit.overlaps[0]);
+  note_ = "TFLite's own plan is unsound (" + why + ")";
+  return RefuseUnsound(out, planned);
+}
+
+/* TFLite's own plan in *out is unsound (note_ says how): places arenad's
+ * plan (planned: the figures it had) in a new interpreter instead, or
+ * fails when there is none that can be placed. */
+int TflitePlanner::RefuseUnsound(std::unique_ptr<tflite::Interpreter> *out,
+                                 const TflitePlanInfo &planned) {
+  out->reset();
+  info_.tflite_unsound = true;
+  if (!plan_placeable_)
+    return Fail(ARENA_EVERIFY, note_ + ", and arenad's plan cannot be "
+                                       "placed: no interpreter is built");
+  uint64_t alone = info_.tflite_alone;
+  size_t built = info_.n_interpreters;
+  info_ = planned;
+  info_.tflite_unsound = true;
+  info_.n_interpreters = built;
+  int rc = PlaceFresh(out, plan_with_temps_);
+  if (rc) {
+    out->reset();
+    return Fail(rc, note_ + ", and arenad's plan could not be placed: " +
+                        error_);
+  }
+  note_ += "; arenad's plan is used though it needs " +
+           std::to_string(info_.total()) + " bytes to TFLite's " +
+           std::to_string(alone);
+  TFLITE_LOG_PROD(tflite::TFLITE_LOG_WARNING, "arenad planner: %s",
+                  note_.c_str());
+  return 0;
 }
 
 }  // namespace arenad

@@ -60,7 +60,15 @@ struct Sample {
   long anon = -1;        /* RssAnon after the last invoke */
   long long heap_peak = -1; /* bytes, counting malloc; -1: not counted */
   long long heap_live = -1; /* bytes, after the last invoke */
+  double paired = 0; /* hit only: median steady invoke on arenad's plan
+                        over TFLite alone's, the two interpreters in this
+                        one process, invoked in turn (0: none) */
 };
+
+/* The line a hit child prints after its result (PAIRED in
+ * bench_tflite.cc). */
+#define PAIRED_OUT "paired ratio=%.6f invokes=%d\n"
+#define PAIRED_IN "paired ratio=%lf"
 
 inline double now_ms() {
   struct timespec ts;

@@ -15,8 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "arenad_tflite.h"
 #include "arenad_tflite_ops.h"
@@ -174,6 +176,54 @@ bool time_invokes(tflite::Interpreter *in, long long steady, Sample *s) {
   return true;
 }
 
+/* Seconds of one Invoke() of in on inputs of round i. */
+double timed_invoke(tflite::Interpreter *in, int i) {
+  arenad::FillTfliteInputs(in, 1, i);
+  double t = now_ms();
+  if (in->Invoke() != kTfLiteOk)
+    return -1;
+  return now_ms() - t;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+/* PAIRED (bench_tflite.cc): hit, the interpreter on arenad's plan, and a
+ * second interpreter of the model on TFLite's own planner built here,
+ * invoked in turn (which goes first alternating), steady invokes only;
+ * prints the ratio of their medians. */
+void print_paired(const Mapped &m, tflite::Interpreter *hit,
+                  long long invokes) {
+  arenad::TfliteOpResolver resolver;
+  arenad::TflitePlanner q(nullptr, m.data, m.len, resolver);
+  std::unique_ptr<tflite::Interpreter> alone;
+  if (q.BuildTfliteOnly(&alone))
+    return;
+  int n = (int)std::max<long long>(invokes, 20);
+  std::vector<double> th, ta;
+  for (int i = 0; i <= n; i++) {
+    double h, x;
+    if (i % 2) {
+      h = timed_invoke(hit, i);
+      x = timed_invoke(alone.get(), i);
+    } else {
+      x = timed_invoke(alone.get(), i);
+      h = timed_invoke(hit, i);
+    }
+    if (h < 0 || x < 0)
+      return;
+    if (i > 0) { /* the first of each is not steady */
+      th.push_back(h);
+      ta.push_back(x);
+    }
+  }
+  double a = median_of(ta);
+  if (a > 0)
+    printf(PAIRED_OUT, median_of(th) / a, n);
+}
+
 /* Builds the interpreter of kind a.kind; the planner is the caller's.
  * Sets the plan's figures in s. Returns 0 or the exit status after
  * printing why. */
@@ -265,6 +315,8 @@ int child_main(int argc, char **argv) {
       rc = 70;
     if (!rc)
       print_result(&s);
+    if (!rc && a.kind == kHit)
+      print_paired(m, in.get(), a.invokes);
     in.reset(); /* before the planner that owns its arena */
   }
   arenad_client_close(c);

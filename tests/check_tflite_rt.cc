@@ -1479,6 +1479,11 @@ START_TEST(test_bench_tflite) {
   double alone_heap, miss_heap, hit_heap;
   ck_assert_msg(text.find("; one address layout") != std::string::npos, "%s",
                 text.c_str());
+  ck_assert_msg(text.find("hit / alone, steady, paired in one process: ") !=
+                    std::string::npos &&
+                    text.find("paired in one process: - ") ==
+                        std::string::npos,
+                "%s", text.c_str());
   ck_assert_msg(BenchRow(text, "TFLite alone", &alone_heap) == "tflite", "%s",
                 text.c_str());
   ck_assert_msg(BenchRow(text, "arenad miss", &miss_heap) == "daemon", "%s",

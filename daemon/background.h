@@ -71,6 +71,9 @@ struct improve_config {
   unsigned threads;         /* 1..128, fixed at start */
   uint32_t max_effort;      /* the ladder's top, >= 1 */
   uint64_t max_tensors;     /* larger graphs are left alone */
+  uint64_t window_tensors;  /* >= 2: larger graphs are improved one
+                               window of at most this many tensors at a
+                               time (planner_improve_window) */
   uint64_t run_cpu_ms;      /* CPU one step may use, >= 1 */
   uint64_t cpu_ms_per_hour; /* CPU all steps may use per clock hour */
 };

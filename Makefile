@@ -259,9 +259,9 @@ $(eval $(call check_prog,client,$(BUILD)/libarenad-client.a,$(call pc_libs,$(PKG
 # check_daemon also unit-tests daemon/hotcache.c, and reads the daemon's
 # database through a storage handle of its own.
 $(BUILD)/tests/check_daemon: $(BUILD)/tests/daemon_harness.o
-$(eval $(call check_prog,daemon,$(BUILD)/tests/daemon_harness.o $(BUILD)/daemon/hotcache.o $(BUILD)/libarenastorage.a $(BUILD)/libarenawire.a $(PLANNER_LIBS),$(call pc_libs,$(PKGS_PROTO) $(PKGS_SQLITE))))
+$(eval $(call check_prog,daemon,$(BUILD)/tests/daemon_harness.o $(BUILD)/bench/tracegen.o $(BUILD)/daemon/hotcache.o $(BUILD)/libarenastorage.a $(BUILD)/libarenawire.a $(PLANNER_LIBS),$(call pc_libs,$(PKGS_PROTO) $(PKGS_SQLITE))))
 $(BUILD)/tests/check_daemon_hotcache.o: EXTRA_CFLAGS_tests += -Idaemon
-$(BUILD)/tests/check_daemon_background.o: EXTRA_CFLAGS_tests += -Idaemon
+$(BUILD)/tests/check_daemon_background.o: EXTRA_CFLAGS_tests += -Idaemon -Ibench
 # arenad-faults: arenad with conn.c built with -DARENAD_FAULT_INJECTION, so
 # that the tests can make allocations fail (see conn_faults_init in
 # daemon/server_int.h). Only the tests run it; the installed arenad reads
@@ -328,7 +328,7 @@ $(BUILD)/bench/bench_storage: $(BUILD)/bench/bench_storage.o $(BUILD)/libarenast
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_SQLITE)) -lm
 $(BUILD)/bench/bench_service: $(BUILD)/bench/bench_service.o $(BUILD)/tests/daemon_harness.o $(BUILD)/tests/testutil.o $(BUILD)/libarenad-client.a | $(BUILD)/arenad
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_PROTO)) -lpthread -lm
-$(BUILD)/bench/bench_background: $(BUILD)/bench/bench_background.o $(BUILD)/tests/daemon_harness.o $(BUILD)/tests/testutil.o $(BUILD)/libarenawire.a $(PLANNER_LIBS) | $(BUILD)/arenad
+$(BUILD)/bench/bench_background: $(BUILD)/bench/bench_background.o $(BUILD)/bench/tracegen.o $(BUILD)/tests/daemon_harness.o $(BUILD)/tests/testutil.o $(BUILD)/libarenawire.a $(PLANNER_LIBS) | $(BUILD)/arenad
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_PROTO)) -lpthread -lm
 EXTRA_CFLAGS_bench = $(call pc_cflags,$(PKGS_SQLITE) $(PKGS_PROTO)) -Itests
 

@@ -12,11 +12,20 @@
  *    are all busy with long steps, against the same misses on a daemon
  *    with background improvement off (the busy one stopped meanwhile),
  *    in rounds taking turns; median and p99 and their ratios.
+ *  - large: SOMAS-like and IOPDDL-like traces (bench/tracegen) of
+ *    3 x 10^4 and 10^5 tensors, each sent once at the default alignment
+ *    and effort to a fresh daemon with the default [improve] settings
+ *    (so improved one window at a time); per trace the ratio of the
+ *    served arena to the lower bound at first and after the idle time,
+ *    the generation then, the daemon's peak RSS (VmHWM, the request and
+ *    the steps) and its RSS once idle after.
  * Times are wall clock; quote the ratios, not the absolute numbers.
  *
- * Usage: bench_background [DATA_DIR] [-q] [-f | -a]  (DATA_DIR:
+ * Usage: bench_background [DATA_DIR] [-q] [-f | -a | -l]  (DATA_DIR:
  * bench/data; -q: 2 s and 6 s instead of 10 s and 60 s, for a quick
- * look; -f: the foreground table only; -a: the anytime table only).
+ * look, and 10 s instead of 60 s for the large traces; -f: the
+ * foreground table only; -a: the anytime table only; -l: the large
+ * traces only).
  */
 #include <inttypes.h>
 #include <signal.h>
@@ -28,6 +37,7 @@
 
 #include "daemon_harness.h"
 #include "testutil.h"
+#include "tracegen.h"
 #include "wire.h"
 
 #define N_INST 13
@@ -303,23 +313,94 @@ static int bench_foreground(const char *dir)
   return bad != 0;
 }
 
+/* A field of /proc/PID/status in KiB ("VmHWM:", "VmRSS:"); 0 if unknown. */
+static unsigned long proc_kib(pid_t pid, const char *field)
+{
+  char path[64], line[256];
+  unsigned long kib = 0;
+  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return 0;
+  while (fgets(line, sizeof line, f))
+    if (!strncmp(line, field, strlen(field)))
+      kib = strtoul(line + strlen(field), NULL, 10);
+  fclose(f);
+  return kib;
+}
+
+/* One large trace on a fresh daemon (see the file's comment). */
+static int bench_large_one(enum tracegen_shape shape, size_t n, double idle)
+{
+  struct hn_graph g;
+  struct harness h;
+  g.t = tracegen_make(shape, n, 1, &g.n);
+  if (!g.t || hn_init(&h, "") || hn_start(&h)) {
+    free(g.t);
+    return 1;
+  }
+  unsigned long rss0 = proc_kib(h.pid, "VmRSS:");
+  Arenad__V1__Response *r = plan(&h, &g, "large", 64);
+  int bad = !r || r->status != ARENAD__V1__STATUS__OK;
+  double lb = bad ? 1 : (double)r->plan->lower_bound_bytes;
+  double first = bad ? 0 : (double)r->plan->arena_bytes / lb;
+  wire_free_response(r);
+  sleep_s(idle);
+  r = bad ? NULL : plan(&h, &g, "large", 64);
+  bad |= !r || r->status != ARENAD__V1__STATUS__OK;
+  double after = bad ? 0 : (double)r->plan->arena_bytes / lb;
+  uint64_t gen = bad ? 0 : r->plan->generation;
+  wire_free_response(r);
+  unsigned long hwm = proc_kib(h.pid, "VmHWM:");
+  unsigned long rss = proc_kib(h.pid, "VmRSS:");
+  printf("| %s | %zu | %.5f | %.5f | %" PRIu64 " | %.1f | %.1f | %.1f |\n",
+         tracegen_shape_name(shape), g.n, first, after, gen, rss0 / 1024.0,
+         hwm / 1024.0, rss / 1024.0);
+  fflush(stdout);
+  hn_stop(&h);
+  hn_cleanup(&h);
+  free(g.t);
+  return bad;
+}
+
+static int bench_large(double idle)
+{
+  static const size_t sizes[] = {30000, 100000};
+  int bad = 0;
+  printf("Large traces, %.0f s idle each, a fresh daemon each:\n\n"
+         "| trace | tensors | first / LB | after / LB | generation | "
+         "RSS before (MiB) | peak RSS | idle RSS after |\n"
+         "|---|---:|---:|---:|---:|---:|---:|---:|\n", idle);
+  for (int s = 0; s < 2; s++)
+    for (int k = 0; k < 2; k++)
+      bad |= bench_large_one(s ? TRACEGEN_IOPDDL : TRACEGEN_SOMAS, sizes[k],
+                             idle);
+  printf("\n");
+  return bad;
+}
+
 int main(int argc, char **argv)
 {
   const char *dir = "bench/data";
   double idle[2] = {10, 60};
-  int fg = 1, any = 1;
+  int fg = 1, any = 1, large = 1;
+  double large_idle = 60;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-q")) {
       idle[0] = 2;
       idle[1] = 6;
+      large_idle = 10;
     } else if (!strcmp(argv[i], "-f")) {
-      any = 0;
+      any = large = 0;
     } else if (!strcmp(argv[i], "-a")) {
-      fg = 0;
+      fg = large = 0;
+    } else if (!strcmp(argv[i], "-l")) {
+      fg = any = 0;
     } else {
       dir = argv[i];
     }
   }
   int rc = fg ? bench_foreground(dir) : 0;
+  rc |= large ? bench_large(large_idle) : 0;
   return (any && bench_anytime(dir, idle)) || rc;
 }

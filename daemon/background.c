@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "keycodec.h"
+#include "memory.h"
 #include "planner.h"
 
 /* Rows asked for at once: one more than the other threads can be busy
@@ -204,6 +205,41 @@ static int write_outcome(struct improver *im, const struct storage_record *r,
   return rc;
 }
 
+/* Plans r at effort e under the step's stop callback: the whole graph
+ * again (planner_run), or, for a graph of more than window_tensors
+ * tensors, one window of it around its peak (planner_improve_window).
+ * Sets *have when p holds a plan to offer (the whole graph's, or a
+ * window's that is strictly smaller than r's). Returns the planner's
+ * code; a window that could not be planned is no gain, not a failure,
+ * so that the ladder goes on. */
+static int plan_step(struct improver *im, const struct storage_record *r,
+                     uint32_t e, uint64_t window, struct step *st,
+                     struct planner_plan *p, int *have)
+{
+  struct planner_options o = r->opts;
+  char err[ARENA_ERR_LEN] = "";
+  int rc;
+  o.effort = e;
+  o.threads = 1;
+  o.stop = bg_poll;
+  o.stop_ctx = st;
+  *have = 0;
+  if (r->graph.n_tensors <= window) {
+    rc = planner_run(&r->graph, &o, p, err);
+    *have = rc == 0;
+  } else {
+    rc = planner_improve_window(&r->graph, &o, &r->plan, (size_t)window, p,
+                                have, err);
+  }
+  if (rc && !st->over && !atomic_load(&im->stopping))
+    dlog(im->env.log, DLOG_WARNING, "background step at effort %" PRIu32
+         "%s failed: %s", e, r->graph.n_tensors > window ? " (window)" : "",
+         err[0] ? err : arena_strerror(rc));
+  if (rc && r->graph.n_tensors > window && rc != ARENA_ECANCELED)
+    rc = 0;
+  return rc;
+}
+
 /* Runs one step of the ladder on r. Returns 0, 1 when shutting down, or
  * -1 when its outcome could not be written. */
 static int run_step(struct improver *im, const struct storage_record *r)
@@ -224,27 +260,19 @@ static int run_step(struct improver *im, const struct storage_record *r)
   int done = effort == 0 || !searches;
   struct planner_plan p;
   planner_plan_init(&p);
-  int have = 0;
+  int have = 0, ran = 0;
   uint64_t t0 = uv_hrtime();
   struct step st = {im, thread_cpu_ns(), 0, cfg.run_cpu_ms * 1000000u, 0};
   if (!done) {
-    struct planner_options o = r->opts;
-    char err[ARENA_ERR_LEN] = "";
-    o.effort = effort;
-    o.threads = 1;
-    o.stop = bg_poll;
-    o.stop_ctx = &st;
-    int rc = planner_run(&r->graph, &o, &p, err);
+    int rc = plan_step(im, r, effort, cfg.window_tensors, &st, &p, &have);
     count_cpu(&st);
     if (atomic_load(&im->stopping)) {
       planner_plan_cleanup(&p);
       return 1;
     }
-    have = rc == 0;
-    done = st.over || rc != 0 || p.proven_optimal || effort >= cfg.max_effort;
-    if (rc && !st.over)
-      dlog(im->env.log, DLOG_WARNING, "background step at effort %" PRIu32
-           " failed: %s", effort, err[0] ? err : arena_strerror(rc));
+    ran = rc == 0 || st.over;
+    done = st.over || rc != 0 || (have && p.proven_optimal) ||
+           effort >= cfg.max_effort;
   }
   int smaller;
   int wrc = write_outcome(im, r, have ? &p : NULL, effort, done,
@@ -256,7 +284,7 @@ static int run_step(struct improver *im, const struct storage_record *r)
          dlog_noun(r->plan.arena_bytes, "byte", "bytes"), effort);
   planner_plan_cleanup(&p);
   pthread_mutex_lock(&im->mu);
-  im->stats.runs += have || st.over;
+  im->stats.runs += ran;
   im->stats.gains += smaller;
   pthread_mutex_unlock(&im->mu);
   /* A row done without a step (a heuristic's plan, stored done by
@@ -372,12 +400,19 @@ static void *thread_main(void *arg)
     int i = claim(im, t, recs, n);
     im->stats.active += i >= 0;
     pthread_mutex_unlock(&im->mu);
-    int rc = 0;
+    int rc = 0, large = 0;
+    for (size_t j = 0; j < n; j++)
+      large |= daemon_memory_large(recs[j].graph.n_tensors);
     if (i >= 0) {
       rc = run_step(im, &recs[i]);
       release(im, t);
     }
     storage_records_free(recs, n);
+    /* The rows of a large graph and the step's arrays are freed: give
+     * the fragments they leave in the heaps back, as a large plan job
+     * does, so that an idle daemon is small again. */
+    if (large)
+      daemon_memory_release();
     if (i < 0)
       idle_wait(im, seen, IDLE_WAIT_S * 1000L);
     else if (rc < 0)

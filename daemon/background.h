@@ -26,6 +26,12 @@
  *    and the row is marked done (its plan stays).
  *  - CPU in total: at most cpu_ms_per_hour of CPU in any clock hour;
  *    once spent, running steps pause until the next hour starts.
+ *  - Memory: a graph of more than window_tensors tensors is improved
+ *    one window of at most window_tensors tensors at a time
+ *    (planner_improve_window), so a step's planning takes memory in
+ *    proportion to the window; the row (graph and plan) and the new
+ *    plan's verification are in proportion to the graph. The heaps are
+ *    trimmed after a step on a large row (memory.h).
  *  - Size: a graph of more than max_tensors tensors is not improved:
  *    storage_pending leaves it out, and it is not marked done, so that a
  *    cap raised by SIGHUP takes it up (improve_wanted says the same).
@@ -71,6 +77,9 @@ struct improve_config {
   unsigned threads;         /* 1..128, fixed at start */
   uint32_t max_effort;      /* the ladder's top, >= 1 */
   uint64_t max_tensors;     /* larger graphs are left alone */
+  uint64_t window_tensors;  /* >= 2: larger graphs are improved one
+                               window of at most this many tensors at a
+                               time (planner_improve_window) */
   uint64_t run_cpu_ms;      /* CPU one step may use, >= 1 */
   uint64_t cpu_ms_per_hour; /* CPU all steps may use per clock hour */
 };

@@ -88,6 +88,8 @@ static const struct key keys[] = {
      DAEMON_EFFORT_MAX, NULL},
     {"improve", "max_tensors", K_U64, F(improve_max_tensors), 1, 16000000,
      NULL},
+    {"improve", "window_tensors", K_U64, F(improve_window_tensors), 2,
+     16000000, NULL},
     {"improve", "run_cpu_ms", K_U64, F(improve_run_cpu_ms), 1, 86400000ull,
      NULL},
     {"improve", "cpu_ms_per_hour", K_U64, F(improve_cpu_ms_per_hour), 0,
@@ -139,7 +141,8 @@ void daemon_config_defaults(struct daemon_config *c)
   c->improve_enabled = 1;
   c->improve_threads = 0;
   c->improve_max_effort = 20000;
-  c->improve_max_tensors = 16384;
+  c->improve_max_tensors = 1048576;
+  c->improve_window_tensors = 16384;
   c->improve_run_cpu_ms = 120000;
   c->improve_cpu_ms_per_hour = 900000;
 }

@@ -60,6 +60,9 @@ struct daemon_config {
   unsigned improve_threads;       /* 0 = workers; fixed at start */
   uint32_t improve_max_effort;    /* top of the effort ladder */
   uint64_t improve_max_tensors;   /* larger graphs are not improved */
+  uint64_t improve_window_tensors; /* larger graphs are improved one
+                                      window of this many tensors at a
+                                      time; smaller ones whole */
   uint64_t improve_run_cpu_ms;    /* CPU one background step may use */
   uint64_t improve_cpu_ms_per_hour; /* CPU all steps may use per hour */
   uid_t allow_uids[DAEMON_MAX_ALLOW]; /* empty = any uid */

@@ -60,6 +60,7 @@ static void improve_config_of(const struct daemon_config *cfg,
   ic->threads = cfg->improve_threads ? cfg->improve_threads : cfg->workers;
   ic->max_effort = cfg->improve_max_effort;
   ic->max_tensors = cfg->improve_max_tensors;
+  ic->window_tensors = cfg->improve_window_tensors;
   ic->run_cpu_ms = cfg->improve_run_cpu_ms;
   ic->cpu_ms_per_hour = cfg->improve_cpu_ms_per_hour;
 }

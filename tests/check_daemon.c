@@ -655,6 +655,7 @@ Suite *daemon_suite(void)
   add_case(s, "config", 60, cd_add_config_tests);
   add_case(s, "ack", 60, cd_add_ack_tests);
   add_case(s, "improve", 180, cd_add_improve_tests);
+  add_case(s, "window", 120, cd_add_window_tests);
   add_case(s, "bundles", 120, cd_add_bundles_tests);
   return s;
 }

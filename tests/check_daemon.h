@@ -68,5 +68,6 @@ void cd_add_bundles_tests(TCase *tc);
 
 /* check_daemon_background.c */
 void cd_add_improve_tests(TCase *tc);
+void cd_add_window_tests(TCase *tc);
 
 #endif

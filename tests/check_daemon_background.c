@@ -7,6 +7,9 @@
  * CPU bounds of a step and of an hour hold; and `arenactl plan
  * --wait-optimal` waits for the work and prints its end.
  *
+ * And a graph of 10^5 tensors, far over the window, improved one window
+ * at a time (test_window_improves_large).
+ *
  * The graph is MiniMalloc's G at alignment 1, whose plans at effort 40,
  * 160, 640 and 2560 are all different and smaller each time, the last
  * one proven optimal.
@@ -23,6 +26,7 @@
 #include "check_daemon.h"
 #include "background.h"
 #include "testutil.h"
+#include "tracegen.h"
 #include "wire.h"
 
 #define G_CSV "tests/data/minimalloc/G.1048576.csv"
@@ -432,6 +436,70 @@ START_TEST(test_over_max_tensors_same_rule)
 }
 END_TEST
 
+/* A graph of 10^5 tensors (an IOPDDL-like trace), above its lower bound
+ * at the default effort, is improved while the daemon idles, one window
+ * of improve.window_tensors at a time: the plan served later is
+ * strictly smaller, verifies against the graph, and has a higher
+ * generation. (Before, improve.max_tensors was 16384, and such a graph
+ * was never improved nor answered improving.) */
+START_TEST(test_window_improves_large)
+{
+  struct hn_graph g;
+  struct harness h;
+  g.t = tracegen_make(TRACEGEN_IOPDDL, 100000, 1, &g.n);
+  ck_assert_ptr_nonnull(g.t);
+  ck_assert_int_eq(hn_init(&h, CONF_ON), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  int fd = hn_connect(&h);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(hn_send_plan(fd, 1, &g, "window", 0, 64, 0), 0);
+  Arenad__V1__Response *first = hn_recv(fd, 60000);
+  close(fd);
+  ck_assert_ptr_nonnull(first);
+  ck_assert_int_eq(first->status, ARENAD__V1__STATUS__OK);
+  ck_assert(!first->plan->proven_optimal);
+  ck_assert(first->plan->improving);
+  ck_assert_uint_eq(first->plan->generation, 1);
+  Arenad__V1__Response *r = NULL;
+  for (int i = 0; i < 300; i++) { /* 30 s at most; about 2 s here */
+    wire_free_response(r);
+    fd = hn_connect(&h);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(hn_send_plan(fd, 2, &g, "window", 0, 64, 0), 0);
+    r = hn_recv(fd, 60000);
+    close(fd);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->status, ARENAD__V1__STATUS__OK);
+    if (r->plan->generation > 1)
+      break;
+    sleep_ms(100);
+  }
+  ck_assert_uint_gt(r->plan->generation, 1);
+  ck_assert_uint_lt(r->plan->arena_bytes, first->plan->arena_bytes);
+  ck_assert_uint_ge(r->plan->arena_bytes, r->plan->lower_bound_bytes);
+  struct planner_graph pg = {g.t, g.n};
+  struct planner_options o;
+  planner_options_init(&o);
+  o.alignment = 64;
+  struct planner_plan p;
+  planner_plan_init(&p);
+  ck_assert_uint_eq(r->plan->n_offsets, g.n);
+  p.offsets = r->plan->offsets;
+  p.n_offsets = g.n;
+  p.arena_bytes = r->plan->arena_bytes;
+  ck_assert_int_eq(planner_verify(&pg, &o, &p, NULL), 0);
+  Arenad__V1__Response *sr;
+  Arenad__V1__StatsReply *st = stats_of(&sr, &h);
+  ck_assert_uint_ge(st->improve_gains, 1);
+  wire_free_response(sr);
+  wire_free_response(first);
+  wire_free_response(r);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+  free(g.t);
+}
+END_TEST
+
 /* The ladder itself. */
 START_TEST(test_next_effort)
 {
@@ -455,4 +523,9 @@ void cd_add_improve_tests(TCase *tc)
   tcase_add_test(tc, test_cli_wait_optimal);
   tcase_add_test(tc, test_cpu_bounds);
   tcase_add_test(tc, test_over_max_tensors_same_rule);
+}
+
+void cd_add_window_tests(TCase *tc)
+{
+  tcase_add_test(tc, test_window_improves_large);
 }

@@ -300,6 +300,33 @@ void planner_plan_cleanup(struct planner_plan *p);
 int planner_run(const struct planner_graph *g, const struct planner_options *o,
                 struct planner_plan *out, char err[ARENA_ERR_LEN]);
 
+/* WINDOWED IMPROVEMENT
+ * One step of improvement of a given plan of a large graph, in memory in
+ * proportion to a window of it rather than to the graph: the tensors of
+ * one window around the plan's peak (a band of memory below its top over
+ * all of time, joined to a stretch of time around the tensor that
+ * reaches the top; at most max_window tensors, 2 .. PLANNER_MAX_TENSORS)
+ * are planned again by planner_run() under o (one thread, no capacity),
+ * every other tensor where it was. Deterministic: the same graph, options
+ * and given plan give the same result. When the whole plan that results
+ * is strictly smaller than given (arena_bytes), it is verified with
+ * planner_verify() and put in *out (planner_plan_init()ed; old contents
+ * freed), *better = 1; otherwise *out is untouched and *better = 0. A
+ * graph that declares aliases, with o->in_place on, is not improved
+ * (*better = 0): pieces of a shared pair would collide in the window.
+ * given (offsets in g's order, a valid plan of g under o) and g are
+ * borrowed. Returns 0, ARENA_EINVAL (bad arguments), ARENA_ENOMEM,
+ * ARENA_ECANCELED (o->stop fired) or ARENA_EVERIFY (an internal bug; the
+ * plan is never returned). Extra memory: the window's planning, about
+ * what planner_run() takes for 3 x max_window tensors, plus the new
+ * offsets and the verification, in proportion to the graph (defined in
+ * planner/run/window.c). */
+int planner_improve_window(const struct planner_graph *g,
+                           const struct planner_options *o,
+                           const struct planner_plan *given, size_t max_window,
+                           struct planner_plan *out, int *better,
+                           char err[ARENA_ERR_LEN]);
+
 /* The arena of the naive algorithm's plan of g under o (bump allocation
  * in id order above the pinned tensors; with o->in_place and declared
  * pairs, as planner_run() shares them): exactly the arena_bytes that

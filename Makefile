@@ -249,7 +249,7 @@ $(eval $(call check_prog,cli,$(BUILD)/libarenacli.a $(PLANNER_LIBS),))
 $(eval $(call check_prog,exact,$(BUILD)/bench/tracegen.o $(PLANNER_LIBS),))
 $(BUILD)/tests/check_exact.o $(BUILD)/tests/check_exact_large.o \
 $(BUILD)/tests/check_exact_squeeze.o $(BUILD)/tests/check_exact_lns.o \
-$(BUILD)/tests/check_exact_joint.o: EXTRA_CFLAGS_tests += -Ibench
+$(BUILD)/tests/check_exact_joint.o $(BUILD)/tests/check_exact_window.o: EXTRA_CFLAGS_tests += -Ibench
 $(eval $(call check_prog,digest,$(PLANNER_LIBS),))
 $(eval $(call check_prog,tflite,$(PLANNER_LIBS),))
 $(eval $(call check_prog,models,$(PLANNER_LIBS),))

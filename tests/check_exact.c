@@ -627,5 +627,6 @@ Suite *exact_suite(void)
   ce_add_large_tests(s);
   ce_add_lns_tests(s);
   ce_add_joint_tests(s);
+  ce_add_window_tests(s);
   return s;
 }

@@ -148,5 +148,7 @@ void ce_add_lns_tests(Suite *s);
 
 /* Adds the test case "joint" (check_exact_joint.c). */
 void ce_add_joint_tests(Suite *s);
+/* check_exact_window.c: planner_improve_window(). */
+void ce_add_window_tests(Suite *s);
 
 #endif /* ARENA_CHECK_EXACT_H */

@@ -1969,6 +1969,22 @@ START_TEST(test_pipeline) {
              (unsigned long long)i.io_bytes,
              (unsigned long long)i.tflite_alone);
   }
+  { /* a model at another input shape */
+    const std::vector<std::vector<int>> wide = {{1, 40, 24, 4}};
+    std::vector<uint8_t> own_wide = OwnOutputsAt(res, wide, c), ours;
+    arenad::TflitePipeline pipe(c, resolver);
+    pipe.Add(wand.data(), wand.size());
+    pipe.Add(res.data(), res.size());
+    pipe.SetInputShapes(1, wide);
+    ck_assert_msg(pipe.Build() == 0, "%s", pipe.error());
+    ck_assert_uint_eq(pipe.info().n_left, 0);
+    for (int n = 0; n < kInvokes; n++) {
+      arenad::FillTfliteInputs(pipe.interpreter(1), 7, n);
+      ck_assert_int_eq(pipe.Invoke(1), 0);
+      AppendOutputs(pipe.interpreter(1), &ours);
+    }
+    ck_assert_msg(ours == own_wide, "outputs at [1,40,24,4] differ");
+  }
   {
     arenad::TflitePipeline pipe(c, resolver);
     ck_assert_int_eq(pipe.Build(), ARENA_EINVAL);

@@ -43,6 +43,7 @@ struct TflitePipeline::Model {
   std::unique_ptr<tflite::Interpreter> in;
   size_t first = 0;            /* its tensors' place in the joint graph */
   std::vector<int> tensors;    /* their indices in subgraph 0 */
+  std::vector<uint64_t> sizes; /* and their bytes, as learned */
   uint8_t identity[ARENAD_CLIENT_DIGEST_LEN] = {};
   std::vector<std::vector<int64_t>> inputs; /* shapes as allocated */
 };
@@ -143,6 +144,7 @@ int TflitePipeline::Learn(size_t k, std::vector<struct planner_tensor> *g,
     g->push_back(t);
     owner->push_back((int)k);
     m.tensors.push_back(bs[i].tensor);
+    m.sizes.push_back(bs[i].size);
   }
   /* arenad's plan of this model alone, on its own timeline */
   std::vector<struct planner_tensor> own(g->begin() + (long)m.first,
@@ -236,8 +238,9 @@ int TflitePipeline::Place(size_t k, const std::vector<uint64_t> &offsets,
     size_t j = m.first + i;
     if (owner[j] != (int)k)
       return Fail(ARENA_EINTERNAL, which + "tensor map out of step");
-    const TfLiteTensor *x = m.in->tensor(m.tensors[i]);
-    TfLiteCustomAllocation a = {arena_ + offsets[j], x->bytes};
+    /* the learned bytes: before Prepare, a resized model's tensors
+     * still have the declared shapes' */
+    TfLiteCustomAllocation a = {arena_ + offsets[j], (size_t)m.sizes[i]};
     if (m.in->SetCustomAllocationForTensor(m.tensors[i], a) != kTfLiteOk)
       return Fail(ARENA_EUNSUPPORTED, which + "TFLite refused an address "
                                               "for tensor " +
@@ -261,6 +264,7 @@ int TflitePipeline::Build() {
   for (auto &m : models_) {
     m->in.reset();
     m->tensors.clear();
+    m->sizes.clear();
   }
   FreeArena();
   memset(&info_, 0, sizeof info_);

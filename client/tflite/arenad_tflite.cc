@@ -443,15 +443,10 @@ int TflitePlanner::Plan(tflite::Interpreter *in, bool with_temps) {
   in_dims_.clear();
   for (auto &v : in_shapes_)
     in_dims_.push_back(arenad_dims{v.data(), v.size()});
-  struct arenad_model_key key;
-  key.model_hash = identity_;
-  key.model_hash_len = sizeof identity_;
-  key.inputs = in_dims_.data();
-  key.n_inputs = in_dims_.size();
+  struct arenad_model_key key =
+      tflite_int::PlanKey(identity_, sizeof identity_, in_dims_);
   struct planner_options o;
-  arenad_client_plan_options_init(&o);
-  o.alignment = kAlign;
-  o.in_place = in_place_ ? 1 : 0;
+  tflite_int::PlanOptions(&o, in_place_);
   struct planner_graph graph = {g.data(), g.size()};
   struct arenad_client_result r;
   arenad_client_result_init(&r);
@@ -540,6 +535,19 @@ int TflitePlanner::Check(tflite::Interpreter *in, bool with_temps) {
   return 0;
 }
 
+/* Gives every planned tensor its address in arenad's arena
+ * (SetCustomAllocationForTensor). Returns 0 or ARENA_EUNSUPPORTED. */
+int TflitePlanner::GiveAddresses(tflite::Interpreter *in) {
+  for (size_t i = 0; i < n_tensors_; i++) {
+    const TfliteBuffer &b = buffers_[i];
+    TfLiteCustomAllocation a = {arena_ + b.offset, (size_t)b.size};
+    if (in->SetCustomAllocationForTensor(b.tensor, a) != kTfLiteOk)
+      return Fail(ARENA_EUNSUPPORTED, "TFLite refused an address for tensor " +
+                                          std::to_string(b.tensor));
+  }
+  return 0;
+}
+
 /* PLACING in the interpreter that learned: arenad's arena is TFLite's
  * arena of temporaries grown into its reserved room (with_temps), or an
  * arena of its own; every tensor moves to its planned address. The
@@ -563,13 +571,8 @@ int TflitePlanner::PlaceInPlace(tflite::Interpreter *in, bool with_temps) {
   } else if (AllocArena(bytes)) {
     return Fail(ARENA_ENOMEM, "out of memory for the arena");
   }
-  for (size_t i = 0; i < n_tensors_; i++) {
-    const TfliteBuffer &b = buffers_[i];
-    TfLiteCustomAllocation a = {arena_ + b.offset, (size_t)b.size};
-    if (in->SetCustomAllocationForTensor(b.tensor, a) != kTfLiteOk)
-      return Fail(ARENA_EUNSUPPORTED, "TFLite refused an address for tensor " +
-                                          std::to_string(b.tensor));
-  }
+  if (int rc = GiveAddresses(in))
+    return rc;
   TrimMaps();
   /* TFLite checks every custom allocation again (nothing is re-planned:
    * the interpreter is invokable and its inputs static) */
@@ -602,13 +605,8 @@ int TflitePlanner::PlaceFresh(std::unique_ptr<tflite::Interpreter> *out,
   given_ = false;
   if (in->SetAllocator(&allocator_) != kTfLiteOk)
     return Fail(ARENA_EUNSUPPORTED, "TFLite refused the allocator");
-  for (size_t i = 0; i < n_tensors_; i++) {
-    const TfliteBuffer &b = buffers_[i];
-    TfLiteCustomAllocation a = {arena_ + b.offset, (size_t)b.size};
-    if (in->SetCustomAllocationForTensor(b.tensor, a) != kTfLiteOk)
-      return Fail(ARENA_EUNSUPPORTED, "TFLite refused an address for tensor " +
-                                          std::to_string(b.tensor));
-  }
+  if ((rc = GiveAddresses(in)))
+    return rc;
   rc = in->AllocateTensors() == kTfLiteOk
            ? 0
            : Fail(ARENA_EUNSUPPORTED, "TFLite could not allocate the tensors");

@@ -421,6 +421,7 @@ class TflitePlanner {
   int PlaceAgain(const Learned &l, std::unique_ptr<tflite::Interpreter> *out);
   uint64_t ArenaCost(uint64_t bytes, bool mapped) const;
   int Check(tflite::Interpreter *in, bool with_temps);
+  int GiveAddresses(tflite::Interpreter *in);
   int PlaceInPlace(tflite::Interpreter *in, bool with_temps);
   int PlaceFresh(std::unique_ptr<tflite::Interpreter> *out, bool with_temps);
   int OnTfliteOwn(std::unique_ptr<tflite::Interpreter> *out);

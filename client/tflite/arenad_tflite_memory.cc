@@ -23,10 +23,7 @@ using tflite_int::RoundPage;
 using tflite_int::RoundUp;
 
 void TflitePlanner::FreeArena() {
-  if (arena_mapped_)
-    munmap(arena_, arena_len_);
-  else
-    free(arena_);
+  tflite_int::ArenaFree(arena_, arena_len_, arena_mapped_);
   arena_ = nullptr;
   arena_len_ = 0;
   arena_mapped_ = false;
@@ -125,16 +122,7 @@ void TflitePlanner::TrimMaps() {
 
 int TflitePlanner::AllocArena(uint64_t bytes) {
   FreeArena();
-  if (bytes >= kHeapMax) {
-    arena_len_ = RoundPage(bytes);
-    arena_ = MapAnon(arena_len_, false);
-    arena_mapped_ = arena_ != nullptr;
-  } else {
-    arena_len_ = (size_t)RoundUp(bytes ? bytes : 1, kAlign);
-    arena_ = static_cast<uint8_t *>(aligned_alloc(kAlign, arena_len_));
-  }
-  if (!arena_)
-    arena_len_ = 0;
+  arena_ = tflite_int::ArenaAlloc(bytes, &arena_len_, &arena_mapped_);
   return arena_ ? 0 : ARENA_ENOMEM;
 }
 

@@ -9,13 +9,13 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <map>
 #include <set>
 
 #include "arenad_tflite.h"
+#include "arenad_tflite_int.h"
 #include "planner.h"
 #include "tflite/interpreter_builder.h"
 
@@ -23,8 +23,6 @@ namespace arenad {
 
 namespace {
 
-constexpr uint64_t kAlign = 64;           /* TFLite's tensor alignment */
-constexpr size_t kHeapMax = 128 * 1024;   /* glibc's mmap threshold */
 constexpr char kKeyTag[] = "arenad pipeline 1";
 
 /* Appends v's 8 bytes, little end first, to s. */
@@ -82,10 +80,7 @@ int TflitePipeline::Fail(int code, const std::string &why) {
 }
 
 void TflitePipeline::FreeArena() {
-  if (arena_mapped_)
-    munmap(arena_, arena_len_);
-  else
-    free(arena_);
+  tflite_int::ArenaFree(arena_, arena_len_, arena_mapped_);
   arena_ = nullptr;
   arena_len_ = 0;
   arena_mapped_ = false;
@@ -158,7 +153,7 @@ int TflitePipeline::Learn(size_t k, std::vector<struct planner_tensor> *g,
   }
   struct planner_options o;
   planner_options_init(&o);
-  o.alignment = kAlign;
+  o.alignment = tflite_int::kAlign;
   o.in_place = in_place_ ? 1 : 0;
   struct planner_graph og = {own.data(), own.size()};
   struct planner_plan op;
@@ -201,15 +196,9 @@ int TflitePipeline::Plan(std::vector<struct planner_tensor> *g,
   std::vector<struct arenad_dims> views;
   for (auto &v : dims)
     views.push_back(arenad_dims{v.data(), v.size()});
-  struct arenad_model_key key;
-  key.model_hash = hash;
-  key.model_hash_len = sizeof hash;
-  key.inputs = views.data();
-  key.n_inputs = views.size();
+  struct arenad_model_key key = tflite_int::PlanKey(hash, sizeof hash, views);
   struct planner_options o;
-  arenad_client_plan_options_init(&o);
-  o.alignment = kAlign;
-  o.in_place = in_place_ ? 1 : 0;
+  tflite_int::PlanOptions(&o, in_place_);
   struct planner_graph graph = {g->data(), g->size()};
   struct arenad_client_result r;
   arenad_client_result_init(&r);
@@ -284,17 +273,8 @@ int TflitePipeline::Build() {
     rc = Plan(&g, &offsets);
   if (!rc) {
     info_.n_tensors = g.size();
-    arena_len_ = (size_t)((info_.arena_bytes + 4095) / 4096 * 4096);
-    if (arena_len_ >= kHeapMax) {
-      void *p = mmap(nullptr, arena_len_, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      arena_ = p == MAP_FAILED ? nullptr : static_cast<uint8_t *>(p);
-      arena_mapped_ = arena_ != nullptr;
-    } else {
-      arena_len_ = (size_t)((info_.arena_bytes + kAlign - 1) / kAlign *
-                            kAlign) + kAlign;
-      arena_ = static_cast<uint8_t *>(aligned_alloc(kAlign, arena_len_));
-    }
+    arena_ = tflite_int::ArenaAlloc(info_.arena_bytes, &arena_len_,
+                                    &arena_mapped_);
     if (!arena_)
       rc = Fail(ARENA_ENOMEM, "out of memory for the arena");
   }

@@ -1975,7 +1975,8 @@ START_TEST(test_pipeline) {
     arenad::TflitePipeline pipe(c, resolver);
     pipe.Add(wand.data(), wand.size());
     pipe.Add(res.data(), res.size());
-    pipe.SetInputShapes(1, wide);
+    ck_assert_int_eq(pipe.SetInputShapes(1, wide), 0);
+    ck_assert_int_eq(pipe.SetInputShapes(2, wide), ARENA_EINVAL);
     ck_assert_msg(pipe.Build() == 0, "%s", pipe.error());
     ck_assert_uint_eq(pipe.info().n_left, 0);
     for (int n = 0; n < kInvokes; n++) {

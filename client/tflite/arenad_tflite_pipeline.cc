@@ -64,10 +64,12 @@ size_t TflitePipeline::Add(const void *model, size_t len) {
   return models_.size() - 1;
 }
 
-void TflitePipeline::SetInputShapes(size_t k,
-                                    const std::vector<std::vector<int>> &s) {
-  if (k < models_.size())
-    models_[k]->shapes = s;
+int TflitePipeline::SetInputShapes(size_t k,
+                                   const std::vector<std::vector<int>> &s) {
+  if (k >= models_.size())
+    return ARENA_EINVAL;
+  models_[k]->shapes = s;
+  return 0;
 }
 
 tflite::Interpreter *TflitePipeline::interpreter(size_t k) const {

@@ -98,8 +98,9 @@ class TflitePipeline {
   /* Appends a model (len bytes, borrowed) before Build(); the same
    * model may be added more than once. Returns its index. */
   size_t Add(const void *model, size_t len);
-  /* Model k's input shapes (arenad_tflite.h, INPUT SHAPES). */
-  void SetInputShapes(size_t k, const std::vector<std::vector<int>> &s);
+  /* Model k's input shapes (arenad_tflite.h, INPUT SHAPES). Returns 0,
+   * or ARENA_EINVAL when there is no model k. */
+  int SetInputShapes(size_t k, const std::vector<std::vector<int>> &s);
   void SetInPlace(bool on) { in_place_ = on; }
 
   /* Learns every model, plans them jointly and builds an interpreter

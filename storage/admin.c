@@ -22,6 +22,7 @@ static void record_cleanup(struct storage_record *r)
   free(r->dims);
   planner_plan_cleanup(&r->plan);
   free((void *)r->graph.tensors);
+  free(r->placement);
   memset(r, 0, sizeof *r);
 }
 
@@ -66,6 +67,13 @@ static int add_graph(const struct row_view *v, struct storage_record *rec,
   /* An arena no planner makes for this graph: written by hand. */
   if (rec->plan.arena_bytes > storage__arena_cap(&rec->graph, &rec->opts))
     return ARENA_ECORRUPT;
+  if (v->placement && v->placement_len) {
+    rec->placement = malloc(v->placement_len);
+    if (!rec->placement)
+      return ARENA_ENOMEM;
+    memcpy(rec->placement, v->placement, v->placement_len);
+    rec->placement_len = v->placement_len;
+  }
   return 0;
 }
 
@@ -172,6 +180,54 @@ int storage_lookup(storage_t *st, const struct storage_key *k,
   sqlite3_bind_blob(s, 2, bk.shape, (int)bk.shape_len, SQLITE_STATIC);
   sqlite3_bind_int64(s, 3, STORAGE_LOOKUP_MAX);
   return collect_entries(st, s, STORAGE_LOOKUP_MAX, 0, out, n_out);
+}
+
+int storage_lookup_graphs(storage_t *st, const struct storage_key *k,
+                          struct storage_record **out, size_t *n_out)
+{
+  struct bound_key bk;
+  *out = NULL;
+  *n_out = 0;
+  storage__clear_err(st);
+  int rc = storage__bind_key_prepare(st, k, NULL, NULL, &bk);
+  if (rc)
+    return rc;
+  sqlite3_stmt *s = st->stmt[S_LOOKUP_GRAPHS];
+  sqlite3_bind_blob(s, 1, k->model_hash, (int)k->model_hash_len,
+                    SQLITE_STATIC);
+  sqlite3_bind_blob(s, 2, bk.shape, (int)bk.shape_len, SQLITE_STATIC);
+  sqlite3_bind_int64(s, 3, STORAGE_LOOKUP_MAX);
+  return collect_entries(st, s, STORAGE_LOOKUP_MAX, WITH_GRAPH | VERIFY, out,
+                         n_out);
+}
+
+int storage_attach(storage_t *st, const struct storage_key *k,
+                   const uint8_t graph_digest[PLANNER_DIGEST_LEN],
+                   const uint8_t options_digest[PLANNER_DIGEST_LEN],
+                   const uint8_t *placement, size_t len)
+{
+  struct bound_key bk;
+  storage__clear_err(st);
+  if (!graph_digest || !options_digest || !placement || len < 1 ||
+      len > STORAGE_PLACEMENT_MAX)
+    return storage__seterr(st, ARENA_EINVAL,
+                           "a placement record takes both digests and 1 "
+                           "to %u bytes", STORAGE_PLACEMENT_MAX);
+  int rc = storage__bind_key_prepare(st, k, NULL, NULL, &bk);
+  if (rc)
+    return rc;
+  memcpy(bk.gd, graph_digest, PLANNER_DIGEST_LEN);
+  memcpy(bk.od, options_digest, PLANNER_DIGEST_LEN);
+  sqlite3_stmt *s = st->stmt[S_ATTACH];
+  storage__bind_key(s, k, &bk);
+  sqlite3_bind_blob(s, 5, placement, (int)len, SQLITE_STATIC);
+  sqlite3_bind_int64(s, 6, (sqlite3_int64)len);
+  rc = storage__run(s); /* one statement: its own transaction */
+  if (rc != SQLITE_OK)
+    return storage__sqlerr(st, rc, "cannot store a placement record");
+  if (sqlite3_changes(st->db) == 0)
+    return storage__seterr(st, ARENA_ENOENT, "no plan stored under that key");
+  return 0;
 }
 
 int storage_list(storage_t *st, const struct storage_list_query *q,

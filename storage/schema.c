@@ -113,12 +113,18 @@ static const char schema_v3[] =
     "CREATE INDEX plans_pending ON plans(hits DESC, use_seq DESC)"
     " WHERE improve_done = 0 AND graph_sum IS NOT NULL;";
 
+/* Version 4: a client's placement record beside a plan (storage_attach),
+ * opaque bytes that no checksum of the row covers: the client checks its
+ * own. Rows before it have none. */
+static const char schema_v4[] = "ALTER TABLE plans ADD COLUMN placement BLOB;";
+
 /* migrations[v] turns a version v-1 file into version v. */
 static const char *const migrations[STORAGE__SCHEMA_VERSION + 1] = {
     NULL,
     schema_v1,
     schema_v2,
     schema_v3,
+    schema_v4,
 };
 
 /* Why a file is moved aside; the words become the file name suffix. */

@@ -189,6 +189,14 @@ int storage__read_row(sqlite3_stmt *s, struct row_view *v)
     v->x.graph = col_blob(s, 28, &v->x.graph_len);
     if (!v->x.opts || !v->x.graph)
       return ARENA_ECORRUPT;
+    if (sqlite3_column_count(s) > 29 &&
+        sqlite3_column_type(s, 29) == SQLITE_BLOB) {
+      v->placement = col_blob(s, 29, &v->placement_len);
+      if (v->placement_len > STORAGE_PLACEMENT_MAX) { /* never written so */
+        v->placement = NULL;
+        v->placement_len = 0;
+      }
+    }
   }
   if (!v->r.model_hash || v->r.model_hash_len < 1 ||
       v->r.model_hash_len > STORAGE_MODEL_HASH_MAX || !v->r.shape)

@@ -52,7 +52,7 @@
 #define BOOK_COLS                                                            \
   "effort, effort_tried, generation, improve_done, graph_sum IS NOT NULL"
 /* ROW_COLS and the graph columns, for the calls that return graphs. */
-#define FULL_COLS ROW_COLS ", graph_sum, opts, graph"
+#define FULL_COLS ROW_COLS ", graph_sum, opts, graph, placement"
 #define HEAD_MAX_SQL "32" /* STORAGE__OFFSETS_HEAD_MAX, checked below */
 _Static_assert(STORAGE__OFFSETS_HEAD_MAX == 32, "HEAD_MAX_SQL is stale");
 /* The same without the offsets blob, for listings (offsets is NULL), but
@@ -76,6 +76,11 @@ static const char *const stmt_sql[S__COUNT] = {
     [S_GET] = "SELECT " ROW_COLS " FROM plans WHERE " KEY_MATCH,
     [S_LOOKUP] = "SELECT " ROW_COLS " FROM plans WHERE model_hash = ?1 AND "
                  "shape = ?2 ORDER BY use_seq DESC LIMIT ?3",
+    [S_LOOKUP_GRAPHS] = "SELECT " FULL_COLS " FROM plans WHERE"
+                        " model_hash = ?1 AND shape = ?2 AND graph_sum IS"
+                        " NOT NULL ORDER BY use_seq DESC LIMIT ?3",
+    [S_ATTACH] = "UPDATE plans SET bytes = bytes - coalesce(length(placement),"
+                 " 0) + ?6, placement = ?5 WHERE " KEY_MATCH,
     [S_INSERT] =
         "INSERT INTO plans (model_hash, shape, graph_digest, options_digest,"
         " n_tensors, offsets, arena_bytes, lower_bound, naive_bytes,"

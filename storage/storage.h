@@ -57,6 +57,7 @@ extern "C" {
 #define STORAGE_MAX_RANK 32u         /* dims of one input */
 #define STORAGE_LOOKUP_MAX 64u       /* records one storage_lookup returns */
 #define STORAGE_LIST_MAX 10000u      /* records one storage_list returns */
+#define STORAGE_PLACEMENT_MAX 4096u  /* bytes in a placement record */
 
 #define STORAGE_DEFAULT_MAX_BYTES (512ull << 20) /* 512 MiB */
 #define STORAGE_DEFAULT_MAX_ENTRIES 100000u
@@ -138,6 +139,9 @@ struct storage_record {
   struct planner_options opts; /* the options the plan was made under
                                  (algo, alignment, capacity, in_place;
                                  the rest at their defaults), with graph */
+  uint8_t *placement;  /* owned: the plan's placement record
+                          (storage_attach), with graph; NULL: none */
+  size_t placement_len; /* bytes in placement */
 };
 
 enum storage_put_result {
@@ -290,6 +294,9 @@ struct storage_preload_entry {
   const struct planner_plan *plan;
   uint32_t effort;
   int done;
+  const uint8_t *placement; /* borrowed placement record (storage_attach),
+                               stored beside the plan; NULL: none */
+  size_t placement_len;     /* bytes in placement, 0 .. STORAGE_PLACEMENT_MAX */
 };
 
 /* Stores n entries (e borrowed) in one transaction, each as
@@ -356,6 +363,29 @@ STORAGE_WUR int storage_get(storage_t *st, const struct storage_key *k,
  * ARENA_EBUSY or ARENA_EIO; on failure *out is NULL and *n_out 0. */
 STORAGE_WUR int storage_lookup(storage_t *st, const struct storage_key *k,
                    struct storage_record **out, size_t *n_out);
+
+/* storage_lookup for a client that learns the graph from the cache:
+ * only the plans stored with their graph, each with its plan (checksum
+ * checked and planner_verify()ed against the stored graph, as
+ * storage_export does), graph, options and placement record. Output and
+ * errors as storage_lookup. */
+STORAGE_WUR int storage_lookup_graphs(storage_t *st,
+                                      const struct storage_key *k,
+                                      struct storage_record **out,
+                                      size_t *n_out);
+
+/* Stores placement (len bytes, 1 .. STORAGE_PLACEMENT_MAX, borrowed)
+ * beside the plan stored under k and the two digests, replacing any
+ * record it had; the record counts in the plan's accounted bytes. The
+ * bytes are the client's: storage keeps and returns them (in
+ * storage_lookup_graphs and storage_export records) but never reads
+ * them, and no checksum of the row covers them. Returns 0, ARENA_ENOENT
+ * (no such plan), ARENA_EINVAL (bad key or length), ARENA_EBUSY or
+ * ARENA_EIO. */
+STORAGE_WUR int storage_attach(storage_t *st, const struct storage_key *k,
+                               const uint8_t graph_digest[PLANNER_DIGEST_LEN],
+                               const uint8_t options_digest[PLANNER_DIGEST_LEN],
+                               const uint8_t *placement, size_t len);
 
 /* Lists stored plans without their offsets (plan.offsets is NULL,
  * plan.n_offsets is set), filtered and paged by q (borrowed). Since the

@@ -36,7 +36,7 @@
 /* "AREN" in the sqlite header's application_id field. */
 #define STORAGE__APP_ID 0x4152454e
 /* The schema version this code writes; older files are migrated. */
-#define STORAGE__SCHEMA_VERSION 3
+#define STORAGE__SCHEMA_VERSION 4
 /* Accounted bytes per plan on top of its blobs (fixed-width columns and
  * row overhead); see storage__entry_bytes. */
 #define STORAGE__ROW_OVERHEAD 128u
@@ -278,6 +278,8 @@ int64_t storage__now_ms(void);
 enum {
   S_GET,
   S_LOOKUP,
+  S_LOOKUP_GRAPHS,
+  S_ATTACH,
   S_INSERT,
   S_UPGRADE,
   S_TOUCH,
@@ -367,6 +369,9 @@ struct row_view {
                                 graph_sum are set */
   struct storage__graph_row x; /* graph columns; x.effort always set */
   const uint8_t *graph_sum;  /* PLANNER_DIGEST_LEN bytes, with have_graph */
+  const uint8_t *placement;  /* the placement record (schema v4), read
+                                with the graph columns; NULL: none */
+  size_t placement_len;      /* bytes in placement */
 };
 
 /* Helpers shared by write.c, get.c and admin.c (defined in stmt.c). */

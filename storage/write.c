@@ -537,6 +537,21 @@ static int preload_fail(storage_t *st, int rc, size_t i, size_t *bad)
   return rc;
 }
 
+/* Stores a preloaded entry's placement record beside its plan, inside the
+ * preload's transaction. Returns the sqlite code (SQLITE_MISUSE for a
+ * record over STORAGE_PLACEMENT_MAX). */
+static int attach_in_txn(storage_t *st, const struct prepared *w,
+                         const uint8_t *placement, size_t len)
+{
+  if (!placement || len > STORAGE_PLACEMENT_MAX)
+    return SQLITE_MISUSE;
+  sqlite3_stmt *s = st->stmt[S_ATTACH];
+  storage__bind_key(s, w->k, &w->bk);
+  sqlite3_bind_blob(s, 5, placement, (int)len, SQLITE_STATIC);
+  sqlite3_bind_int64(s, 6, (sqlite3_int64)len);
+  return storage__run(s);
+}
+
 int storage_preload_add(storage_t *st, const struct storage_preload_entry *e,
                         size_t n, size_t *bad)
 {
@@ -562,6 +577,8 @@ int storage_preload_add(storage_t *st, const struct storage_preload_entry *e,
     enum storage_put_result res;
     int64_t id;
     rc = write_one(st, &w, &res, &id, &st->pre.n_corrupt);
+    if (rc == SQLITE_OK && e[i].placement_len)
+      rc = attach_in_txn(st, &w, e[i].placement, e[i].placement_len);
     prepared_free(&w);
     if (rc != SQLITE_OK) {
       storage__sqlerr(st, rc, "cannot preload plans");

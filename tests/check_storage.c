@@ -25,6 +25,9 @@
  *                                       blobs, migration from v2,
  *                                       generations, efforts, pending
  *                                       work, export and preload
+ *             check_storage_place.c   - schema v4: placement records
+ *                                       beside plans (attach, lookup
+ *                                       with graphs, export, preload)
  *   trust:    check_storage_trust.c   - the largest arena a stored plan
  *                                       may claim, on every path in and
  *                                       out; the new file's mode and
@@ -269,6 +272,7 @@ Suite *storage_suite(void)
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_set_timeout(tc, 60);
   storage_add_v3(tc);
+  storage_add_place(tc);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("trust");

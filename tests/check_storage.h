@@ -121,6 +121,7 @@ void storage_add_share(TCase *tc);   /* check_storage_share.c, "cache" */
 void storage_add_corrupt(TCase *tc); /* check_storage_corrupt.c, "recovery" */
 void storage_add_stress(TCase *tc);  /* check_storage_stress.c, "recovery" */
 void storage_add_v3(TCase *tc);      /* check_storage_v3.c, "v3" */
+void storage_add_place(TCase *tc);   /* check_storage_place.c, "v3" */
 void storage_add_trust(TCase *tc);   /* check_storage_trust.c, "trust" */
 
 #endif

@@ -186,10 +186,10 @@ START_TEST(migrate_from_v1)
   o.log = st_log_cb;
   o.log_ctx = &lb;
   storage_t *st = st_open_with(&o);
-  /* v1 -> v2 -> v3, one line each. */
-  ck_assert_msg(lb.n_info == 2, "%d info lines, last: %s", lb.n_info,
+  /* v1 -> v2 -> v3 -> v4, one line each. */
+  ck_assert_msg(lb.n_info == 3, "%d info lines, last: %s", lb.n_info,
                 lb.last);
-  ck_assert_ptr_nonnull(strstr(lb.last, "v2 to v3"));
+  ck_assert_ptr_nonnull(strstr(lb.last, "v3 to v4"));
   struct storage_stats s;
   st_stats_of(st, &s);
   ck_assert_uint_eq(s.entries, 3);

@@ -237,8 +237,8 @@ START_TEST(trust_preload_refuses_inflated_plan)
   st_key_init(&k1, 5, 8);
   storage_t *st = st_open_with(NULL);
   struct storage_preload_entry e[2] = {
-      {k0.k, &x.g, &x.o, &x.good, 10, 0},
-      {k1.k, &x.g, &x.o, &x.bad, 10, 0},
+      {k0.k, &x.g, &x.o, &x.good, 10, 0, NULL, 0},
+      {k1.k, &x.g, &x.o, &x.bad, 10, 0, NULL, 0},
   };
   size_t stored = 9, kept = 9, bad = 9;
   ck_assert_int_eq(storage_preload(st, e, 2, &stored, &kept, &bad),
@@ -266,7 +266,7 @@ START_TEST(trust_preload_in_batches)
   struct storage_preload_entry e[8];
   for (int i = 0; i < 8; i++)
     e[i] = (struct storage_preload_entry){f.k[i].k, &f.g[i], &o, &f.p[i],
-                                          2, 0};
+                                          2, 0, NULL, 0};
   storage_t *st = st_open_with(NULL);
   size_t stored = 9, kept = 9, bad = 9;
   ck_assert_int_eq(storage_preload_begin(st), 0);
@@ -277,7 +277,7 @@ START_TEST(trust_preload_in_batches)
   struct st_tkey kp;
   st_key_init(&kp, 9, 8);
   struct storage_preload_entry last[2] = {
-      e[6], {kp.k, &x.g, &x.o, &x.bad, 2, 0}};
+      e[6], {kp.k, &x.g, &x.o, &x.bad, 2, 0, NULL, 0}};
   ck_assert_int_eq(storage_preload_add(st, last, 2, &bad), ARENA_EVERIFY);
   ck_assert_uint_eq(bad, 7);
   ck_assert_ptr_nonnull(strstr(storage_errmsg(st), "entry 7"));

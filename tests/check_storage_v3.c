@@ -269,9 +269,10 @@ START_TEST(v3_migrate_from_v2)
   o.log = st_log_cb;
   o.log_ctx = &lb;
   storage_t *st = st_open_with(&o);
-  ck_assert_msg(lb.n_info == 1, "%d info lines, last: %s", lb.n_info,
+  /* one line per step: v2 to v3, then v3 to v4 */
+  ck_assert_msg(lb.n_info == 2, "%d info lines, last: %s", lb.n_info,
                 lb.last);
-  ck_assert_ptr_nonnull(strstr(lb.last, "v2 to v3"));
+  ck_assert_ptr_nonnull(strstr(lb.last, "v3 to v4"));
   struct storage_stats s;
   st_stats_of(st, &s);
   ck_assert_uint_eq(s.entries, 2);
@@ -321,7 +322,8 @@ START_TEST(v3_migrate_from_v2)
   storage_close(st);
 
   db = st_raw_open(st_dbpath());
-  ck_assert_int_eq(st_raw_int(db, "PRAGMA user_version"), 3);
+  ck_assert_int_eq(st_raw_int(db, "PRAGMA user_version"),
+                   STORAGE__SCHEMA_VERSION);
   ck_assert_int_eq(st_raw_int(db, "SELECT count(*) FROM sqlite_schema"
                                   " WHERE name = 'plans_pending'"),
                    1);
@@ -708,6 +710,8 @@ static void entry_of(struct storage_preload_entry *e, const struct st_tkey *k,
   e->plan = p;
   e->effort = effort;
   e->done = 0;
+  e->placement = NULL;
+  e->placement_len = 0;
 }
 
 START_TEST(v3_preload_all_or_nothing)

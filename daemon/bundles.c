@@ -152,6 +152,8 @@ static int preload_batch(storage_t *st, const struct bundles_rules *r,
      * claims at most the top of it. */
     pe[i].effort = effort < r->max_effort ? effort : r->max_effort;
     pe[i].done = !searches(&g->opts);
+    pe[i].placement = e[from + i]->placement.data;
+    pe[i].placement_len = e[from + i]->placement.len;
   }
   int rc = storage_preload_add(st, pe, k, NULL);
   if (rc) /* names the entry, counted over the whole preload */
@@ -264,6 +266,8 @@ int bundles_export_build(const struct storage_record *r, size_t n,
     arenad__v1__bundle_entry__init(&x->entries[i]);
     x->entries[i].request = &x->req[i];
     x->entries[i].plan = &x->plans[i];
+    x->entries[i].placement.data = r[i].placement;
+    x->entries[i].placement.len = r[i].placement_len;
     x->ptrs[i] = &x->entries[i];
   }
   return 0;

@@ -501,6 +501,7 @@ static void handle_frame(struct conn *c, const uint8_t *body, size_t len)
   case ARENAD__V1__REQUEST__BODY_EVICT:
   case ARENAD__V1__REQUEST__BODY_EXPORT_PLANS:
   case ARENAD__V1__REQUEST__BODY_PRELOAD_PLANS:
+  case ARENAD__V1__REQUEST__BODY_ATTACH:
     jobs_submit_storage(s, c, req->request_id, req);
     return;
   default:

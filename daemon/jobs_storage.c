@@ -49,7 +49,9 @@ static void work_lookup(struct job *j)
   struct storage_key k = {m->model_hash.data, m->model_hash.len, shape.ranks,
                           shape.n_inputs, shape.dims};
   jobs__st_enter(j->s);
-  rc = storage_lookup(j->s->st, &k, &j->recs, &j->n_recs);
+  rc = m->with_graph ? storage_lookup_graphs(j->s->st, &k, &j->recs,
+                                             &j->n_recs)
+                     : storage_lookup(j->s->st, &k, &j->recs, &j->n_recs);
   if (rc)
     dbhealth_failed(j->s, "lookup", rc);
   uv_mutex_unlock(&j->s->st_lock);
@@ -59,6 +61,47 @@ static void work_lookup(struct job *j)
              arena_strerror(rc));
     j->status = ARENAD__V1__STATUS__INTERNAL;
   }
+}
+
+/* Attach: the placement record checked here, stored beside the plan the
+ * request names; NOT_FOUND when no plan is stored under it. */
+static void work_attach(struct job *j)
+{
+  Arenad__V1__Attach *m = j->req->attach;
+  struct wire_shape shape;
+  int rc;
+  if (m->model_hash.len == 0 || m->model_hash.len > WIRE_MAX_MODEL_HASH ||
+      m->graph_digest.len != PLANNER_DIGEST_LEN ||
+      m->options_digest.len != PLANNER_DIGEST_LEN ||
+      m->placement.len == 0 || m->placement.len > WIRE_MAX_PLACEMENT) {
+    snprintf(j->err, sizeof j->err,
+             "attach takes a model hash of 1 to %u bytes, two digests of "
+             "32 bytes and a placement record of 1 to %u bytes",
+             WIRE_MAX_MODEL_HASH, WIRE_MAX_PLACEMENT);
+    j->status = ARENAD__V1__STATUS__INVALID_ARGUMENT;
+    return;
+  }
+  if ((rc = wire_shape_from_msg(m->input_shape, m->n_input_shape, &shape,
+                                j->err))) {
+    j->status = jobs__status_of(rc);
+    return;
+  }
+  struct storage_key k = {m->model_hash.data, m->model_hash.len, shape.ranks,
+                          shape.n_inputs, shape.dims};
+  jobs__st_enter(j->s);
+  rc = storage_attach(j->s->st, &k, m->graph_digest.data,
+                      m->options_digest.data, m->placement.data,
+                      m->placement.len);
+  if (rc && rc != ARENA_ENOENT && rc != ARENA_EINVAL)
+    dbhealth_failed(j->s, "attach", rc);
+  if (rc)
+    snprintf(j->err, sizeof j->err, "attach: %s", storage_errmsg(j->s->st));
+  uv_mutex_unlock(&j->s->st_lock);
+  wire_shape_cleanup(&shape);
+  if (rc)
+    j->status = rc == ARENA_ENOENT   ? ARENAD__V1__STATUS__NOT_FOUND
+                : rc == ARENA_EINVAL ? ARENAD__V1__STATUS__INVALID_ARGUMENT
+                                     : ARENAD__V1__STATUS__INTERNAL;
 }
 
 static void work_list(struct job *j)
@@ -241,6 +284,9 @@ static void work_storage(uv_work_t *w)
   case ARENAD__V1__REQUEST__BODY_LIST:
     work_list(j);
     break;
+  case ARENAD__V1__REQUEST__BODY_ATTACH:
+    work_attach(j);
+    break;
   case ARENAD__V1__REQUEST__BODY_STATS:
     jobs__st_enter(j->s);
     j->stats_ok = j->s->st && storage_get_stats(j->s->st, &j->stats) == 0;
@@ -362,6 +408,36 @@ static int build_lookup(struct job *j, Arenad__V1__LookupReply *lr,
   return 0;
 }
 
+/* A Lookup with_graph: each record (stored with its graph, verified
+ * against it) as a BundleEntry with its placement record, those of
+ * another graph digest left out when the request names one. Returns 0
+ * or -1 (out of memory). */
+static int build_lookup_graphs(struct job *j, Arenad__V1__LookupReply *lr,
+                               struct bundles_export *x)
+{
+  const Arenad__V1__Lookup *m = j->req->lookup;
+  size_t k = 0;
+  for (size_t i = 0; i < j->n_recs; i++) {
+    if (m->graph_digest.len &&
+        memcmp(m->graph_digest.data, j->recs[i].graph_digest,
+               PLANNER_DIGEST_LEN))
+      continue;
+    if (k != i) { /* moved down; what it owned goes with it */
+      struct storage_record t = j->recs[k];
+      j->recs[k] = j->recs[i];
+      j->recs[i] = t;
+    }
+    k++;
+  }
+  if (bundles_export_build(j->recs, k, x) != 0)
+    return -1;
+  for (size_t i = 0; i < x->n; i++)
+    x->plans[i].improving = improving(j->s, &j->recs[i]);
+  lr->entries = x->ptrs;
+  lr->n_entries = x->n;
+  return 0;
+}
+
 static int build_list(struct job *j, Arenad__V1__ListReply *lr,
                       struct reply_arena *a)
 {
@@ -445,16 +521,20 @@ static void answer_storage(struct job *j, struct conn *c, uint64_t rid)
   Arenad__V1__EvictReply er = ARENAD__V1__EVICT_REPLY__INIT;
   Arenad__V1__ExportReply xr = ARENAD__V1__EXPORT_REPLY__INIT;
   Arenad__V1__PreloadReply pr = ARENAD__V1__PRELOAD_REPLY__INIT;
+  Arenad__V1__AttachReply ar = ARENAD__V1__ATTACH_REPLY__INIT;
   struct bundles_export x = {0};
   struct reply_arena a = {0};
   r.request_id = rid;
   int oom = 0;
   switch (j->req->body_case) {
   case ARENAD__V1__REQUEST__BODY_LOOKUP:
-    oom = build_lookup(j, &lr, &a);
+    if (j->req->lookup->with_graph)
+      oom = build_lookup_graphs(j, &lr, &x);
+    else
+      oom = build_lookup(j, &lr, &a);
     r.body_case = ARENAD__V1__RESPONSE__BODY_LOOKUP;
     r.lookup = &lr;
-    if (!oom && lr.n_plans == 0) {
+    if (!oom && lr.n_plans == 0 && lr.n_entries == 0) {
       r.status = ARENAD__V1__STATUS__NOT_FOUND;
       r.error = "no stored plan for this model hash and shape";
     }
@@ -488,6 +568,10 @@ static void answer_storage(struct job *j, struct conn *c, uint64_t rid)
     xr.without_graph = j->n_without;
     r.body_case = ARENAD__V1__RESPONSE__BODY_EXPORTED;
     r.exported = &xr;
+    break;
+  case ARENAD__V1__REQUEST__BODY_ATTACH:
+    r.body_case = ARENAD__V1__RESPONSE__BODY_ATTACHED;
+    r.attached = &ar;
     break;
   case ARENAD__V1__REQUEST__BODY_PRELOAD_PLANS:
     pr.stored = j->preload_stored;

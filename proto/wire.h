@@ -37,6 +37,8 @@
 #define WIRE_DEFAULT_MAX_FRAME (16u << 20) /* bytes */
 #define WIRE_DEFAULT_MEM_LIMIT (256ull << 20)    /* bytes per message */
 #define WIRE_READER_KEEP_BYTES (64u << 10) /* kept by an idle reader */
+#define WIRE_MAX_PLACEMENT 4096u /* bytes in a placement record (Attach,
+                                    BundleEntry) */
 
 /* Incremental frame assembler for one byte stream. Caller-allocated;
  * wire_reader_init / wire_reader_cleanup. */

@@ -153,6 +153,10 @@ int wire_bundle_check_entry(const Arenad__V1__BundleEntry *e, size_t index,
                 index);
   if (!e->plan)
     return fail(err, ARENA_ECORRUPT, "entry %zu: no plan", index);
+  if (e->placement.len > WIRE_MAX_PLACEMENT)
+    return fail(err, ARENA_ECORRUPT,
+                "entry %zu: a placement record of %zu bytes, over %u", index,
+                e->placement.len, WIRE_MAX_PLACEMENT);
   if (e->plan->n_offsets != e->request->n_tensor_ids)
     return fail(err, ARENA_ECORRUPT,
                 "entry %zu: %zu %s for %zu %s", index, e->plan->n_offsets,

@@ -4,7 +4,8 @@
  * the local fallback when the daemon is down or stopped, a long search
  * waited for, concurrent misses that share the CPUs, and in-place
  * sharing on and off; and (check_service_unusable.c) a poisoned stored
- * plan, which the library treats as a miss and the daemon drops.
+ * plan, which the library treats as a miss and the daemon drops; and
+ * (check_service_place.c) placement records, stored and fetched by key.
  */
 #include <check.h>
 #include <dirent.h>
@@ -666,6 +667,10 @@ Suite *service_suite(void)
   tc = tcase_create("unusable");
   tcase_set_timeout(tc, 120);
   service_add_unusable(tc);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("place");
+  tcase_set_timeout(tc, 120);
+  service_add_place(tc);
   suite_add_tcase(s, tc);
   return s;
 }

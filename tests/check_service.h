@@ -12,4 +12,7 @@
  * daemon and the library. */
 void service_add_unusable(TCase *tc);
 
+/* check_service_place.c: placement records, attach and fetch by key. */
+void service_add_place(TCase *tc);
+
 #endif /* ARENA_CHECK_SERVICE_H */

@@ -105,6 +105,7 @@ extern "C" {
 #define ARENAD_CLIENT_DEFAULT_ANSWER_TIMEOUT_MS 2000u
 #define ARENAD_CLIENT_DIGEST_LEN 32u /* bytes in a graph or options digest */
 #define ARENAD_CLIENT_MAX_MODEL_HASH 64u /* bytes */
+#define ARENAD_CLIENT_MAX_PLACEMENT 4096u /* bytes in a placement record */
 
 /* A connection to the daemon. Opaque; arenad_client_open/close. */
 typedef struct arenad_client arenad_client_t;
@@ -292,6 +293,65 @@ ARENAD_CLIENT_API int arenad_client_lookup(arenad_client_t *c,
                                            const struct planner_graph *g,
                                            const struct planner_options *o,
                                            struct arenad_client_result *out);
+
+/* PLACEMENT RECORDS
+ *  An interpreter adapter learns its graph by building the model once;
+ *  a process that could ask for the plan by key alone, with no graph,
+ *  skips that. arenad_client_attach() stores a placement record beside
+ *  a stored plan: up to ARENAD_CLIENT_MAX_PLACEMENT bytes of the
+ *  caller's own (what it needs to place the plan besides the graph, and
+ *  a fingerprint of what learned it) that the daemon keeps, exports and
+ *  serves but never reads. arenad_client_fetch() asks for the plans
+ *  stored under a key with their graphs and records, and returns the
+ *  first, most recently used first, whose options digest is that of o
+ *  and whose record begins with the caller's prefix. The daemon is not
+ *  trusted: each graph is validated, digested and compared with the
+ *  digest its plan is stored under, and the plan planner_verify()ed
+ *  against it. A record is the caller's to check (its own checksum, its
+ *  fingerprint, the graph against its interpreter); the library checks
+ *  only its length. Neither call plans locally, fallback or not. */
+
+/* A plan fetched by key, with the graph it was made for. Caller-
+ * allocated: arenad_client_fetched_init() it, let arenad_client_fetch()
+ * fill it, release it with arenad_client_fetched_cleanup(). */
+struct arenad_client_fetched {
+  struct arenad_client_result result; /* the plan, offsets in graph's
+                                         order; cached = 1 */
+  struct planner_graph graph; /* owned tensors, in ascending id order */
+  uint8_t *placement;         /* owned: the record, placement_len bytes */
+  size_t placement_len;       /* 1 .. ARENAD_CLIENT_MAX_PLACEMENT */
+};
+
+ARENAD_CLIENT_API void arenad_client_fetched_init(struct arenad_client_fetched *f);
+ARENAD_CLIENT_API void arenad_client_fetched_cleanup(struct arenad_client_fetched *f);
+
+/* Fetches the plan stored under key k for options o (NULL: defaults)
+ * whose placement record begins with the prefix_len bytes at prefix
+ * (both borrowed; prefix_len 0 takes any record), with its graph and
+ * record (PLACEMENT RECORDS). On success fills *out (initialised or
+ * cleaned; old contents freed). Returns 0, ARENA_ENOENT (no plan stored
+ * with a record for these options and prefix, or a daemon that does not
+ * serve graphs), ARENA_EVERIFY (the only candidates failed their
+ * checks), ARENA_EINVAL (a bad key or prefix), or a daemon error from
+ * ERRORS. On failure *out is left empty. */
+ARENAD_CLIENT_API int arenad_client_fetch(arenad_client_t *c,
+                                          const struct arenad_model_key *k,
+                                          const struct planner_options *o,
+                                          const uint8_t *prefix,
+                                          size_t prefix_len,
+                                          struct arenad_client_fetched *out);
+
+/* Stores len bytes at placement (1 .. ARENAD_CLIENT_MAX_PLACEMENT,
+ * borrowed) as the placement record of the plan stored under key k with
+ * the digests an arenad_client_result gave (PLACEMENT RECORDS),
+ * replacing any record it had. Returns 0, ARENA_ENOENT (no such plan:
+ * evicted, or planned locally), ARENA_EINVAL (bad arguments, or a daemon
+ * that does not know the request) or a daemon error from ERRORS. */
+ARENAD_CLIENT_API int arenad_client_attach(
+    arenad_client_t *c, const struct arenad_model_key *k,
+    const uint8_t graph_digest[ARENAD_CLIENT_DIGEST_LEN],
+    const uint8_t options_digest[ARENAD_CLIENT_DIGEST_LEN],
+    const void *placement, size_t len);
 
 /* Fills o with the planner's defaults (algorithm best, alignment 64, no
  * capacity question, in-place sharing on): what arenad_client_plan and

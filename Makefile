@@ -803,7 +803,8 @@ TFLITE_PARTS := $(BUILD)/client/tflite/arenad_tflite_audit.o \
                 $(BUILD)/client/tflite/arenad_tflite_shapes.o \
                 $(BUILD)/client/tflite/arenad_tflite_identity.o \
                 $(BUILD)/client/tflite/arenad_tflite_memory.o \
-                $(BUILD)/client/tflite/arenad_tflite_own.o
+                $(BUILD)/client/tflite/arenad_tflite_own.o \
+                $(BUILD)/client/tflite/arenad_tflite_fetch.o
 TFLITE_OWN_OBJ := $(BUILD)/client/tflite/arenad_tflite.o $(TFLITE_PARTS) \
                   $(BUILD)/client/examples/tflite_infer.o \
                   $(BUILD)/client/examples/tflite_infer_run.o \

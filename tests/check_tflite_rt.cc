@@ -27,9 +27,9 @@
  *           runs proven as above (one table row each), with the daemon's
  *           plan the one this process computes itself, the others
  *           refused by TFLite itself, with an error that says why. A
- *           second planner on the same daemon gets the stored plan
- *           (source cache) and builds as many interpreters: one where the
- *           learning interpreter is placed in place.
+ *           second planner on the same daemon fetches the stored plan
+ *           by key (source cache, FETCHED PLANS) and builds one
+ *           interpreter, its tensors at the first planner's offsets.
  *  generated  the models of gen_models.h, planned in this process: every
  *           kind of kernel on the in-place allowlist in one chain, all
  *           its pairs shared and proven; a chain of ADDs; 24 random
@@ -351,8 +351,9 @@ START_TEST(test_models) {
       for (size_t k = 0; k < p.buffers().size(); k++)
         ck_assert_uint_eq(local.buffers()[k].offset, p.buffers()[k].offset);
       li.reset();
-      /* a second process's Build: the daemon's stored plan, found by key,
-       * placed in the one interpreter that learned it */
+      /* a second process's Build: the daemon's stored plan, fetched by
+       * key with its placement record, placed in the one interpreter
+       * returned, nothing learned (FETCHED PLANS) */
       Planner hit(c, bytes.data(), bytes.size(), resolver);
       std::unique_ptr<tflite::Interpreter> hi;
       ck_assert_msg(hit.Build(&hi) == 0, "%s: %s", m.name, hit.error());
@@ -361,12 +362,18 @@ START_TEST(test_models) {
         ck_assert_msg(hi2.source == arenad::TflitePlanSource::kCache,
                       "%s: second build from %s", m.name,
                       arenad::TflitePlanSourceName(hi2.source));
-        ck_assert_uint_eq(hi2.n_interpreters, i.n_interpreters);
-        /* these two learn and run in one interpreter */
-        if (!strcmp(m.name, kMobilenet) ||
-            !strcmp(m.name, "face_detection_short_range"))
-          ck_assert_uint_eq(hi2.n_interpreters, 1);
+        ck_assert_msg(hi2.fetched, "%s: not fetched", m.name);
+        ck_assert(!hi2.fetch_refused);
+        ck_assert_uint_eq(hi2.n_interpreters, 1);
         ck_assert_uint_eq(hi2.arena_bytes, i.arena_bytes);
+        ck_assert_uint_eq(hi2.tflite_alone, i.tflite_alone);
+        ck_assert_uint_eq(hi2.n_placed, i.n_placed);
+        ck_assert_uint_eq(hit.buffers().size(), p.buffers().size());
+        ck_assert_uint_eq(hit.n_learned(), p.n_learned());
+        for (size_t k = 0; k < p.n_learned(); k++) { /* then temporaries */
+          ck_assert_int_eq(hit.buffers()[k].tensor, p.buffers()[k].tensor);
+          ck_assert_uint_eq(hit.buffers()[k].offset, p.buffers()[k].offset);
+        }
         /* a program may call AllocateTensors() again: nothing moves */
         ck_assert_int_eq(hi->AllocateTensors(), kTfLiteOk);
         Prove(m.name, bytes.data(), bytes.size(), &hit, hi.get(), nullptr);
@@ -1697,6 +1704,111 @@ std::vector<uint8_t> OwnOutputsAt(const std::string &m,
   return out;
 }
 
+/* The count of plans the daemon of h has computed. */
+uint64_t PlansComputed(const struct harness *h) {
+  Arenad__V1__Response *st = hn_stats(h);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_ptr_nonnull(st->stats);
+  uint64_t n = st->stats->plans_computed;
+  wire_free_response(st);
+  return n;
+}
+
+/* FETCHED PLANS (arenad_tflite.h), through a real daemon: the first
+ * process learns mobilenet_v2 and stores its placement record; the next
+ * fetches the plan by key and places it in one interpreter, learning
+ * nothing and proven as every plan is; a fetched plan whose graph
+ * disagrees with the interpreter (a tensor's life cut short, test-only)
+ * is refused before use and the model learned; sharing off and another
+ * input shape are other plans, each fetched once learned. */
+START_TEST(test_fetched_plan) {
+  setenv("ARENAD", TFLITE_TEST_BUILD "/arenad", 0);
+  struct harness h;
+  ck_assert_int_eq(hn_init(&h, NULL), 0);
+  ck_assert_int_eq(hn_start(&h), 0);
+  arenad_client_t *c = DaemonClient(h.sock);
+  arenad::TfliteOpResolver resolver;
+  std::vector<char> bytes = ReadModel(kMobilenet);
+  std::unique_ptr<tflite::Interpreter> in;
+  uint64_t arena;
+  {
+    Planner p(c, bytes.data(), bytes.size(), resolver);
+    ck_assert_msg(p.Build(&in) == 0, "%s", p.error());
+    ck_assert(!p.info().fetched);
+    ck_assert(!p.info().fetch_refused);
+    ck_assert_int_eq((int)p.info().source,
+                     (int)arenad::TflitePlanSource::kDaemon);
+    arena = p.info().arena_bytes;
+    in.reset();
+  }
+  {
+    Planner q(c, bytes.data(), bytes.size(), resolver);
+    ck_assert_msg(q.Build(&in) == 0, "%s", q.error());
+    const arenad::TflitePlanInfo &i = q.info();
+    ck_assert(i.fetched);
+    ck_assert_int_eq((int)i.source, (int)arenad::TflitePlanSource::kCache);
+    ck_assert_uint_eq(i.n_interpreters, 1);
+    ck_assert_uint_eq(i.arena_bytes, arena);
+    ck_assert_uint_eq(i.n_placed, i.n_tensors);
+    ck_assert_uint_gt(i.n_temporaries, 0);
+    ck_assert_uint_gt(i.n_shared, 0);
+    Prove("fetched", bytes.data(), bytes.size(), &q, in.get(), nullptr);
+    in.reset();
+  }
+  ck_assert_uint_eq(PlansComputed(&h), 1);
+  {
+    Planner r(c, bytes.data(), bytes.size(), resolver);
+    r.TestOnlyBreakFetched(true);
+    ck_assert_msg(r.Build(&in) == 0, "%s", r.error());
+    ck_assert(!r.info().fetched);
+    ck_assert(r.info().fetch_refused);
+    ck_assert_int_eq((int)r.info().source,
+                     (int)arenad::TflitePlanSource::kCache);
+    ck_assert_uint_eq(r.info().n_placed, r.info().n_tensors);
+    Prove("fetch refused", bytes.data(), bytes.size(), &r, in.get(), nullptr);
+    in.reset();
+  }
+  for (int k = 0; k < 2; k++) { /* sharing off: learned, then fetched */
+    Planner s(c, bytes.data(), bytes.size(), resolver);
+    s.SetInPlace(false);
+    ck_assert_msg(s.Build(&in) == 0, "%s", s.error());
+    ck_assert_int_eq(s.info().fetched, k == 1);
+    ck_assert_uint_eq(s.info().n_shared, 0);
+    Prove("sharing off", bytes.data(), bytes.size(), &s, in.get(), nullptr);
+    in.reset();
+  }
+  ck_assert_uint_eq(PlansComputed(&h), 2);
+  std::string m = Slurp("tests/data/generated/resizable.tflite");
+  const std::vector<std::vector<int>> shape = {{1, 24, 40, 4}};
+  std::vector<uint8_t> own = OwnOutputsAt(m, shape, c);
+  for (int k = 0; k < 2; k++) { /* another shape: learned, then fetched */
+    Planner t(c, m.data(), m.size(), resolver);
+    t.SetMinSaving(0);
+    t.SetInputShapes(shape);
+    ck_assert_msg(t.Build(&in) == 0, "%s", t.error());
+    ck_assert_int_eq(t.info().fetched, k == 1);
+    if (k == 1)
+      ck_assert_uint_eq(t.info().n_interpreters, 1);
+    ck_assert_int_eq(in->tensor(in->inputs()[0])->dims->data[2], 40);
+    std::vector<uint8_t> ours;
+    std::string err;
+    ck_assert_msg(arenad::RunTflite(in.get(), 7, kInvokes, &ours, &err), "%s",
+                  err.c_str());
+    ck_assert_msg(ours == own, "outputs differ from TFLite's own planner "
+                  "at the same shape");
+    ck_assert_uint_eq(Conflicts(t, in.get()), 0);
+    in.reset();
+  }
+  ck_assert_uint_eq(PlansComputed(&h), 3);
+  printf("tflite_rt fetched: mobilenet_v2 placed from a fetched plan in one "
+         "interpreter (%llu bytes), refused when its graph disagrees\n",
+         (unsigned long long)arena);
+  arenad_client_close(c);
+  ck_assert_int_eq(hn_stop(&h), 0);
+  hn_cleanup(&h);
+}
+END_TEST
+
 /* INPUT SHAPES (arenad_tflite.h): the resizable generated model at two
  * shapes other than its own, through a daemon: each shape is planned
  * once and gets outputs identical to TFLite's own planner at that shape;
@@ -2096,6 +2208,7 @@ Suite *tflite_rt_suite(void) {
   tc = tcase_create("learn");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_dropped_plan);
+  tcase_add_test(tc, test_fetched_plan);
   tcase_add_test(tc, test_small_model);
   tcase_add_test(tc, test_input_shapes);
   tcase_add_test(tc, test_pipeline);

@@ -3,7 +3,9 @@
  * on an arenad plan (see arenad_tflite.h).
  *
  * DESIGN
- *  Build() = NewInterpreter -> Learn -> Plan -> Place. Learn() gives every
+ *  Build() = NewInterpreter -> PlaceFetched (a stored plan fetched by key
+ *  and placed in that interpreter; arenad_tflite_fetch.cc), else Learn ->
+ *  Plan -> Place -> AttachRecord. Learn() gives every
  *  tensor TFLite would put in its arena an address in reserved, untouched
  *  address space (probe_), lets TFLite allocate (its own arenas come from
  *  the allocator hook, reserved too) and reads back the tensors' bytes,
@@ -25,7 +27,8 @@
  *  itself does with the model (its own plan's size, its arena's bytes,
  *  the operators its resolver lacks, the interpreters on its own planner
  *  Build() returns): arenad_tflite_own.cc. Input shapes, placing again
- *  and LearnOnly(): arenad_tflite_shapes.cc. What they share:
+ *  and LearnOnly(): arenad_tflite_shapes.cc. Fetched plans and their
+ *  placement records: arenad_tflite_fetch.cc. What they share:
  *  arenad_tflite_int.h.
  *
  * MEMORY
@@ -234,16 +237,20 @@ int TflitePlanner::NewInterpreter(std::unique_ptr<tflite::Interpreter> *out) {
 /* Gives every tensor TFLite would place in its arena an address in
  * reserved space, lets TFLite allocate, and reads what it did (HOW IT
  * LEARNS). */
-int TflitePlanner::Learn(tflite::Interpreter *in) {
-  buffers_.clear();
-  n_tensors_ = 0;
-  temp_arena_ = 0;
-  temp_base_ = nullptr;
-  temps_pinnable_ = false;
-  moved_ = 0;
+/* The tensors of in that TFLite would put in its arena and a node names
+ * (cand, ascending), with every tensor's first and last node in
+ * execution order (-1 when none names it): graph inputs from node 0,
+ * outputs to the last. Returns false when the execution plan names a
+ * missing node. */
+bool TflitePlanner::ArenaTensors(tflite::Interpreter *in,
+                                 std::vector<int64_t> *first_out,
+                                 std::vector<int64_t> *last_out,
+                                 std::vector<int> *cand) const {
   const tflite::Subgraph &sg = in->primary_subgraph();
   const std::vector<int> &plan = sg.execution_plan();
-  std::vector<int64_t> first(in->tensors_size(), -1), last(first);
+  std::vector<int64_t> &first = *first_out, &last = *last_out;
+  first.assign(in->tensors_size(), -1);
+  last = first;
   auto use = [&](int t, int64_t at) {
     if (first[t] < 0 || at < first[t])
       first[t] = at;
@@ -252,7 +259,7 @@ int TflitePlanner::Learn(tflite::Interpreter *in) {
   for (size_t i = 0; i < plan.size(); i++) {
     const auto *nr = sg.node_and_registration(plan[i]);
     if (!nr)
-      return Fail(ARENA_EINVAL, "the execution plan names a missing node");
+      return false;
     const TfLiteNode &n = nr->first;
     EachTensor(n.inputs, [&](int t) { use(t, (int64_t)i); });
     EachTensor(n.outputs, [&](int t) { use(t, (int64_t)i); });
@@ -279,17 +286,34 @@ int TflitePlanner::Learn(tflite::Interpreter *in) {
         EachTensor(n.outputs, [&](int t) { kept[t] = true; });
     }
   }
-  /* every arena tensor a node names, one slot each in reserved space */
-  std::vector<int> cand;
-  std::vector<uint64_t> slot;
-  uint64_t total = 0;
+  cand->clear();
   for (int t = 0; t < (int)in->tensors_size(); t++)
     if (first[t] >= 0 && !kept[t] &&
-        in->tensor(t)->allocation_type == kTfLiteArenaRw) {
-      cand.push_back(t);
-      slot.push_back(total);
-      total += std::max<uint64_t>(RoundUp(BytesOf(*in, t), kAlign), kAlign);
-    }
+        in->tensor(t)->allocation_type == kTfLiteArenaRw)
+      cand->push_back(t);
+  return true;
+}
+
+int TflitePlanner::Learn(tflite::Interpreter *in) {
+  buffers_.clear();
+  n_tensors_ = 0;
+  temp_arena_ = 0;
+  temp_base_ = nullptr;
+  temps_pinnable_ = false;
+  moved_ = 0;
+  const tflite::Subgraph &sg = in->primary_subgraph();
+  const std::vector<int> &plan = sg.execution_plan();
+  std::vector<int64_t> first, last;
+  std::vector<int> cand;
+  if (!ArenaTensors(in, &first, &last, &cand))
+    return Fail(ARENA_EINVAL, "the execution plan names a missing node");
+  /* every arena tensor a node names, one slot each in reserved space */
+  std::vector<uint64_t> slot;
+  uint64_t total = 0;
+  for (int t : cand) {
+    slot.push_back(total);
+    total += std::max<uint64_t>(RoundUp(BytesOf(*in, t), kAlign), kAlign);
+  }
   FreeProbe();
   probe_len_ = RoundPage(total);
   probe_ = MapAnon(probe_len_, true);
@@ -467,6 +491,9 @@ int TflitePlanner::Plan(tflite::Interpreter *in, bool with_temps) {
   }
   for (size_t i = 0; i < n; i++)
     buffers_[i].offset = r.plan.offsets[i];
+  plan_stored_ = !r.local; /* the daemon holds it: a record can go beside */
+  memcpy(plan_gd_, r.graph_digest, sizeof plan_gd_);
+  memcpy(plan_od_, r.options_digest, sizeof plan_od_);
   info_.arena_bytes = info_.plan_bytes =
       std::max<uint64_t>(r.plan.arena_bytes, with_temps ? temp_arena_ : 0);
   info_.lower_bound = r.plan.lower_bound_bytes;
@@ -680,14 +707,32 @@ int TflitePlanner::BuildPlanned(std::unique_ptr<tflite::Interpreter> *out) {
     return rc;
   info_.n_interpreters = 1;
   sized_.clear();
-  if (!input_shapes_.empty() && (rc = SizeAtShapes()))
-    return rc;
-  bool kept;
-  if ((rc = KeepSmall(&in, &kept)))
+  bool kept = false;
+  if (input_shapes_.empty() && (rc = KeepSmall(&in, &kept)))
     return rc;
   if (kept) {
     *out = std::move(in);
     return 0;
+  }
+  if (PlaceFetched(&in)) { /* FETCHED PLANS: one interpreter */
+    Remember();
+    *out = std::move(in);
+    return 0;
+  }
+  if (!in) { /* the fetched plan was refused after allocating */
+    if ((rc = NewInterpreter(&in)))
+      return rc;
+    info_.n_interpreters++;
+  }
+  if (!input_shapes_.empty()) {
+    if ((rc = SizeAtShapes()))
+      return rc;
+    if ((rc = KeepSmall(&in, &kept)))
+      return rc;
+    if (kept) {
+      *out = std::move(in);
+      return 0;
+    }
   }
   if (Learn(in.get()) || n_tensors_ == 0) { /* nothing to place */
     in.reset();
@@ -725,8 +770,10 @@ int TflitePlanner::BuildPlanned(std::unique_ptr<tflite::Interpreter> *out) {
     rc = PlaceFresh(&in, with_temps);
   if (rc == 0 && ArenaCost(info_.arena_bytes, arena_mapped_) +
                          info_.remainder <= info_.tflite_alone) {
-    if (moved_ == 0)
+    if (moved_ == 0) {
       Remember();
+      AttachRecord();
+    }
     *out = std::move(in);
     return 0;
   }

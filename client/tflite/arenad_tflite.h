@@ -113,6 +113,30 @@
  *  graph is forgotten and the model learned again. One such record is
  *  kept per set of shapes for the planner's lifetime.
  *
+ * FETCHED PLANS
+ *  Another process, or a new planner, learns nothing either. A Build()
+ *  that placed a plan arenad planned or served stores a placement record
+ *  beside it (arenad_client_attach(); arenad_tflite_fetch.cc describes
+ *  the bytes): TFLite alone, TFLite's arena of temporaries, and a
+ *  fingerprint of what learned the plan (TFLite's version, the sharing
+ *  option, the resolver's delegates and the kernels of every operator
+ *  code, as offsets of their functions in this build). The plan's graph
+ *  already holds every buffer's tensor index, bytes and lifetime, the
+ *  temporaries pinned at their offsets, and the in-place pairs. Build()
+ *  first asks for the plan stored under the model identity and the input
+ *  shapes with a record of its fingerprint (arenad_client_fetch(): no
+ *  graph sent; the library verifies the plan against the graph the
+ *  daemon sends with it), checks that graph against the interpreter it
+ *  will return (the arena tensors the nodes name and their lifetimes
+ *  before any address is given; sizes, the temporaries and the pairs
+ *  after AllocateTensors()), and places it there: one interpreter,
+ *  nothing learned, info().fetched. A plan that fails a check, or that
+ *  TFLite does not keep where planned, is dropped before the interpreter
+ *  is used (info().fetch_refused) and the model learned as before; so is
+ *  one that would not save memory. Small models never ask (SMALL
+ *  MODELS); a daemon that is down or has no record costs one refused
+ *  connection or one round trip.
+ *
  * TEMPORARIES
  *  Kernel temporaries cannot be given an address (a kernel's Prepare sets
  *  them back to kTfLiteArenaRw): TFLite keeps them in its own arena,
@@ -301,6 +325,13 @@ struct TflitePlanInfo {
   bool below_min_saving;     /* kTflite because the model's arena
                                 tensors sum to under the minimum saving:
                                 arenad was not asked (SMALL MODELS) */
+  bool fetched;              /* placed from a plan fetched by key with its
+                                placement record, in the one interpreter
+                                returned, with nothing learned (FETCHED
+                                PLANS) */
+  bool fetch_refused;        /* a fetched plan did not match this
+                                interpreter and was dropped before use;
+                                the model was learned instead */
 };
 
 /* The default minimum saving, bytes (SMALL MODELS). */
@@ -374,6 +405,10 @@ class TflitePlanner {
    * arenad's plan saved nothing, so that tests reach the audit of
    * TFLite's plan (NO UNCHECKED FALLBACK) on any model. */
   void TestOnlyPreferTflite(bool on) { test_prefer_tflite_ = on; }
+  /* Test builds only: end one fetched tensor's life a node early, so
+   * that tests prove a fetched plan that disagrees with the interpreter
+   * is refused (FETCHED PLANS). */
+  void TestOnlyBreakFetched(bool on) { test_break_fetched_ = on; }
 #endif
 
  private:
@@ -402,6 +437,8 @@ class TflitePlanner {
    * model asks for that has no kernel) joined by ", "; "" when every one
    * has a kernel. */
   std::string MissingOps() const;
+  bool ArenaTensors(tflite::Interpreter *in, std::vector<int64_t> *first,
+                    std::vector<int64_t> *last, std::vector<int> *cand) const;
   int Learn(tflite::Interpreter *in);
   uint64_t Alone(tflite::Interpreter *in);
   void DeclarePairs(tflite::Interpreter *in);
@@ -418,6 +455,12 @@ class TflitePlanner {
     TflitePlanInfo info; /* its learned figures */
   };
   void Remember();
+  /* FETCHED PLANS (arenad_tflite_fetch.cc) */
+  const std::string &RecordPrefix();
+  void AttachRecord();
+  bool PlaceFetched(std::unique_ptr<tflite::Interpreter> *in);
+  bool TakeFetched(const struct arenad_client_fetched &f);
+  bool FetchedMatches(tflite::Interpreter *in, bool after);
   int PlaceAgain(const Learned &l, std::unique_ptr<tflite::Interpreter> *out);
   uint64_t ArenaCost(uint64_t bytes, bool mapped) const;
   int Check(tflite::Interpreter *in, bool with_temps);
@@ -479,6 +522,11 @@ class TflitePlanner {
   bool test_overlap_;
   bool test_move_temp_;
   bool test_prefer_tflite_ = false;
+  bool test_break_fetched_ = false;
+  std::string prefix_;          /* FETCHED PLANS: the record's prefix */
+  bool plan_stored_ = false;    /* the last Plan() came from the daemon */
+  uint8_t plan_gd_[ARENAD_CLIENT_DIGEST_LEN]; /* its digests */
+  uint8_t plan_od_[ARENAD_CLIENT_DIGEST_LEN];
 
   static void *Allocate(void *self, size_t bytes, size_t alignment);
   static void *Reallocate(void *self, void *ptr, size_t old_bytes,

@@ -1,7 +1,8 @@
 /*
  * arenad_tflite_int.h - what the files of arenad::TflitePlanner share
  * (arenad_tflite.cc, arenad_tflite_memory.cc, arenad_tflite_identity.cc,
- * arenad_tflite_own.cc, arenad_tflite_shapes.cc, arenad_tflite_pipeline.cc):
+ * arenad_tflite_own.cc, arenad_tflite_shapes.cc, arenad_tflite_pipeline.cc,
+ * arenad_tflite_fetch.cc):
  * TFLite's tensor alignment, glibc's mmap threshold, page rounding,
  * anonymous mappings and the model identity of a verified model. Internal: not installed, included by those files
  * only.

@@ -402,8 +402,14 @@ void print_plan(const arenad::TflitePlanner &p, arenad_client_t *c) {
     printf(" (arenad: %s)", p.note());
   else if (i.fallback_reason)
     printf(" (arenad: %s)", arenad_client_errmsg(c));
-  printf(", %zu tensors (%zu placed, %zu left to TFLite), %zu pairs in place\n",
+  printf(", %zu tensors (%zu placed, %zu left to TFLite), %zu pairs in place",
          i.n_tensors, i.n_placed, i.n_left, i.n_shared);
+  if (i.fetched)
+    printf("; fetched by key with its placement record, nothing learned");
+  else if (i.fetch_refused)
+    printf("; a fetched plan did not match this interpreter: learned");
+  printf("; %zu interpreter%s\n", i.n_interpreters,
+         i.n_interpreters == 1 ? "" : "s");
   printf("memory: TFLite alone %llu bytes; arenad arena %llu + TFLite's "
          "remainder %llu = %llu bytes (plan %llu, lower bound %llu); "
          "%zu temporaries of %llu bytes stay with TFLite\n",

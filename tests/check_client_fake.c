@@ -327,8 +327,46 @@ START_TEST(lookup_rejections)
 }
 END_TEST
 
+/* arenad_client_fetch against a fake daemon: the entry whose record has
+ * the prefix, verified; a plan that overlaps or a graph that is not the
+ * one its digest names refused with ARENA_EVERIFY. */
+START_TEST(fetch_checks_what_it_gets)
+{
+  enum ct_mode m[] = {M_LOOKUP, M_LOOKUP_WRONG, M_LOOKUP_DECOY, M_LOOKUP};
+  ct_fake_start(4, m);
+  struct arenad_client_fetched f;
+  arenad_client_fetched_init(&f);
+  const uint8_t *pre = (const uint8_t *)"rec-1";
+  arenad_client_t *c = ct_open_client(0, 5000);
+  ck_assert_msg(arenad_client_fetch(c, &ct_key, NULL, pre, 5, &f) == 0, "%s",
+                arenad_client_errmsg(c));
+  ck_assert_str_eq((const char *)f.placement, "rec-1 the right one");
+  ck_assert_uint_eq(f.graph.n_tensors, CT_TG_N);
+  struct planner_options o;
+  planner_options_init(&o);
+  ck_assert_int_eq(planner_verify(&f.graph, &o, &f.result.plan, NULL), 0);
+  arenad_client_close(c);
+  for (int i = 0; i < 2; i++) {
+    c = ct_open_client(0, 5000);
+    ck_assert_int_eq(arenad_client_fetch(c, &ct_key, NULL, pre, 5, &f),
+                     ARENA_EVERIFY);
+    ck_assert_ptr_null(f.placement);
+    ck_assert_ptr_null(f.graph.tensors);
+    arenad_client_close(c);
+  }
+  /* no record with this prefix */
+  c = ct_open_client(1, 5000);
+  ck_assert_int_eq(arenad_client_fetch(c, &ct_key, NULL,
+                                       (const uint8_t *)"rec-2", 5, &f),
+                   ARENA_ENOENT);
+  arenad_client_close(c);
+  arenad_client_fetched_cleanup(&f);
+}
+END_TEST
+
 void client_add_fake_daemon(TCase *tc)
 {
+  tcase_add_test(tc, fetch_checks_what_it_gets);
   tcase_add_test(tc, good_plan_and_connection_reuse);
   tcase_add_test(tc, reconnect_after_idle_close);
   tcase_add_test(tc, stale_reply_skipped);

@@ -276,9 +276,66 @@ static void answer_unusable(int fd, const Arenad__V1__Request *q)
   send_resp(fd, &r);
 }
 
+/* Lookups with_graph (fetch): entries of the test graph in canonical
+ * order with the record "rec-1", after a decoy of another record.
+ * M_LOOKUP_WRONG: overlapping offsets; M_LOOKUP_DECOY: the entry's graph
+ * digest is another's. */
+static void answer_fetch(int fd, const Arenad__V1__Request *q, enum ct_mode m)
+{
+  struct planner_tensor *st = ct_sorted_copy(&ct_graph);
+  struct planner_graph sg = {st, CT_TG_N};
+  struct planner_options o;
+  struct planner_plan p;
+  uint8_t gd[PLANNER_DIGEST_LEN], od[PLANNER_DIGEST_LEN];
+  planner_options_init(&o);
+  planner_plan_init(&p);
+  ck_assert_int_eq(planner_run(&sg, &o, &p, NULL), 0);
+  ck_assert_int_eq(planner_graph_digest(&sg, gd), 0);
+  planner_options_digest(&o, od);
+  if (m == M_LOOKUP_WRONG)
+    for (size_t i = 0; i < p.n_offsets; i++)
+      p.offsets[i] = 0;
+  if (m == M_LOOKUP_DECOY)
+    gd[0] ^= 1;
+  Arenad__V1__Plan req[2];
+  Arenad__V1__PlanOptions mo[2];
+  Arenad__V1__PlanReply rep[2];
+  Arenad__V1__BundleEntry e[2], *ep[2] = {&e[0], &e[1]};
+  static const char *recs[2] = {"other record", "rec-1 the right one"};
+  for (int i = 0; i < 2; i++) {
+    ck_assert_int_eq(wire_plan_msg_init(&req[i], &mo[i], &sg, &o,
+                                        q->lookup->model_hash.data,
+                                        q->lookup->model_hash.len,
+                                        q->lookup->input_shape,
+                                        q->lookup->n_input_shape), 0);
+    wire_reply_from_plan(&rep[i], &p, gd, od);
+    arenad__v1__bundle_entry__init(&e[i]);
+    e[i].request = &req[i];
+    e[i].plan = &rep[i];
+    e[i].placement.data = (uint8_t *)recs[i];
+    e[i].placement.len = strlen(recs[i]) + 1;
+  }
+  Arenad__V1__LookupReply lr = ARENAD__V1__LOOKUP_REPLY__INIT;
+  lr.entries = ep;
+  lr.n_entries = 2;
+  Arenad__V1__Response r = ARENAD__V1__RESPONSE__INIT;
+  r.request_id = q->request_id;
+  r.body_case = ARENAD__V1__RESPONSE__BODY_LOOKUP;
+  r.lookup = &lr;
+  send_resp(fd, &r);
+  for (int i = 0; i < 2; i++)
+    wire_plan_msg_cleanup(&req[i]);
+  planner_plan_cleanup(&p);
+  free(st);
+}
+
 /* Lookups: plans the test graph in canonical order. */
 static void answer_lookup(int fd, const Arenad__V1__Request *q, enum ct_mode m)
 {
+  if (q->lookup->with_graph) {
+    answer_fetch(fd, q, m);
+    return;
+  }
   ct_fk.lookup_digest_len = (int)q->lookup->graph_digest.len;
   struct planner_tensor *st = ct_sorted_copy(&ct_graph);
   struct planner_graph sg = {st, CT_TG_N};

@@ -602,7 +602,9 @@ START_TEST(test_peak_window_retried)
    * so every pass missed it and the plan stayed at 1.00077 x LB, while
    * an effort of 400 met the bound in fewer units in all. Retried with a
    * larger share by the second pass, the peak window fits, and `best` at
-   * the default effort plans the trace at its load bound; the plan
+   * the default effort plans the trace at its load bound, which it
+   * reports as proven optimal (the search after the passes has no
+   * effort left for its setup, which left the flag unset); the plan
    * verifies and is the same on a second run. */
   size_t n;
   struct planner_tensor *t = tracegen_make(TRACEGEN_SOMAS, 10000, 3, &n);
@@ -610,6 +612,7 @@ START_TEST(test_peak_window_retried)
   struct planner_plan a, b;
   plan_trace(t, n, PLANNER_DEFAULT_EFFORT, &a);
   ck_assert_uint_eq(a.arena_bytes, a.lower_bound_bytes);
+  ck_assert_int_eq(a.proven_optimal, 1);
   plan_trace(t, n, PLANNER_DEFAULT_EFFORT, &b);
   ck_assert_int_eq(memcmp(a.offsets, b.offsets, n * sizeof *a.offsets), 0);
   planner_plan_cleanup(&a);

@@ -195,6 +195,10 @@ static int minimise(const struct planner__prob *p, uint64_t *offsets,
     rc = improve(&mp, offsets, &res->arena_bytes, limit, &work);
   if (!rc)
     rc = planner__exact_within(&mp, offsets, res, 0, limit, &work);
+  /* A plan at the bound is optimal also when the passes found it and
+   * the search did not run (its setup was not paid for). */
+  if (!rc)
+    res->proven_optimal = res->arena_bytes <= res->lower_bound_bytes;
   return rc;
 }
 

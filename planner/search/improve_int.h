@@ -120,10 +120,10 @@ uint32_t improve__window(struct imp *I, uint32_t a, uint32_t b);
  * found when it cannot. The heuristics run in turn (from I->first) until
  * one fits cap; the exact search, when they all miss it,
  * minimises down to cap with a share of what is left of the effort (a
- * larger one with I->peak, a retried peak window), or with I->fit asks whether the window fits
- * cap with all of it. Returns
- * 0; 1 when the effort would be passed or when cap has reached
- * I->given; ARENA_ENOMEM or ARENA_ECANCELED. */
+ * larger one with I->peak, a retried peak window), or with I->fit asks
+ * whether the window fits cap with all of it. Returns 0; 1 when the
+ * effort would be passed or when cap has reached I->given; ARENA_ENOMEM
+ * or ARENA_ECANCELED. */
 int improve__plan_window(struct imp *I, uint32_t ns);
 
 /* Stacks the uncommitted tensors live through all of spans [a, b] at the

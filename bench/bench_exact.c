@@ -14,6 +14,12 @@
  *            generated SOMAS- and IOPDDL-like traces of 20k, 40k and 60k
  *            tensors (tracegen.h, seed 1; BENCH_SIZES=20000,60000 picks
  *            sizes, BENCH_SEEDS=1,2,3 seeds, BENCH_SHAPES=iopddl shapes);
+ *   effort   `best` at the default effort on the bundled traces and on
+ *            generated ones of 10^4, 3 x 10^4 and 10^5 tensors, seeds 1
+ *            to 10 (BENCH_SIZES, BENCH_SEEDS, BENCH_SHAPES as above):
+ *            its ratio to the bound and time, and the lowest effort of
+ *            a ladder (BENCH_LADDER, default 40,100,200,400,1000) that
+ *            brings it within 1.001 of the bound or proves it optimal;
  *   random   `best` on random graphs of 10^3 .. 10^5 tensors.
  * BENCH_ONLY=ADJ limits the suite sections to the instances named.
  * Every plan is checked with planner_verify(); the exit status is 1 only
@@ -364,10 +370,11 @@ static int bench_trace(const char *label, const struct planner_tensor *t,
 }
 
 /* The comma-separated numbers of at least min in environment variable
- * name into out (at most 8), or def[0 .. ndef-1] when it is unset or
- * empty. Returns the count. */
+ * name into out (at most ENV_LIST_MAX), or def[0 .. ndef-1] when it is
+ * unset or empty. Returns the count. */
+#define ENV_LIST_MAX 16
 static int env_list(const char *name, size_t min, const size_t *def,
-                    int ndef, size_t out[8])
+                    int ndef, size_t out[ENV_LIST_MAX])
 {
   const char *v = getenv(name);
   int n = 0;
@@ -376,7 +383,7 @@ static int env_list(const char *name, size_t min, const size_t *def,
       out[n] = def[n];
     return n;
   }
-  while (*v && n < 8) {
+  while (*v && n < ENV_LIST_MAX) {
     char *end;
     unsigned long x = strtoul(v, &end, 10);
     if (end == v)
@@ -418,7 +425,7 @@ static int bench_traces(const char *dir)
     planner_csv_cleanup(&c);
   }
   static const size_t def_sizes[] = {20000, 40000, 60000}, def_seeds[] = {1};
-  size_t sizes[8], seeds[8];
+  size_t sizes[ENV_LIST_MAX], seeds[ENV_LIST_MAX];
   int ns = env_list("BENCH_SIZES", 100, def_sizes, 3, sizes);
   int nseed = env_list("BENCH_SEEDS", 1, def_seeds, 1, seeds);
   for (int q = 0; q < nseed; q++)
@@ -445,6 +452,154 @@ static int bench_traces(const char *dir)
         bad += bench_trace(label, t, n);
         free(t);
       }
+  return bad;
+}
+
+/* ---- effort: what the default effort leaves against higher ones ------- */
+
+/* Whether plan p meets the target of the effort section: within 1.001
+ * of its lower bound, or proven optimal above it. */
+static int near_bound(const struct planner_plan *p)
+{
+  return p->proven_optimal ||
+         (double)p->arena_bytes <= 1.001 * (double)p->lower_bound_bytes;
+}
+
+/* Totals of the effort section. */
+struct effort_sum {
+  int n, near, fast;
+  double secs[256]; /* the default runs' times, the first 256 */
+};
+
+/* The efforts of the ladder (BENCH_LADDER, ascending, or 40, 100, 200,
+ * 400 and 1000) into out; returns their count. */
+static int ladder(size_t out[ENV_LIST_MAX])
+{
+  static const size_t def[] = {40, 100, 200, 400, 1000};
+  return env_list("BENCH_LADDER", 1, def, 5, out);
+}
+
+/* One instance: `best` at the default effort (its figures), then the
+ * efforts of the ladder in turn up to the first whose plan is near the
+ * bound (a run at the default effort is not repeated). Every plan is
+ * verified. Returns 0 or 1 for an error. */
+static int bench_effort_one(const char *label, const struct planner_tensor *t,
+                            size_t n, struct effort_sum *sum)
+{
+  struct planner_graph g = {t, n};
+  struct planner_options o;
+  struct planner_plan a;
+  double sa;
+  planner_options_init(&o);
+  o.alignment = 1;
+  planner_plan_init(&a);
+  int bad = plan(&g, &o, &a, &sa) != 0;
+  size_t lad[ENV_LIST_MAX];
+  int nl = ladder(lad), first = -1;
+  for (int k = 0; !bad && k < nl && first < 0; k++) {
+    if (lad[k] == PLANNER_DEFAULT_EFFORT) {
+      first = near_bound(&a) ? k : -1;
+      continue;
+    }
+    struct planner_plan b;
+    double sb;
+    planner_plan_init(&b);
+    o.effort = (uint32_t)lad[k];
+    bad = plan(&g, &o, &b, &sb) != 0;
+    if (!bad && near_bound(&b))
+      first = k;
+    planner_plan_cleanup(&b);
+  }
+  if (!bad) {
+    char reach[16];
+    snprintf(reach, sizeof reach, first < 0 ? "-" : "%zu",
+             first < 0 ? (size_t)0 : lad[first]);
+    printf("  %-22s %7zu %14" PRIu64 " %8.5f %6s %7.3f %6s\n", label, n,
+           a.lower_bound_bytes,
+           (double)a.arena_bytes / (double)a.lower_bound_bytes,
+           a.proven_optimal ? "yes" : "no", sa, reach);
+    if (sum->n < 256)
+      sum->secs[sum->n] = sa;
+    sum->n++;
+    sum->near += near_bound(&a);
+    sum->fast += sa < 1.0;
+  }
+  fflush(stdout);
+  planner_plan_cleanup(&a);
+  return bad;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The generated traces of the effort section: BENCH_SIZES (10^4, 3 x
+ * 10^4 and 10^5 tensors), BENCH_SEEDS (1 to 10), BENCH_SHAPES. */
+static int bench_effort_generated(struct effort_sum *sum)
+{
+  static const size_t def_sizes[] = {10000, 30000, 100000};
+  static const size_t def_seeds[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  size_t sizes[ENV_LIST_MAX], seeds[ENV_LIST_MAX];
+  int ns = env_list("BENCH_SIZES", 100, def_sizes, 3, sizes);
+  int nseed = env_list("BENCH_SEEDS", 1, def_seeds, 10, seeds);
+  int bad = 0;
+  for (int k = 0; k < ns; k++)
+    for (int shape = TRACEGEN_SOMAS; shape <= TRACEGEN_IOPDDL; shape++)
+      for (int q = 0; q < nseed; q++) {
+        enum tracegen_shape sh = (enum tracegen_shape)shape;
+        if (!shape_wanted(sh))
+          continue;
+        size_t n;
+        struct planner_tensor *t = tracegen_make(sh, sizes[k], seeds[q], &n);
+        if (!t) {
+          printf("  tracegen: out of memory\n");
+          bad++;
+          continue;
+        }
+        char label[48];
+        snprintf(label, sizeof label, "%s-%zu s%zu", tracegen_shape_name(sh),
+                 sizes[k], seeds[q]);
+        bad += bench_effort_one(label, t, n, sum);
+        free(t);
+      }
+  return bad;
+}
+
+static int bench_effort(const char *dir)
+{
+  int bad = 0;
+  size_t lad[ENV_LIST_MAX];
+  int nl = ladder(lad);
+  printf("== Effort: `best` at the default effort %u, alignment 1; near = "
+         "within 1.001 x LB or proven;\n   first = the lowest effort of "
+         "the ladder", PLANNER_DEFAULT_EFFORT);
+  for (int k = 0; k < nl; k++)
+    printf("%s%zu", k ? "," : " ", lad[k]);
+  printf(" (BENCH_LADDER) whose plan is near\n");
+  printf("  %-22s %7s %14s %8s %6s %7s %6s\n", "trace", "tensors", "LB",
+         "best", "proven", "time_s", "first");
+  static struct effort_sum sum; /* too large for the stack */
+  memset(&sum, 0, sizeof sum);
+  static const char *const files[] = {"resnet50", "iopddl_G_1"};
+  for (int i = 0; i < 2; i++) {
+    char path[512];
+    struct planner_csv c;
+    snprintf(path, sizeof path, "%s/traces/%s.csv", dir, files[i]);
+    planner_csv_init(&c);
+    if (load(path, &c))
+      bad++;
+    else
+      bad += bench_effort_one(files[i], c.tensors, c.n_tensors, &sum);
+    planner_csv_cleanup(&c);
+  }
+  bad += bench_effort_generated(&sum);
+  int nt = sum.n < 256 ? sum.n : 256;
+  qsort(sum.secs, (size_t)nt, sizeof *sum.secs, cmp_double);
+  printf("  %d of %d near the bound at the default effort, %d of %d under "
+         "1 s; median %.3f s, slowest %.3f s\n", sum.near, sum.n, sum.fast,
+         sum.n, nt ? sum.secs[nt / 2] : 0.0, nt ? sum.secs[nt - 1] : 0.0);
   return bad;
 }
 
@@ -507,16 +662,18 @@ static int bench_random(void)
 int main(int argc, char **argv)
 {
   if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-    printf("usage: bench_exact [DATA_DIR [feas|min|real|traces|random]...]\n"
+    printf("usage: bench_exact [DATA_DIR [feas|min|real|traces|effort|"
+           "random]...]\n"
            "  DATA_DIR defaults to bench/data; all sections by default.\n"
            "  Environment: BENCH_ONLY, BENCH_LONG, BENCH_EFFORT, BENCH_SIZES,\n"
-           "  BENCH_SEEDS, BENCH_SHAPES (docs/exact.md, \"Figures\").\n");
+           "  BENCH_SEEDS, BENCH_SHAPES, BENCH_LADDER (docs/exact.md,\n"
+           "  \"Figures\").\n");
     return 0;
   }
   const char *dir = argc > 1 ? argv[1] : "bench/data";
-  static const char *const all_secs[] = {"feas", "min", "real", "traces",
-                                         "random"};
-  int bad = 0, nsec = argc > 2 ? argc - 2 : 5;
+  static const char *const all_secs[] = {"feas",   "min",    "real",
+                                         "traces", "effort", "random"};
+  int bad = 0, nsec = argc > 2 ? argc - 2 : 6;
   for (int i = 0; i < nsec; i++) {
     const char *sec = argc > 2 ? argv[i + 2] : all_secs[i];
     if (!strcmp(sec, "feas"))
@@ -527,6 +684,8 @@ int main(int argc, char **argv)
       bad += bench_real(dir);
     else if (!strcmp(sec, "traces"))
       bad += bench_traces(dir);
+    else if (!strcmp(sec, "effort"))
+      bad += bench_effort(dir);
     else if (!strcmp(sec, "random"))
       bad += bench_random();
     else

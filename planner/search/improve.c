@@ -79,6 +79,15 @@
 /* Share of what is left of the effort that one window's exact search may
  * take, as a divisor. */
 #define IMPROVE_EXACT_SHARE 16u
+/* The same for the peak window, the first window of a pass, when the
+ * pass before had the same peak window and could not plan it below the
+ * arena: the peak window decides a pass (when it misses the bound, the
+ * cap rises at the most loaded point and no later window can bring the
+ * arena below it), and with a sixteenth again the retry would only
+ * repeat the miss with less effort. A quarter gives it four times what
+ * the first try had, and the first try stays cheap where no effort
+ * makes the peak window fit (docs/exact.md, "Windowed re-planning"). */
+#define IMPROVE_RETRY_SHARE 4u
 
 
 /* The heuristics tried on a window, in turn, until one fits cap. */
@@ -341,7 +350,8 @@ int improve__plan_window(struct imp *I, uint32_t ns)
     r.arena_bytes = best;
     r.lower_bound_bytes = wp.lb;
     uint64_t left = I->limit - I->work;
-    uint64_t lim = I->work + left / IMPROVE_EXACT_SHARE;
+    uint64_t lim = I->work + left / (I->peak ? IMPROVE_RETRY_SHARE
+                                             : IMPROVE_EXACT_SHARE);
     if (I->fit) {
       lim = I->limit;
       wo.capacity = I->cap; /* read by the search only */
@@ -449,7 +459,11 @@ static int peak_window(struct imp *I, uint32_t c)
   if (rc)
     return rc;
   uint32_t ns = improve__window(I, a, b);
-  if ((rc = improve__plan_window(I, ns)) != 0)
+  I->peak = I->retry;
+  rc = improve__plan_window(I, ns);
+  I->peak = 0;
+  I->peak_missed = rc == 1 && I->cap >= I->given;
+  if (rc)
     return rc;
   uint32_t clo = c > I->step ? c - I->step : 0;
   uint32_t chi = c + I->step < I->S ? c + I->step : I->S - 1;
@@ -588,10 +602,12 @@ void improve__keep(struct imp *I, uint64_t *offsets, uint64_t *arena)
 
 int planner__windows(const struct planner__prob *p, uint64_t *offsets,
                      uint64_t *arena, uint64_t work_limit, uint64_t *work,
-                     uint32_t ahead, uint32_t step)
+                     uint32_t ahead, uint32_t step, int retry,
+                     int *peak_missed)
 {
   struct imp I;
   int rc = improve__start(&I, p, *work, work_limit);
+  I.retry = retry;
   I.ahead = ahead;
   I.step = step;
   I.cap = p->lb;
@@ -629,6 +645,7 @@ int planner__windows(const struct planner__prob *p, uint64_t *offsets,
     rc = sweep(&I, clo, 1);
   }
   free(act0);
+  *peak_missed = I.peak_missed;
   if (rc == 0)
     improve__keep(&I, offsets, arena);
   *work = I.work > work_limit ? work_limit : I.work;

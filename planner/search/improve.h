@@ -23,11 +23,16 @@
  * the arena of offsets. The caller (search.c) checked that p has enough
  * free tensors and the effort enough units. Adds the units done to
  * *work, never past work_limit; a pass the effort stops half way is
- * dropped. Returns 0 (with *arena updated), ARENA_ENOMEM or
+ * dropped. Sets *peak_missed to 1 when the pass stopped at its peak
+ * window, which it could not plan below *arena, to 0 otherwise; a pass
+ * with the same `ahead` has the same peak window, and should then run
+ * with retry = 1: its peak window's exact search gets a larger share of
+ * what is left. Returns 0 (with *arena updated), ARENA_ENOMEM or
  * ARENA_ECANCELED (offsets unchanged in both cases). */
 int planner__windows(const struct planner__prob *p, uint64_t *offsets,
                      uint64_t *arena, uint64_t work_limit, uint64_t *work,
-                     uint32_t ahead, uint32_t step);
+                     uint32_t ahead, uint32_t step, int retry,
+                     int *peak_missed);
 
 /* improve_squeeze.c. Lowers the top of the valid plan offsets (arena
  * *arena) by re-packing regions of memory below its top and re-planning

@@ -47,6 +47,13 @@ struct imp {
   uint64_t cap;          /* arena the windows aim at, bytes */
   uint64_t given;        /* arena of the plan the pass would replace */
   uint64_t work, limit;  /* work units done and allowed */
+  int retry;             /* 1: the pass before had the same peak
+                            window and missed it (planner__windows()) */
+  int peak;              /* 1 while the peak window is planned on a
+                            retry: its exact search takes a larger share
+                            of what is left (IMPROVE_RETRY_SHARE) */
+  int peak_missed;       /* 1: the peak window ended at or above given,
+                            and the pass stopped there */
   int seeded;            /* 1: wbest holds a valid plan of the window,
                             the incumbent of its planning */
   int fit;               /* 1: a window's exact search asks whether it
@@ -112,10 +119,11 @@ uint32_t improve__window(struct imp *I, uint32_t a, uint32_t b);
  * I->wbest (starting from it when I->seeded); raises I->cap to the arena
  * found when it cannot. The heuristics run in turn (from I->first) until
  * one fits cap; the exact search, when they all miss it,
- * minimises down to cap with a share of what is left of the effort, or
- * with I->fit asks whether the window fits cap with all of it. Returns
- * 0; 1 when the effort would be passed or when cap has reached
- * I->given; ARENA_ENOMEM or ARENA_ECANCELED. */
+ * minimises down to cap with a share of what is left of the effort (a
+ * larger one with I->peak, a retried peak window), or with I->fit asks
+ * whether the window fits cap with all of it. Returns 0; 1 when the
+ * effort would be passed or when cap has reached I->given; ARENA_ENOMEM
+ * or ARENA_ECANCELED. */
 int improve__plan_window(struct imp *I, uint32_t ns);
 
 /* Stacks the uncommitted tensors live through all of spans [a, b] at the

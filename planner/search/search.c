@@ -29,7 +29,10 @@
  *  with the whole of what is left of the effort, with (ahead, step) =
  *  (200, 100), (200, 50) and (400, 100) spans, until the arena meets the
  *  load bound or the effort cannot pay for another pass. Each builds its
- *  plan from scratch.
+ *  plan from scratch. When a pass stopped at its peak window (improve.c:
+ *  the window could not be planned below the arena), the next pass, if
+ *  it has the same `ahead` and so the same peak window, retries it with
+ *  a larger share of the effort.
  *
  *  Before the passes, the staircase plans (improve_stair.c, not counted
  *  in work units) may lower the arena the passes have to beat. When one
@@ -133,13 +136,15 @@ static int improve(const struct planner__prob *p, uint64_t *offsets,
   int rc = planner__stair_keep(p, offsets, arena, alt, &alt_arena);
   int ran = *arena < given;
   uint64_t need = (uint64_t)IMPROVE_UNITS_PER_TENSOR * m;
+  int missed = 0;
   for (unsigned q = 0; q < N_PASSES && !rc && *arena > p->lb; q++) {
     uint64_t left = *work < work_limit ? work_limit - *work : 0;
     if (left < need)
       break;
     ran = 1;
+    int retry = missed && passes[q].ahead == passes[q - 1].ahead;
     rc = planner__windows(p, offsets, arena, work_limit, work,
-                          passes[q].ahead, passes[q].step);
+                          passes[q].ahead, passes[q].step, retry, &missed);
   }
   if (!rc && ran && *arena > p->lb)
     rc = planner__squeeze(p, offsets, arena, work_limit, work);
@@ -190,6 +195,10 @@ static int minimise(const struct planner__prob *p, uint64_t *offsets,
     rc = improve(&mp, offsets, &res->arena_bytes, limit, &work);
   if (!rc)
     rc = planner__exact_within(&mp, offsets, res, 0, limit, &work);
+  /* A plan at the bound is optimal also when the passes found it and
+   * the search did not run (its setup was not paid for). */
+  if (!rc)
+    res->proven_optimal = res->arena_bytes <= res->lower_bound_bytes;
   return rc;
 }
 

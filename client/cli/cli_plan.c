@@ -617,13 +617,16 @@ static int load(const char *file, const char *shape_in, int in_place,
   char *buf = NULL;
   size_t len = 0;
   const char *what = strcmp(file, "-") ? file : "<stdin>";
-  /* a CSV comes back parsed, as it was read */
-  int rc = cli_input_read(what, file, CLI_INPUT_GRAPH, &buf, &len, c);
+  /* a CSV comes back parsed, as it was read; without a hash to take,
+   * its bytes are dropped as they are parsed */
+  int rc = cli_input_read(what, file,
+                          hash ? CLI_INPUT_GRAPH : CLI_INPUT_GRAPH_PARSED,
+                          &buf, &len, c);
   if (rc)
     return rc;
   if (hash) /* the model hash of the cache key */
     planner_sha256(buf, len, hash);
-  if (planner_tflite_is_model(buf, len)) {
+  if (!c->n_tensors && planner_tflite_is_model(buf, len)) {
     /* TFLite: cli_model.c resizes it as import and explain do */
     rc = cli_model_to_csv(what, buf, len, shape_in, in_place, c, shape,
                           cap);

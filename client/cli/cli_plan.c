@@ -394,14 +394,16 @@ static void print_sharing(const struct plan_args *a,
  * (planner_naive_arena()); the plan's own arena when it is naive's. 0
  * when it cannot be planned (then no saving is claimed). */
 static uint64_t naive_aligned(const struct planner_csv *c,
-                              const struct planner_options *o,
+                              const struct plan_args *a,
                               const struct planner_plan *p)
 {
   if (p->algo == PLANNER_ALGO_NAIVE)
     return p->arena_bytes;
+  if (a->src.naive_known) /* a plan made here: taken while planning */
+    return a->src.naive_bytes;
   struct planner_graph g = planner_csv_graph(c);
   uint64_t v;
-  return planner_naive_arena(&g, o, &v, NULL) == 0 ? v : 0;
+  return planner_naive_arena(&g, &a->o, &v, NULL) == 0 ? v : 0;
 }
 
 /* The naive and saving lines: the saving is measured against the naive
@@ -454,7 +456,7 @@ static void print_text(const struct plan_args *a, const struct planner_csv *c,
          CLI_PLURAL(p->lower_bound_bytes), planner_bound_name(p->bound));
   if (sh->declared)
     print_sharing(a, c, sh);
-  print_saving(p, naive_aligned(c, &a->o, p));
+  print_saving(p, naive_aligned(c, a, p));
   printf("proven optimal:  %s\n", p->proven_optimal ? "yes" : "no");
   if (a->o.capacity)
     print_capacity(p, a->o.capacity);
@@ -568,7 +570,7 @@ static void print_json(const struct plan_args *a, const struct planner_csv *c,
          (unsigned long long)p->arena_bytes,
          (unsigned long long)p->lower_bound_bytes,
          (unsigned long long)p->naive_bytes,
-         (unsigned long long)naive_aligned(c, &a->o, p),
+         (unsigned long long)naive_aligned(c, a, p),
          planner_algo_name(p->algo),
          p->proven_optimal ? "true" : "false",
          (unsigned long long)a->o.alignment, planner_bound_name(p->bound));

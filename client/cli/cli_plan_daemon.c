@@ -126,28 +126,28 @@ static int plan_remote(const char *what, arenad_client_t *c,
   return 0;
 }
 
-/* The graph digest of a plan made here, taken while it is planned. */
-struct digest_job {
+/* What a plan made here needs besides the plan, taken on a second
+ * thread while it is planned (both only read the graph): the graph
+ * digest and, unless the plan is naive's, the naive arena that its
+ * saving is measured against. Most of planning runs on one thread (the
+ * checks, the index, the search and the verification; only `best`'s
+ * race of heuristics uses more), so the two mostly run at once. */
+struct beside_job {
   const struct planner_graph *g;   /* borrowed */
   const struct planner_options *o; /* borrowed */
-  uint8_t *out;                    /* PLANNER_DIGEST_LEN bytes, borrowed */
+  uint8_t *digest;                 /* PLANNER_DIGEST_LEN bytes, borrowed */
   int rc;                          /* planner_graph_digest_planned()'s */
+  int naive_rc;                    /* planner_naive_arena()'s, or -1 */
+  uint64_t naive;                  /* its arena when naive_rc is 0 */
 };
 
-static void *digest_main(void *arg)
+static void *beside_main(void *arg)
 {
-  struct digest_job *j = arg;
-  j->rc = planner_graph_digest_planned(j->g, j->o, j->out);
+  struct beside_job *j = arg;
+  j->rc = planner_graph_digest_planned(j->g, j->o, j->digest);
+  if (j->o->algo != PLANNER_ALGO_NAIVE)
+    j->naive_rc = planner_naive_arena(j->g, j->o, &j->naive, NULL);
   return NULL;
-}
-
-/* Whether planner_run() plans on one thread: then the digest is taken on
- * another, the two at once (it reads the graph only, as the planner
- * does). `best` and `exact` with threads use the CPUs themselves. */
-static int planner_alone(const struct planner_options *o)
-{
-  return o->threads < 2 ||
-         (o->algo != PLANNER_ALGO_BEST && o->algo != PLANNER_ALGO_EXACT);
 }
 
 static int plan_local(const char *what, const struct planner_graph *g,
@@ -156,17 +156,16 @@ static int plan_local(const char *what, const struct planner_graph *g,
 {
   char err[ARENA_ERR_LEN] = "";
   struct timespec t0, t1;
-  struct digest_job j = {g, o, src->graph_digest, 0};
+  struct beside_job j = {g, o, src->graph_digest, 0, -1, 0};
   pthread_t th;
-  int apart = planner_alone(o) &&
-              pthread_create(&th, NULL, digest_main, &j) == 0;
+  int apart = pthread_create(&th, NULL, beside_main, &j) == 0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   int rc = planner_run(g, o, p, err);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   if (apart)
     pthread_join(th, NULL);
   else if (!rc)
-    digest_main(&j);
+    beside_main(&j);
   if (rc) {
     cli_error(what, "%s", err[0] ? err : arena_strerror(rc));
     return cli_exit_status(rc);
@@ -174,6 +173,8 @@ static int plan_local(const char *what, const struct planner_graph *g,
   src->local = 1;
   src->planning_us = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000u +
                      (uint64_t)((t1.tv_nsec - t0.tv_nsec) / 1000);
+  src->naive_known = j.naive_rc == 0;
+  src->naive_bytes = j.naive;
   if ((rc = j.rc) != 0) {
     planner_plan_cleanup(p);
     cli_error(what, "%s", arena_strerror(rc));

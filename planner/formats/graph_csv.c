@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* What a column means. */
 enum col {
@@ -467,6 +468,24 @@ static int parse_fields(struct parser *ps, const struct span *f,
   return rc ? rc : lifetime(ps, a, b, t);
 }
 
+/* Asks for huge pages where the rows' array has room it has not yet
+ * written: a million rows take 56 MB, and the first write of each page
+ * is a page fault, 512 times fewer in 2 MiB pages. Only a hint (Linux):
+ * it changes no byte, and is ignored where it cannot be taken. */
+static void advise_huge(void *p, size_t len)
+{
+#ifdef MADV_HUGEPAGE
+  const uintptr_t huge = (uintptr_t)1 << 21;
+  uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+  uintptr_t e = ((uintptr_t)p + len) & ~(huge - 1);
+  if (e > a)
+    (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)len;
+#endif
+}
+
 /* Makes room for one more row. */
 static int grow(struct parser *ps)
 {
@@ -481,6 +500,7 @@ static int grow(struct parser *ps)
   struct planner_tensor *t = realloc(ps->t, cap * sizeof *t);
   if (!t)
     return fail(ps, ARENA_ENOMEM, "line %zu: out of memory", ps->cur.line);
+  advise_huge(t + ps->cap, (cap - ps->cap) * sizeof *t);
   ps->t = t;
   ps->cap = cap;
   return 0;

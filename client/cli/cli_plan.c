@@ -510,13 +510,27 @@ static void jb_put(struct jbuf *j, const char *s, size_t n)
 
 #define JB_LIT(j, lit) jb_put((j), (lit), sizeof(lit) - 1)
 
+/* "00" to "99": two digits per division. */
+static const char DIGIT_PAIRS[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233"
+    "34353637383940414243444546474849505152535455565758596061626364656667"
+    "6869707172737475767778798081828384858687888990919293949596979899";
+
 static void jb_u64(struct jbuf *j, uint64_t v)
 {
   char tmp[20], *e = tmp + sizeof tmp, *p = e;
-  do {
-    *--p = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
+  while (v >= 100) {
+    unsigned d = (unsigned)(v % 100);
+    v /= 100;
+    p -= 2;
+    memcpy(p, DIGIT_PAIRS + 2 * d, 2);
+  }
+  if (v >= 10) {
+    p -= 2;
+    memcpy(p, DIGIT_PAIRS + 2 * v, 2);
+  } else {
+    *--p = (char)('0' + v);
+  }
   jb_put(j, p, (size_t)(e - p));
 }
 

@@ -14,8 +14,12 @@
  * For each of naive, greedy-size and best the command runs BENCH_REPS
  * times (default 3), its output to a file, and the table gives the
  * median wall time, the median CPU time of the child (user + system,
- * getrusage), and what the plan's own timing fields say (plan_us, all
- * of planner_run(), and of it search_us) from the last run. With
+ * getrusage), and what the output's own timing fields say in the run of
+ * the median wall time: read_us (reading and parsing the CSV), plan_us
+ * (all of planner_run()) and its phases validate_us, index_us,
+ * heuristics_us, search_us and verify_us, and "rest", the wall time
+ * neither covers (starting the process, the graph digest when it is not
+ * taken while planning, writing the JSON). With
  * BENCH_CLI_BASE naming another arenactl binary (an older build, say),
  * the two take turns in every round and both get a row, so that a
  * before/after comparison is measured in one run, under the same load.
@@ -42,12 +46,18 @@
 static const char *const algos[] = {"naive", "greedy-size", "best"};
 #define N_ALGOS (sizeof algos / sizeof algos[0])
 
+/* The output's timing fields, in the order of the table. */
+static const char *const fields[] = {"read_us",       "plan_us",
+                                     "validate_us",   "index_us",
+                                     "heuristics_us", "search_us",
+                                     "verify_us"};
+#define N_FIELDS (sizeof fields / sizeof fields[0])
+
 /* One timed run. */
 struct sample {
-  double wall_s;     /* exec to exit */
-  double cpu_s;      /* the child's user + system time */
-  uint64_t plan_us;  /* the plan's plan_us, 0 when absent */
-  uint64_t search_us; /* the plan's search_us, 0 when absent */
+  double wall_s;          /* exec to exit */
+  double cpu_s;           /* the child's user + system time */
+  uint64_t us[N_FIELDS];  /* the output's fields, 0 when absent */
 };
 
 static double now_s(void)
@@ -91,19 +101,20 @@ static int write_graph(const char *path, size_t n)
   return fclose(f) == 0 ? 0 : -1;
 }
 
-/* The number after "key": in the first bytes of the file at path. */
-static uint64_t json_field(const char *path, const char *key)
+/* The timing fields of the JSON at path, from its first bytes. */
+static void json_fields(const char *path, uint64_t us[N_FIELDS])
 {
   char buf[2048], pat[64];
   FILE *f = fopen(path, "r");
-  if (!f)
-    return 0;
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
+  size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+  if (f)
+    fclose(f);
   buf[n] = '\0';
-  snprintf(pat, sizeof pat, "\"%s\":", key);
-  const char *p = strstr(buf, pat);
-  return p ? strtoull(p + strlen(pat), NULL, 10) : 0;
+  for (size_t k = 0; k < N_FIELDS; k++) {
+    snprintf(pat, sizeof pat, "\"%s\":", fields[k]);
+    const char *p = strstr(buf, pat);
+    us[k] = p ? strtoull(p + strlen(pat), NULL, 10) : 0;
+  }
 }
 
 /* Runs `bin plan --local --json --algo algo csv > out`. */
@@ -136,8 +147,7 @@ static int run_once(const char *bin, const char *algo, const char *csv,
             algo, st);
     return -1;
   }
-  s->plan_us = json_field(out, "plan_us");
-  s->search_us = json_field(out, "search_us");
+  json_fields(out, s->us);
   return 0;
 }
 
@@ -156,16 +166,44 @@ static double median(const struct sample *s, size_t n, int cpu)
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* The run whose wall time is the median (the lower one of an even
+ * count). */
+static const struct sample *median_run(const struct sample *s, size_t n)
+{
+  size_t below[MAX_REPS] = {0};
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < n; j++)
+      below[i] += s[j].wall_s < s[i].wall_s ||
+                  (s[j].wall_s == s[i].wall_s && j < i);
+  for (size_t i = 0; i < n; i++)
+    if (below[i] == (n - 1) / 2)
+      return &s[i];
+  return &s[0];
+}
+
+static void print_head(void)
+{
+  printf("%-6s %-12s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s\n", "binary",
+         "algorithm", "wall s", "cpu s", "read", "plan", "valid",
+         "index", "heur", "search", "verify", "rest");
+}
+
 static void print_row(const char *which, const char *algo,
                       const struct sample *s, size_t reps)
 {
-  const struct sample *last = &s[reps - 1];
-  printf("%-6s %-12s %8.3f %8.3f", which, algo, median(s, reps, 0),
+  const struct sample *m = median_run(s, reps);
+  printf("%-6s %-12s %7.3f %7.3f", which, algo, median(s, reps, 0),
          median(s, reps, 1));
-  if (last->plan_us)
-    printf(" %9.3f %9.3f\n", last->plan_us / 1e6, last->search_us / 1e6);
-  else
-    printf(" %9s %9s\n", "-", "-");
+  if (!m->us[1]) { /* a build that says nothing of its time */
+    printf("\n");
+    return;
+  }
+  for (size_t k = 0; k < N_FIELDS; k++)
+    if (m->us[k] || k != 0)
+      printf(" %7.3f", m->us[k] / 1e6);
+    else
+      printf(" %7s", "-");
+  printf(" %7.3f\n", m->wall_s - (m->us[0] + m->us[1]) / 1e6);
 }
 
 int main(void)
@@ -198,8 +236,9 @@ int main(void)
          "(%.1f MB of CSV), median of %zu runs\n",
          n, (double)st.st_size / 1e6, reps);
   printf("   new: %s%s%s\n", bin, base ? "; base: " : "", base ? base : "");
-  printf("%-6s %-12s %8s %8s %9s %9s\n", "binary", "algorithm", "wall s",
-         "cpu s", "plan_us s", "search s");
+  printf("   seconds; read to verify from the JSON of the median run, "
+         "rest = wall - read - plan\n");
+  print_head();
   for (size_t a = 0; a < N_ALGOS && !rc; a++) {
     struct sample sn[MAX_REPS], sb[MAX_REPS];
     for (size_t r = 0; r < reps && !rc; r++) {

@@ -553,6 +553,8 @@ START_TEST(test_json_every_algorithm)
     sum += k < 4 || searched ? json_u64(r.out, phases[k]) : 0;
   }
   ck_assert_uint_le(sum, whole);
+  /* and the command's reading of the file, apart from the planning */
+  ck_assert_ptr_nonnull(json_key(r.out, "read_us"));
   char src[16];
   json_str(r.out, "bound", src, sizeof src);
   ck_assert_str_eq(src, "load"); /* no search proves more here */

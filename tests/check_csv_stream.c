@@ -35,6 +35,8 @@ static const char *const texts[] = {
     "",
     "\xEF\xBB",
     "id,size,first,last,alias\n0,8,0,1,\n1,8,1,2,0",
+    /* a byte order mark is one only at the start of the text */
+    "id,size,first,last\n0,1,0,0\n\xEF\xBB\xBF" "1,2,0,1\n",
 };
 #define N_TEXTS (sizeof texts / sizeof texts[0])
 
@@ -108,6 +110,53 @@ START_TEST(test_every_cut_same_as_whole)
         ck_assert_uint_eq(c.n_tensors, 0);
       } else {
         ck_assert_str_eq(got, "");
+        assert_same(&c, &whole);
+      }
+      planner_csv_cleanup(&c);
+    }
+  planner_csv_cleanup(&whole);
+}
+END_TEST
+
+/* As test_every_cut_same_as_whole, with the parsed lines dropped after
+ * each feed (planner_csv_stream_drop()): every later call gets the text
+ * from the first byte not dropped, so the header and the start of the
+ * text are gone when a later line is read; the result and the message
+ * are still those of the whole text. */
+START_TEST(test_every_cut_dropped)
+{
+  const char *t = texts[_i];
+  size_t len = strlen(t);
+  struct planner_csv whole, c;
+  char want[ARENA_ERR_LEN], got[ARENA_ERR_LEN];
+  planner_csv_init(&whole);
+  planner_csv_init(&c);
+  int want_rc = planner_csv_parse(t, len, &whole, want);
+  for (size_t a = 0; a <= len; a++)
+    for (size_t b = a; b <= len; b++) {
+      planner_csv_stream_t *st;
+      ck_assert_int_eq(planner_csv_stream_new(&st), 0);
+      size_t cuts[2] = {a, b}, gone = 0;
+      int rc = 0;
+      for (int k = 0; k < 2 && rc == 0; k++) {
+        char *part = copy_of(t + gone, cuts[k] - gone);
+        rc = planner_csv_stream_feed(st, part, cuts[k] - gone, got);
+        free(part);
+        if (rc)
+          ck_assert_str_eq(got, want);
+        gone += planner_csv_stream_drop(st);
+        ck_assert_uint_le(gone, cuts[k]);
+      }
+      char *rest = copy_of(t + gone, len - gone);
+      int frc = planner_csv_stream_finish(st, rest, len - gone, &c, got);
+      free(rest);
+      planner_csv_stream_free(st);
+      ck_assert_msg(frc == want_rc, "text %d cut %zu,%zu: rc %d, want %d",
+                    _i, a, b, frc, want_rc);
+      if (frc) {
+        ck_assert_str_eq(got, want);
+        ck_assert_uint_eq(c.n_tensors, 0);
+      } else {
         assert_same(&c, &whole);
       }
       planner_csv_cleanup(&c);
@@ -268,6 +317,7 @@ void csv_add_stream_tests(Suite *s)
   TCase *tc = tcase_create("stream");
   tcase_set_timeout(tc, 120);
   tcase_add_loop_test(tc, test_every_cut_same_as_whole, 0, (int)N_TEXTS);
+  tcase_add_loop_test(tc, test_every_cut_dropped, 0, (int)N_TEXTS);
   tcase_add_test(tc, test_error_found_on_its_line);
   tcase_add_test(tc, test_random_parts_large);
   tcase_add_test(tc, test_fast_rows_same_as_general);

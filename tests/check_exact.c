@@ -628,5 +628,6 @@ Suite *exact_suite(void)
   ce_add_lns_tests(s);
   ce_add_joint_tests(s);
   ce_add_window_tests(s);
+  ce_add_sections_tests(s);
   return s;
 }

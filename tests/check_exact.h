@@ -108,6 +108,9 @@ struct planner_tensor *ce_xla_trace(size_t size, uint64_t seed, size_t *n,
 /* Adds the test case "random" (check_exact_random.c). */
 void ce_add_random_tests(Suite *s);
 
+/* Adds the test case "sections" (check_exact_sections.c). */
+void ce_add_sections_tests(Suite *s);
+
 /* Adds the test case "large" (check_exact_large.c). */
 void ce_add_large_tests(Suite *s);
 

@@ -137,6 +137,20 @@ CLI_WUR int cli_read_file_checked(const char *path, cli_read_check_cb check,
                                   void *ctx, char **buf, size_t *len,
                                   char err[ARENA_ERR_LEN]);
 
+/* Asked after check by cli_read_file_parts(): how many bytes from the
+ * start of the bytes read so far the caller no longer needs (it has
+ * already counted them out of its own state); they leave the buffer,
+ * whose next part then begins after them. 0 keeps them all. */
+typedef size_t (*cli_read_drop_cb)(void *ctx);
+
+/* cli_read_file_checked() that also asks drop (may be NULL) after each
+ * part, so that a caller that parses as it reads holds only the bytes it
+ * has not parsed: on success *buf holds what was never dropped (all of
+ * the file when nothing was), NUL-terminated. */
+CLI_WUR int cli_read_file_parts(const char *path, cli_read_check_cb check,
+                                cli_read_drop_cb drop, void *ctx, char **buf,
+                                size_t *len, char err[ARENA_ERR_LEN]);
+
 /* Parses a byte count: decimal digits with an optional binary suffix K, M
  * or G (1024, 1024^2, 1024^3). Returns 0 and sets *v, or ARENA_EINVAL for
  * anything else (signs, blanks, hex) and ARENA_EOVERFLOW past 2^64 - 1.

@@ -122,6 +122,10 @@ struct cli_plan_source {
   int improving;               /* background work on it goes on */
   int wait_ended;              /* --wait-optimal: 1 the wait saw the work
                                   end, 2 it ran out of time */
+  int naive_known;             /* 1: naive_bytes below is set */
+  uint64_t naive_bytes;        /* planned here with another algorithm:
+                                  planner_naive_arena() of the graph,
+                                  taken beside the planning */
 };
 
 /* Plans g under o for the model hash (SHA-256 of the input file) and the

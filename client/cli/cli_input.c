@@ -81,7 +81,7 @@ static int find_kind(struct check *c, const char *buf, size_t len, char *err)
   if (c->kinds == CLI_INPUT_TFLITE)
     return refuse(c, ARENA_EPARSE, err,
                   "not a TFLite model (no \"TFL3\" at bytes 4-7)");
-  if (c->kinds == CLI_INPUT_GRAPH) {
+  if (c->kinds == CLI_INPUT_GRAPH || c->kinds == CLI_INPUT_GRAPH_PARSED) {
     c->kind = K_CSV; /* plan reads any text as a CSV */
     return 0;
   }
@@ -156,6 +156,19 @@ static int check_part(void *ctx, const char *buf, size_t len, char *err)
   return rc;
 }
 
+/* Asked after check_part(): with CLI_INPUT_GRAPH_PARSED, the lines of a
+ * CSV parsed so far leave the buffer; the line scan counts them out. */
+static size_t drop_part(void *ctx)
+{
+  struct check *c = ctx;
+  if (c->kinds != CLI_INPUT_GRAPH_PARSED || c->kind != K_CSV || !c->csv)
+    return 0;
+  size_t d = planner_csv_stream_drop(c->csv);
+  c->scanned -= d;
+  c->line_start -= d;
+  return d;
+}
+
 /* Ends the parse of a CSV into *csv; prints its error. Returns 0 or an
  * exit status. */
 static int csv_finish(struct check *c, const char *what, const char *buf,
@@ -179,7 +192,8 @@ int cli_input_read(const char *what, const char *path,
   c.kinds = kinds;
   c.line = 1;
   c.next_parse = FIRST_PARSE;
-  int rc = cli_read_file_checked(path, check_part, &c, buf, len, err);
+  int rc = cli_read_file_parts(path, check_part, drop_part, &c, buf, len,
+                               err);
   if (rc == 0) {
     if (csv && c.csv && (rc = csv_finish(&c, what, *buf, *len, csv)) != 0) {
       free(*buf);

@@ -24,6 +24,10 @@ enum cli_input_kinds {
   CLI_INPUT_ANY = 2,    /* a CSV, plan JSON or a TFLite model (explain,
                            render, diff) */
   CLI_INPUT_TFLITE = 3, /* a TFLite model only (import, embed) */
+  CLI_INPUT_GRAPH_PARSED = 4, /* as CLI_INPUT_GRAPH, but the bytes of a
+                           CSV are dropped once parsed: *buf then holds
+                           only its unparsed end (plan, when it needs no
+                           hash of the file) */
 };
 
 /* Longest line of a CSV, in bytes without its line end: a line that

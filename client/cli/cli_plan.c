@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli_daemon.h"
 #include "cli_input.h"
@@ -42,6 +43,7 @@ struct plan_args {
                                daemon's background work, ms; 0: not */
   struct cli_daemon_args d; /* -s, --timeout-ms */
   struct cli_plan_source src; /* where the plan came from */
+  uint64_t read_us;         /* wall time of reading and parsing FILE */
 };
 
 static void usage(FILE *f)
@@ -392,14 +394,16 @@ static void print_sharing(const struct plan_args *a,
  * (planner_naive_arena()); the plan's own arena when it is naive's. 0
  * when it cannot be planned (then no saving is claimed). */
 static uint64_t naive_aligned(const struct planner_csv *c,
-                              const struct planner_options *o,
+                              const struct plan_args *a,
                               const struct planner_plan *p)
 {
   if (p->algo == PLANNER_ALGO_NAIVE)
     return p->arena_bytes;
+  if (a->src.naive_known) /* a plan made here: taken while planning */
+    return a->src.naive_bytes;
   struct planner_graph g = planner_csv_graph(c);
   uint64_t v;
-  return planner_naive_arena(&g, o, &v, NULL) == 0 ? v : 0;
+  return planner_naive_arena(&g, &a->o, &v, NULL) == 0 ? v : 0;
 }
 
 /* The naive and saving lines: the saving is measured against the naive
@@ -452,7 +456,7 @@ static void print_text(const struct plan_args *a, const struct planner_csv *c,
          CLI_PLURAL(p->lower_bound_bytes), planner_bound_name(p->bound));
   if (sh->declared)
     print_sharing(a, c, sh);
-  print_saving(p, naive_aligned(c, &a->o, p));
+  print_saving(p, naive_aligned(c, a, p));
   printf("proven optimal:  %s\n", p->proven_optimal ? "yes" : "no");
   if (a->o.capacity)
     print_capacity(p, a->o.capacity);
@@ -506,13 +510,27 @@ static void jb_put(struct jbuf *j, const char *s, size_t n)
 
 #define JB_LIT(j, lit) jb_put((j), (lit), sizeof(lit) - 1)
 
+/* "00" to "99": two digits per division. */
+static const char DIGIT_PAIRS[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233"
+    "34353637383940414243444546474849505152535455565758596061626364656667"
+    "6869707172737475767778798081828384858687888990919293949596979899";
+
 static void jb_u64(struct jbuf *j, uint64_t v)
 {
   char tmp[20], *e = tmp + sizeof tmp, *p = e;
-  do {
-    *--p = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
+  while (v >= 100) {
+    unsigned d = (unsigned)(v % 100);
+    v /= 100;
+    p -= 2;
+    memcpy(p, DIGIT_PAIRS + 2 * d, 2);
+  }
+  if (v >= 10) {
+    p -= 2;
+    memcpy(p, DIGIT_PAIRS + 2 * v, 2);
+  } else {
+    *--p = (char)('0' + v);
+  }
   jb_put(j, p, (size_t)(e - p));
 }
 
@@ -566,7 +584,7 @@ static void print_json(const struct plan_args *a, const struct planner_csv *c,
          (unsigned long long)p->arena_bytes,
          (unsigned long long)p->lower_bound_bytes,
          (unsigned long long)p->naive_bytes,
-         (unsigned long long)naive_aligned(c, &a->o, p),
+         (unsigned long long)naive_aligned(c, a, p),
          planner_algo_name(p->algo),
          p->proven_optimal ? "true" : "false",
          (unsigned long long)a->o.alignment, planner_bound_name(p->bound));
@@ -581,9 +599,10 @@ static void print_json(const struct plan_args *a, const struct planner_csv *c,
            (unsigned long long)p->search_us, (unsigned long long)gap,
            percent(gap, p->lower_bound_bytes));
   }
-  if (a->src.local) /* planned here: where planner_run()'s time went */
-    printf(",\"plan_us\":%llu,\"validate_us\":%llu,\"index_us\":%llu,"
-           "\"heuristics_us\":%llu,\"verify_us\":%llu",
+  if (a->src.local) /* planned here: where the command's time went */
+    printf(",\"read_us\":%llu,\"plan_us\":%llu,\"validate_us\":%llu,"
+           "\"index_us\":%llu,\"heuristics_us\":%llu,\"verify_us\":%llu",
+           (unsigned long long)a->read_us,
            (unsigned long long)p->plan_us, (unsigned long long)p->validate_us,
            (unsigned long long)p->index_us,
            (unsigned long long)p->heuristics_us,
@@ -604,6 +623,14 @@ static void print_json(const struct plan_args *a, const struct planner_csv *c,
 
 /* ---- the command -------------------------------------------------------- */
 
+/* A monotonic clock in microseconds, for read_us only. */
+static uint64_t now_us(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
 /* Reads and parses the input. A TFLite model is sized for shape_in (the
  * --shape text, or NULL), declares in-place pairs when in_place is set,
  * and the input shape its sizes were computed for is written into shape.
@@ -617,13 +644,16 @@ static int load(const char *file, const char *shape_in, int in_place,
   char *buf = NULL;
   size_t len = 0;
   const char *what = strcmp(file, "-") ? file : "<stdin>";
-  /* a CSV comes back parsed, as it was read */
-  int rc = cli_input_read(what, file, CLI_INPUT_GRAPH, &buf, &len, c);
+  /* a CSV comes back parsed, as it was read; without a hash to take,
+   * its bytes are dropped as they are parsed */
+  int rc = cli_input_read(what, file,
+                          hash ? CLI_INPUT_GRAPH : CLI_INPUT_GRAPH_PARSED,
+                          &buf, &len, c);
   if (rc)
     return rc;
   if (hash) /* the model hash of the cache key */
     planner_sha256(buf, len, hash);
-  if (planner_tflite_is_model(buf, len)) {
+  if (!c->n_tensors && planner_tflite_is_model(buf, len)) {
     /* TFLite: cli_model.c resizes it as import and explain do */
     rc = cli_model_to_csv(what, buf, len, shape_in, in_place, c, shape,
                           cap);
@@ -707,9 +737,11 @@ int cli_plan_main(int argc, char **argv)
   planner_csv_init(&c);
   planner_plan_init(&p);
   /* --local asks no cache, so the file's hash is not needed */
+  uint64_t t0 = now_us();
   if ((rc = load(a.file, a.shape, a.o.in_place, &c, a.local ? NULL : hash,
                  model_shape, sizeof model_shape)) != 0)
     goto out;
+  a.read_us = now_us() - t0;
   /* A .tflite is keyed by the input shape its sizes were computed for:
    * its own, or the --shape it was resized to, written out in full. */
   if (model_shape[0])

@@ -169,19 +169,32 @@ static int grow(char **b, size_t *cap, char *err)
  * would touch. */
 #define READ_FIRST_MAX ((size_t)64 << 20)
 
+/* What is asked after each part read: check, then drop (either may be
+ * NULL), both with ctx. */
+struct read_asks {
+  cli_read_check_cb check;
+  cli_read_drop_cb drop;
+  void *ctx;
+};
+
+/* Room a buffer starts with when the caller drops what it has read:
+ * four parts, whatever the file's size. */
+#define READ_DROP_ROOM (4 * READ_CHUNK)
+
 /* Reads fd to its end into a growing buffer, in parts of at most
- * READ_CHUNK bytes, asking check (may be NULL) after each. size is the
- * bytes expected (a regular file's size; 0 when unknown): the buffer
- * starts with room for them and one more (up to READ_FIRST_MAX), so that
- * a file that does not change while it is read is read without growing
- * the buffer, and the read that finds its end needs no room. */
-static int read_fd(int fd, size_t size, cli_read_check_cb check, void *ctx,
+ * READ_CHUNK bytes, asking ask->check after each, then ask->drop, whose
+ * bytes leave the buffer's start. size is the bytes expected (a regular
+ * file's size; 0 when unknown): without drop the buffer starts with room
+ * for them and one more (up to READ_FIRST_MAX), so that a file that does
+ * not change while it is read is read without growing the buffer, and
+ * the read that finds its end needs no room. */
+static int read_fd(int fd, size_t size, const struct read_asks *ask,
                    char **buf, size_t *len, char *err)
 {
   size_t cap = size >= ((size_t)1 << 16) ? size + 1 : (size_t)1 << 16;
-  if (cap > READ_FIRST_MAX)
-    cap = READ_FIRST_MAX;
-  size_t n = 0;
+  if (cap > (ask->drop ? READ_DROP_ROOM : READ_FIRST_MAX))
+    cap = ask->drop ? READ_DROP_ROOM : READ_FIRST_MAX;
+  size_t n = 0, total = 0; /* bytes in the buffer, bytes read */
   int rc = 0;
   char *b = malloc(cap + 1);
   if (!b)
@@ -200,13 +213,19 @@ static int read_fd(int fd, size_t size, cli_read_check_cb check, void *ctx,
     if (got == 0)
       break;
     n += (size_t)got;
-    if (n > CLI_MAX_FILE_LEN) {
+    total += (size_t)got;
+    if (total > CLI_MAX_FILE_LEN) {
       rc = set_err(err, ARENA_ETOOBIG, "file is larger than %zu bytes",
                    CLI_MAX_FILE_LEN);
       break;
     }
-    if (check && (rc = check(ctx, b, n, err)) != 0)
+    if (ask->check && (rc = ask->check(ask->ctx, b, n, err)) != 0)
       break;
+    size_t d = ask->drop ? ask->drop(ask->ctx) : 0;
+    if (d) {
+      memmove(b, b + d, n - d);
+      n -= d;
+    }
   }
   if (rc) {
     free(b);
@@ -218,15 +237,14 @@ static int read_fd(int fd, size_t size, cli_read_check_cb check, void *ctx,
   return 0;
 }
 
-int cli_read_file_checked(const char *path, cli_read_check_cb check,
-                          void *ctx, char **buf, size_t *len,
-                          char err[ARENA_ERR_LEN])
+static int read_path(const char *path, const struct read_asks *ask,
+                     char **buf, size_t *len, char *err)
 {
   struct stat st;
   *buf = NULL;
   *len = 0;
   if (strcmp(path, "-") == 0)
-    return read_fd(STDIN_FILENO, 0, check, ctx, buf, len, err);
+    return read_fd(STDIN_FILENO, 0, ask, buf, len, err);
   int fd = open(path, O_RDONLY);
   if (fd < 0)
     return set_err(err, ARENA_ENOENT, "cannot open: %s", strerror(errno));
@@ -241,9 +259,25 @@ int cli_read_file_checked(const char *path, cli_read_check_cb check,
                    CLI_MAX_FILE_LEN);
   }
   size_t size = S_ISREG(st.st_mode) ? (size_t)st.st_size : 0;
-  int rc = read_fd(fd, size, check, ctx, buf, len, err);
+  int rc = read_fd(fd, size, ask, buf, len, err);
   close(fd);
   return rc;
+}
+
+int cli_read_file_checked(const char *path, cli_read_check_cb check,
+                          void *ctx, char **buf, size_t *len,
+                          char err[ARENA_ERR_LEN])
+{
+  struct read_asks ask = {check, NULL, ctx};
+  return read_path(path, &ask, buf, len, err);
+}
+
+int cli_read_file_parts(const char *path, cli_read_check_cb check,
+                        cli_read_drop_cb drop, void *ctx, char **buf,
+                        size_t *len, char err[ARENA_ERR_LEN])
+{
+  struct read_asks ask = {check, drop, ctx};
+  return read_path(path, &ask, buf, len, err);
 }
 
 int cli_read_file(const char *path, char **buf, size_t *len,

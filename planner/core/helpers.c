@@ -7,7 +7,9 @@
 #include "planner_int.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/mman.h>
 
 int planner__errf(char *err, int code, const char *fmt, ...)
 {
@@ -24,4 +26,18 @@ uint64_t planner__eff_align(const struct planner_tensor *t,
                             const struct planner_options *o)
 {
   return t->align > o->alignment ? t->align : o->alignment;
+}
+
+void planner__advise_huge(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+  const uintptr_t huge = (uintptr_t)1 << 21;
+  uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+  uintptr_t e = ((uintptr_t)p + bytes) & ~(huge - 1);
+  if (p && bytes >= PLANNER_HUGE_MIN && e > a)
+    (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
 }

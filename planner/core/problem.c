@@ -199,6 +199,7 @@ static int check_rows(const struct planner_graph *g,
   size_t n = g->n_tensors, over = n, pins = 0;
   uint64_t total = 0, pin_top = 0;
   uint64_t *seen = calloc(n, sizeof *seen); /* ids below 64 n */
+  planner__advise_huge(seen, n * sizeof *seen);
   int dup = 0, sparse = 0;
   for (size_t i = 0; i < n; i++) {
     const struct planner_tensor *t = &g->tensors[i];
@@ -398,6 +399,7 @@ int planner__prob_init_bare(struct planner__prob *p,
   p->align = malloc(p->n * sizeof *p->align);
   if (!p->align)
     return ARENA_ENOMEM;
+  planner__advise_huge(p->align, p->n * sizeof *p->align);
   for (size_t i = 0; i < p->n; i++) {
     p->align[i] = planner__eff_align(&p->t[i], o);
     p->naive += p->t[i].size;

@@ -167,6 +167,7 @@ static int make_tree(struct tindex *x)
                   sizeof *x->ent);
   if (!x->ent)
     return -1;
+  planner__advise_huge(x->ent, x->node_beg[nodes] * sizeof *x->ent);
   for (size_t r = x->m; r-- > 0;)
     if (!x->near_s1[r])
       fill_cover(x, r);
@@ -351,6 +352,9 @@ static int build(struct tindex *x, const struct planner__prob *p)
   struct build_tmp b = {malloc(mm * sizeof *b.first),
                         malloc(mm * sizeof *b.end),
                         malloc(mm * sizeof *b.end_rank)};
+  planner__advise_huge(x->rank_of, (p->n ? p->n : 1) * sizeof *x->rank_of);
+  planner__advise_huge(x->row_of, mm * sizeof *x->row_of);
+  planner__advise_huge(x->item, mm * sizeof *x->item);
   int rc = -1;
   if (x->rank_of && x->row_of && x->item && x->align_log2 && b.first &&
       b.end && b.end_rank && !number_and_span(x, p, &b) && !make_after(x) &&

@@ -122,6 +122,14 @@ PLANNER_CSV_WUR int planner_csv_stream_feed(planner_csv_stream_t *s,
                                             const char *buf, size_t len,
                                             char err[ARENA_ERR_LEN]);
 
+/* Lets the caller drop the lines parsed so far: returns how many bytes
+ * from the start of the text they take (0 after an error), which the
+ * caller must remove from its text before the next call: from then on
+ * the text passed begins after them. The parse and its messages stay
+ * those of the whole text, so a text read in parts can be parsed with
+ * only its unparsed end in memory. */
+size_t planner_csv_stream_drop(planner_csv_stream_t *s);
+
 /* Ends the text: buf and len as for planner_csv_stream_feed(), with the
  * last bytes (the last line may lack its '\n'). Parses what is left and
  * fills *out as planner_csv_parse() does, with the same return codes; on

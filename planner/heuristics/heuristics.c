@@ -518,6 +518,8 @@ static int order_init(struct order *v, size_t n)
   memset(v, 0, sizeof *v);
   v->key = malloc((n ? n : 1) * sizeof *v->key);
   v->rank = malloc((n ? n : 1) * sizeof *v->rank);
+  planner__advise_huge(v->key, n * sizeof *v->key);
+  planner__advise_huge(v->rank, n * sizeof *v->rank);
   return v->key && v->rank ? 0 : ARENA_ENOMEM;
 }
 
@@ -664,6 +666,7 @@ int planner__task_new(const struct planner__prob *p, enum planner_algo a,
     return ARENA_ENOMEM;
   size_t room = (p->x->m ? p->x->m : 1) * sizeof *t->pl.pos;
   t->pl.pos = malloc(room);
+  planner__advise_huge(t->pl.pos, room);
   int rc = t->pl.pos ? order_init(&v, p->x->m) : ARENA_ENOMEM;
   if (!rc) { /* the placements' room is the sorts' scratch till then */
     v.rs = planner__radix_borrow(t->pl.pos, room);

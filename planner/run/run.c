@@ -124,6 +124,7 @@ static int plan_valid(const struct planner_graph *g,
     return rc;
   r->n_offsets = p.n;
   r->offsets = calloc(p.n, sizeof *r->offsets);
+  planner__advise_huge(r->offsets, p.n * sizeof *r->offsets);
   uint32_t *row_of = NULL;
   rc = r->offsets ? plan_with(&p, r, by_first ? &row_of : NULL, tm)
                   : ARENA_ENOMEM;

@@ -21,6 +21,7 @@
  * top (cannot_pay()).
  */
 #include "exact_int.h"
+#include "planner_sort.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -67,12 +68,6 @@ static int cmp_pin(const void *a, const void *b)
   if (x->off != y->off)
     return x->off < y->off ? -1 : 1;
   return x->top < y->top ? -1 : x->top > y->top;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return x < y ? -1 : x > y;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -427,7 +422,7 @@ static int find_components(struct ctx *X, struct bld *B)
  * whose overlap pairs (counted here without listing them) and section
  * incidences it stores, exact_stream.c's for the others up to
  * EXACT_STREAM_MAX tensors. */
-static void sections(struct ctx *X, struct bld *B, uint32_t c)
+static int sections(struct ctx *X, struct bld *B, uint32_t c)
 {
   const struct planner__prob *p = X->p;
   int64_t *pt = B->pt;
@@ -436,23 +431,25 @@ static void sections(struct ctx *X, struct bld *B, uint32_t c)
     pt[npt++] = p->t[X->gi[q]].first;
     pt[npt++] = p->t[X->gi[q]].last + 1;
   }
-  qsort(pt, npt, sizeof *pt, cmp_i64);
-  uint32_t u = 0;
-  for (uint32_t q = 0; q < npt; q++)
-    if (u == 0 || pt[q] != pt[u - 1])
-      pt[u++] = pt[q];
+  /* times are never negative: their order is the same unsigned */
+  uint32_t u = exact__sections((uint64_t *)pt, b - a, X->slo + a,
+                               X->shi + a);
+  if (!u)
+    return ARENA_ENOMEM;
   uint32_t S = u - 1, base = X->sb[c];
   X->sb[c + 1] = base + S;
   uint64_t inc = 0, pairs = 0;
-  for (uint32_t q = a; q < b; q++) {
-    X->slo[q] = exact__sec_find(pt, u, p->t[X->gi[q]].first);
-    X->shi[q] = exact__sec_find(pt, u, p->t[X->gi[q]].last + 1) - 1;
+  for (uint32_t q = a; q < b; q++)
     inc += X->shi[q] - X->slo[q] + 1;
-  }
   /* Overlap pairs: tensor q meets the later tensors that start in its
    * sections, a run of the first-use order. */
   for (uint32_t q = a; q < b; q++) {
-    uint32_t lo = q + 1, hi = b;
+    /* the run is short: gallop to a window that ends it, then halve */
+    uint32_t lo = q + 1, hi = q + 1;
+    for (uint32_t w = 1; hi < b && X->slo[hi] <= X->shi[q]; w *= 2) {
+      lo = hi + 1;
+      hi = b - lo > w ? lo + w : b;
+    }
     while (lo < hi) {
       uint32_t mid = lo + (hi - lo) / 2;
       if (X->slo[mid] <= X->shi[q])
@@ -487,6 +484,7 @@ static void sections(struct ctx *X, struct bld *B, uint32_t c)
     if (b - a > B->maxstream)
       B->maxstream = b - a;
   }
+  return 0;
 }
 
 /* One pass of the overlap sweep over the entries in first-use order:
@@ -702,6 +700,49 @@ static int alloc_work(struct ctx *X, const struct bld *B)
   return 0;
 }
 
+/* Entries from which sort_entries() sorts by radix. */
+#define ENTRY_RADIX_MIN 4096u
+
+/* Sorts the entries, which collect_entries() left in graph order, into
+ * first-use order: by first, last, then graph index, as cmp_ent(). Many
+ * are sorted by radix on (first, last) when both fit in 32 bits: the
+ * sort is stable, so graph order breaks the ties. Returns 0 or
+ * ARENA_ENOMEM. */
+static int sort_entries(struct bld *B)
+{
+  uint32_t n = B->ne;
+  int64_t most = 0;
+  for (uint32_t j = 0; j < n && n >= ENTRY_RADIX_MIN; j++)
+    most = B->e[j].last > most ? B->e[j].last : most;
+  if (n < ENTRY_RADIX_MIN || most > (int64_t)UINT32_MAX) {
+    qsort(B->e, n, sizeof *B->e, cmp_ent);
+    return 0;
+  }
+  uint64_t *key = malloc((size_t)n * sizeof *key);
+  uint32_t *at = malloc((size_t)n * sizeof *at);
+  struct ent *e = malloc((size_t)n * sizeof *e);
+  struct planner__radix rs = {0};
+  int rc = key && at && e ? 0 : ARENA_ENOMEM;
+  for (uint32_t j = 0; !rc && j < n; j++) {
+    key[j] = (uint64_t)B->e[j].first << 32 | (uint64_t)B->e[j].last;
+    at[j] = j;
+  }
+  if (!rc && planner__radix_sort(key, at, n, &rs))
+    rc = ARENA_ENOMEM;
+  planner__radix_cleanup(&rs);
+  for (uint32_t j = 0; !rc && j < n; j++)
+    e[j] = B->e[at[j]];
+  if (!rc) {
+    free(B->e);
+    B->e = e;
+    e = NULL;
+  }
+  free(key);
+  free(at);
+  free(e);
+  return rc;
+}
+
 /* The setup up to the work arrays, step by step, polling the budget and
  * the stop callback between the phases. Returns 0, R_SPENT, R_CANCEL or
  * ARENA_ENOMEM. */
@@ -713,7 +754,8 @@ static int setup(struct ctx *X, struct bld *B)
   collect_pins(X, B);
   collect_entries(X, B);
   resolve_pins(X, B);
-  qsort(B->e, B->ne, sizeof *B->e, cmp_ent);
+  if ((rc = sort_entries(B)) != 0)
+    return rc;
   if ((rc = exact__poll_stop(X)) != R_FOUND)
     return rc;
   set_granule(X, B->g);
@@ -728,7 +770,8 @@ static int setup(struct ctx *X, struct bld *B)
   B->budget = EXACT_MAX_PAIRS;
   X->sb[0] = 0;
   for (uint32_t c = 0; c < X->nc; c++)
-    sections(X, B, c);
+    if ((rc = sections(X, B, c)) != 0)
+      return rc;
   if ((rc = exact__poll_stop(X)) != R_FOUND)
     return rc;
   if ((rc = overlaps(X, B)) != 0)

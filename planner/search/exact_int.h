@@ -11,6 +11,7 @@
  *   exact_search.c  the depth-first search over one component
  *   exact_stream.c  the same search for large components, in linear memory
  *   exact_stream_setup.c  its memory and set-up (exact_stream_int.h)
+ *   exact_sections.c  the sections of a set of lifetimes
  *
  * Ownership: planner__exact_within() keeps one struct ctx (zeroed first) for the
  * whole call. p and offsets are borrowed from the caller; every other
@@ -161,6 +162,15 @@ static inline uint64_t exact__sort_units(uint64_t n)
     u += n;
   return u;
 }
+
+/* The sections of n lifetimes (exact_sections.c): pt[2k] is the start of
+ * lifetime k and pt[2k + 1] one past its end, above the start, all
+ * nonnegative. Leaves the distinct points in pt[0 .. u), ascending, sets
+ * slo[k] to the section lifetime k starts (the index of its start among
+ * them) and shi[k] to its last one (the index of its end, less one), and
+ * returns u; 0 when n is 0 or memory runs out. */
+uint32_t exact__sections(uint64_t *pt, uint32_t n, uint32_t *slo,
+                         uint32_t *shi);
 
 /* Index of the first of the npt sorted points pt that is not below t:
  * the section that starts at t, when t is one of them. */

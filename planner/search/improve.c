@@ -135,43 +135,24 @@ void improve__free(struct imp *I)
   free(I->wbest); free(I->ob);
 }
 
-/* The span that starts at time t of the u sorted points pt (times are
- * never negative, so their order is the same signed or not). */
-static uint32_t span_of(const uint64_t *pt, uint32_t u, uint64_t t)
-{
-  return exact__sec_find((const int64_t *)pt, u, (int64_t)t);
-}
-
 /* Spans of every sized tensor. Returns 0 or ARENA_ENOMEM. */
 static int build_spans(struct imp *I)
 {
   const struct planner__prob *p = I->p;
   uint32_t m = I->m;
-  uint64_t *pt = malloc(2 * (size_t)m * sizeof *pt);
-  struct planner__radix rs = {0};
+  uint64_t *pt = malloc((2 * (size_t)m + 1) * sizeof *pt);
   if (!pt)
     return ARENA_ENOMEM;
   for (uint32_t k = 0; k < m; k++) {
     pt[2 * k] = (uint64_t)p->t[I->gi[k]].first;
     pt[2 * k + 1] = (uint64_t)p->t[I->gi[k]].last + 1;
   }
-  if (planner__radix_sort(pt, NULL, 2 * (size_t)m, &rs)) {
-    free(pt);
-    return ARENA_ENOMEM;
-  }
-  planner__radix_cleanup(&rs);
-  uint32_t u = 0;
-  for (uint32_t q = 0; q < 2 * m; q++)
-    if (u == 0 || pt[q] != pt[u - 1])
-      pt[u++] = pt[q];
-  I->S = u - 1;
-  for (uint32_t k = 0; k < m; k++) {
-    const struct planner_tensor *t = &p->t[I->gi[k]];
-    I->slo[k] = span_of(pt, u, (uint64_t)t->first);
-    I->shi[k] = span_of(pt, u, (uint64_t)t->last + 1) - 1;
-  }
-  I->work += 2 * (uint64_t)m + 2 * exact__sort_units(m);
+  uint32_t u = exact__sections(pt, m, I->slo, I->shi);
   free(pt);
+  if (m && !u)
+    return ARENA_ENOMEM;
+  I->S = u - 1;
+  I->work += 2 * (uint64_t)m + 2 * exact__sort_units(m);
   return 0;
 }
 

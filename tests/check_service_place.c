@@ -3,8 +3,9 @@
  * the client library: arenad_client_attach() stores one beside a plan,
  * arenad_client_fetch() takes the plan back by key with its graph and
  * record, chooses by options and prefix, survives a restart, and refuses
- * what does not verify; malformed Attach requests get INVALID_ARGUMENT
- * and leave the connection open.
+ * what does not verify; a record exported by one daemon and preloaded
+ * into another is fetched there; malformed Attach requests get
+ * INVALID_ARGUMENT and leave the connection open.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -134,6 +135,79 @@ START_TEST(test_fetch_by_key)
 }
 END_TEST
 
+/* A placement record travels with its plan: exported by one daemon,
+ * preloaded into another, fetched there. */
+START_TEST(test_record_exported_and_preloaded)
+{
+  struct harness a, b;
+  struct hn_graph g0;
+  hn_random_graph(&g0, 60, 11);
+  ck_assert_int_eq(hn_init(&a, NULL), 0);
+  ck_assert_int_eq(hn_start(&a), 0);
+  ck_assert_int_eq(hn_init(&b, NULL), 0);
+  ck_assert_int_eq(hn_start(&b), 0);
+  arenad_client_t *c = client_of(&a);
+  struct planner_options o;
+  planner_options_init(&o);
+  struct arenad_model_key k = {(const uint8_t *)"travel", 6, NULL, 0};
+  struct planner_graph g = {g0.t, g0.n};
+  struct arenad_client_result r;
+  arenad_client_result_init(&r);
+  ck_assert_int_eq(arenad_client_plan(c, &g, &o, &k, &r), 0);
+  const char rec[] = "tag-9 record that travels";
+  ck_assert_int_eq(arenad_client_attach(c, &k, r.graph_digest,
+                                        r.options_digest, rec, sizeof rec),
+                   0);
+  arenad_client_close(c);
+
+  int fa = hn_connect(&a), fb = hn_connect(&b);
+  ck_assert_int_ge(fa, 0);
+  ck_assert_int_ge(fb, 0);
+  Arenad__V1__Export ex = ARENAD__V1__EXPORT__INIT;
+  Arenad__V1__Request q = ARENAD__V1__REQUEST__INIT;
+  q.protocol_version = 1;
+  q.request_id = 1;
+  q.body_case = ARENAD__V1__REQUEST__BODY_EXPORT_PLANS;
+  q.export_plans = &ex;
+  Arenad__V1__Response *er = hn_call(fa, &q, 10000);
+  ck_assert_ptr_nonnull(er);
+  ck_assert_int_eq(er->status, ARENAD__V1__STATUS__OK);
+  ck_assert_uint_eq(er->exported->n_entries, 1);
+  ck_assert_uint_eq(er->exported->entries[0]->placement.len, sizeof rec);
+  Arenad__V1__Preload pl = ARENAD__V1__PRELOAD__INIT;
+  pl.entries = er->exported->entries;
+  pl.n_entries = er->exported->n_entries;
+  q.request_id = 2;
+  q.body_case = ARENAD__V1__REQUEST__BODY_PRELOAD_PLANS;
+  q.preload_plans = &pl;
+  Arenad__V1__Response *pr = hn_call(fb, &q, 10000);
+  ck_assert_ptr_nonnull(pr);
+  ck_assert_msg(pr->status == ARENAD__V1__STATUS__OK, "%s", pr->error);
+  ck_assert_uint_eq(pr->preloaded->stored, 1);
+  wire_free_response(pr);
+  wire_free_response(er);
+  close(fa);
+  close(fb);
+
+  c = client_of(&b);
+  struct arenad_client_fetched f;
+  arenad_client_fetched_init(&f);
+  ck_assert_msg(arenad_client_fetch(c, &k, &o, (const uint8_t *)"tag-9", 5,
+                                    &f) == 0,
+                "%s", arenad_client_errmsg(c));
+  ck_assert_mem_eq(f.placement, rec, sizeof rec);
+  ck_assert_uint_eq(f.result.plan.arena_bytes, r.plan.arena_bytes);
+  arenad_client_fetched_cleanup(&f);
+  arenad_client_result_cleanup(&r);
+  arenad_client_close(c);
+  ck_assert_int_eq(hn_stop(&a), 0);
+  ck_assert_int_eq(hn_stop(&b), 0);
+  hn_cleanup(&a);
+  hn_cleanup(&b);
+  hn_graph_free(&g0);
+}
+END_TEST
+
 /* Malformed Attach requests: INVALID_ARGUMENT, the connection stays. */
 START_TEST(test_attach_malformed)
 {
@@ -183,4 +257,5 @@ void service_add_place(TCase *tc)
 {
   tcase_add_test(tc, test_fetch_by_key);
   tcase_add_test(tc, test_attach_malformed);
+  tcase_add_test(tc, test_record_exported_and_preloaded);
 }

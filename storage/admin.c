@@ -164,8 +164,11 @@ static int collect_entries(storage_t *st, sqlite3_stmt *s, size_t max,
   return 0;
 }
 
-int storage_lookup(storage_t *st, const struct storage_key *k,
-                           struct storage_record **out, size_t *n_out)
+/* The rows of statement which (S_LOOKUP or S_LOOKUP_GRAPHS) stored
+ * under k's model hash and shape, made as how says. */
+static int lookup_rows(storage_t *st, const struct storage_key *k, int which,
+                       unsigned how, struct storage_record **out,
+                       size_t *n_out)
 {
   struct bound_key bk;
   *out = NULL;
@@ -174,31 +177,25 @@ int storage_lookup(storage_t *st, const struct storage_key *k,
   int rc = storage__bind_key_prepare(st, k, NULL, NULL, &bk);
   if (rc)
     return rc;
-  sqlite3_stmt *s = st->stmt[S_LOOKUP];
+  sqlite3_stmt *s = st->stmt[which];
   sqlite3_bind_blob(s, 1, k->model_hash, (int)k->model_hash_len,
                     SQLITE_STATIC);
   sqlite3_bind_blob(s, 2, bk.shape, (int)bk.shape_len, SQLITE_STATIC);
   sqlite3_bind_int64(s, 3, STORAGE_LOOKUP_MAX);
-  return collect_entries(st, s, STORAGE_LOOKUP_MAX, 0, out, n_out);
+  return collect_entries(st, s, STORAGE_LOOKUP_MAX, how, out, n_out);
+}
+
+int storage_lookup(storage_t *st, const struct storage_key *k,
+                   struct storage_record **out, size_t *n_out)
+{
+  return lookup_rows(st, k, S_LOOKUP, 0, out, n_out);
 }
 
 int storage_lookup_graphs(storage_t *st, const struct storage_key *k,
                           struct storage_record **out, size_t *n_out)
 {
-  struct bound_key bk;
-  *out = NULL;
-  *n_out = 0;
-  storage__clear_err(st);
-  int rc = storage__bind_key_prepare(st, k, NULL, NULL, &bk);
-  if (rc)
-    return rc;
-  sqlite3_stmt *s = st->stmt[S_LOOKUP_GRAPHS];
-  sqlite3_bind_blob(s, 1, k->model_hash, (int)k->model_hash_len,
-                    SQLITE_STATIC);
-  sqlite3_bind_blob(s, 2, bk.shape, (int)bk.shape_len, SQLITE_STATIC);
-  sqlite3_bind_int64(s, 3, STORAGE_LOOKUP_MAX);
-  return collect_entries(st, s, STORAGE_LOOKUP_MAX, WITH_GRAPH | VERIFY, out,
-                         n_out);
+  return lookup_rows(st, k, S_LOOKUP_GRAPHS, WITH_GRAPH | VERIFY, out,
+                     n_out);
 }
 
 int storage_attach(storage_t *st, const struct storage_key *k,

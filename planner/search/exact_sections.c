@@ -41,18 +41,12 @@ static uint32_t unique_sorted(uint64_t *pt, uint32_t npt)
   return u;
 }
 
-/* Index of the first of the u sorted points pt that is not below t. */
+/* Index of the first of the u sorted points pt that is not below t
+ * (exact__sec_find(): points are times, never negative, so their order
+ * is the same signed or not). */
 static uint32_t find(const uint64_t *pt, uint32_t u, uint64_t t)
 {
-  uint32_t lo = 0, hi = u;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (pt[mid] < t)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
+  return exact__sec_find((const int64_t *)pt, u, (int64_t)t);
 }
 
 static uint32_t by_search(uint64_t *pt, uint32_t n, uint32_t *slo,

@@ -793,7 +793,14 @@ TFLITE_FULL_LINK = $(TFLITE_FULL_LIB) $$(cat $(TFLITE_FULL_DIR)/flags.txt)
 TFLITE_DEP      := $(TFLITE_STAMP)
 TFLITE_FULL_DEP := $(TFLITE_FULL_STAMP)
 endif
-TFLITE_OWN_FLAGS = -std=c++20 $(OPT) $(CXXWARN) $(SANFLAGS) -MMD -MP \
+# The adapter (client/tflite/, and its test build) is compiled for size:
+# it runs once per Build(), never in an inference, and its code pages
+# count in the peak RSS of every process that links it (docs/client.md,
+# "Code pages").
+TFLITE_ADAPTER_OPT ?= -Os
+$(BUILD)/client/tflite/%.o $(BUILD)/tests/arenad_tflite_testing.o: \
+  TFLITE_SIZE_OPT = $(TFLITE_ADAPTER_OPT)
+TFLITE_OWN_FLAGS = -std=c++20 $(OPT) $(TFLITE_SIZE_OPT) $(CXXWARN) $(SANFLAGS) -MMD -MP \
                    -I$(BUILD)/include $(INC_PUBLIC) $(call client_incs,$<) \
                    $(addprefix -isystem ,$(TFLITE_INCS)) $(CXXFLAGS)
 # The adapter's files besides arenad_tflite.cc (the tests compile that

@@ -36,7 +36,9 @@
 # Variables: OPT (default -O2 -g), SANITIZE=address,undefined or
 #            SANITIZE=thread (`make SANITIZE=thread test` runs every suite,
 #            the daemons they start included, under ThreadSanitizer),
-#            DEBUG=1, FUZZ_SECONDS (per fuzz target, default 60).
+#            DEBUG=1, FUZZ_SECONDS (per fuzz target, default 60),
+#            TFLITE_ADAPTER_OPT (added after OPT for the TFLite adapter,
+#            default -Os).
 
 BUILD   ?= build
 CC      ?= cc
@@ -332,9 +334,14 @@ $(BUILD)/bench/bench_background: $(BUILD)/bench/bench_background.o $(BUILD)/benc
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(call pc_libs,$(PKGS_PROTO)) -lpthread -lm
 EXTRA_CFLAGS_bench = $(call pc_cflags,$(PKGS_SQLITE) $(PKGS_PROTO)) -Itests
 
+# Each benchmark program is dropped from the page cache before it runs, so
+# that it loads as a program started from disk does: the kernel maps code
+# only from cached pages, and what a fresh link or a copy leaves cached
+# moves bench_tflite's peak RSS by up to 128 KiB (docs/client.md).
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS)
-	@for b in $(BENCH_BINS); do ARENAD=$(abspath $(BUILD))/arenad ARENACTL=$(abspath $(BUILD))/arenactl $$b bench/data || exit 1; done
+	@for b in $(BENCH_BINS); do sync -d $$b && dd if=$$b iflag=nocache count=0 status=none; \
+	  ARENAD=$(abspath $(BUILD))/arenad ARENACTL=$(abspath $(BUILD))/arenactl $$b bench/data || exit 1; done
 
 # ---- fuzz ------------------------------------------------------------------
 # Every fuzz/fuzz_<name>.c is a libFuzzer target built with clang against

@@ -34,6 +34,16 @@
  * KiB between runs, more than the goals' 64 KiB. --aslr keeps the
  * randomisation.
  *
+ * PAGE CACHE: fault-around maps only pages of the file that are cached,
+ * so which pages the kernel holds of this program, and how, moves the
+ * peak RSS too: the same bytes freshly linked, copied, or read from disk
+ * gave the small models' hits +112, +0 and +128 KiB of code pages over
+ * TFLite alone. `make bench` drops each benchmark program from the page
+ * cache before it runs (dd iflag=nocache), so that the runs load it as a
+ * program started from disk; by hand, do the same first:
+ *   sync -d build/bench/bench_tflite
+ *   dd if=build/bench/bench_tflite iflag=nocache count=0
+ *
  * PAIRED: steady inference differs between two processes by more than
  * the 2% goal from the machine alone (two runs of the same interpreter
  * spread over 0.95 to 1.04), so each hit child also builds the model on

@@ -87,6 +87,20 @@ static int load(const char *path, struct planner_csv *c)
   return 0;
 }
 
+/* The bundled traces, DIR/traces/NAME.csv. */
+static const char *const bundled[] = {"resnet50", "iopddl_G_1"};
+#define N_BUNDLED (sizeof bundled / sizeof *bundled)
+
+/* Initialises c and loads bundled trace i of dir into it; returns 0 or
+ * -1 after printing why. */
+static int load_bundled(const char *dir, size_t i, struct planner_csv *c)
+{
+  char path[512];
+  snprintf(path, sizeof path, "%s/traces/%s.csv", dir, bundled[i]);
+  planner_csv_init(c);
+  return load(path, c);
+}
+
 /* Plans and verifies. Returns 0 or -1 after printing the error. */
 static int plan(const struct planner_graph *g, const struct planner_options *o,
                 struct planner_plan *p, double *secs)
@@ -286,11 +300,10 @@ static int bench_real(const char *dir)
          "(greedy = greedy-size arena / LB)\n", PLANNER_DEFAULT_EFFORT);
   printf("  %-38s %7s %12s %8s %8s %7s %7s %9s %9s\n", "graph", "tensors",
          "LB", "greedy", "best", "proven", "by", "time_ms", "nodes");
-  static const char *const traces[] = {"resnet50", "iopddl_G_1"};
-  for (int i = 0; i < 2; i++) {
+  for (size_t i = 0; i < N_BUNDLED; i++) {
     char path[512], label[64];
-    snprintf(path, sizeof path, "%s/traces/%s.csv", dir, traces[i]);
-    snprintf(label, sizeof label, "%s (align 1)", traces[i]);
+    snprintf(path, sizeof path, "%s/traces/%s.csv", dir, bundled[i]);
+    snprintf(label, sizeof label, "%s (align 1)", bundled[i]);
     bad += bench_file(path, label, 1);
   }
   const char *mdir = getenv("BENCH_MODELS");
@@ -411,17 +424,13 @@ static int bench_traces(const char *dir)
          trace_effort());
   printf("  %-24s %7s %14s %8s %8s %8s %8s %8s %7s\n", "trace", "tensors",
          "LB", "greedy", "best", "time_s", "best_hi", "time_s", "proven");
-  static const char *const files[] = {"resnet50", "iopddl_G_1"};
-  for (int i = 0; i < 2; i++) {
-    char path[512];
+  for (size_t i = 0; i < N_BUNDLED; i++) {
     struct planner_csv c;
-    snprintf(path, sizeof path, "%s/traces/%s.csv", dir, files[i]);
-    planner_csv_init(&c);
-    if (load(path, &c)) {
+    if (load_bundled(dir, i, &c)) {
       bad++;
       continue;
     }
-    bad += bench_trace(files[i], c.tensors, c.n_tensors);
+    bad += bench_trace(bundled[i], c.tensors, c.n_tensors);
     planner_csv_cleanup(&c);
   }
   static const size_t def_sizes[] = {20000, 40000, 60000}, def_seeds[] = {1};
@@ -582,16 +591,12 @@ static int bench_effort(const char *dir)
          "best", "proven", "time_s", "first");
   static struct effort_sum sum; /* too large for the stack */
   memset(&sum, 0, sizeof sum);
-  static const char *const files[] = {"resnet50", "iopddl_G_1"};
-  for (int i = 0; i < 2; i++) {
-    char path[512];
+  for (size_t i = 0; i < N_BUNDLED; i++) {
     struct planner_csv c;
-    snprintf(path, sizeof path, "%s/traces/%s.csv", dir, files[i]);
-    planner_csv_init(&c);
-    if (load(path, &c))
+    if (load_bundled(dir, i, &c))
       bad++;
     else
-      bad += bench_effort_one(files[i], c.tensors, c.n_tensors, &sum);
+      bad += bench_effort_one(bundled[i], c.tensors, c.n_tensors, &sum);
     planner_csv_cleanup(&c);
   }
   bad += bench_effort_generated(&sum);

@@ -25,6 +25,24 @@
 #include "memory.h"
 #include "unusable.h"
 
+/* Reads the input shape of a Lookup or Attach into *shape (cleaned up by
+ * the caller after use) and the key it names with hash into *k, which
+ * borrows both. Returns 0, or sets j's status and message and returns
+ * the error (nothing to clean up then). */
+static int key_of_msg(struct job *j, const ProtobufCBinaryData *hash,
+                      Arenad__V1__Dims **dims, size_t n_dims,
+                      struct wire_shape *shape, struct storage_key *k)
+{
+  int rc = wire_shape_from_msg(dims, n_dims, shape, j->err);
+  if (rc) {
+    j->status = jobs__status_of(rc);
+    return rc;
+  }
+  *k = (struct storage_key){hash->data, hash->len, shape->ranks,
+                            shape->n_inputs, shape->dims};
+  return 0;
+}
+
 static void work_lookup(struct job *j)
 {
   Arenad__V1__Lookup *m = j->req->lookup;
@@ -41,13 +59,10 @@ static void work_lookup(struct job *j)
     j->status = ARENAD__V1__STATUS__INVALID_ARGUMENT;
     return;
   }
-  if ((rc = wire_shape_from_msg(m->input_shape, m->n_input_shape, &shape,
-                                j->err))) {
-    j->status = jobs__status_of(rc);
+  struct storage_key k;
+  if (key_of_msg(j, &m->model_hash, m->input_shape, m->n_input_shape, &shape,
+                 &k))
     return;
-  }
-  struct storage_key k = {m->model_hash.data, m->model_hash.len, shape.ranks,
-                          shape.n_inputs, shape.dims};
   jobs__st_enter(j->s);
   rc = m->with_graph ? storage_lookup_graphs(j->s->st, &k, &j->recs,
                                              &j->n_recs)
@@ -81,13 +96,10 @@ static void work_attach(struct job *j)
     j->status = ARENAD__V1__STATUS__INVALID_ARGUMENT;
     return;
   }
-  if ((rc = wire_shape_from_msg(m->input_shape, m->n_input_shape, &shape,
-                                j->err))) {
-    j->status = jobs__status_of(rc);
+  struct storage_key k;
+  if (key_of_msg(j, &m->model_hash, m->input_shape, m->n_input_shape, &shape,
+                 &k))
     return;
-  }
-  struct storage_key k = {m->model_hash.data, m->model_hash.len, shape.ranks,
-                          shape.n_inputs, shape.dims};
   jobs__st_enter(j->s);
   rc = storage_attach(j->s->st, &k, m->graph_digest.data,
                       m->options_digest.data, m->placement.data,

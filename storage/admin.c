@@ -210,13 +210,11 @@ int storage_attach(storage_t *st, const struct storage_key *k,
     return storage__seterr(st, ARENA_EINVAL,
                            "a placement record takes both digests and 1 "
                            "to %u bytes", STORAGE_PLACEMENT_MAX);
-  int rc = storage__bind_key_prepare(st, k, NULL, NULL, &bk);
+  sqlite3_stmt *s = st->stmt[S_ATTACH];
+  int rc = storage__bind_digest_key(st, s, k, graph_digest, options_digest,
+                                    &bk);
   if (rc)
     return rc;
-  memcpy(bk.gd, graph_digest, PLANNER_DIGEST_LEN);
-  memcpy(bk.od, options_digest, PLANNER_DIGEST_LEN);
-  sqlite3_stmt *s = st->stmt[S_ATTACH];
-  storage__bind_key(s, k, &bk);
   sqlite3_bind_blob(s, 5, placement, (int)len, SQLITE_STATIC);
   sqlite3_bind_int64(s, 6, (sqlite3_int64)len);
   rc = storage__run(s); /* one statement: its own transaction */
@@ -420,13 +418,11 @@ int storage_evict(storage_t *st, const struct storage_key *k,
   storage__clear_err(st);
   if (!graph_digest || !options_digest)
     return storage__seterr(st, ARENA_EINVAL, "evict needs both digests");
-  int rc = storage__bind_key_prepare(st, k, NULL, NULL, &bk);
+  sqlite3_stmt *s = st->stmt[S_DELETE_KEY];
+  int rc = storage__bind_digest_key(st, s, k, graph_digest, options_digest,
+                                    &bk);
   if (rc)
     return rc;
-  memcpy(bk.gd, graph_digest, PLANNER_DIGEST_LEN);
-  memcpy(bk.od, options_digest, PLANNER_DIGEST_LEN);
-  sqlite3_stmt *s = st->stmt[S_DELETE_KEY];
-  storage__bind_key(s, k, &bk);
   return remove_txn(st, s, n_removed);
 }
 

@@ -127,6 +127,20 @@ void storage__bind_key(sqlite3_stmt *s, const struct storage_key *k,
   sqlite3_bind_blob(s, 4, bk->od, PLANNER_DIGEST_LEN, SQLITE_STATIC);
 }
 
+int storage__bind_digest_key(storage_t *st, sqlite3_stmt *s,
+                             const struct storage_key *k,
+                             const uint8_t *graph_digest,
+                             const uint8_t *options_digest,
+                             struct bound_key *bk)
+{
+  int rc = storage__bind_key_prepare(st, k, NULL, NULL, bk);
+  if (rc)
+    return rc;
+  memcpy(bk->gd, graph_digest, PLANNER_DIGEST_LEN);
+  memcpy(bk->od, options_digest, PLANNER_DIGEST_LEN);
+  storage__bind_key(s, k, bk);
+  return 0;
+}
 
 static const uint8_t *col_blob(sqlite3_stmt *s, int i, size_t *len)
 {

@@ -403,6 +403,15 @@ int storage__bind_key_prepare(storage_t *st, const struct storage_key *k,
                               struct bound_key *bk);
 void storage__bind_key(sqlite3_stmt *s, const struct storage_key *k,
                        const struct bound_key *bk);
+/* Binds k and the two digests given (32 bytes each, copied into bk) to
+ * parameters 1 to 4 of s. bk is the caller's and must outlive the
+ * binding, and so must k's model hash. Returns 0 or the error
+ * storage__bind_key_prepare() recorded. */
+int storage__bind_digest_key(storage_t *st, sqlite3_stmt *s,
+                             const struct storage_key *k,
+                             const uint8_t *graph_digest,
+                             const uint8_t *options_digest,
+                             struct bound_key *bk);
 /* Reads the current row; 0 or ARENA_ECORRUPT. */
 int storage__read_row(sqlite3_stmt *s, struct row_view *v);
 int storage__checksum_ok(const struct row_view *v);

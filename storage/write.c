@@ -95,13 +95,11 @@ static int add_use_in_txn(storage_t *st, const struct storage_use *u,
   struct bound_key bk;
   if (!u->graph_digest || !u->options_digest)
     return storage__seterr(st, ARENA_EINVAL, "a use needs both digests");
-  int rc = storage__bind_key_prepare(st, &u->key, NULL, NULL, &bk);
+  sqlite3_stmt *s = st->stmt[S_ADD_USES];
+  int rc = storage__bind_digest_key(st, s, &u->key, u->graph_digest,
+                                    u->options_digest, &bk);
   if (rc)
     return rc;
-  memcpy(bk.gd, u->graph_digest, PLANNER_DIGEST_LEN);
-  memcpy(bk.od, u->options_digest, PLANNER_DIGEST_LEN);
-  sqlite3_stmt *s = st->stmt[S_ADD_USES];
-  storage__bind_key(s, &u->key, &bk);
   sqlite3_bind_int64(s, 5, u->last_used_ms);
   sqlite3_bind_int64(s, 6, (sqlite3_int64)u->count);
   rc = storage__run(s);
@@ -483,13 +481,11 @@ int storage_note_tried(storage_t *st, const struct storage_key *k,
   storage__clear_err(st);
   if (!graph_digest || !options_digest)
     return storage__seterr(st, ARENA_EINVAL, "note_tried needs both digests");
-  int rc = storage__bind_key_prepare(st, k, NULL, NULL, &bk);
+  sqlite3_stmt *s = st->stmt[S_NOTE_TRIED];
+  int rc = storage__bind_digest_key(st, s, k, graph_digest, options_digest,
+                                    &bk);
   if (rc)
     return rc;
-  memcpy(bk.gd, graph_digest, PLANNER_DIGEST_LEN);
-  memcpy(bk.od, options_digest, PLANNER_DIGEST_LEN);
-  sqlite3_stmt *s = st->stmt[S_NOTE_TRIED];
-  storage__bind_key(s, k, &bk);
   sqlite3_bind_int64(s, 5, effort);
   sqlite3_bind_int64(s, 6, done ? 1 : 0);
   rc = storage__run(s); /* one statement: its own transaction */

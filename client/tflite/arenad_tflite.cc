@@ -464,13 +464,8 @@ int TflitePlanner::Plan(tflite::Interpreter *in, bool with_temps) {
       t->alias = (uint32_t)b.alias;
     }
   }
-  in_dims_.clear();
-  for (auto &v : in_shapes_)
-    in_dims_.push_back(arenad_dims{v.data(), v.size()});
-  struct arenad_model_key key =
-      tflite_int::PlanKey(identity_, sizeof identity_, in_dims_);
   struct planner_options o;
-  tflite_int::PlanOptions(&o, in_place_);
+  struct arenad_model_key key = CurrentKey(&o);
   struct planner_graph graph = {g.data(), g.size()};
   struct arenad_client_result r;
   arenad_client_result_init(&r);

@@ -443,6 +443,7 @@ class TflitePlanner {
   uint64_t Alone(tflite::Interpreter *in);
   void DeclarePairs(tflite::Interpreter *in);
   void KeyOf(tflite::Interpreter *in);
+  struct arenad_model_key CurrentKey(struct planner_options *o);
   int Plan(tflite::Interpreter *in, bool with_temps);
   /* PLACING AGAIN: what Learn() found, and the pairs declared, for the
    * input shapes and sharing of a Build() that placed it. */

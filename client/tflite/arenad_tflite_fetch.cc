@@ -245,13 +245,8 @@ bool TflitePlanner::PlaceFetched(std::unique_ptr<tflite::Interpreter> *in) {
   if (!client_)
     return false;
   KeyOf(in->get());
-  in_dims_.clear();
-  for (auto &v : in_shapes_)
-    in_dims_.push_back(arenad_dims{v.data(), v.size()});
-  struct arenad_model_key key =
-      tflite_int::PlanKey(identity_, sizeof identity_, in_dims_);
   struct planner_options o;
-  tflite_int::PlanOptions(&o, in_place_);
+  struct arenad_model_key key = CurrentKey(&o);
   const std::string &prefix = RecordPrefix();
   struct arenad_client_fetched f;
   arenad_client_fetched_init(&f);

@@ -114,4 +114,15 @@ void TflitePlanner::KeyOf(tflite::Interpreter *in) {
   }
 }
 
+/* The key KeyOf() found, its dims viewing in_shapes_ through in_dims_
+ * (valid until in_shapes_ changes), and in o the options every plan of
+ * this planner is asked with. */
+struct arenad_model_key TflitePlanner::CurrentKey(struct planner_options *o) {
+  in_dims_.clear();
+  for (auto &v : in_shapes_)
+    in_dims_.push_back(arenad_dims{v.data(), v.size()});
+  tflite_int::PlanOptions(o, in_place_);
+  return tflite_int::PlanKey(identity_, sizeof identity_, in_dims_);
+}
+
 }  // namespace arenad
